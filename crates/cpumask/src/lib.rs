@@ -1,0 +1,723 @@
+//! A fixed-capacity set of logical CPU numbers, with Linux's two text forms.
+//!
+//! Linux keeps CPU sets as bitmaps (`struct cpumask`) and prints them in sysfs
+//! in two ways: a *cpulist* (`0-7,32-39`, e.g. `/sys/devices/system/node/node0/cpulist`)
+//! and a *hex mask* in 32-bit groups separated by commas, most significant group
+//! first (`00000000,ff0000ff`, e.g. `.../cpu0/topology/thread_siblings`).
+//! [`CpuMask`] parses and prints both exactly as the kernel does.
+//!
+//! Why hand-written: the crates that offer bitsets (`fixedbitset`, `bitvec`) are
+//! heap-backed or lack the Linux text forms; manycore needs a `Copy`, allocation-free
+//! set usable in the bare-metal kernel, with these two exact formats.
+//!
+//! The capacity, [`MAX_CPUS`] = 16384, matches the largest `CONFIG_NR_CPUS` that
+//! mainstream distributions build (x86_64 `MAXSMP`) and the largest machines
+//! manycore simulates. Operations stop at the highest word in use, so small
+//! masks stay cheap even though the storage is 2 KiB.
+#![no_std]
+#![deny(missing_docs)]
+
+extern crate alloc;
+
+use alloc::string::String;
+use core::fmt;
+
+/// Number of CPUs a [`CpuMask`] can hold.
+pub const MAX_CPUS: usize = 16384;
+const WORDS: usize = MAX_CPUS / 64;
+
+/// A set of logical CPU numbers `0..MAX_CPUS`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CpuMask {
+    words: [u64; WORDS],
+}
+
+impl Default for CpuMask {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Why a cpulist or hex mask could not be parsed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ParseError {
+    /// The text (after trimming) was not a valid list or mask; `at` is the byte offset.
+    Syntax {
+        /// Byte offset into the trimmed input where the problem was found.
+        at: usize,
+        /// What was expected there.
+        expected: &'static str,
+    },
+    /// A CPU number is at or beyond [`MAX_CPUS`].
+    TooLarge {
+        /// The offending CPU number (saturated at `u64::MAX`).
+        cpu: u64,
+    },
+    /// A range whose end is below its start, such as `3-1`.
+    ReversedRange {
+        /// First number of the range.
+        start: u32,
+        /// Last number of the range.
+        end: u32,
+    },
+    /// A stride range `a-b:used/group` with a zero group or `used > group`.
+    BadStride,
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ParseError::Syntax { at, expected } => {
+                write!(f, "syntax error at byte {at}: expected {expected}")
+            }
+            ParseError::TooLarge { cpu } => write!(
+                f,
+                "CPU {cpu} is beyond the supported maximum of {} CPUs",
+                MAX_CPUS
+            ),
+            ParseError::ReversedRange { start, end } => {
+                write!(f, "range {start}-{end} ends before it starts")
+            }
+            ParseError::BadStride => write!(f, "bad stride in range (need 0 < used <= group)"),
+        }
+    }
+}
+
+impl core::error::Error for ParseError {}
+
+/// A CPU number outside `0..MAX_CPUS`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OutOfRange(pub usize);
+
+impl fmt::Display for OutOfRange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "CPU {} is beyond the supported maximum of {} CPUs",
+            self.0, MAX_CPUS
+        )
+    }
+}
+
+impl core::error::Error for OutOfRange {}
+
+impl CpuMask {
+    /// The empty set.
+    pub const fn new() -> Self {
+        CpuMask { words: [0; WORDS] }
+    }
+
+    /// `{0, 1, ..., n-1}`. Panics if `n > MAX_CPUS` (a programming error).
+    pub fn first_n(n: usize) -> Self {
+        assert!(n <= MAX_CPUS, "first_n({n}) beyond MAX_CPUS");
+        let mut m = Self::new();
+        m.set_range(0, n);
+        m
+    }
+
+    /// A set with one CPU. Panics beyond capacity; use [`CpuMask::try_set`] for input.
+    pub fn single(cpu: usize) -> Self {
+        let mut m = Self::new();
+        m.set(cpu);
+        m
+    }
+
+    /// Builds a set from CPU numbers, failing on the first one beyond capacity.
+    pub fn try_from_cpus<I: IntoIterator<Item = usize>>(cpus: I) -> Result<Self, OutOfRange> {
+        let mut m = Self::new();
+        for c in cpus {
+            m.try_set(c)?;
+        }
+        Ok(m)
+    }
+
+    /// The raw 64-bit words, least significant CPU first.
+    pub fn words(&self) -> &[u64; WORDS] {
+        &self.words
+    }
+
+    /// Adds `cpu`. Panics beyond capacity (a programming error, like Linux's
+    /// `cpumask_check`); use [`CpuMask::try_set`] for untrusted numbers.
+    #[inline]
+    pub fn set(&mut self, cpu: usize) {
+        assert!(cpu < MAX_CPUS, "CPU {cpu} beyond MAX_CPUS");
+        self.words[cpu / 64] |= 1u64 << (cpu % 64);
+    }
+
+    /// Adds `cpu`, or reports that it does not fit.
+    #[inline]
+    pub fn try_set(&mut self, cpu: usize) -> Result<(), OutOfRange> {
+        if cpu >= MAX_CPUS {
+            return Err(OutOfRange(cpu));
+        }
+        self.words[cpu / 64] |= 1u64 << (cpu % 64);
+        Ok(())
+    }
+
+    /// Removes `cpu` (no effect if absent or beyond capacity).
+    #[inline]
+    pub fn clear(&mut self, cpu: usize) {
+        if cpu < MAX_CPUS {
+            self.words[cpu / 64] &= !(1u64 << (cpu % 64));
+        }
+    }
+
+    /// Whether `cpu` is in the set (false beyond capacity).
+    #[inline]
+    pub fn contains(&self, cpu: usize) -> bool {
+        cpu < MAX_CPUS && self.words[cpu / 64] & (1u64 << (cpu % 64)) != 0
+    }
+
+    /// Adds every CPU in `start..end`.
+    pub fn set_range(&mut self, start: usize, end: usize) {
+        assert!(end <= MAX_CPUS, "range end {end} beyond MAX_CPUS");
+        let mut cpu = start;
+        while cpu < end {
+            let word = cpu / 64;
+            let bit = cpu % 64;
+            let span = (64 - bit).min(end - cpu);
+            let bits = if span == 64 {
+                u64::MAX
+            } else {
+                ((1u64 << span) - 1) << bit
+            };
+            self.words[word] |= bits;
+            cpu += span;
+        }
+    }
+
+    /// Removes every CPU.
+    pub fn clear_all(&mut self) {
+        self.words = [0; WORDS];
+    }
+
+    /// Number of CPUs in the set (Linux's `cpumask_weight`).
+    pub fn weight(&self) -> usize {
+        self.words.iter().map(|w| w.count_ones() as usize).sum()
+    }
+
+    /// Whether the set is empty.
+    pub fn is_empty(&self) -> bool {
+        self.words.iter().all(|&w| w == 0)
+    }
+
+    /// Lowest CPU in the set.
+    pub fn first(&self) -> Option<usize> {
+        self.next_from(0)
+    }
+
+    /// Highest CPU in the set.
+    pub fn last(&self) -> Option<usize> {
+        self.words
+            .iter()
+            .enumerate()
+            .rev()
+            .find(|(_, &w)| w != 0)
+            .map(|(i, &w)| i * 64 + 63 - w.leading_zeros() as usize)
+    }
+
+    /// Lowest CPU `>= from` in the set.
+    pub fn next_from(&self, from: usize) -> Option<usize> {
+        if from >= MAX_CPUS {
+            return None;
+        }
+        let mut word = from / 64;
+        let mut bits = self.words[word] & (u64::MAX << (from % 64));
+        loop {
+            if bits != 0 {
+                return Some(word * 64 + bits.trailing_zeros() as usize);
+            }
+            word += 1;
+            if word == WORDS {
+                return None;
+            }
+            bits = self.words[word];
+        }
+    }
+
+    /// Lowest CPU strictly after `cpu` (Linux's `cpumask_next`).
+    pub fn next_after(&self, cpu: usize) -> Option<usize> {
+        self.next_from(cpu + 1)
+    }
+
+    /// Iterates CPUs in increasing order.
+    pub fn iter(&self) -> Iter<'_> {
+        Iter {
+            mask: self,
+            word: 0,
+            bits: self.words[0],
+        }
+    }
+
+    /// `self ∪ other`.
+    pub fn or(&self, other: &CpuMask) -> CpuMask {
+        let mut r = *self;
+        r.or_assign(other);
+        r
+    }
+
+    /// `self ∩ other`.
+    pub fn and(&self, other: &CpuMask) -> CpuMask {
+        let mut r = *self;
+        r.and_assign(other);
+        r
+    }
+
+    /// `self \ other`.
+    pub fn and_not(&self, other: &CpuMask) -> CpuMask {
+        let mut r = *self;
+        for (a, b) in r.words.iter_mut().zip(other.words.iter()) {
+            *a &= !b;
+        }
+        r
+    }
+
+    /// `self △ other`.
+    pub fn xor(&self, other: &CpuMask) -> CpuMask {
+        let mut r = *self;
+        for (a, b) in r.words.iter_mut().zip(other.words.iter()) {
+            *a ^= b;
+        }
+        r
+    }
+
+    /// In place `self ∪= other`.
+    pub fn or_assign(&mut self, other: &CpuMask) {
+        for (a, b) in self.words.iter_mut().zip(other.words.iter()) {
+            *a |= b;
+        }
+    }
+
+    /// In place `self ∩= other`.
+    pub fn and_assign(&mut self, other: &CpuMask) {
+        for (a, b) in self.words.iter_mut().zip(other.words.iter()) {
+            *a &= b;
+        }
+    }
+
+    /// Whether every CPU of `self` is in `other`.
+    pub fn is_subset(&self, other: &CpuMask) -> bool {
+        self.words
+            .iter()
+            .zip(other.words.iter())
+            .all(|(a, b)| a & !b == 0)
+    }
+
+    /// Whether the two sets share a CPU.
+    pub fn intersects(&self, other: &CpuMask) -> bool {
+        self.words
+            .iter()
+            .zip(other.words.iter())
+            .any(|(a, b)| a & b != 0)
+    }
+
+    /// Number of CPUs in both sets, without building the intersection.
+    pub fn and_weight(&self, other: &CpuMask) -> usize {
+        self.words
+            .iter()
+            .zip(other.words.iter())
+            .map(|(a, b)| (a & b).count_ones() as usize)
+            .sum()
+    }
+
+    /// Parses a cpulist such as `0-7,32-39` or `0,2,4`.
+    ///
+    /// Accepts what the kernel's `bitmap_parselist` accepts: an empty list, single
+    /// numbers, `a-b` ranges and `a-b:used/group` strides (`0-15:2/4` = 0,1,4,5,...),
+    /// with surrounding whitespace and a trailing newline.
+    pub fn parse_list(text: &str) -> Result<CpuMask, ParseError> {
+        let s = text.trim();
+        let bytes = s.as_bytes();
+        let mut mask = CpuMask::new();
+        if bytes.is_empty() {
+            return Ok(mask);
+        }
+        let mut pos = 0;
+        loop {
+            let (start, p) = parse_number(bytes, pos)?;
+            pos = p;
+            let mut end = start;
+            let mut stride = None;
+            if pos < bytes.len() && bytes[pos] == b'-' {
+                let (e, p) = parse_number(bytes, pos + 1)?;
+                end = e;
+                pos = p;
+                if pos < bytes.len() && bytes[pos] == b':' {
+                    let (used, p) = parse_number(bytes, pos + 1)?;
+                    if p >= bytes.len() || bytes[p] != b'/' {
+                        return Err(ParseError::Syntax {
+                            at: p,
+                            expected: "'/' in stride",
+                        });
+                    }
+                    let (group, p) = parse_number(bytes, p + 1)?;
+                    pos = p;
+                    if group == 0 || used == 0 || used > group {
+                        return Err(ParseError::BadStride);
+                    }
+                    stride = Some((used, group));
+                }
+            }
+            if start >= MAX_CPUS as u64 {
+                return Err(ParseError::TooLarge { cpu: start });
+            }
+            if end >= MAX_CPUS as u64 {
+                return Err(ParseError::TooLarge { cpu: end });
+            }
+            let (start, end) = (start as usize, end as usize);
+            if end < start {
+                return Err(ParseError::ReversedRange {
+                    start: start as u32,
+                    end: end as u32,
+                });
+            }
+            match stride {
+                None => mask.set_range(start, end + 1),
+                Some((used, group)) => {
+                    let (used, group) = (used as usize, group as usize);
+                    let mut base = start;
+                    while base <= end {
+                        let stop = (base + used).min(end + 1);
+                        mask.set_range(base, stop);
+                        base = match base.checked_add(group) {
+                            Some(b) => b,
+                            None => break,
+                        };
+                    }
+                }
+            }
+            if pos == bytes.len() {
+                return Ok(mask);
+            }
+            if bytes[pos] != b',' {
+                return Err(ParseError::Syntax {
+                    at: pos,
+                    expected: "',' or end of list",
+                });
+            }
+            pos += 1;
+        }
+    }
+
+    /// Parses a hex mask as sysfs writes it: 32-bit hex groups separated by commas,
+    /// most significant first (`ff,00000001`). Groups may be shorter than 8 digits;
+    /// leading zero groups beyond capacity are accepted, set bits beyond it are not.
+    pub fn parse_hex(text: &str) -> Result<CpuMask, ParseError> {
+        let s = text.trim();
+        if s.is_empty() {
+            return Err(ParseError::Syntax {
+                at: 0,
+                expected: "hex digits",
+            });
+        }
+        let s = s.strip_prefix("0x").unwrap_or(s);
+        let mut mask = CpuMask::new();
+        // Walk groups from the least significant (rightmost) end.
+        let mut bit_base: usize = 0;
+        let mut group_end = s.len();
+        loop {
+            let group_start = s[..group_end].rfind(',').map(|i| i + 1).unwrap_or(0);
+            let group = &s[group_start..group_end];
+            if group.is_empty() || group.len() > 8 {
+                return Err(ParseError::Syntax {
+                    at: group_start,
+                    expected: "a group of 1 to 8 hex digits",
+                });
+            }
+            let mut value: u32 = 0;
+            for (i, c) in group.bytes().enumerate() {
+                let d = (c as char).to_digit(16).ok_or(ParseError::Syntax {
+                    at: group_start + i,
+                    expected: "a hex digit",
+                })?;
+                value = (value << 4) | d;
+            }
+            if value != 0 {
+                if bit_base >= MAX_CPUS {
+                    let top = bit_base as u64 + 31 - value.leading_zeros() as u64;
+                    return Err(ParseError::TooLarge { cpu: top });
+                }
+                mask.words[bit_base / 64] |= (value as u64) << (bit_base % 64);
+            }
+            if group_start == 0 {
+                return Ok(mask);
+            }
+            group_end = group_start - 1;
+            bit_base = bit_base.saturating_add(32);
+        }
+    }
+
+    /// Parses either form: a hex mask if the text contains only hex digits and
+    /// commas and at least one group is 8 digits wide, else a cpulist.
+    pub fn parse_auto(text: &str) -> Result<CpuMask, ParseError> {
+        let t = text.trim();
+        let looks_hex = t.contains(|c: char| c.is_ascii_hexdigit() && !c.is_ascii_digit())
+            || t.split(',').any(|g| g.len() == 8);
+        if looks_hex && !t.contains('-') {
+            Self::parse_hex(t)
+        } else {
+            Self::parse_list(t)
+        }
+    }
+
+    /// Prints the cpulist form into `out`.
+    pub fn write_list<W: fmt::Write>(&self, out: &mut W) -> fmt::Result {
+        let mut first = true;
+        let mut cpu = self.first();
+        while let Some(start) = cpu {
+            // Find the end of this run of consecutive CPUs.
+            let mut end = start;
+            while end + 1 < MAX_CPUS && self.contains(end + 1) {
+                end += 1;
+            }
+            if !first {
+                out.write_char(',')?;
+            }
+            first = false;
+            if end == start {
+                write!(out, "{start}")?;
+            } else {
+                write!(out, "{start}-{end}")?;
+            }
+            cpu = self.next_from(end + 1);
+        }
+        Ok(())
+    }
+
+    /// The cpulist form, e.g. `0-7,32-39`; empty string for the empty set.
+    pub fn to_list_string(&self) -> String {
+        let mut s = String::new();
+        let _ = self.write_list(&mut s);
+        s
+    }
+
+    /// Prints the hex form for a machine of `nr_cpu_ids` CPUs, as sysfs does:
+    /// `ceil(nr_cpu_ids / 32)` groups of 8 hex digits, most significant first.
+    pub fn write_hex<W: fmt::Write>(&self, nr_cpu_ids: usize, out: &mut W) -> fmt::Result {
+        let groups = nr_cpu_ids.clamp(1, MAX_CPUS).div_ceil(32);
+        for g in (0..groups).rev() {
+            let word = self.words[g / 2];
+            let value = if g % 2 == 0 {
+                word as u32
+            } else {
+                (word >> 32) as u32
+            };
+            write!(out, "{value:08x}")?;
+            if g != 0 {
+                out.write_char(',')?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The hex form for a machine of `nr_cpu_ids` CPUs (see [`CpuMask::write_hex`]).
+    pub fn to_hex_string(&self, nr_cpu_ids: usize) -> String {
+        let mut s = String::new();
+        let _ = self.write_hex(nr_cpu_ids, &mut s);
+        s
+    }
+}
+
+fn parse_number(bytes: &[u8], pos: usize) -> Result<(u64, usize), ParseError> {
+    let mut p = pos;
+    let mut value: u64 = 0;
+    while p < bytes.len() && bytes[p].is_ascii_digit() {
+        value = value
+            .saturating_mul(10)
+            .saturating_add((bytes[p] - b'0') as u64);
+        p += 1;
+    }
+    if p == pos {
+        return Err(ParseError::Syntax {
+            at: pos,
+            expected: "a CPU number",
+        });
+    }
+    Ok((value, p))
+}
+
+impl fmt::Display for CpuMask {
+    /// The cpulist form.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.write_list(f)
+    }
+}
+
+impl fmt::Debug for CpuMask {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "CpuMask({self})")
+    }
+}
+
+impl core::str::FromStr for CpuMask {
+    type Err = ParseError;
+    /// Parses the cpulist form.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        CpuMask::parse_list(s)
+    }
+}
+
+impl FromIterator<usize> for CpuMask {
+    /// Panics on CPUs beyond capacity; use [`CpuMask::try_from_cpus`] for input.
+    fn from_iter<I: IntoIterator<Item = usize>>(iter: I) -> Self {
+        let mut m = CpuMask::new();
+        for c in iter {
+            m.set(c);
+        }
+        m
+    }
+}
+
+impl<'a> IntoIterator for &'a CpuMask {
+    type Item = usize;
+    type IntoIter = Iter<'a>;
+    fn into_iter(self) -> Iter<'a> {
+        self.iter()
+    }
+}
+
+/// Iterator over the CPUs of a [`CpuMask`] in increasing order.
+pub struct Iter<'a> {
+    mask: &'a CpuMask,
+    word: usize,
+    bits: u64,
+}
+
+impl Iterator for Iter<'_> {
+    type Item = usize;
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        loop {
+            if self.bits != 0 {
+                let bit = self.bits.trailing_zeros() as usize;
+                self.bits &= self.bits - 1;
+                return Some(self.word * 64 + bit);
+            }
+            self.word += 1;
+            if self.word >= WORDS {
+                return None;
+            }
+            self.bits = self.mask.words[self.word];
+        }
+    }
+}
+
+#[cfg(feature = "serde")]
+mod serde_impl {
+    use super::CpuMask;
+    use alloc::string::String;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    impl Serialize for CpuMask {
+        /// Serialized as its cpulist string, the form people read.
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            s.serialize_str(&self.to_list_string())
+        }
+    }
+
+    impl<'de> Deserialize<'de> for CpuMask {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            let s = String::deserialize(d)?;
+            CpuMask::parse_list(&s).map_err(serde::de::Error::custom)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::*;
+    use alloc::string::ToString;
+
+    #[test]
+    fn list_forms_match_sysfs() {
+        let m = CpuMask::parse_list("0-7,32-39\n").unwrap();
+        assert_eq!(m.weight(), 16);
+        assert_eq!(m.to_list_string(), "0-7,32-39");
+        assert_eq!(CpuMask::parse_list("").unwrap().to_list_string(), "");
+        assert_eq!(CpuMask::parse_list("5").unwrap().to_list_string(), "5");
+        assert_eq!(
+            CpuMask::parse_list("1,2,3,5").unwrap().to_list_string(),
+            "1-3,5"
+        );
+        assert_eq!(
+            CpuMask::parse_list("0-15:2/4").unwrap().to_list_string(),
+            "0-1,4-5,8-9,12-13"
+        );
+    }
+
+    #[test]
+    fn hex_forms_match_sysfs() {
+        // /sys/devices/system/cpu/cpu0/topology/thread_siblings on a 64-CPU box
+        // whose cpu0 pairs with cpu32.
+        let m = CpuMask::parse_list("0,32").unwrap();
+        assert_eq!(m.to_hex_string(64), "00000001,00000001");
+        assert_eq!(CpuMask::parse_hex("00000001,00000001").unwrap(), m);
+        assert_eq!(
+            CpuMask::parse_list("0-3").unwrap().to_hex_string(4),
+            "0000000f"
+        );
+        assert_eq!(CpuMask::parse_hex("ff").unwrap().to_list_string(), "0-7");
+        assert_eq!(CpuMask::parse_hex("1,0").unwrap().to_list_string(), "32");
+    }
+
+    #[test]
+    fn rejects_bad_lists() {
+        assert_eq!(
+            CpuMask::parse_list("3-1"),
+            Err(ParseError::ReversedRange { start: 3, end: 1 })
+        );
+        assert!(matches!(
+            CpuMask::parse_list("0-99999999"),
+            Err(ParseError::TooLarge { .. })
+        ));
+        assert!(matches!(
+            CpuMask::parse_list("16384"),
+            Err(ParseError::TooLarge { .. })
+        ));
+        assert!(matches!(
+            CpuMask::parse_list("1,,2"),
+            Err(ParseError::Syntax { .. })
+        ));
+        assert!(matches!(
+            CpuMask::parse_list("a"),
+            Err(ParseError::Syntax { .. })
+        ));
+        assert!(matches!(
+            CpuMask::parse_list("1-"),
+            Err(ParseError::Syntax { .. })
+        ));
+        assert!(matches!(
+            CpuMask::parse_hex("zz"),
+            Err(ParseError::Syntax { .. })
+        ));
+        assert!(matches!(
+            CpuMask::parse_hex("1,,2"),
+            Err(ParseError::Syntax { .. })
+        ));
+        assert!(CpuMask::parse_list("99999999999999999999999").is_err());
+        assert!(!ParseError::BadStride.to_string().is_empty());
+    }
+
+    #[test]
+    fn set_algebra() {
+        let a = CpuMask::parse_list("0-9").unwrap();
+        let b = CpuMask::parse_list("5-14").unwrap();
+        assert_eq!(a.and(&b).to_list_string(), "5-9");
+        assert_eq!(a.or(&b).to_list_string(), "0-14");
+        assert_eq!(a.and_not(&b).to_list_string(), "0-4");
+        assert_eq!(a.xor(&b).to_list_string(), "0-4,10-14");
+        assert!(a.intersects(&b));
+        assert!(CpuMask::parse_list("2-3").unwrap().is_subset(&a));
+        assert!(!b.is_subset(&a));
+        assert_eq!(a.and_weight(&b), 5);
+        assert_eq!(b.first(), Some(5));
+        assert_eq!(b.last(), Some(14));
+        assert_eq!(b.next_after(5), Some(6));
+        assert_eq!(b.next_after(14), None);
+        let top = CpuMask::single(MAX_CPUS - 1);
+        assert_eq!(top.last(), Some(MAX_CPUS - 1));
+        assert_eq!(top.iter().collect::<std::vec::Vec<_>>(), [MAX_CPUS - 1]);
+        assert_eq!(CpuMask::first_n(MAX_CPUS).weight(), MAX_CPUS);
+    }
+}

@@ -1,0 +1,503 @@
+//! Building a [`Topology`] from per-CPU facts, checking every invariant once.
+
+use alloc::collections::BTreeMap;
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
+use core::fmt;
+
+use cpumask::{CpuMask, MAX_CPUS};
+
+use crate::model::*;
+
+/// What a reader knows about one logical CPU.
+///
+/// Group ids are the OS's own numbers. Two CPUs share a group at a level when
+/// they agree on that level's id *and on every id above it*, so `core` only has
+/// to be unique within its package (as sysfs `core_id` is), `cluster` within its
+/// die, and so on. Readers that only have sibling masks can use the first CPU of
+/// each mask as the id.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CpuSpec {
+    /// Logical CPU number.
+    pub id: u32,
+    /// Firmware id (APIC id, PIR, MPIDR).
+    pub hw_id: Option<u64>,
+    /// Whether the CPU is online.
+    pub online: bool,
+    /// Package id.
+    pub package: u32,
+    /// Die id within the package, on machines that have dies.
+    pub die: Option<u32>,
+    /// Cluster or coregroup id, on machines that have them.
+    pub cluster: Option<u32>,
+    /// Big-core id (POWER thread groups sharing an L2), where it applies.
+    pub big_core: Option<u32>,
+    /// Core id.
+    pub core: u32,
+    /// Linux node number, if the reader knows it per CPU (else taken from
+    /// [`TopologyBuilder::add_node`] masks).
+    pub node: Option<u32>,
+    /// Index into the builder's core kinds (hybrid machines).
+    pub kind: Option<u16>,
+    /// Relative capacity (arm64 `cpu_capacity`).
+    pub capacity: Option<u32>,
+}
+
+/// Why a topology could not be built. Each names the offending item.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BuildError {
+    /// No CPU was described.
+    NoCpus,
+    /// A CPU number at or beyond [`MAX_CPUS`].
+    CpuOutOfRange(u32),
+    /// The same logical CPU was described twice.
+    DuplicateCpu(u32),
+    /// Two nodes both claim a CPU.
+    CpuInTwoNodes {
+        /// The CPU.
+        cpu: u32,
+        /// First node claiming it.
+        first: u32,
+        /// Second node claiming it.
+        second: u32,
+    },
+    /// The same node id was added twice.
+    DuplicateNode(u32),
+    /// A CPU names a node that was not added.
+    UnknownNode {
+        /// The CPU.
+        cpu: u32,
+        /// The node it names.
+        node: u32,
+    },
+    /// The distance matrix does not have `nodes²` entries.
+    DistanceSize {
+        /// Number of nodes.
+        nodes: usize,
+        /// Number of entries given.
+        entries: usize,
+    },
+    /// A distance of zero, or a local distance larger than a remote one.
+    BadDistance {
+        /// Row node id.
+        from: u32,
+        /// Column node id.
+        to: u32,
+        /// The value.
+        value: u32,
+    },
+    /// A CPU listed online is not in the present set, or present not in possible.
+    MaskNotSubset(&'static str),
+    /// A core kind index that does not exist.
+    UnknownKind {
+        /// The CPU.
+        cpu: u32,
+        /// The kind index it names.
+        kind: u16,
+    },
+    /// A cache shared by CPUs that are not possible on this machine.
+    CacheOutsidePossible {
+        /// Cache level.
+        level: u8,
+        /// The CPUs that are not possible.
+        cpus: CpuMask,
+    },
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BuildError::NoCpus => write!(f, "no CPUs described"),
+            BuildError::CpuOutOfRange(c) => {
+                write!(
+                    f,
+                    "CPU {c} is beyond the supported maximum of {MAX_CPUS} CPUs"
+                )
+            }
+            BuildError::DuplicateCpu(c) => write!(f, "CPU {c} described twice"),
+            BuildError::CpuInTwoNodes { cpu, first, second } => {
+                write!(f, "CPU {cpu} is in both node {first} and node {second}")
+            }
+            BuildError::DuplicateNode(n) => write!(f, "node {n} described twice"),
+            BuildError::UnknownNode { cpu, node } => {
+                write!(f, "CPU {cpu} names node {node}, which does not exist")
+            }
+            BuildError::DistanceSize { nodes, entries } => write!(
+                f,
+                "distance matrix has {entries} entries, expected {} for {nodes} nodes",
+                nodes * nodes
+            ),
+            BuildError::BadDistance { from, to, value } => {
+                write!(
+                    f,
+                    "distance {value} from node {from} to node {to} is invalid"
+                )
+            }
+            BuildError::MaskNotSubset(what) => write!(f, "{what}"),
+            BuildError::UnknownKind { cpu, kind } => {
+                write!(f, "CPU {cpu} names core kind {kind}, which does not exist")
+            }
+            BuildError::CacheOutsidePossible { level, cpus } => {
+                write!(f, "L{level} cache lists CPUs {cpus} that are not possible")
+            }
+        }
+    }
+}
+
+impl core::error::Error for BuildError {}
+
+/// Collects facts about a machine, then [`TopologyBuilder::build`]s a checked
+/// [`Topology`].
+#[derive(Debug, Clone)]
+pub struct TopologyBuilder {
+    arch: Arch,
+    hw_id_kind: HwIdKind,
+    source: String,
+    model_name: Option<String>,
+    hypervisor: Option<String>,
+    shared_processor: bool,
+    cpus: Vec<CpuSpec>,
+    nodes: Vec<(u32, CpuMask, Option<u64>)>,
+    distances: Vec<u32>,
+    caches: Vec<Cache>,
+    core_kinds: Vec<CoreKind>,
+    possible: Option<CpuMask>,
+    present: Option<CpuMask>,
+}
+
+impl TopologyBuilder {
+    /// A builder for a machine of the given architecture.
+    pub fn new(arch: Arch) -> Self {
+        let hw_id_kind = match arch {
+            Arch::X86_64 | Arch::X86 => HwIdKind::ApicId,
+            Arch::PowerPc64 | Arch::PowerPc => HwIdKind::PowerPir,
+            Arch::Arm64 | Arch::Arm => HwIdKind::Mpidr,
+            Arch::RiscV64 => HwIdKind::HartId,
+            _ => HwIdKind::Other,
+        };
+        TopologyBuilder {
+            arch,
+            hw_id_kind,
+            source: String::new(),
+            model_name: None,
+            hypervisor: None,
+            shared_processor: false,
+            cpus: Vec::new(),
+            nodes: Vec::new(),
+            distances: Vec::new(),
+            caches: Vec::new(),
+            core_kinds: Vec::new(),
+            possible: None,
+            present: None,
+        }
+    }
+
+    /// Says where the topology came from (a path, a catalogue name...).
+    pub fn source(&mut self, source: impl Into<String>) -> &mut Self {
+        self.source = source.into();
+        self
+    }
+
+    /// Sets the CPU model name.
+    pub fn model_name(&mut self, name: impl Into<String>) -> &mut Self {
+        self.model_name = Some(name.into());
+        self
+    }
+
+    /// Sets the hypervisor vendor.
+    pub fn hypervisor(&mut self, name: impl Into<String>) -> &mut Self {
+        self.hypervisor = Some(name.into());
+        self
+    }
+
+    /// Marks a POWER shared-processor LPAR.
+    pub fn shared_processor(&mut self, shared: bool) -> &mut Self {
+        self.shared_processor = shared;
+        self
+    }
+
+    /// Overrides what [`Cpu::hw_id`] means.
+    pub fn hw_id_kind(&mut self, kind: HwIdKind) -> &mut Self {
+        self.hw_id_kind = kind;
+        self
+    }
+
+    /// Describes one CPU.
+    pub fn add_cpu(&mut self, cpu: CpuSpec) -> &mut Self {
+        self.cpus.push(cpu);
+        self
+    }
+
+    /// Describes a NUMA node with its CPUs (may be empty) and memory.
+    pub fn add_node(&mut self, id: u32, cpus: CpuMask, memory_bytes: Option<u64>) -> &mut Self {
+        self.nodes.push((id, cpus, memory_bytes));
+        self
+    }
+
+    /// Sets the distance matrix, row-major in increasing node-id order.
+    pub fn distances(&mut self, matrix: Vec<u32>) -> &mut Self {
+        self.distances = matrix;
+        self
+    }
+
+    /// Describes one cache instance.
+    pub fn add_cache(&mut self, cache: Cache) -> &mut Self {
+        self.caches.push(cache);
+        self
+    }
+
+    /// Registers a core kind; returns its index for [`CpuSpec::kind`].
+    pub fn add_core_kind(&mut self, kind: CoreKind) -> u16 {
+        self.core_kinds.push(kind);
+        (self.core_kinds.len() - 1) as u16
+    }
+
+    /// Sets the possible set (default: every described CPU).
+    pub fn possible(&mut self, mask: CpuMask) -> &mut Self {
+        self.possible = Some(mask);
+        self
+    }
+
+    /// Sets the present set (default: the possible set).
+    pub fn present(&mut self, mask: CpuMask) -> &mut Self {
+        self.present = Some(mask);
+        self
+    }
+
+    /// Checks everything and builds the topology.
+    pub fn build(&self) -> Result<Topology, BuildError> {
+        if self.cpus.is_empty() {
+            return Err(BuildError::NoCpus);
+        }
+        let mut specs: Vec<&CpuSpec> = self.cpus.iter().collect();
+        specs.sort_by_key(|c| c.id);
+        let mut known = CpuMask::new();
+        for (i, c) in specs.iter().enumerate() {
+            if c.id as usize >= MAX_CPUS {
+                return Err(BuildError::CpuOutOfRange(c.id));
+            }
+            if i > 0 && specs[i - 1].id == c.id {
+                return Err(BuildError::DuplicateCpu(c.id));
+            }
+            if let Some(k) = c.kind {
+                if k as usize >= self.core_kinds.len() {
+                    return Err(BuildError::UnknownKind { cpu: c.id, kind: k });
+                }
+            }
+            known.set(c.id as usize);
+        }
+
+        // Nodes: sorted by id, disjoint, and consistent with per-CPU node ids.
+        let mut nodes: Vec<NumaNode> = self
+            .nodes
+            .iter()
+            .map(|(id, cpus, mem)| NumaNode {
+                id: *id,
+                cpus: *cpus,
+                memory_bytes: *mem,
+            })
+            .collect();
+        nodes.sort_by_key(|n| n.id);
+        for w in nodes.windows(2) {
+            if w[0].id == w[1].id {
+                return Err(BuildError::DuplicateNode(w[0].id));
+            }
+        }
+        for (i, a) in nodes.iter().enumerate() {
+            for b in &nodes[i + 1..] {
+                if let Some(cpu) = a.cpus.and(&b.cpus).first() {
+                    return Err(BuildError::CpuInTwoNodes {
+                        cpu: cpu as u32,
+                        first: a.id,
+                        second: b.id,
+                    });
+                }
+            }
+        }
+        let mut node_of_cpu: BTreeMap<u32, u32> = BTreeMap::new();
+        for c in &specs {
+            if let Some(node) = c.node {
+                let idx = match nodes.binary_search_by_key(&node, |n| n.id) {
+                    Ok(i) => i,
+                    Err(_) => return Err(BuildError::UnknownNode { cpu: c.id, node }),
+                };
+                for (j, other) in nodes.iter().enumerate() {
+                    if j != idx && other.cpus.contains(c.id as usize) {
+                        return Err(BuildError::CpuInTwoNodes {
+                            cpu: c.id,
+                            first: node.min(other.id),
+                            second: node.max(other.id),
+                        });
+                    }
+                }
+                nodes[idx].cpus.set(c.id as usize);
+                node_of_cpu.insert(c.id, idx as u32);
+            }
+        }
+        let n = nodes.len();
+        if !self.distances.is_empty() {
+            if self.distances.len() != n * n {
+                return Err(BuildError::DistanceSize {
+                    nodes: n,
+                    entries: self.distances.len(),
+                });
+            }
+            for i in 0..n {
+                let local = self.distances[i * n + i];
+                for j in 0..n {
+                    let v = self.distances[i * n + j];
+                    if v == 0 || (i != j && v < local) {
+                        return Err(BuildError::BadDistance {
+                            from: nodes[i].id,
+                            to: nodes[j].id,
+                            value: v,
+                        });
+                    }
+                }
+            }
+        }
+
+        // Possible / present / online.
+        let possible = self.possible.map(|p| p.or(&known)).unwrap_or(known);
+        let present = self.present.unwrap_or(possible);
+        let mut online = CpuMask::new();
+        for c in &specs {
+            if c.online {
+                online.set(c.id as usize);
+            }
+        }
+        if !present.is_subset(&possible) {
+            return Err(BuildError::MaskNotSubset(
+                "present CPUs are not all possible",
+            ));
+        }
+        if !online.is_subset(&present) {
+            return Err(BuildError::MaskNotSubset("online CPUs are not all present"));
+        }
+        for cache in &self.caches {
+            let outside = cache.cpus.and_not(&possible);
+            if !outside.is_empty() {
+                return Err(BuildError::CacheOutsidePossible {
+                    level: cache.level,
+                    cpus: outside,
+                });
+            }
+        }
+
+        // Levels: group CPUs by their id path from the package down.
+        let has_die = specs.iter().any(|c| c.die.is_some());
+        let has_cluster = specs.iter().any(|c| c.cluster.is_some());
+        let has_big = specs.iter().any(|c| c.big_core.is_some());
+        let path = |c: &CpuSpec, kind: LevelKind| -> [Option<u32>; 5] {
+            let full = [Some(c.core), c.big_core, c.cluster, c.die, Some(c.package)];
+            let mut key = [None; 5];
+            for lvl in (kind as usize)..5 {
+                key[lvl] = full[lvl];
+            }
+            key
+        };
+        let present_levels: Vec<LevelKind> = LevelKind::ALL
+            .iter()
+            .copied()
+            .filter(|k| match k {
+                LevelKind::BigCore => has_big,
+                LevelKind::Cluster => has_cluster,
+                LevelKind::Die => has_die,
+                _ => true,
+            })
+            .collect();
+        let mut cpu_groups: Vec<[Option<u32>; 5]> = vec![[None; 5]; specs.len()];
+        let mut levels = Vec::with_capacity(present_levels.len());
+        let mut keys_per_level: Vec<BTreeMap<[Option<u32>; 5], u32>> = Vec::new();
+        for &kind in &present_levels {
+            // Groups are numbered in order of their first CPU (specs are sorted).
+            let mut index: BTreeMap<[Option<u32>; 5], u32> = BTreeMap::new();
+            let mut groups: Vec<Group> = Vec::new();
+            for (i, c) in specs.iter().enumerate() {
+                let key = path(c, kind);
+                let g = *index.entry(key).or_insert_with(|| {
+                    groups.push(Group {
+                        os_id: key[kind as usize],
+                        cpus: CpuMask::new(),
+                        parent: None,
+                    });
+                    (groups.len() - 1) as u32
+                });
+                groups[g as usize].cpus.set(c.id as usize);
+                cpu_groups[i][kind as usize] = Some(g);
+            }
+            keys_per_level.push(index);
+            levels.push(Level { kind, groups });
+        }
+        // Parents: the group at the next present level that holds the first CPU.
+        for li in 0..levels.len().saturating_sub(1) {
+            let (lower, upper) = levels.split_at_mut(li + 1);
+            let upper_kind = upper[0].kind;
+            for g in lower[li].groups.iter_mut() {
+                let first = g.cpus.first().unwrap_or(0) as u32;
+                let pos = specs.binary_search_by_key(&first, |c| c.id).unwrap_or(0);
+                g.parent = cpu_groups[pos][upper_kind as usize];
+            }
+        }
+        drop(keys_per_level);
+
+        let max_id = specs.last().map_or(0, |c| c.id as usize);
+        let mut cpu_index = vec![u32::MAX; max_id + 1];
+        let mut cpus = Vec::with_capacity(specs.len());
+        for (i, c) in specs.iter().enumerate() {
+            cpu_index[c.id as usize] = i as u32;
+            cpus.push(Cpu {
+                id: c.id,
+                hw_id: c.hw_id,
+                online: c.online,
+                groups: cpu_groups[i],
+                node: node_of_cpu.get(&c.id).copied(),
+                kind: c.kind,
+                capacity: c.capacity,
+                thread: 0,
+            });
+        }
+        // Per-CPU node index from node masks where the spec did not say.
+        for (ni, node) in nodes.iter().enumerate() {
+            for cpu in node.cpus.iter() {
+                if let Some(&idx) = cpu_index.get(cpu) {
+                    if idx != u32::MAX {
+                        cpus[idx as usize].node = Some(ni as u32);
+                    }
+                }
+            }
+        }
+        // Thread position within the core.
+        let core_level = &levels[0];
+        for group in &core_level.groups {
+            for (pos, cpu) in group.cpus.iter().enumerate() {
+                let idx = cpu_index[cpu] as usize;
+                cpus[idx].thread = pos as u32;
+            }
+        }
+
+        let mut caches = self.caches.clone();
+        caches.sort_by_key(|c| (c.level, c.kind, c.cpus.first()));
+        caches.dedup();
+
+        Ok(Topology {
+            arch: self.arch.clone(),
+            hw_id_kind: self.hw_id_kind,
+            source: self.source.clone(),
+            model_name: self.model_name.clone(),
+            hypervisor: self.hypervisor.clone(),
+            shared_processor: self.shared_processor,
+            possible,
+            present,
+            online,
+            cpus,
+            levels,
+            nodes,
+            distances: self.distances.clone(),
+            caches,
+            core_kinds: self.core_kinds.clone(),
+            cpu_index,
+        })
+    }
+}
