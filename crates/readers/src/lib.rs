@@ -1,3 +1,21 @@
-//! Readers producing the topology model: Linux sysfs/procfs (live, directory, tarball), lscpu text, hwloc synthetic and XML, built-in catalogue.
+//! Readers: every way manycore learns a machine's topology, each producing the one
+//! [`topology::Topology`] model.
 //!
-//! (Being written; see the issue tracker.)
+//! - [`sysfs`]: Linux sysfs + procfs, from the live host, a directory, or a
+//!   `.tar.gz` / `.tar.bz2` snapshot (the layout of `lscpu --sysroot` dumps and
+//!   hwloc's fsroot tarballs).
+//! - [`lscpu`]: lscpu's human-readable summary text.
+//! - [`synthetic`]: hwloc synthetic description strings.
+//! - [`xml`]: hwloc XML v2, read and written.
+//! - [`catalogue`]: the seeds' machines, built in.
+//!
+//! Every reader reports bad input as one [`Error`] naming the file, line or field.
+
+pub mod catalogue;
+pub mod error;
+pub mod lscpu;
+pub mod synthetic;
+pub mod sysfs;
+pub mod xml;
+
+pub use error::Error;
