@@ -1,4 +1,6 @@
 //! `manycore`: the command-line front end. Each subcommand lives in its own module.
+mod source;
+
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]

@@ -17,12 +17,20 @@ pub struct Error {
 impl Error {
     /// An error in `source` as a whole.
     pub fn new(source: impl Into<String>, message: impl Into<String>) -> Self {
-        Error { source: source.into(), line: None, message: message.into() }
+        Error {
+            source: source.into(),
+            line: None,
+            message: message.into(),
+        }
     }
 
     /// An error at `line` of `source`.
     pub fn at_line(source: impl Into<String>, line: usize, message: impl Into<String>) -> Self {
-        Error { source: source.into(), line: Some(line), message: message.into() }
+        Error {
+            source: source.into(),
+            line: Some(line),
+            message: message.into(),
+        }
     }
 }
 

@@ -1,0 +1,61 @@
+//! The SOURCE options every subcommand takes: where the topology comes from.
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use topology::Topology;
+
+/// Where to read a machine's topology from; with none of these, the live host.
+#[derive(Args, Debug, Clone, Default)]
+pub struct SourceArgs {
+    /// A sysfs/procfs root: a directory or a .tar.gz/.tar.bz2 snapshot.
+    #[arg(long, value_name = "PATH", group = "source")]
+    pub sysfs: Option<PathBuf>,
+    /// lscpu's text output, saved to a file.
+    #[arg(long, value_name = "FILE", group = "source")]
+    pub lscpu: Option<PathBuf>,
+    /// An hwloc synthetic description, e.g. "package:2 numa:2 core:8 pu:2".
+    #[arg(long, value_name = "STR", group = "source")]
+    pub synthetic: Option<String>,
+    /// An hwloc XML v2 file.
+    #[arg(long, value_name = "FILE", group = "source")]
+    pub xml: Option<PathBuf>,
+    /// A machine from the built-in catalogue (see `manycore topo --list-machines`).
+    #[arg(long, value_name = "NAME", group = "source")]
+    pub machine: Option<String>,
+}
+
+impl SourceArgs {
+    /// Reads the topology the options name.
+    pub fn load(&self) -> Result<Topology> {
+        if let Some(path) = &self.sysfs {
+            return Ok(readers::sysfs::read_path(path)?);
+        }
+        if let Some(path) = &self.lscpu {
+            let text = read_text(path)?;
+            return Ok(readers::lscpu::parse(&text, &path.display().to_string())?);
+        }
+        if let Some(s) = &self.synthetic {
+            return Ok(readers::synthetic::parse(s)?);
+        }
+        if let Some(path) = &self.xml {
+            let text = read_text(path)?;
+            return Ok(readers::xml::read(&text, &path.display().to_string())?);
+        }
+        if let Some(name) = &self.machine {
+            return Ok(readers::catalogue::machine(name)?);
+        }
+        Ok(readers::sysfs::read_live()?)
+    }
+}
+
+fn read_text(path: &PathBuf) -> Result<String> {
+    let bytes = std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    String::from_utf8(bytes).map_err(|e| {
+        anyhow::anyhow!(
+            "{}: not UTF-8 text (byte {})",
+            path.display(),
+            e.utf8_error().valid_up_to()
+        )
+    })
+}
