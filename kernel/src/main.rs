@@ -1,4 +1,48 @@
+//! manycore's bare-metal kernel: boots under QEMU by PVH, discovers the machine
+//! through ACPI and CPUID, brings up every application processor with a chosen
+//! strategy, and prints Linux-like bring-up lines plus one machine-readable
+//! result line for the host runner.
 #![no_std]
 #![no_main]
+
+mod arch;
+mod cmdline;
+
+use arch::console::{self, EXIT_FAILURE, EXIT_SUCCESS};
+use arch::timer;
+
+/// Prints a line with a Linux-style `[seconds.micros]` timestamp.
+#[macro_export]
+macro_rules! kprintln {
+    ($($arg:tt)*) => {{
+        let ns = $crate::arch::timer::now_ns();
+        $crate::arch::console::print(format_args!(
+            "[{:5}.{:06}] {}\n", ns / 1_000_000_000, (ns / 1000) % 1_000_000,
+            format_args!($($arg)*)
+        ));
+    }};
+}
+
+#[no_mangle]
+extern "C" fn kernel_main(start_info: u32) -> ! {
+    timer::mark_boot();
+    console::init();
+    kprintln!("manycore kernel booting (PVH start info at {start_info:#x})");
+    exit(true)
+}
+
+fn exit(ok: bool) -> ! {
+    console::exit(if ok { EXIT_SUCCESS } else { EXIT_FAILURE })
+}
+
 #[panic_handler]
-fn p(_: &core::panic::PanicInfo) -> ! { loop {} }
+fn panic(info: &core::panic::PanicInfo) -> ! {
+    console::emergency_print(format_args!("\nKernel panic: {info}\n"));
+    console::exit(EXIT_FAILURE)
+}
+
+/// Rust entry of an application processor (from the trampoline, on its own stack).
+#[no_mangle]
+extern "C" fn ap_rust_entry(_cpu: u32, _apic_id: u32) -> ! {
+    arch::cpu::park()
+}

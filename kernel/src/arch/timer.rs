@@ -1,0 +1,117 @@
+//! Time: the TSC, calibrated once against the HPET (or the PIT when there is no
+//! HPET), and delays built on it.
+
+use super::cpu::{pause, rdtsc};
+use core::sync::atomic::{AtomicU64, Ordering};
+use x86_64::instructions::port::Port;
+
+static TSC_KHZ: AtomicU64 = AtomicU64::new(0);
+static BOOT_TSC: AtomicU64 = AtomicU64::new(0);
+
+/// Records the TSC at boot: timestamps count from here.
+pub fn mark_boot() {
+    BOOT_TSC.store(rdtsc(), Ordering::Relaxed);
+}
+
+/// TSC frequency in kHz (0 before calibration).
+pub fn tsc_khz() -> u64 {
+    TSC_KHZ.load(Ordering::Relaxed)
+}
+
+/// Nanoseconds between two TSC readings.
+pub fn tsc_to_ns(delta: u64) -> u64 {
+    let khz = tsc_khz();
+    if khz == 0 {
+        return 0;
+    }
+    (delta as u128 * 1_000_000 / khz as u128) as u64
+}
+
+/// Nanoseconds since boot (0 before calibration, as Linux's early printk).
+pub fn now_ns() -> u64 {
+    tsc_to_ns(rdtsc().wrapping_sub(BOOT_TSC.load(Ordering::Relaxed)))
+}
+
+/// TSC value `us` microseconds from now.
+pub fn deadline_us(us: u64) -> u64 {
+    rdtsc().wrapping_add(us.saturating_mul(tsc_khz()) / 1000)
+}
+
+/// Busy-waits (with `pause`) for `us` microseconds.
+pub fn udelay(us: u64) {
+    let end = deadline_us(us);
+    while rdtsc() < end {
+        pause();
+    }
+}
+
+/// Which reference clock calibrated the TSC.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RefClock {
+    /// The HPET main counter.
+    Hpet,
+    /// PIT channel 2.
+    Pit,
+}
+
+/// Calibrates the TSC against the HPET at `hpet_base` if given, else the PIT.
+/// Returns the reference used and the TSC frequency in kHz.
+pub fn calibrate(hpet_base: Option<u64>) -> (RefClock, u64) {
+    let (clock, khz) = match hpet_base.and_then(calibrate_hpet) {
+        Some(khz) => (RefClock::Hpet, khz),
+        None => (RefClock::Pit, calibrate_pit()),
+    };
+    TSC_KHZ.store(khz.max(1), Ordering::Relaxed);
+    (clock, khz)
+}
+
+/// Window of reference time the TSC is measured over.
+const CALIBRATION_MS: u64 = 20;
+
+fn calibrate_hpet(base: u64) -> Option<u64> {
+    let reg = |off: u64| (base + off) as *mut u64;
+    // SAFETY: `base` is the HPET block address from the ACPI HPET table, inside
+    // the identity-mapped MMIO hole; the offsets are the HPET spec's registers.
+    unsafe {
+        let caps = core::ptr::read_volatile(reg(0));
+        let period_fs = caps >> 32;
+        if period_fs == 0 || period_fs > 100_000_000 {
+            return None;
+        }
+        let cfg = core::ptr::read_volatile(reg(0x10));
+        core::ptr::write_volatile(reg(0x10), cfg | 1);
+        let ticks = CALIBRATION_MS * 1_000_000_000_000 / period_fs;
+        let h0 = core::ptr::read_volatile(reg(0xf0));
+        let t0 = rdtsc();
+        let mut h1 = h0;
+        while h1.wrapping_sub(h0) < ticks {
+            pause();
+            h1 = core::ptr::read_volatile(reg(0xf0));
+        }
+        let t1 = rdtsc();
+        let elapsed_fs = h1.wrapping_sub(h0) as u128 * period_fs as u128;
+        Some(((t1 - t0) as u128 * 1_000_000_000_000 / elapsed_fs) as u64)
+    }
+}
+
+fn calibrate_pit() -> u64 {
+    const PIT_HZ: u64 = 1_193_182;
+    let count = (PIT_HZ * CALIBRATION_MS / 1000) as u16;
+    // SAFETY: ports 0x61 (speaker/gate), 0x43 (PIT mode) and 0x42 (channel 2)
+    // are the PC's fixed PIT interface; channel 2 is not used by anything else.
+    unsafe {
+        let mut gate = Port::<u8>::new(0x61);
+        let g = gate.read();
+        gate.write((g & !0x02) | 0x01); // gate on, speaker off
+        Port::<u8>::new(0x43).write(0b1011_0000); // ch2, lo/hi, mode 0, binary
+        let mut ch2 = Port::<u8>::new(0x42);
+        ch2.write(count as u8);
+        ch2.write((count >> 8) as u8);
+        let t0 = rdtsc();
+        while gate.read() & 0x20 == 0 {
+            pause();
+        }
+        let t1 = rdtsc();
+        (t1 - t0) / CALIBRATION_MS
+    }
+}
