@@ -1,5 +1,7 @@
-//! `manycore`: the command-line front end. Each subcommand lives in its own module.
+//! `manycore`: the command-line front end. Each subcommand lives in its own module
+//! and takes the same SOURCE options (see `source.rs`).
 mod source;
+mod topo;
 
 use clap::{Parser, Subcommand};
 
@@ -11,21 +13,31 @@ use clap::{Parser, Subcommand};
 )]
 struct Cli {
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
 }
 
 #[derive(Subcommand)]
 enum Command {
-    /// Show a machine's topology (being written).
-    Topo,
+    /// Show a machine's topology (default: this host).
+    Topo(topo::TopoArgs),
 }
 
-fn main() -> anyhow::Result<()> {
+fn main() {
     let cli = Cli::parse();
-    match cli.command {
-        Command::Topo => {
-            println!("topo: not yet implemented");
+    let result = match cli.command {
+        Some(Command::Topo(args)) => topo::run(&args).map(|()| 0),
+        None => topo::run(&topo::TopoArgs {
+            source: source::SourceArgs::default(),
+            format: topo::TopoFormat::Text,
+            list_machines: false,
+        })
+        .map(|()| 0),
+    };
+    match result {
+        Ok(code) => std::process::exit(code),
+        Err(e) => {
+            eprintln!("manycore: error: {e:#}");
+            std::process::exit(2);
         }
     }
-    Ok(())
 }

@@ -100,8 +100,8 @@ pub enum BuildError {
     CacheOutsidePossible {
         /// Cache level.
         level: u8,
-        /// The CPUs that are not possible.
-        cpus: CpuMask,
+        /// The first CPU it lists that is not possible.
+        cpu: u32,
     },
 }
 
@@ -138,8 +138,8 @@ impl fmt::Display for BuildError {
             BuildError::UnknownKind { cpu, kind } => {
                 write!(f, "CPU {cpu} names core kind {kind}, which does not exist")
             }
-            BuildError::CacheOutsidePossible { level, cpus } => {
-                write!(f, "L{level} cache lists CPUs {cpus} that are not possible")
+            BuildError::CacheOutsidePossible { level, cpu } => {
+                write!(f, "L{level} cache lists CPU {cpu}, which is not possible")
             }
         }
     }
@@ -376,11 +376,10 @@ impl TopologyBuilder {
             return Err(BuildError::MaskNotSubset("online CPUs are not all present"));
         }
         for cache in &self.caches {
-            let outside = cache.cpus.and_not(&possible);
-            if !outside.is_empty() {
+            if let Some(cpu) = cache.cpus.and_not(&possible).first() {
                 return Err(BuildError::CacheOutsidePossible {
                     level: cache.level,
-                    cpus: outside,
+                    cpu: cpu as u32,
                 });
             }
         }
@@ -392,9 +391,7 @@ impl TopologyBuilder {
         let path = |c: &CpuSpec, kind: LevelKind| -> [Option<u32>; 5] {
             let full = [Some(c.core), c.big_core, c.cluster, c.die, Some(c.package)];
             let mut key = [None; 5];
-            for lvl in (kind as usize)..5 {
-                key[lvl] = full[lvl];
-            }
+            key[(kind as usize)..].copy_from_slice(&full[(kind as usize)..]);
             key
         };
         let present_levels: Vec<LevelKind> = LevelKind::ALL
