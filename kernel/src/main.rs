@@ -1,12 +1,18 @@
 //! manycore's bare-metal kernel: boots under QEMU by PVH, discovers the machine
 //! through ACPI and CPUID, brings up every application processor with a chosen
 //! strategy, and prints Linux-like bring-up lines plus one machine-readable
-//! result line for the host runner.
+//! result line (`MANYCORE-RESULT {json}`) for the host runner.
 #![no_std]
 #![no_main]
 
+extern crate alloc;
+
 mod arch;
 mod cmdline;
+mod firmware;
+mod machine;
+mod report;
+mod smp;
 
 use arch::console::{self, EXIT_FAILURE, EXIT_SUCCESS};
 use arch::timer;
@@ -27,8 +33,15 @@ macro_rules! kprintln {
 extern "C" fn kernel_main(start_info: u32) -> ! {
     timer::mark_boot();
     console::init();
-    kprintln!("manycore kernel booting (PVH start info at {start_info:#x})");
-    exit(true)
+    arch::heap::init();
+    arch::idt::init_bsp();
+    match machine::run(start_info) {
+        Ok(()) => exit(true),
+        Err(e) => {
+            kprintln!("manycore: fatal: {e}");
+            exit(false)
+        }
+    }
 }
 
 fn exit(ok: bool) -> ! {
@@ -37,12 +50,6 @@ fn exit(ok: bool) -> ! {
 
 #[panic_handler]
 fn panic(info: &core::panic::PanicInfo) -> ! {
-    console::emergency_print(format_args!("\nKernel panic: {info}\n"));
+    console::emergency_print(format_args!("\nKernel panic - not syncing: {info}\n"));
     console::exit(EXIT_FAILURE)
-}
-
-/// Rust entry of an application processor (from the trampoline, on its own stack).
-#[no_mangle]
-extern "C" fn ap_rust_entry(_cpu: u32, _apic_id: u32) -> ! {
-    arch::cpu::park()
 }

@@ -117,3 +117,16 @@ pub fn timer_oneshot(vector: u8, count: u32) {
     write(REG_LVT_TIMER, vector as u32);
     write(REG_TIMER_INIT, count);
 }
+
+const REG_TIMER_CUR: u32 = 0x390;
+
+/// Reads the APIC timer's current count.
+pub fn timer_current() -> u32 {
+    read(REG_TIMER_CUR)
+}
+
+/// Stops the APIC timer.
+pub fn timer_stop() {
+    write(REG_TIMER_INIT, 0);
+    write(REG_LVT_TIMER, 1 << 16);
+}

@@ -251,3 +251,34 @@ boot_stack_top:
     apic_limit = const APIC_ID_LIMIT,
     options(att_syntax)
 );
+
+/// Error from [`set_ap_slot`]: the APIC id or CPU number does not fit the tables.
+#[derive(Clone, Copy, Debug)]
+pub struct SlotOutOfRange;
+
+/// Publishes where the AP with `apic_id` finds its logical CPU number and stack.
+/// Must happen before that AP is started; the IPI orders it for the AP.
+pub fn set_ap_slot(apic_id: u32, cpu: u32, stack_top: u64) -> Result<(), SlotOutOfRange> {
+    let (a, c) = (apic_id as usize, cpu as usize);
+    if a >= APIC_ID_LIMIT || c >= MAX_KERNEL_CPUS {
+        return Err(SlotOutOfRange);
+    }
+    // SAFETY: only the BSP writes these tables, before it sends the IPI that
+    // starts the AP that reads them; indices are bounds-checked above.
+    unsafe {
+        (&raw mut AP_APIC_TO_CPU).cast::<u32>().add(a).write_volatile(cpu);
+        (&raw mut AP_STACK_TOPS).cast::<u64>().add(c).write_volatile(stack_top & !0xf);
+    }
+    Ok(())
+}
+
+/// Copies the real-mode trampoline to [`TRAMPOLINE_BASE`].
+pub fn install_trampoline() {
+    let code = trampoline_bytes();
+    // SAFETY: the page at TRAMPOLINE_BASE is conventional low memory that the
+    // frame allocators never hand out (the first MiB is reserved) and nothing
+    // else uses; the trampoline is far smaller than a page.
+    unsafe {
+        core::ptr::copy_nonoverlapping(code.as_ptr(), TRAMPOLINE_BASE as *mut u8, code.len());
+    }
+}

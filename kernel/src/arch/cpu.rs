@@ -133,3 +133,16 @@ pub fn apic_shifts() -> ApicShifts {
     out.leaf = 1;
     out
 }
+
+/// The delay loop BogoMIPS measures: `loops` iterations of dec/jnz, as Linux's
+/// `delay_loop`.
+#[inline(never)]
+pub fn delay_loop(loops: u64) {
+    if loops == 0 {
+        return;
+    }
+    // SAFETY: a register-only countdown loop.
+    unsafe {
+        asm!("2:", "dec {0}", "jnz 2b", inout(reg) loops => _, options(nomem, nostack));
+    }
+}

@@ -41,6 +41,13 @@ extern "C" {
 
 /// Loads the BSP's GDT, TSS and IDT. Called once, before interrupts are enabled.
 pub fn init_bsp() {
+    // SAFETY: 0x21/0xa1 are the legacy 8259 PICs' mask registers. The firmware
+    // leaves them routing the PIT to vector 8 (the double-fault vector); the
+    // kernel uses only the local APIC, so every legacy IRQ is masked.
+    unsafe {
+        x86_64::instructions::port::Port::<u8>::new(0x21).write(0xff);
+        x86_64::instructions::port::Port::<u8>::new(0xa1).write(0xff);
+    }
     let tss = TSS.call_once(|| {
         let mut tss = TaskStateSegment::new();
         let top = (&raw const IST_STACK) as u64 + IST_SIZE as u64;
@@ -100,8 +107,8 @@ pub fn init_bsp() {
             idt.machine_check.set_handler_addr(stub(18)).set_stack_index(0);
             for v in 32..=255u8 {
                 let handler = match v {
-                    SPURIOUS_VECTOR => spurious_isr as usize as u64,
-                    _ => wake_isr as usize as u64,
+                    SPURIOUS_VECTOR => spurious_isr as *const () as u64,
+                    _ => wake_isr as *const () as u64,
                 };
                 idt[v].set_handler_addr(VirtAddr::new(handler)).set_stack_index(0);
             }

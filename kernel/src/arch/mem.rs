@@ -77,3 +77,25 @@ pub unsafe extern "C" fn bcmp(a: *const u8, b: *const u8, n: usize) -> i32 {
 /// Unwinding never happens (`panic = "abort"`), but the host `core` references it.
 #[no_mangle]
 pub extern "C" fn rust_eh_personality() {}
+
+/// The host target's precompiled `alloc` has landing pads that call this; with
+/// `panic = "abort"` no unwind ever starts, so reaching it is a bug: park.
+#[no_mangle]
+pub extern "C" fn _Unwind_Resume() -> ! {
+    super::cpu::park()
+}
+
+/// # Safety
+/// `s` must point at a NUL-terminated string (used by `CStr`).
+#[no_mangle]
+pub unsafe extern "C" fn strlen(s: *const u8) -> usize {
+    let mut n = 0;
+    // SAFETY: the caller guarantees a terminating NUL; volatile keeps the
+    // compiler from turning this loop into a call to strlen itself.
+    unsafe {
+        while s.add(n).read_volatile() != 0 {
+            n += 1;
+        }
+    }
+    n
+}

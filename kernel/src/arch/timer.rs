@@ -115,3 +115,56 @@ fn calibrate_pit() -> u64 {
         (t1 - t0) / CALIBRATION_MS
     }
 }
+
+/// APIC timer ticks per microsecond (divide-by-1), 0 if not calibrated: then
+/// waits spin with `pause` instead of halting.
+static APIC_TICKS_PER_US: AtomicU64 = AtomicU64::new(0);
+
+/// How often a halted waiter wakes up to re-check its condition.
+const POLL_US: u64 = 20;
+
+/// Measures the APIC timer against the (already calibrated) TSC over 2 ms.
+pub fn calibrate_apic_timer() -> u64 {
+    use super::apic;
+    // Interrupts are off on the BSP here, so the one-shot cannot fire into us.
+    apic::timer_oneshot(super::idt::WAKE_VECTOR, u32::MAX);
+    let start = apic::timer_current();
+    udelay(2000);
+    let end = apic::timer_current();
+    apic::timer_stop();
+    let per_us = (start.saturating_sub(end) as u64) / 2000;
+    APIC_TICKS_PER_US.store(per_us, Ordering::Relaxed);
+    per_us
+}
+
+/// Waits until `done()` or the TSC passes `deadline`; returns whether `done()`.
+///
+/// With a calibrated APIC timer the CPU halts between checks (woken every
+/// [`POLL_US`]): under TCG every vCPU is a host thread, and a spinning waiter
+/// would take a host core from the APs it is waiting for.
+pub fn wait_until(deadline: u64, mut done: impl FnMut() -> bool) -> bool {
+    let per_us = APIC_TICKS_PER_US.load(Ordering::Relaxed);
+    loop {
+        if done() {
+            return true;
+        }
+        let now = rdtsc();
+        if now >= deadline {
+            return false;
+        }
+        if per_us == 0 {
+            pause();
+            continue;
+        }
+        let khz = tsc_khz().max(1);
+        let left_us = (deadline - now) * 1000 / khz;
+        let us = left_us.clamp(1, POLL_US);
+        super::apic::timer_oneshot(super::idt::WAKE_VECTOR, (us * per_us).min(u32::MAX as u64) as u32);
+        super::cpu::enable_and_hlt();
+    }
+}
+
+/// Sleeps `us` microseconds, halting when possible (see [`wait_until`]).
+pub fn sleep_us(us: u64) {
+    wait_until(deadline_us(us), || false);
+}
