@@ -268,7 +268,22 @@ pub fn run(start_info: u32) -> Result<(), Fatal> {
     let late = areas.iter().filter(|a| a.state() == State::Failed).count();
     let _ = late;
 
-    crate::report::topology(&cpus, &online, &fw, &numa_distances(&fw, &numa));
+    let node_facts: Vec<crate::report::NodeFacts> = mem
+        .nodes()
+        .map(|id| crate::report::NodeFacts { id, bytes: mem.total_bytes(id) })
+        .collect();
+    let shifts = cpu::apic_shifts();
+    kprintln!(
+        "topology: CPUID leaf {:#x}: SMT shift {}, core shift {}, package shift {}",
+        shifts.leaf, shifts.smt, shifts.core, shifts.package
+    );
+    match crate::report::build(&cpus, &online, shifts, &node_facts, &numa_distances(&fw, &numa)) {
+        Ok(t) => {
+            crate::report::print_topology(&t);
+            crate::report::print_domains(&t);
+        }
+        Err(e) => kprintln!("topology: cannot build the model: {e}"),
+    }
 
     let mut json = String::new();
     let _ = write!(

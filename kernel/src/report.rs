@@ -1,17 +1,131 @@
-//! Topology summary and scheduler domains (integration point for the shared
-//! `topology` / `domains` crates).
+//! The topology summary (through the shared `topology` crate) and scheduler
+//! domains (integration point for the shared `domains` crate).
 
-use crate::firmware::Firmware;
+use crate::arch::cpu::ApicShifts;
 use crate::kprintln;
 use crate::machine::CpuInfo;
+use alloc::string::String;
+use alloc::vec::Vec;
 use cpumask::CpuMask;
+use topology::{Arch, CpuSpec, HwIdKind, LevelKind, Topology, TopologyBuilder};
 
-/// Prints the topology of the CPUs that came online.
-pub fn topology(cpus: &[CpuInfo], online: &CpuMask, _fw: &Firmware, dist: &(usize, alloc::vec::Vec<u8>)) {
-    let shifts = crate::arch::cpu::apic_shifts();
+/// One NUMA node as the kernel saw it: id, bytes of memory.
+pub struct NodeFacts {
+    /// Node number.
+    pub id: u32,
+    /// Memory in bytes (0 for CPU-only nodes).
+    pub bytes: u64,
+}
+
+/// Builds the shared topology model from APIC ids split by the CPUID shifts,
+/// SRAT node membership and SLIT distances. Every CPU the firmware lists is
+/// possible; MADT-enabled ones present; those that came up online.
+pub fn build(
+    cpus: &[CpuInfo],
+    online: &CpuMask,
+    shifts: ApicShifts,
+    nodes: &[NodeFacts],
+    distances: &(usize, Vec<u8>),
+) -> Result<Topology, topology::BuildError> {
+    let mut b = TopologyBuilder::new(Arch::X86_64);
+    b.source("acpi+cpuid").hw_id_kind(HwIdKind::ApicId);
+    let mut present = CpuMask::new();
+    let mut possible = CpuMask::new();
+    for c in cpus.iter().filter(|c| !c.ghost) {
+        let a = c.apic_id;
+        let field = |lo: u32, hi: u32| -> u32 {
+            if hi <= lo || lo >= 32 {
+                0
+            } else {
+                (a >> lo) & ((1u32 << (hi - lo).min(31)) - 1)
+            }
+        };
+        let package = a.checked_shr(shifts.package).unwrap_or(0);
+        let die = (shifts.core < shifts.package).then(|| field(shifts.core, shifts.package));
+        b.add_cpu(CpuSpec {
+            id: c.cpu,
+            hw_id: Some(a as u64),
+            online: online.contains(c.cpu as usize),
+            package,
+            die,
+            core: field(shifts.smt, shifts.core),
+            node: Some(c.node),
+            ..CpuSpec::default()
+        });
+        possible.set(c.cpu as usize);
+        if c.present {
+            present.set(c.cpu as usize);
+        }
+    }
+    b.possible(possible).present(present);
+    let mut ids: Vec<u32> = nodes.iter().map(|n| n.id).collect();
+    for c in cpus.iter().filter(|c| !c.ghost) {
+        if !ids.contains(&c.node) {
+            ids.push(c.node);
+        }
+    }
+    ids.sort_unstable();
+    for &id in &ids {
+        let mut m = CpuMask::new();
+        for c in cpus.iter().filter(|c| !c.ghost && c.node == id) {
+            m.set(c.cpu as usize);
+        }
+        let bytes = nodes.iter().find(|n| n.id == id).map(|n| n.bytes);
+        b.add_node(id, m, bytes);
+    }
+    let (n, d) = distances;
+    if *n == ids.len() && *n > 1 {
+        b.distances(d.iter().map(|&x| x as u32).collect());
+    }
+    b.build()
+}
+
+/// Prints the topology summary: counts per level and each node's CPUs.
+pub fn print_topology(t: &Topology) {
+    let mut counts = String::new();
+    for kind in LevelKind::ALL {
+        if let Some(level) = t.level(kind) {
+            if !counts.is_empty() {
+                counts.push_str(", ");
+            }
+            counts.push_str(&alloc::format!("{} {}s", level.groups.len(), kind.name()));
+        }
+    }
     kprintln!(
-        "topology: CPUID leaf {:#x}: SMT shift {}, core shift {}, package shift {}",
-        shifts.leaf, shifts.smt, shifts.core, shifts.package
+        "topology: {} possible, {} present, {} online CPUs; {}; {} threads per core",
+        t.possible.weight(),
+        t.present.weight(),
+        t.online.weight(),
+        counts,
+        t.max_threads_per_core()
     );
-    let _ = (cpus, online, dist);
+    for kind in [LevelKind::Package, LevelKind::Die] {
+        if let Some(level) = t.level(kind) {
+            for (i, g) in level.groups.iter().enumerate() {
+                kprintln!("topology: {} {} cpus {}", kind.name(), i, g.cpus.to_list_string());
+            }
+        }
+    }
+    for node in &t.nodes {
+        let mib = node.memory_bytes.unwrap_or(0) >> 20;
+        kprintln!("topology: node {} cpus {} memory {} MiB", node.id, node.cpus.to_list_string(), mib);
+    }
+    if t.has_distances() {
+        let k = t.nodes.len();
+        for i in 0..k {
+            let row: Vec<String> = (0..k).map(|j| alloc::format!("{}", t.distance(i, j))).collect();
+            kprintln!("topology: node {} distances {}", t.nodes[i].id, row.join(" "));
+        }
+    }
+}
+
+/// Prints the scheduler domains of every online CPU.
+///
+/// INTEGRATION POINT (issue 3): the shared `domains` crate is still a stub; once
+/// it exports a builder, call it on `t` here and print its canonical text form,
+/// one `sched_domain:` line per CPU and level, so that the host test can compare
+/// it with the same crate's output for the QEMU topology.
+pub fn print_domains(t: &Topology) {
+    let _ = t;
+    kprintln!("sched_domains: not available (domains crate not integrated yet)");
 }
