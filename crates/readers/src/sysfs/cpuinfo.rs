@@ -1,0 +1,217 @@
+//! `/proc/cpuinfo`: per-processor `key : value` blocks, and what they tell about
+//! the architecture, the model and the firmware ids.
+//!
+//! The format differs per architecture (x86 has one block per logical CPU, s390
+//! has one global block plus `cpu number :` blocks, arm64 repeats `processor :`
+//! blocks without a model name...), so the parser keeps every field and the
+//! interpretation below looks for each architecture's tell-tale keys.
+
+use std::collections::BTreeMap;
+
+use topology::Arch;
+
+use crate::Error;
+
+/// One block of `/proc/cpuinfo`: its fields in order (keys trimmed).
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Block {
+    pub fields: Vec<(String, String)>,
+}
+
+impl Block {
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.fields
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(key))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// The parsed file.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct CpuInfo {
+    pub blocks: Vec<Block>,
+}
+
+impl CpuInfo {
+    /// Parses the text. Lines without a colon are tolerated (some kernels print
+    /// bare headers such as `power management:` or banner lines), but a block
+    /// number that is not a number is an error naming the line.
+    pub fn parse(text: &str, source: &str) -> Result<CpuInfo, Error> {
+        let mut blocks = Vec::new();
+        let mut current = Block::default();
+        for (i, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                if !current.fields.is_empty() {
+                    blocks.push(std::mem::take(&mut current));
+                }
+                continue;
+            }
+            let Some((key, value)) = line.split_once(':') else {
+                continue;
+            };
+            let key = key.trim().to_string();
+            let value = value.trim().to_string();
+            if key == "processor" && value.parse::<u32>().is_err() && !value.is_empty() {
+                // arm32 prints "Processor : ARMv7 Processor rev 10 (v7l)" (capital
+                // P) which is fine; a lower-case `processor` must be a number.
+                if !value
+                    .chars()
+                    .next()
+                    .is_some_and(|c| c.is_ascii_alphabetic())
+                {
+                    return Err(Error::at_line(
+                        source,
+                        i + 1,
+                        format!("processor number {value:?} is not a number"),
+                    ));
+                }
+            }
+            current.fields.push((key, value));
+        }
+        if !current.fields.is_empty() {
+            blocks.push(current);
+        }
+        Ok(CpuInfo { blocks })
+    }
+
+    /// The first value of `key` in any block.
+    pub fn first(&self, key: &str) -> Option<&str> {
+        self.blocks.iter().find_map(|b| b.get(key))
+    }
+
+    /// Blocks by logical CPU number (`processor : N`).
+    pub fn by_processor(&self) -> BTreeMap<u32, &Block> {
+        self.blocks
+            .iter()
+            .filter_map(|b| Some((b.get("processor")?.parse::<u32>().ok()?, b)))
+            .collect()
+    }
+
+    /// The instruction-set family this cpuinfo was written by, if recognizable.
+    pub fn arch(&self) -> Option<Arch> {
+        let vendor = self.first("vendor_id").unwrap_or("");
+        if vendor.contains("S390") || self.first("bogomips per cpu").is_some() {
+            return Some(Arch::S390x);
+        }
+        if self.first("arch").is_some_and(|a| a.contains("IA-64"))
+            || self.first("family").is_some_and(|f| f.contains("Itanium"))
+        {
+            return Some(Arch::Ia64);
+        }
+        if let Some(isa) = self.first("isa") {
+            if isa.starts_with("rv64") {
+                return Some(Arch::RiscV64);
+            }
+            if isa.starts_with("rv32") {
+                return Some(Arch::Other("riscv32".into()));
+            }
+        }
+        if self
+            .first("cpu family")
+            .is_some_and(|f| f.contains("PA-RISC"))
+            || self.first("cpu family").is_some_and(|f| f.contains("PA"))
+                && self.first("hversion").is_some()
+        {
+            return Some(Arch::Other("parisc".into()));
+        }
+        if self.first("CPU implementer").is_some() || self.first("CPU architecture").is_some() {
+            let arch = self.first("CPU architecture").unwrap_or("");
+            let features = self.first("Features").unwrap_or("");
+            let v8 = arch.trim() == "8" || arch.contains("AArch64") || features.contains("asimd");
+            let model = self.first("model name").unwrap_or("");
+            if v8 && !model.contains("v7") {
+                return Some(Arch::Arm64);
+            }
+            return Some(Arch::Arm);
+        }
+        if self
+            .first("ISA")
+            .is_some_and(|isa| isa.contains("loongarch64"))
+            || self
+                .first("CPU Family")
+                .is_some_and(|f| f.contains("Loongson-64"))
+        {
+            return Some(Arch::LoongArch64);
+        }
+        if let Some(cpu) = self.first("cpu") {
+            let t = self.first("type").unwrap_or("");
+            if cpu.contains("Sparc") || cpu.contains("SPARC") || t.starts_with("sun4") {
+                return Some(Arch::Sparc64);
+            }
+            let ppc64_hint = cpu.contains("POWER")
+                || cpu.contains("PPC970")
+                || cpu.contains("Cell")
+                || cpu.contains("e6500")
+                || self.first("platform").is_some_and(|p| {
+                    p.contains("pSeries") || p.contains("PowerNV") || p.contains("Cell")
+                })
+                || self
+                    .first("MMU")
+                    .is_some_and(|m| m == "Radix" || m == "Hash");
+            if ppc64_hint {
+                return Some(Arch::PowerPc64);
+            }
+            if self.first("timebase").is_some() || self.first("clock").is_some() {
+                return Some(Arch::PowerPc);
+            }
+        }
+        if !vendor.is_empty() || self.first("flags").is_some() {
+            let flags = self.first("flags").unwrap_or("");
+            let long_mode = flags.split_whitespace().any(|f| f == "lm");
+            return Some(if long_mode { Arch::X86_64 } else { Arch::X86 });
+        }
+        None
+    }
+
+    /// A human-readable CPU model name.
+    pub fn model_name(&self) -> Option<String> {
+        for key in [
+            "model name",
+            "cpu model",
+            "cpu",
+            "Model Name",
+            "uarch",
+            "machine",
+        ] {
+            if let Some(v) = self.first(key) {
+                let v = v.split_whitespace().collect::<Vec<_>>().join(" ");
+                if !v.is_empty() {
+                    return Some(v);
+                }
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recognizes_architectures_from_their_tell_tale_fields() {
+        let x86 = "processor\t: 0\nvendor_id\t: GenuineIntel\nflags\t\t: fpu lm sse\n";
+        assert_eq!(CpuInfo::parse(x86, "t").unwrap().arch(), Some(Arch::X86_64));
+        let i386 = "processor\t: 0\nvendor_id\t: AuthenticAMD\nflags\t\t: fpu sse\n";
+        assert_eq!(CpuInfo::parse(i386, "t").unwrap().arch(), Some(Arch::X86));
+        let p9 = "processor\t: 0\ncpu\t\t: POWER9, altivec supported\nplatform\t: PowerNV\n";
+        assert_eq!(
+            CpuInfo::parse(p9, "t").unwrap().arch(),
+            Some(Arch::PowerPc64)
+        );
+        let s390 = "vendor_id       : IBM/S390\n# processors    : 2\n";
+        assert_eq!(CpuInfo::parse(s390, "t").unwrap().arch(), Some(Arch::S390x));
+        let a64 =
+            "processor\t: 0\nFeatures\t: fp asimd\nCPU implementer\t: 0x41\nCPU architecture: 8\n";
+        assert_eq!(CpuInfo::parse(a64, "t").unwrap().arch(), Some(Arch::Arm64));
+        let ia64 = "processor  : 0\nvendor     : GenuineIntel\narch       : IA-64\nfamily     : Itanium 2\n";
+        assert_eq!(CpuInfo::parse(ia64, "t").unwrap().arch(), Some(Arch::Ia64));
+    }
+
+    #[test]
+    fn bad_processor_number_names_the_line() {
+        let err = CpuInfo::parse("processor : 0\n\nprocessor : 1x\n", "cpuinfo").unwrap_err();
+        assert_eq!(err.line, Some(3));
+    }
+}

@@ -1,0 +1,733 @@
+//! Linux sysfs + procfs reader: the live host, an extracted dump directory, or a
+//! `.tar.gz` / `.tar.bz2` snapshot read in memory (the layout of util-linux's
+//! `lscpu --sysroot` dumps and hwloc's `hwloc-gather-topology` tarballs).
+//!
+//! What is read, and why each source:
+//! - `sys/devices/system/cpu/{possible,present,online}`: the three CPU sets.
+//! - `cpuN/online`: per-CPU state (CPU 0 often has no such file: it is online).
+//! - `cpuN/topology/`: package / die / cluster / core ids and sibling masks.
+//!   Groups are formed from the ids when they agree with the kernel's sibling
+//!   masks on the online CPUs, and from the masks otherwise (hwloc and lscpu both
+//!   trust the masks; the ids are kept because they are the OS's names). Offline
+//!   CPUs without a topology directory stay in possible/present only.
+//! - `cpuN/cache/indexM/`: one [`Cache`] per distinct (level, type, sharing set).
+//! - `cpuN/cpu_capacity`: arm64 relative capacity.
+//! - `sys/devices/system/node/nodeN/{cpulist|cpumap,distance,meminfo}`: NUMA
+//!   nodes (sparse ids and memory-only nodes allowed), their distance matrix and
+//!   memory size.
+//! - `sys/devices/cpu_core/cpus`, `cpu_atom/cpus`: Intel hybrid core kinds.
+//! - `proc/cpuinfo`: architecture, model name, x86 APIC ids, and the package /
+//!   core ids of old kernels that had no `topology/` directory.
+//! - `proc/powerpc/lparcfg`, `proc/sysinfo`: POWER shared-processor mode and the
+//!   hypervisor.
+//!
+//! Every problem is one [`Error`] naming the file (or `archive:member`) and line.
+
+mod cpuinfo;
+mod vfs;
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::Path;
+
+use cpumask::{CpuMask, MAX_CPUS};
+use topology::{Arch, Cache, CacheKind, CoreKind, CpuSpec, Topology, TopologyBuilder};
+
+use crate::Error;
+use cpuinfo::CpuInfo;
+use vfs::Root;
+
+const CPU_DIR: &str = "sys/devices/system/cpu";
+const NODE_DIR: &str = "sys/devices/system/node";
+
+/// Reads the live host's `/sys` and `/proc`.
+pub fn read_live() -> Result<Topology, Error> {
+    read_root(&Root::dir(Path::new("/"), true))
+}
+
+/// Reads a sysfs/procfs root: a directory holding `sys/` (and `proc/`), or a
+/// `.tar`, `.tar.gz` or `.tar.bz2` snapshot with that layout (the archive may
+/// have one top directory above `sys/`).
+pub fn read_path(path: &Path) -> Result<Topology, Error> {
+    if path.is_dir() {
+        read_dir(path)
+    } else {
+        let bytes = std::fs::read(path)
+            .map_err(|e| Error::new(path.display().to_string(), format!("cannot read: {e}")))?;
+        read_archive_bytes(&bytes, &path.display().to_string())
+    }
+}
+
+/// Reads an extracted snapshot directory holding `sys/` (and `proc/`). Symbolic
+/// links inside it are resolved within the directory, never on the host.
+pub fn read_dir(path: &Path) -> Result<Topology, Error> {
+    read_root(&Root::dir(path, path == Path::new("/")))
+}
+
+/// Reads a snapshot archive from memory; `name` is used in error messages.
+/// Members with absolute or `..` paths are rejected with an error naming them.
+pub fn read_archive_bytes(bytes: &[u8], name: &str) -> Result<Topology, Error> {
+    read_root(&Root::archive(bytes, name)?)
+}
+
+/// Small typed accessors over a [`Root`] that turn every malformed file into an
+/// [`Error`] naming it.
+struct Files<'a> {
+    root: &'a Root,
+}
+
+impl Files<'_> {
+    /// A text file, or `None` if absent. Non-UTF-8 content is an error.
+    fn text(&self, path: &str) -> Result<Option<String>, Error> {
+        let Some(bytes) = self.root.read(path)? else {
+            return Ok(None);
+        };
+        match String::from_utf8(bytes) {
+            Ok(s) => Ok(Some(s)),
+            Err(e) => {
+                let at = e.utf8_error().valid_up_to();
+                let line = e.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+                Err(Error::at_line(
+                    self.root.describe(path),
+                    line,
+                    format!("not valid UTF-8 text (bad byte at offset {at})"),
+                ))
+            }
+        }
+    }
+
+    /// The single value of a one-line file, trimmed; empty files are an error
+    /// (a truncated dump).
+    fn value(&self, path: &str) -> Result<Option<String>, Error> {
+        let Some(text) = self.text(path)? else {
+            return Ok(None);
+        };
+        let v = text.trim();
+        if v.is_empty() {
+            return Err(Error::at_line(
+                self.root.describe(path),
+                1,
+                "empty file (truncated?)",
+            ));
+        }
+        Ok(Some(v.to_string()))
+    }
+
+    /// A signed integer file (`physical_package_id` may be `-1`).
+    fn int(&self, path: &str) -> Result<Option<i64>, Error> {
+        let Some(v) = self.value(path)? else {
+            return Ok(None);
+        };
+        v.parse::<i64>().map(Some).map_err(|_| {
+            Error::at_line(
+                self.root.describe(path),
+                1,
+                format!("expected an integer, found {v:?}"),
+            )
+        })
+    }
+
+    /// A non-negative integer file that must fit in `u32`.
+    fn uint(&self, path: &str) -> Result<Option<u32>, Error> {
+        let Some(v) = self.value(path)? else {
+            return Ok(None);
+        };
+        v.parse::<u32>().map(Some).map_err(|_| {
+            Error::at_line(
+                self.root.describe(path),
+                1,
+                format!("expected a non-negative integer, found {v:?}"),
+            )
+        })
+    }
+
+    /// A cpulist file (`0-3,8`).
+    fn list_mask(&self, path: &str) -> Result<Option<CpuMask>, Error> {
+        let Some(text) = self.text(path)? else {
+            return Ok(None);
+        };
+        CpuMask::parse_list(&text)
+            .map(Some)
+            .map_err(|e| Error::at_line(self.root.describe(path), 1, format!("bad CPU list: {e}")))
+    }
+
+    /// A hex cpumap file (`00000000,000000ff`).
+    fn hex_mask(&self, path: &str) -> Result<Option<CpuMask>, Error> {
+        let Some(text) = self.text(path)? else {
+            return Ok(None);
+        };
+        CpuMask::parse_hex(&text)
+            .map(Some)
+            .map_err(|e| Error::at_line(self.root.describe(path), 1, format!("bad CPU map: {e}")))
+    }
+
+    /// `<base>_list` if present, else the hex `<base>` map.
+    fn mask(&self, dir: &str, list_name: &str, map_name: &str) -> Result<Option<CpuMask>, Error> {
+        if let Some(m) = self.list_mask(&format!("{dir}/{list_name}"))? {
+            return Ok(Some(m));
+        }
+        self.hex_mask(&format!("{dir}/{map_name}"))
+    }
+}
+
+/// What sysfs says about one CPU's place, before grouping.
+#[derive(Debug, Default, Clone)]
+struct RawCpu {
+    id: u32,
+    online: bool,
+    hw_id: Option<u64>,
+    capacity: Option<u32>,
+    /// Ids and sibling masks, outermost level first: package, die, cluster, core.
+    ids: [Option<i64>; 4],
+    masks: [Option<CpuMask>; 4],
+}
+
+const PACKAGE: usize = 0;
+const DIE: usize = 1;
+const CLUSTER: usize = 2;
+const CORE: usize = 3;
+
+/// Number prefix of `cpuN` / `nodeN` / `indexN` entry names.
+fn numbered(name: &str, prefix: &str) -> Option<u64> {
+    let digits = name.strip_prefix(prefix)?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok().or(Some(u64::MAX))
+}
+
+fn read_root(root: &Root) -> Result<Topology, Error> {
+    let files = Files { root };
+    if !root.exists(CPU_DIR)? {
+        return Err(Error::new(
+            root.describe_root(),
+            "no sys/devices/system/cpu directory: not a sysfs root",
+        ));
+    }
+
+    // CPU sets.
+    let possible_file = files.list_mask(&format!("{CPU_DIR}/possible"))?;
+    let present_file = files.list_mask(&format!("{CPU_DIR}/present"))?;
+    let online_file = files.list_mask(&format!("{CPU_DIR}/online"))?;
+
+    let mut cpu_ids: Vec<u32> = Vec::new();
+    for name in root.list(CPU_DIR)? {
+        if let Some(n) = numbered(&name, "cpu") {
+            if n >= MAX_CPUS as u64 {
+                return Err(Error::new(
+                    root.describe(&format!("{CPU_DIR}/{name}")),
+                    format!("CPU number {n} is beyond the supported maximum of {MAX_CPUS} CPUs"),
+                ));
+            }
+            cpu_ids.push(n as u32);
+        }
+    }
+    cpu_ids.sort_unstable();
+
+    // /proc/cpuinfo: architecture, model, firmware ids.
+    let cpuinfo_path = "proc/cpuinfo";
+    let cpuinfo = match files.text(cpuinfo_path)? {
+        Some(t) => CpuInfo::parse(&t, &root.describe(cpuinfo_path))?,
+        None => CpuInfo::default(),
+    };
+    let arch = cpuinfo.arch().unwrap_or_else(|| {
+        if root.is_live() {
+            Arch::from_uname(std::env::consts::ARCH)
+        } else {
+            Arch::Other("unknown".into())
+        }
+    });
+    let by_processor = cpuinfo.by_processor();
+
+    // Per-CPU facts.
+    let mut raws: Vec<RawCpu> = Vec::new();
+    let mut dir_mask = CpuMask::new();
+    for &id in &cpu_ids {
+        dir_mask.set(id as usize);
+        let dir = format!("{CPU_DIR}/cpu{id}");
+        // An empty `online` file is what hwloc-gather-topology leaves for a file
+        // it could not read (CPU 0's is often root-only): treat it as absent.
+        let online_text = files.text(&format!("{dir}/online"))?;
+        let online = match online_text
+            .as_deref()
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+        {
+            Some(v) => match v {
+                "1" => true,
+                "0" => false,
+                other => {
+                    return Err(Error::at_line(
+                        root.describe(&format!("{dir}/online")),
+                        1,
+                        format!("expected 0 or 1, found {other:?}"),
+                    ))
+                }
+            },
+            None => online_file.is_none_or(|m| m.contains(id as usize)),
+        };
+        let topo = format!("{dir}/topology");
+        let has_topology = root.exists(&topo)?;
+        let block = by_processor.get(&id);
+        if !has_topology && !online {
+            continue;
+        }
+        let mut raw = RawCpu {
+            id,
+            online,
+            ..RawCpu::default()
+        };
+        if has_topology {
+            raw.ids[PACKAGE] = files.int(&format!("{topo}/physical_package_id"))?;
+            raw.ids[DIE] = files.int(&format!("{topo}/die_id"))?;
+            raw.ids[CLUSTER] = files.int(&format!("{topo}/cluster_id"))?;
+            raw.ids[CORE] = files.int(&format!("{topo}/core_id"))?;
+            raw.masks[PACKAGE] = match files.mask(&topo, "package_cpus_list", "package_cpus")? {
+                Some(m) => Some(m),
+                None => files.mask(&topo, "core_siblings_list", "core_siblings")?,
+            };
+            raw.masks[DIE] = files.mask(&topo, "die_cpus_list", "die_cpus")?;
+            raw.masks[CLUSTER] = files.mask(&topo, "cluster_cpus_list", "cluster_cpus")?;
+            raw.masks[CORE] = match files.mask(&topo, "core_cpus_list", "core_cpus")? {
+                Some(m) => Some(m),
+                None => files.mask(&topo, "thread_siblings_list", "thread_siblings")?,
+            };
+        } else if let Some(b) = block {
+            // Kernels before 2.6.16 had no topology directory; their cpuinfo
+            // carries the same ids on x86.
+            let num = |key: &str| b.get(key).and_then(|v| v.parse::<i64>().ok());
+            raw.ids[PACKAGE] = num("physical id");
+            raw.ids[CORE] = num("core id");
+        }
+        raw.capacity = files.uint(&format!("{dir}/cpu_capacity"))?;
+        if let Some(b) = block {
+            let hw = match arch {
+                Arch::X86_64 | Arch::X86 => b.get("apicid").or(b.get("initial apicid")),
+                Arch::RiscV64 => b.get("hart"),
+                _ => None,
+            };
+            raw.hw_id = hw.and_then(|v| v.parse::<u64>().ok());
+        }
+        raws.push(raw);
+    }
+    if raws.is_empty() {
+        return Err(Error::new(
+            root.describe(CPU_DIR),
+            "no CPU with topology information (no cpuN/topology directory and none online)",
+        ));
+    }
+
+    // possible ⊇ present ⊇ online, whichever files exist.
+    let mut known = CpuMask::new();
+    let mut online_known = CpuMask::new();
+    for r in &raws {
+        known.set(r.id as usize);
+        if r.online {
+            online_known.set(r.id as usize);
+        }
+    }
+    let mut possible = possible_file.or(present_file).unwrap_or(dir_mask);
+    let mut present = present_file.unwrap_or(possible);
+    present.or_assign(&online_known);
+    possible.or_assign(&present);
+    possible.or_assign(&known);
+
+    let keys = group_keys(&raws, &online_known);
+
+    let mut builder = TopologyBuilder::new(arch.clone());
+    builder.source(root.describe_root());
+    if let Some(m) = cpuinfo.model_name() {
+        builder.model_name(m);
+    }
+    read_virtualization(&files, &mut builder)?;
+
+    // Intel hybrid core kinds (the PMU devices list their CPUs).
+    let mut kind_of: HashMap<u32, u16> = HashMap::new();
+    for (pmu, name, efficiency) in [("cpu_atom", "intel_atom", 0), ("cpu_core", "intel_core", 1)] {
+        let path = format!("sys/devices/{pmu}/cpus");
+        if let Some(mask) = files.list_mask(&path)? {
+            let idx = builder.add_core_kind(CoreKind {
+                name: name.into(),
+                efficiency: Some(efficiency),
+            });
+            for cpu in mask.iter() {
+                kind_of.insert(cpu as u32, idx);
+            }
+        }
+    }
+
+    for (r, k) in raws.iter().zip(&keys) {
+        builder.add_cpu(CpuSpec {
+            id: r.id,
+            hw_id: r.hw_id,
+            online: r.online,
+            package: k[PACKAGE].unwrap_or(0),
+            die: k[DIE],
+            cluster: k[CLUSTER],
+            big_core: None,
+            core: k[CORE].unwrap_or(r.id),
+            node: None,
+            kind: kind_of.get(&r.id).copied(),
+            capacity: r.capacity,
+        });
+    }
+    builder.possible(possible);
+    builder.present(present);
+
+    for cache in read_caches(&files, &raws, &possible)? {
+        builder.add_cache(cache);
+    }
+    read_nodes(&files, &possible, &mut builder)?;
+
+    builder
+        .build()
+        .map_err(|e| Error::new(root.describe_root(), e.to_string()))
+}
+
+/// Chooses each CPU's group key at every level (package, die, cluster, core).
+///
+/// The OS ids are used when, on the online CPUs, grouping by them (within the
+/// enclosing groups) gives exactly the kernel's sibling masks; otherwise the
+/// masks decide and a group is keyed by its first CPU. A level nobody reports is
+/// `None`; package and core always exist (one package; one core per CPU).
+fn group_keys(raws: &[RawCpu], online: &CpuMask) -> Vec<[Option<u32>; 4]> {
+    let mut keys: Vec<[Option<u32>; 4]> = vec![[None; 4]; raws.len()];
+    let mut known = CpuMask::new();
+    for r in raws {
+        known.set(r.id as usize);
+    }
+    let online = online.and(&known);
+    for level in [PACKAGE, DIE, CLUSTER, CORE] {
+        let reported = raws
+            .iter()
+            .any(|r| r.ids[level].is_some() || r.masks[level].is_some());
+        if !reported {
+            match level {
+                PACKAGE => keys.iter_mut().for_each(|k| k[PACKAGE] = Some(0)),
+                CORE => {
+                    for (k, r) in keys.iter_mut().zip(raws) {
+                        k[CORE] = Some(r.id);
+                    }
+                }
+                _ => {}
+            }
+            continue;
+        }
+        let ids_usable = raws
+            .iter()
+            .all(|r| r.ids[level].is_some_and(|v| (0..=u32::MAX as i64).contains(&v)));
+        let ids_agree = ids_usable && {
+            // Group online CPUs by (enclosing keys, id) and compare with masks.
+            let mut by_id: HashMap<([Option<u32>; 4], i64), CpuMask> = HashMap::new();
+            for (r, k) in raws.iter().zip(&keys) {
+                if online.contains(r.id as usize) {
+                    let id = r.ids[level].unwrap_or(-1);
+                    by_id.entry((*k, id)).or_default().set(r.id as usize);
+                }
+            }
+            raws.iter().zip(&keys).all(|(r, k)| {
+                if !online.contains(r.id as usize) {
+                    return true;
+                }
+                match r.masks[level] {
+                    None => true,
+                    Some(m) => {
+                        let id = r.ids[level].unwrap_or(-1);
+                        by_id.get(&(*k, id)) == Some(&m.and(&online))
+                    }
+                }
+            })
+        };
+        for (r, k) in raws.iter().zip(keys.iter_mut()) {
+            k[level] = Some(if ids_agree {
+                r.ids[level].unwrap_or(0) as u32
+            } else {
+                match r.masks[level] {
+                    Some(m) => {
+                        let mut m = m.and(&known);
+                        m.set(r.id as usize);
+                        m.first().unwrap_or(r.id as usize) as u32
+                    }
+                    None => r.id,
+                }
+            });
+        }
+    }
+    keys
+}
+
+/// One [`Cache`] per distinct (level, type, sharing set), from every known CPU's
+/// `cache/indexM` directories.
+fn read_caches(files: &Files, raws: &[RawCpu], possible: &CpuMask) -> Result<Vec<Cache>, Error> {
+    let mut seen: HashSet<(u8, CacheKind, CpuMask)> = HashSet::new();
+    let mut caches = Vec::new();
+    for r in raws {
+        let dir = format!("{CPU_DIR}/cpu{}/cache", r.id);
+        let mut indices: Vec<(u64, String)> = files
+            .root
+            .list(&dir)?
+            .into_iter()
+            .filter_map(|n| Some((numbered(&n, "index")?, n)))
+            .collect();
+        indices.sort();
+        for (_, name) in indices {
+            let idx = format!("{dir}/{name}");
+            let Some(level) = files.uint(&format!("{idx}/level"))? else {
+                continue;
+            };
+            let Some(kind_text) = files.value(&format!("{idx}/type"))? else {
+                continue;
+            };
+            let kind = match kind_text.as_str() {
+                "Data" => CacheKind::Data,
+                "Instruction" => CacheKind::Instruction,
+                "Unified" => CacheKind::Unified,
+                _ => continue, // e.g. "Trace" caches on old Pentium 4s: not a sharing level.
+            };
+            let level = u8::try_from(level).map_err(|_| {
+                Error::at_line(
+                    files.root.describe(&format!("{idx}/level")),
+                    1,
+                    format!("cache level {level} is out of range"),
+                )
+            })?;
+            let size_path = format!("{idx}/size");
+            let size_bytes = match files.value(&size_path)? {
+                Some(v) => Some(parse_size(&v).ok_or_else(|| {
+                    Error::at_line(
+                        files.root.describe(&size_path),
+                        1,
+                        format!("expected a size such as 32K, found {v:?}"),
+                    )
+                })?),
+                None => None,
+            };
+            let line_bytes = files.uint(&format!("{idx}/coherency_line_size"))?;
+            let ways = files.uint(&format!("{idx}/ways_of_associativity"))?;
+            let mut cpus = files
+                .mask(&idx, "shared_cpu_list", "shared_cpu_map")?
+                .unwrap_or_default();
+            cpus.set(r.id as usize);
+            // Kernels size these maps by NR_CPUS; only possible CPUs are real.
+            let cpus = cpus.and(possible);
+            if seen.insert((level, kind, cpus)) {
+                caches.push(Cache {
+                    level,
+                    kind,
+                    size_bytes,
+                    line_bytes: line_bytes.filter(|&v| v > 0),
+                    ways,
+                    cpus,
+                });
+            }
+        }
+    }
+    Ok(caches)
+}
+
+/// Parses a sysfs cache size: a number with an optional K, M or G suffix.
+fn parse_size(text: &str) -> Option<u64> {
+    let t = text.trim();
+    let (digits, mult) = match t.as_bytes().last()? {
+        b'K' | b'k' => (&t[..t.len() - 1], 1u64 << 10),
+        b'M' | b'm' => (&t[..t.len() - 1], 1u64 << 20),
+        b'G' | b'g' => (&t[..t.len() - 1], 1u64 << 30),
+        _ => (t, 1),
+    };
+    digits.trim().parse::<u64>().ok()?.checked_mul(mult)
+}
+
+/// NUMA nodes: CPUs (cpulist, cpumap, or `cpuN` links), memory and distances.
+fn read_nodes(
+    files: &Files,
+    possible: &CpuMask,
+    builder: &mut TopologyBuilder,
+) -> Result<(), Error> {
+    let root = files.root;
+    let mut ids: Vec<u32> = Vec::new();
+    for name in root.list(NODE_DIR)? {
+        if let Some(n) = numbered(&name, "node") {
+            let n = u32::try_from(n).map_err(|_| {
+                Error::new(
+                    root.describe(&format!("{NODE_DIR}/{name}")),
+                    "node number out of range",
+                )
+            })?;
+            ids.push(n);
+        }
+    }
+    ids.sort_unstable();
+    if ids.is_empty() {
+        return Ok(());
+    }
+    let mut claimed: BTreeMap<usize, u32> = BTreeMap::new();
+    let mut rows: Vec<Option<(String, Vec<u32>)>> = Vec::new();
+    for &id in &ids {
+        let dir = format!("{NODE_DIR}/node{id}");
+        let mask_path = if root.exists(&format!("{dir}/cpulist"))? {
+            format!("{dir}/cpulist")
+        } else {
+            format!("{dir}/cpumap")
+        };
+        let mask = match files.mask(&dir, "cpulist", "cpumap")? {
+            Some(m) => m,
+            None => {
+                // The oldest kernels only had `cpuN` links in the node directory.
+                let mut m = CpuMask::new();
+                for name in root.list(&dir)? {
+                    if let Some(c) = numbered(&name, "cpu").filter(|&c| c < MAX_CPUS as u64) {
+                        m.set(c as usize);
+                    }
+                }
+                m
+            }
+        };
+        // Kernels size node maps by NR_CPUS; only possible CPUs are real.
+        let mask = mask.and(possible);
+        for cpu in mask.iter() {
+            if let Some(other) = claimed.insert(cpu, id) {
+                return Err(Error::at_line(
+                    root.describe(&mask_path),
+                    1,
+                    format!("CPU {cpu} is already in node {other}: a CPU can be in one node only"),
+                ));
+            }
+        }
+        let meminfo_path = format!("{dir}/meminfo");
+        let memory = match files.text(&meminfo_path)? {
+            Some(text) => parse_node_memtotal(&text, &root.describe(&meminfo_path))?,
+            None => None,
+        };
+        builder.add_node(id, mask, memory);
+
+        let dist_path = format!("{dir}/distance");
+        let row = match files.text(&dist_path)? {
+            Some(text) => {
+                let mut row = Vec::new();
+                for word in text.split_whitespace() {
+                    row.push(word.parse::<u32>().map_err(|_| {
+                        Error::at_line(
+                            root.describe(&dist_path),
+                            1,
+                            format!("expected a distance, found {word:?}"),
+                        )
+                    })?);
+                }
+                Some((dist_path, row))
+            }
+            None => None,
+        };
+        rows.push(row);
+    }
+    // Kernels without a firmware distance table print `0`: that means "unknown",
+    // not a distance, so such a matrix is dropped rather than rejected.
+    let unknown = rows.iter().flatten().any(|(_, row)| row.contains(&0));
+    if !unknown && rows.iter().all(Option::is_some) {
+        let n = ids.len();
+        let mut matrix = Vec::with_capacity(n * n);
+        for (path, row) in rows.into_iter().flatten() {
+            if row.len() != n {
+                return Err(Error::at_line(
+                    root.describe(&path),
+                    1,
+                    format!("{} distances for {n} nodes", row.len()),
+                ));
+            }
+            matrix.extend(row);
+        }
+        builder.distances(matrix);
+    }
+    Ok(())
+}
+
+/// `Node 0 MemTotal:       16439392 kB` → bytes.
+fn parse_node_memtotal(text: &str, source: &str) -> Result<Option<u64>, Error> {
+    for (i, line) in text.lines().enumerate() {
+        let Some(pos) = line.find("MemTotal:") else {
+            continue;
+        };
+        let rest = line[pos + "MemTotal:".len()..].trim();
+        let mut words = rest.split_whitespace();
+        let value = words.next().and_then(|v| v.parse::<u64>().ok());
+        let unit = words.next().unwrap_or("kB");
+        let mult = match unit {
+            "kB" | "KB" | "k" => 1024,
+            "B" => 1,
+            "MB" => 1 << 20,
+            _ => 0,
+        };
+        return match value.and_then(|v| v.checked_mul(mult)) {
+            Some(bytes) if mult != 0 => Ok(Some(bytes)),
+            _ => Err(Error::at_line(
+                source,
+                i + 1,
+                format!("cannot parse memory size {rest:?}"),
+            )),
+        };
+    }
+    Ok(None)
+}
+
+/// POWER LPAR configuration and s390 `sysinfo`: the hypervisor and whether
+/// processors are shared (SPLPAR).
+fn read_virtualization(files: &Files, builder: &mut TopologyBuilder) -> Result<(), Error> {
+    if let Some(lparcfg) = files.text("proc/powerpc/lparcfg")? {
+        builder.hypervisor("pHyp");
+        let shared = lparcfg
+            .lines()
+            .any(|l| l.trim().replace(' ', "") == "shared_processor_mode=1");
+        builder.shared_processor(shared);
+    }
+    if let Some(sysinfo) = files.text("proc/sysinfo")? {
+        let control = sysinfo.lines().find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.trim()
+                .ends_with("Control Program")
+                .then(|| v.trim().to_string())
+        });
+        match control {
+            Some(cp) if cp.contains("z/VM") => {
+                builder.hypervisor("z/VM");
+            }
+            Some(cp) if cp.contains("KVM") => {
+                builder.hypervisor("KVM");
+            }
+            Some(cp) if !cp.is_empty() => {
+                builder.hypervisor(cp);
+            }
+            _ if sysinfo.contains("LPAR Number") => {
+                builder.hypervisor("PR/SM");
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cache_sizes_use_binary_units() {
+        assert_eq!(parse_size("32K"), Some(32 * 1024));
+        assert_eq!(parse_size("8M\n"), Some(8 << 20));
+        assert_eq!(parse_size("512"), Some(512));
+        assert_eq!(parse_size("K"), None);
+        assert_eq!(parse_size("x2K"), None);
+    }
+
+    #[test]
+    fn node_memtotal_is_read_in_bytes() {
+        let text = "Node 0 MemTotal:       16439392 kB\nNode 0 MemFree: 1 kB\n";
+        assert_eq!(
+            parse_node_memtotal(text, "m").unwrap(),
+            Some(16439392 * 1024)
+        );
+        assert_eq!(
+            parse_node_memtotal("Node 0 MemTotal: lots kB\n", "m")
+                .unwrap_err()
+                .line,
+            Some(1)
+        );
+    }
+}
