@@ -1,3 +1,98 @@
-//! CPU hotplug state machine and incremental topology masks (naive vs scoped, seed 000).
+//! CPU hotplug for manycore: a cpuhp-style state machine and the incremental
+//! topology masks whose cost seed 000 cut from 233 s to 4 s on 1024 CPUs.
 //!
-//! (Being written; see the issue tracker.)
+//! `no_std` + `alloc`: the same code runs in the bare-metal kernel, in the
+//! simulator and in the CLI.
+//!
+//! # Masks: [`MaskEngine`]
+//!
+//! Every online CPU has a mask per [`MaskLevel`] (SMT siblings, L2 / big core,
+//! coregroup, package, node, last-level cache) holding the online CPUs of its
+//! group; offline CPUs have empty masks. [`MaskEngine::online`] and
+//! [`MaskEngine::offline`] update them incrementally and return the
+//! [`WorkCounts`] they needed, per level (CPUs scanned, firmware-tree nodes
+//! visited and property look-ups, mask bit and word operations), so a simulator
+//! can charge virtual time for exactly the work done. The firmware is a real,
+//! queried device tree ([`FirmwareTree`]) built for the machine.
+//!
+//! - [`Algo::Naive`] is powerpc before seed 000: for each level it scans every
+//!   online CPU and, for each one, walks `/cpus` to find its node and reads the
+//!   property (`cpu_to_l2cache`, `cpu_to_chip_id`...). Work per online grows
+//!   with CPUs × cores.
+//! - [`Algo::Scoped`] is the series: nodes indexed once, ids cached, scans
+//!   limited to the enclosing group (the node or tighter), whole groups skipped
+//!   at once, SMT siblings from the node's thread list, identical levels
+//!   consolidated. Work per online stays roughly flat.
+//!
+//! [`MaskEngine::rebuild_from_scratch`] recomputes every mask from the
+//! [`topology::Topology`] alone (never the firmware tree) and
+//! [`MaskEngine::verify`] compares.
+//!
+//! ```
+//! use hotplug::{Algo, MaskEngine, MaskLevel};
+//! use topology::{Arch, Shape};
+//!
+//! let topo = Shape::simple(Arch::PowerPc64, 2, 4, 8).build().unwrap(); // 64 CPUs
+//! let mut engine = MaskEngine::new(&topo, Algo::Scoped).unwrap(); // CPU 0 online
+//! for cpu in 1..64 {
+//!     let work = engine.online(cpu).unwrap();
+//!     assert!(work.total().cpus_scanned < 64);
+//! }
+//! assert_eq!(engine.masks(9, MaskLevel::Smt).to_list_string(), "8-15");
+//! engine.offline(9).unwrap();
+//! assert_eq!(engine.masks(8, MaskLevel::Smt).to_list_string(), "8,10-15");
+//! assert!(engine.masks(9, MaskLevel::Smt).is_empty());
+//! assert!(engine.offline(0).is_err()); // the boot CPU
+//! engine.verify().unwrap();
+//! ```
+//!
+//! # State machine: [`Hotplug`]
+//!
+//! Each CPU moves [`CpuState::Offline`] → `Kicked` → `Alive` → `Online` and back,
+//! running the architecture's steps ([`Platform`]: kick, wait for alive,
+//! calibrate, stop) and callbacks registered per [`Stage`] like Linux's cpuhp
+//! states; a failure rolls the CPU back. [`Hotplug::bringup_serial`] brings CPUs
+//! up one by one; [`Hotplug::bringup_parallel`] kicks them all before waiting
+//! for any (Linux 6.5).
+//!
+//! ```
+//! use hotplug::{Algo, Hotplug, MaskEngine, Platform, Stage};
+//! use topology::{Arch, Shape};
+//!
+//! #[derive(Default)]
+//! struct Log(Vec<String>);
+//! impl Platform for Log {
+//!     fn kick(&mut self, cpu: usize) -> Result<(), String> {
+//!         self.0.push(format!("kick {cpu}"));
+//!         Ok(())
+//!     }
+//!     fn wait_alive(&mut self, cpu: usize) -> Result<(), String> {
+//!         self.0.push(format!("alive {cpu}"));
+//!         Ok(())
+//!     }
+//! }
+//!
+//! let topo = Shape::simple(Arch::X86_64, 1, 2, 2).build().unwrap();
+//! let engine = MaskEngine::new(&topo, Algo::Scoped).unwrap();
+//! let mut hp = Hotplug::new(Log::default(), engine);
+//! hp.register("percpu", Stage::Prepare, Some(Box::new(|_p: &mut Log, _cpu| Ok(()))), None);
+//! let report = hp.bringup_parallel();
+//! assert_eq!(report.onlined, vec![1, 2, 3]);
+//! assert_eq!(hp.platform().0[..4], ["kick 1", "kick 2", "kick 3", "alive 1"]);
+//! ```
+#![no_std]
+#![deny(missing_docs)]
+
+extern crate alloc;
+
+mod counts;
+mod cpuhp;
+mod error;
+mod fdt;
+mod masks;
+
+pub use counts::{LevelWork, WorkCounts};
+pub use cpuhp::{BringupReport, Callback, CpuState, Hotplug, Platform, Stage};
+pub use error::HotplugError;
+pub use fdt::{FirmwareTree, NodeId};
+pub use masks::{Algo, MaskEngine, MaskLevel, Mismatch, RebuiltMasks};

@@ -1,0 +1,789 @@
+//! Incremental topology masks, updated on every CPU online and offline, with
+//! the two algorithms of seed 000.
+//!
+//! Storage: Linux keeps one mask per CPU per level, but every online member of
+//! a group has the same mask (the group ∩ online) and an offline CPU's masks
+//! are empty. So the engine stores one mask per *group* ("slot"), shared by its
+//! online members, and a per-CPU slot index — 2 KiB per group instead of
+//! 2 KiB per CPU per level, which keeps 16384 CPUs at a few MiB. A CPU learns
+//! its slot the way Linux learns its mask: by finding, through firmware ids,
+//! an online CPU of the same group (or, if none, starting a new one).
+
+use alloc::boxed::Box;
+use alloc::collections::BTreeMap;
+use alloc::vec;
+use alloc::vec::Vec;
+use core::fmt;
+
+use cpumask::CpuMask;
+use topology::{CacheKind, LevelKind, Topology};
+
+use crate::counts::{LevelWork, WorkCounts};
+use crate::error::HotplugError;
+use crate::fdt::{FirmwareTree, NodeId, NO_ID};
+
+/// One of the masks the topology code maintains for every online CPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum MaskLevel {
+    /// SMT siblings (`cpu_sibling_mask`, `topology_sibling_cpumask`).
+    Smt,
+    /// CPUs sharing the L2: a POWER9/10 big core's thread groups, or the
+    /// sharers of the level-2 cache, else the SMT siblings (`cpu_l2_cache_mask`).
+    L2,
+    /// The coregroup (`cpu_coregroup_mask`, POWER10's MC level); the L2 mask on
+    /// firmware without coregroup ids, as in Linux.
+    Coregroup,
+    /// The package / chip (`cpu_core_mask`, `topology_core_cpumask`).
+    Package,
+    /// The NUMA node (`cpumask_of_node`, restricted to online CPUs).
+    Node,
+    /// Sharers of the last-level cache (outermost cache of level ≥ 2), else the
+    /// SMT siblings.
+    Llc,
+}
+
+impl MaskLevel {
+    /// Number of levels.
+    pub const COUNT: usize = 6;
+    /// Every level, in Linux's update order.
+    pub const ALL: [MaskLevel; MaskLevel::COUNT] = [
+        MaskLevel::Smt,
+        MaskLevel::L2,
+        MaskLevel::Coregroup,
+        MaskLevel::Package,
+        MaskLevel::Node,
+        MaskLevel::Llc,
+    ];
+
+    /// Lower-case name used in text and JSON output.
+    pub fn name(self) -> &'static str {
+        match self {
+            MaskLevel::Smt => "smt",
+            MaskLevel::L2 => "l2",
+            MaskLevel::Coregroup => "coregroup",
+            MaskLevel::Package => "package",
+            MaskLevel::Node => "node",
+            MaskLevel::Llc => "llc",
+        }
+    }
+}
+
+/// Which mask-update algorithm to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Algo {
+    /// powerpc before seed 000: for every level, scan every online CPU and ask
+    /// the firmware tree about each one (`of_get_cpu_node` walk per query).
+    Naive,
+    /// After seed 000: CPU nodes indexed once, ids cached per CPU, scans limited
+    /// to the enclosing group (the node, or tighter), whole groups skipped at
+    /// once, siblings taken from the CPU node's thread list, and levels whose
+    /// masks are identical consolidated (updated once).
+    Scoped,
+}
+
+impl Algo {
+    /// `naive` or `scoped`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Algo::Naive => "naive",
+            Algo::Scoped => "scoped",
+        }
+    }
+}
+
+impl core::str::FromStr for Algo {
+    type Err = &'static str;
+    fn from_str(s: &str) -> Result<Algo, &'static str> {
+        match s {
+            "naive" => Ok(Algo::Naive),
+            "scoped" => Ok(Algo::Scoped),
+            _ => Err("expected `naive` or `scoped`"),
+        }
+    }
+}
+
+/// The mask an offline or unknown CPU has at every level.
+static EMPTY: CpuMask = CpuMask::new();
+const NONE: u32 = u32::MAX;
+/// Key used for a coregroup cell of "none" on firmware that has coregroups elsewhere.
+const NO_KEY: u64 = u64::MAX;
+
+/// Masks of one level: shared per-group slots.
+#[derive(Debug, Clone, Default)]
+struct LevelState {
+    slots: Vec<CpuMask>,
+    /// Lowest and highest word ever set in the slot since it was allocated: a
+    /// conservative span that bounds word-wise operations.
+    span: Vec<(u16, u16)>,
+    free: Vec<u32>,
+    /// Slot of each CPU (`NONE` when offline).
+    slot_of: Vec<u32>,
+}
+
+impl LevelState {
+    fn new(nr: usize) -> Self {
+        LevelState {
+            slot_of: vec![NONE; nr],
+            ..Default::default()
+        }
+    }
+
+    fn alloc(&mut self, cpu: usize, work: &mut LevelWork) -> u32 {
+        let word = (cpu / 64) as u16;
+        let s = match self.free.pop() {
+            Some(s) => {
+                self.span[s as usize] = (word, word);
+                s
+            }
+            None => {
+                self.slots.push(CpuMask::new());
+                self.span.push((word, word));
+                (self.slots.len() - 1) as u32
+            }
+        };
+        self.slots[s as usize].set(cpu);
+        self.slot_of[cpu] = s;
+        work.mask_bit_ops += 1;
+        s
+    }
+
+    fn join(&mut self, cpu: usize, s: u32, work: &mut LevelWork) {
+        let word = (cpu / 64) as u16;
+        let span = &mut self.span[s as usize];
+        span.0 = span.0.min(word);
+        span.1 = span.1.max(word);
+        self.slots[s as usize].set(cpu);
+        self.slot_of[cpu] = s;
+        work.mask_bit_ops += 1;
+    }
+
+    fn leave(&mut self, cpu: usize, work: &mut LevelWork) {
+        let s = self.slot_of[cpu];
+        if s == NONE {
+            return;
+        }
+        self.slot_of[cpu] = NONE;
+        let slot = &mut self.slots[s as usize];
+        slot.clear(cpu);
+        work.mask_bit_ops += 1;
+        // The slot's span bounds the emptiness check.
+        let (lo, hi) = self.span[s as usize];
+        let words = &slot.words()[lo as usize..=hi as usize];
+        work.mask_word_ops += words.len() as u64;
+        if words.iter().all(|&w| w == 0) {
+            self.free.push(s);
+        }
+    }
+
+    fn mask(&self, cpu: usize) -> &CpuMask {
+        match self.slot_of.get(cpu) {
+            Some(&s) if s != NONE => &self.slots[s as usize],
+            _ => &EMPTY,
+        }
+    }
+}
+
+/// A CPU whose incremental mask differs from the from-scratch rebuild.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mismatch {
+    /// The CPU.
+    pub cpu: usize,
+    /// The level (`None` for the online set).
+    pub level: Option<MaskLevel>,
+    /// What the rebuild computed.
+    pub expected: CpuMask,
+    /// What the engine holds.
+    pub actual: CpuMask,
+}
+
+impl fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "CPU {} {} mask is {{{}}}, rebuild says {{{}}}",
+            self.cpu,
+            self.level.map_or("online", |l| l.name()),
+            self.actual,
+            self.expected
+        )
+    }
+}
+
+/// Masks recomputed from the topology alone, for every CPU, given an online set.
+#[derive(Debug, Clone)]
+pub struct RebuiltMasks {
+    online: CpuMask,
+    group_of: Vec<[u32; MaskLevel::COUNT]>,
+    groups: [Vec<CpuMask>; MaskLevel::COUNT],
+}
+
+impl RebuiltMasks {
+    /// The rebuilt mask of `cpu` at `level` (empty when offline).
+    pub fn mask(&self, cpu: usize, level: MaskLevel) -> &CpuMask {
+        if !self.online.contains(cpu) {
+            return &EMPTY;
+        }
+        match self.group_of.get(cpu) {
+            Some(g) if g[level as usize] != NONE => {
+                &self.groups[level as usize][g[level as usize] as usize]
+            }
+            _ => &EMPTY,
+        }
+    }
+
+    /// The online set the rebuild was made for.
+    pub fn online(&self) -> &CpuMask {
+        &self.online
+    }
+}
+
+/// Group keys computed straight from the [`Topology`] model — the independent
+/// truth the incremental masks are checked against (they never look at the
+/// firmware tree).
+fn truth_keys(topology: &Topology, cpu: &topology::Cpu) -> [u64; MaskLevel::COUNT] {
+    let id = cpu.id as usize;
+    let tag = |t: u64, v: u32| (t << 32) | v as u64;
+    let core = tag(1, cpu.group(LevelKind::Core).unwrap_or(NO_ID));
+    let data = |c: &&topology::Cache| c.kind != CacheKind::Instruction && c.cpus.contains(id);
+    let cache_index = |c: &topology::Cache| {
+        topology
+            .caches
+            .iter()
+            .position(|x| core::ptr::eq(x, c))
+            .unwrap_or(0) as u32
+    };
+    let l2 = match topology.caches.iter().filter(data).find(|c| c.level == 2) {
+        Some(c) => tag(2, cache_index(c)),
+        None => match cpu.group(LevelKind::BigCore) {
+            Some(b) => tag(3, b),
+            None => core,
+        },
+    };
+    let coregroup = match topology.level(LevelKind::Cluster) {
+        Some(_) => tag(4, cpu.group(LevelKind::Cluster).unwrap_or(NO_ID)),
+        None => l2,
+    };
+    let package = tag(5, cpu.group(LevelKind::Package).unwrap_or(NO_ID));
+    let node = tag(6, cpu.node.unwrap_or(NO_ID));
+    // Outermost cache of level >= 2; the first instance listed at that level.
+    let mut llc: Option<&topology::Cache> = None;
+    for c in topology.caches.iter().filter(data).filter(|c| c.level >= 2) {
+        if llc.is_none_or(|best| c.level > best.level) {
+            llc = Some(c);
+        }
+    }
+    let llc = llc.map_or(core, |c| tag(2, cache_index(c)));
+    [core, l2, coregroup, package, node, llc]
+}
+
+/// The incremental mask engine. See the crate documentation for an example.
+#[derive(Debug, Clone)]
+pub struct MaskEngine {
+    algo: Algo,
+    fdt: FirmwareTree,
+    nr: usize,
+    boot_cpu: usize,
+    allow_boot_offline: bool,
+    present: CpuMask,
+    online: CpuMask,
+    levels: [LevelState; MaskLevel::COUNT],
+    /// Level whose slots hold this level's masks (itself when not consolidated).
+    storage: [MaskLevel; MaskLevel::COUNT],
+    /// Levels updated on online, in order.
+    order: Vec<MaskLevel>,
+    /// Scoped: the level whose mask bounds the scan (`None` = all online CPUs).
+    scope: [Option<MaskLevel>; MaskLevel::COUNT],
+    /// Scoped: CPU → its firmware node, indexed once at construction.
+    cpu_node: Vec<NodeId>,
+    /// Scoped: firmware ids cached at a CPU's first online.
+    ids: Vec<[u64; MaskLevel::COUNT]>,
+    ids_cached: CpuMask,
+    /// Truth keys per CPU, from the topology model, for `rebuild_from_scratch`.
+    truth: Vec<[u64; MaskLevel::COUNT]>,
+    scan_buf: Vec<u64>,
+    setup_work: WorkCounts,
+}
+
+impl MaskEngine {
+    /// Builds the firmware tree for `topology` and an engine in which only the
+    /// boot CPU (the first online CPU of the topology, else the first present
+    /// one) is online.
+    ///
+    /// Set-up (once): the firmware tree is indexed, every CPU's firmware ids are
+    /// read once and checked against the topology model (an irregularity that
+    /// one-node-per-core firmware cannot express is an [`HotplugError::Unsupported`]
+    /// error rather than silently wrong masks), and, for [`Algo::Scoped`],
+    /// levels with identical masks are consolidated and each level's scan scope
+    /// chosen. The cost is in [`MaskEngine::setup_work`].
+    pub fn new(topology: &Topology, algo: Algo) -> Result<MaskEngine, HotplugError> {
+        let fdt = FirmwareTree::from_topology(topology)?;
+        let nr = topology.cpus.last().map_or(0, |c| c.id as usize + 1);
+        let mut setup = WorkCounts::default();
+        let present: CpuMask = topology
+            .cpus
+            .iter()
+            .map(|c| c.id as usize)
+            .filter(|&c| topology.present.contains(c))
+            .collect();
+        let boot_cpu = topology
+            .online
+            .and(&present)
+            .first()
+            .or_else(|| present.first())
+            .ok_or(HotplugError::UnknownCpu(0))?;
+
+        let cpu_node = fdt.index_cpu_nodes(&mut setup.other);
+        let mut truth = vec![[NO_KEY; MaskLevel::COUNT]; nr];
+        for c in &topology.cpus {
+            truth[c.id as usize] = truth_keys(topology, c);
+        }
+
+        // Every present CPU's firmware keys, read once.
+        let mut keys = vec![[NO_KEY; MaskLevel::COUNT]; nr];
+        let mut has_coregroup = false;
+        for cpu in present.iter() {
+            let node = cpu_node[cpu];
+            if node == NO_ID {
+                return Err(HotplugError::UnknownCpu(cpu));
+            }
+            for level in MaskLevel::ALL {
+                let key = fdt.key_of_node(node, level, &mut setup.levels[level as usize]);
+                has_coregroup |= level == MaskLevel::Coregroup && key.is_some();
+                keys[cpu][level as usize] = key.unwrap_or(NO_KEY);
+            }
+        }
+        if !has_coregroup {
+            // No coregroup support: the MC level uses the L2 mask (Linux's
+            // fixup_topology), for both algorithms.
+            for cpu in present.iter() {
+                keys[cpu][MaskLevel::Coregroup as usize] = keys[cpu][MaskLevel::L2 as usize];
+            }
+        }
+        // Firmware and model must describe the same groups.
+        for level in MaskLevel::ALL {
+            let li = level as usize;
+            let mut fw_to_truth: BTreeMap<u64, u64> = BTreeMap::new();
+            let mut truth_to_fw: BTreeMap<u64, u64> = BTreeMap::new();
+            for cpu in present.iter() {
+                let (k, t) = (keys[cpu][li], truth[cpu][li]);
+                if *fw_to_truth.entry(k).or_insert(t) != t
+                    || *truth_to_fw.entry(t).or_insert(k) != k
+                {
+                    return Err(HotplugError::Unsupported {
+                        cpu,
+                        level,
+                        reason: "firmware ids do not describe the same groups as the topology",
+                    });
+                }
+            }
+        }
+
+        let nests = |inner: MaskLevel, outer: MaskLevel| -> bool {
+            let mut map: BTreeMap<u64, u64> = BTreeMap::new();
+            present.iter().all(|cpu| {
+                let (i, o) = (keys[cpu][inner as usize], keys[cpu][outer as usize]);
+                *map.entry(i).or_insert(o) == o
+            })
+        };
+        let groups = |level: MaskLevel| -> usize {
+            let mut ks: Vec<u64> = present.iter().map(|c| keys[c][level as usize]).collect();
+            ks.sort_unstable();
+            ks.dedup();
+            ks.len()
+        };
+
+        let mut storage = MaskLevel::ALL;
+        let mut scope = [None; MaskLevel::COUNT];
+        let order: Vec<MaskLevel>;
+        if !has_coregroup {
+            storage[MaskLevel::Coregroup as usize] = MaskLevel::L2;
+        }
+        match algo {
+            Algo::Naive => {
+                order = MaskLevel::ALL
+                    .into_iter()
+                    .filter(|&l| storage[l as usize] == l)
+                    .collect();
+            }
+            Algo::Scoped => {
+                // Consolidate: a level with the same groups as a coarser one
+                // shares its storage (seed 000's "check for duplicate topologies").
+                let coarse_first = [
+                    MaskLevel::Node,
+                    MaskLevel::Package,
+                    MaskLevel::Llc,
+                    MaskLevel::Coregroup,
+                    MaskLevel::L2,
+                    MaskLevel::Smt,
+                ];
+                for (i, &level) in coarse_first.iter().enumerate() {
+                    if storage[level as usize] != level {
+                        continue;
+                    }
+                    for &earlier in &coarse_first[..i] {
+                        if storage[earlier as usize] == earlier
+                            && nests(level, earlier)
+                            && nests(earlier, level)
+                        {
+                            storage[level as usize] = earlier;
+                            break;
+                        }
+                    }
+                }
+                // Coarsest first, so each level scans only inside the tightest
+                // already-updated level that encloses it; SMT last (thread list).
+                let mut rest: Vec<(usize, MaskLevel)> = coarse_first
+                    .into_iter()
+                    .filter(|&l| storage[l as usize] == l && l != MaskLevel::Smt)
+                    .map(|l| (groups(l), l))
+                    .collect();
+                rest.sort();
+                let mut o: Vec<MaskLevel> = rest.into_iter().map(|(_, l)| l).collect();
+                for i in 0..o.len() {
+                    scope[o[i] as usize] = o[..i].iter().rev().copied().find(|&m| nests(o[i], m));
+                }
+                if storage[MaskLevel::Smt as usize] == MaskLevel::Smt {
+                    o.push(MaskLevel::Smt);
+                }
+                order = o;
+            }
+        }
+
+        let mut engine = MaskEngine {
+            algo,
+            fdt,
+            nr,
+            boot_cpu,
+            allow_boot_offline: false,
+            present,
+            online: CpuMask::new(),
+            levels: core::array::from_fn(|_| LevelState::new(nr)),
+            storage,
+            order,
+            scope,
+            cpu_node,
+            ids: vec![[NO_KEY; MaskLevel::COUNT]; nr],
+            ids_cached: CpuMask::new(),
+            truth,
+            scan_buf: vec![0; cpumask::MAX_CPUS / 64],
+            setup_work: setup,
+        };
+        let boot_work = engine.online(boot_cpu)?;
+        engine.setup_work += boot_work;
+        Ok(engine)
+    }
+
+    /// The algorithm in use.
+    pub fn algo(&self) -> Algo {
+        self.algo
+    }
+
+    /// The firmware tree the engine queries.
+    pub fn firmware(&self) -> &FirmwareTree {
+        &self.fdt
+    }
+
+    /// The boot CPU (online from construction, refuses to go offline unless
+    /// [`MaskEngine::allow_boot_cpu_offline`]).
+    pub fn boot_cpu(&self) -> usize {
+        self.boot_cpu
+    }
+
+    /// Allows offlining the boot CPU (x86 `cpu0_hotplug`); the last online CPU
+    /// still cannot go.
+    pub fn allow_boot_cpu_offline(&mut self, allow: bool) {
+        self.allow_boot_offline = allow;
+    }
+
+    /// CPUs that can be onlined: present and with known topology.
+    pub fn present(&self) -> &CpuMask {
+        &self.present
+    }
+
+    /// The online set.
+    pub fn online_mask(&self) -> &CpuMask {
+        &self.online
+    }
+
+    /// Work done once at construction (tree indexing, id checks, boot CPU).
+    pub fn setup_work(&self) -> &WorkCounts {
+        &self.setup_work
+    }
+
+    /// The level whose storage `level` shares after consolidation (itself when
+    /// it is maintained separately).
+    pub fn consolidated_into(&self, level: MaskLevel) -> MaskLevel {
+        self.storage[level as usize]
+    }
+
+    /// Levels actually updated on each online, in update order.
+    pub fn update_order(&self) -> &[MaskLevel] {
+        &self.order
+    }
+
+    /// `cpu`'s mask at `level`: the online CPUs of its group, itself included;
+    /// empty when `cpu` is offline or unknown.
+    pub fn masks(&self, cpu: usize, level: MaskLevel) -> &CpuMask {
+        self.levels[self.storage[level as usize] as usize].mask(cpu)
+    }
+
+    fn check_known(&self, cpu: usize) -> Result<(), HotplugError> {
+        if cpu < self.nr && self.present.contains(cpu) {
+            Ok(())
+        } else {
+            Err(HotplugError::UnknownCpu(cpu))
+        }
+    }
+
+    /// Brings `cpu`'s masks online (Linux's `add_cpu_to_masks` plus
+    /// `set_cpu_online`) and returns the work it took. On error nothing changes.
+    pub fn online(&mut self, cpu: usize) -> Result<WorkCounts, HotplugError> {
+        self.check_known(cpu)?;
+        if self.online.contains(cpu) {
+            return Err(HotplugError::AlreadyOnline(cpu));
+        }
+        let mut work = WorkCounts::default();
+        match self.algo {
+            Algo::Naive => self.online_naive(cpu, &mut work),
+            Algo::Scoped => self.online_scoped(cpu, &mut work),
+        }
+        self.online.set(cpu);
+        work.other.mask_bit_ops += 1;
+        Ok(work)
+    }
+
+    /// Whether [`MaskEngine::offline`] would accept `cpu`, and if not, why.
+    pub fn can_offline(&self, cpu: usize) -> Result<(), HotplugError> {
+        self.check_known(cpu)?;
+        if !self.online.contains(cpu) {
+            return Err(HotplugError::AlreadyOffline(cpu));
+        }
+        if cpu == self.boot_cpu && !self.allow_boot_offline {
+            return Err(HotplugError::BootCpu(cpu));
+        }
+        if self.online.weight() == 1 {
+            return Err(HotplugError::LastOnline(cpu));
+        }
+        Ok(())
+    }
+
+    /// Takes `cpu` out of every mask (Linux's `remove_cpu_from_masks` plus
+    /// `set_cpu_online(false)`). Refuses the boot CPU and the last online CPU.
+    /// On error nothing changes.
+    pub fn offline(&mut self, cpu: usize) -> Result<WorkCounts, HotplugError> {
+        self.can_offline(cpu)?;
+        let mut work = WorkCounts::default();
+        if self.algo == Algo::Naive {
+            // Pre-5.10: walk the package mask (a superset of the others) and
+            // unrelate the CPU pairwise at every level.
+            let package = *self.masks(cpu, MaskLevel::Package);
+            for i in package.iter() {
+                for &level in &self.order {
+                    let lw = &mut work.levels[level as usize];
+                    lw.cpus_scanned += 1;
+                    if self.levels[level as usize].mask(cpu).contains(i) {
+                        lw.mask_bit_ops += 2;
+                    }
+                }
+            }
+        }
+        for &level in &self.order {
+            self.levels[level as usize].leave(cpu, &mut work.levels[level as usize]);
+        }
+        self.online.clear(cpu);
+        work.other.mask_bit_ops += 1;
+        Ok(work)
+    }
+
+    /// The firmware key of `cpu` at `level` the slow way: find the CPU node by
+    /// walking `/cpus`, then read the property.
+    fn key_by_walk(&self, cpu: usize, level: MaskLevel, work: &mut LevelWork) -> u64 {
+        let Some(node) = self.fdt.of_get_cpu_node(cpu, work) else {
+            return NO_KEY;
+        };
+        let level = if self.storage[MaskLevel::Coregroup as usize] == MaskLevel::L2
+            && level == MaskLevel::Coregroup
+        {
+            MaskLevel::L2
+        } else {
+            level
+        };
+        self.fdt.key_of_node(node, level, work).unwrap_or(NO_KEY)
+    }
+
+    fn online_naive(&mut self, cpu: usize, work: &mut WorkCounts) {
+        let order = self.order.clone();
+        for level in order {
+            let li = level as usize;
+            let lw = &mut work.levels[li];
+            if level == MaskLevel::Smt {
+                // Threads of this CPU's node: the node is found by walking /cpus.
+                let node = self.fdt.of_get_cpu_node(cpu, lw);
+                let threads = node.map(|n| self.fdt.threads_of(n, lw)).unwrap_or_default();
+                for t in threads {
+                    lw.cpus_scanned += 1;
+                    if t != cpu && self.online.contains(t) {
+                        relate(&mut self.levels[li], cpu, t, lw);
+                    }
+                }
+            } else {
+                let mine = self.key_by_walk(cpu, level, lw);
+                let online = self.online;
+                for i in online.iter() {
+                    lw.cpus_scanned += 1;
+                    if self.key_by_walk(i, level, lw) == mine {
+                        relate(&mut self.levels[li], cpu, i, lw);
+                    }
+                }
+            }
+            if self.levels[li].slot_of[cpu] == NONE {
+                self.levels[li].alloc(cpu, lw);
+            }
+        }
+    }
+
+    fn online_scoped(&mut self, cpu: usize, work: &mut WorkCounts) {
+        let node = self.cpu_node[cpu];
+        if !self.ids_cached.contains(cpu) {
+            for &level in &self.order {
+                let lw = &mut work.levels[level as usize];
+                let key = self.fdt.key_of_node(node, level, lw).unwrap_or(NO_KEY);
+                self.ids[cpu][level as usize] = key;
+            }
+            self.ids_cached.set(cpu);
+        }
+        for oi in 0..self.order.len() {
+            let level = self.order[oi];
+            let li = level as usize;
+            let lw = &mut work.levels[li];
+            if level == MaskLevel::Smt {
+                // Whole sibling set at once: any online thread of the node.
+                let threads = self.fdt.threads_of(node, lw);
+                let found = threads.into_iter().find(|&t| {
+                    lw.cpus_scanned += 1;
+                    t != cpu && self.online.contains(t)
+                });
+                match found {
+                    Some(t) => {
+                        let s = self.levels[li].slot_of[t];
+                        self.levels[li].join(cpu, s, lw);
+                    }
+                    None => {
+                        self.levels[li].alloc(cpu, lw);
+                    }
+                }
+                continue;
+            }
+            // Candidates: the online CPUs of the enclosing group (or all online).
+            let (scope_mask, (lo, hi)) = match self.scope[li] {
+                Some(outer) => {
+                    let st = &self.levels[outer as usize];
+                    let s = st.slot_of[cpu] as usize;
+                    (&st.slots[s], st.span[s])
+                }
+                None => match (self.online.first(), self.online.last()) {
+                    (Some(f), Some(l)) => (&self.online, ((f / 64) as u16, (l / 64) as u16)),
+                    _ => (&EMPTY, (0, 0)),
+                },
+            };
+            let (lo, hi) = (lo as usize, hi as usize);
+            let n = hi - lo + 1;
+            self.scan_buf[..n].copy_from_slice(&scope_mask.words()[lo..=hi]);
+            lw.mask_word_ops += n as u64;
+            if cpu / 64 >= lo && cpu / 64 <= hi {
+                self.scan_buf[cpu / 64 - lo] &= !(1u64 << (cpu % 64));
+            }
+            let key = self.ids[cpu][li];
+            let state = &mut self.levels[li];
+            let mut w = 0;
+            let mut found = NONE;
+            while w < n {
+                let bits = self.scan_buf[w];
+                if bits == 0 {
+                    w += 1;
+                    lw.mask_word_ops += 1;
+                    continue;
+                }
+                let i = (lo + w) * 64 + bits.trailing_zeros() as usize;
+                lw.cpus_scanned += 1;
+                let s = state.slot_of[i];
+                if self.ids[i][li] == key {
+                    found = s;
+                    break;
+                }
+                // Not our group: skip all of its members at once.
+                let (slo, shi) = state.span[s as usize];
+                let (from, to) = ((slo as usize).max(lo), (shi as usize).min(hi));
+                let words = state.slots[s as usize].words();
+                for (b, w) in self.scan_buf[from - lo..=to - lo]
+                    .iter_mut()
+                    .zip(&words[from..=to])
+                {
+                    *b &= !w;
+                }
+                lw.mask_word_ops += (to + 1 - from) as u64;
+            }
+            if found == NONE {
+                state.alloc(cpu, lw);
+            } else {
+                state.join(cpu, found, lw);
+            }
+        }
+    }
+
+    /// Recomputes every CPU's masks from the topology model alone for the
+    /// current online set: the reference the incremental masks must equal.
+    pub fn rebuild_from_scratch(&self) -> RebuiltMasks {
+        let mut group_of = vec![[NONE; MaskLevel::COUNT]; self.nr];
+        let mut groups: [Vec<CpuMask>; MaskLevel::COUNT] = Default::default();
+        for level in MaskLevel::ALL {
+            let li = level as usize;
+            let mut index: BTreeMap<u64, u32> = BTreeMap::new();
+            for cpu in self.online.iter() {
+                let g = *index.entry(self.truth[cpu][li]).or_insert_with(|| {
+                    groups[li].push(CpuMask::new());
+                    (groups[li].len() - 1) as u32
+                });
+                groups[li][g as usize].set(cpu);
+                group_of[cpu][li] = g;
+            }
+        }
+        RebuiltMasks {
+            online: self.online,
+            group_of,
+            groups,
+        }
+    }
+
+    /// Compares every present CPU's masks, and the online set, with
+    /// [`MaskEngine::rebuild_from_scratch`]; returns the first difference.
+    pub fn verify(&self) -> Result<(), Box<Mismatch>> {
+        let rebuilt = self.rebuild_from_scratch();
+        for cpu in self.present.iter() {
+            for level in MaskLevel::ALL {
+                let (expected, actual) = (rebuilt.mask(cpu, level), self.masks(cpu, level));
+                if expected != actual {
+                    return Err(Box::new(Mismatch {
+                        cpu,
+                        level: Some(level),
+                        expected: *expected,
+                        actual: *actual,
+                    }));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `set_cpus_related`: puts `cpu` in `other`'s group (its first related CPU
+/// decides the slot; later ones are the same group and only cost bit writes).
+fn relate(state: &mut LevelState, cpu: usize, other: usize, work: &mut LevelWork) {
+    let s = state.slot_of[other];
+    if state.slot_of[cpu] == NONE {
+        state.join(cpu, s, work);
+    } else {
+        state.slots[state.slot_of[cpu] as usize].set(other);
+    }
+    work.mask_bit_ops += 1;
+}
