@@ -41,7 +41,7 @@ pub struct Options {
     pub sipi_delay_us: u64,
     /// x2APIC mode (`x2apic=on|off`); `None` = on when the CPU supports it.
     pub x2apic: Option<bool>,
-    /// How long the BSP waits for an AP to call in (`callin_timeout_ms=`), default 1000.
+    /// How long the BSP waits for an AP to call in (`callin_timeout_ms=`), default 5000.
     pub callin_timeout_ms: u64,
     /// Fault injection: an extra APIC id with no CPU behind it (`ghost_apic=`).
     pub ghost_apic: Option<u32>,
@@ -58,7 +58,7 @@ impl Default for Options {
             init_delay_us: 10_000,
             sipi_delay_us: 200,
             x2apic: None,
-            callin_timeout_ms: 1000,
+            callin_timeout_ms: 5000,
             ghost_apic: None,
             percpu_dump: false,
         }
@@ -98,7 +98,12 @@ pub fn parse<'a>(text: &'a str, mut bad: impl FnMut(BadWord<'a>)) -> Options {
                 "off" => set(&mut o.x2apic, Some(false)),
                 _ => false,
             },
-            "lpj" => value.parse().ok().filter(|&v| v > 0).map(|v| o.lpj = Some(v)).is_some(),
+            "lpj" => value
+                .parse()
+                .ok()
+                .filter(|&v| v > 0)
+                .map(|v| o.lpj = Some(v))
+                .is_some(),
             "init_delay_us" => value.parse().map(|v| o.init_delay_us = v).is_ok(),
             "sipi_delay_us" => value.parse().map(|v| o.sipi_delay_us = v).is_ok(),
             "callin_timeout_ms" => value.parse().map(|v| o.callin_timeout_ms = v).is_ok(),

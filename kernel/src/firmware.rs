@@ -119,15 +119,23 @@ pub fn parse_srat(bytes: &[u8], cpus: &mut Vec<SratCpu>, mem: &mut Vec<SratMem>)
             0 if len >= 16 => {
                 let flags = u32_at(e, 4).unwrap_or(0);
                 if flags & 1 != 0 {
-                    let domain = e[2] as u32 | (e[9] as u32) << 8 | (e[10] as u32) << 16 | (e[11] as u32) << 24;
-                    cpus.push(SratCpu { apic_id: e[3] as u32, domain });
+                    let domain = e[2] as u32
+                        | (e[9] as u32) << 8
+                        | (e[10] as u32) << 16
+                        | (e[11] as u32) << 24;
+                    cpus.push(SratCpu {
+                        apic_id: e[3] as u32,
+                        domain,
+                    });
                 }
             }
             1 if len >= 40 => {
                 let flags = u32_at(e, 28).unwrap_or(0);
                 if flags & 1 != 0 {
-                    let base = u32_at(e, 8).unwrap_or(0) as u64 | (u32_at(e, 12).unwrap_or(0) as u64) << 32;
-                    let size = u32_at(e, 16).unwrap_or(0) as u64 | (u32_at(e, 20).unwrap_or(0) as u64) << 32;
+                    let base = u32_at(e, 8).unwrap_or(0) as u64
+                        | (u32_at(e, 12).unwrap_or(0) as u64) << 32;
+                    let size = u32_at(e, 16).unwrap_or(0) as u64
+                        | (u32_at(e, 20).unwrap_or(0) as u64) << 32;
                     mem.push(SratMem {
                         domain: u32_at(e, 2).unwrap_or(0),
                         base,

@@ -119,7 +119,14 @@ pub fn run(start_info: u32) -> Result<(), Fatal> {
         None => cpu::has_x2apic(),
     };
     apic::enable(x2apic, Some(fw.lapic_base));
-    kprintln!("x2apic: {}", if x2apic { "enabled" } else { "disabled (xAPIC mode)" });
+    kprintln!(
+        "x2apic: {}",
+        if x2apic {
+            "enabled"
+        } else {
+            "disabled (xAPIC mode)"
+        }
+    );
     let bsp_apic = apic::id();
     let apic_mhz = timer::calibrate_apic_timer();
     kprintln!("APIC: timer runs at {apic_mhz} MHz; waits halt between checks");
@@ -166,7 +173,11 @@ pub fn run(start_info: u32) -> Result<(), Fatal> {
         match alloc_percpu(&mut mem, c) {
             Ok(area) => {
                 if smp::register(area).is_err() {
-                    kprintln!("smpboot: CPU {} (APIC id {}) does not fit the tables, skipped", c.cpu, c.apic_id);
+                    kprintln!(
+                        "smpboot: CPU {} (APIC id {}) does not fit the tables, skipped",
+                        c.cpu,
+                        c.apic_id
+                    );
                     failed.push(c.cpu);
                     continue;
                 }
@@ -174,7 +185,10 @@ pub fn run(start_info: u32) -> Result<(), Fatal> {
             }
             Err(e) if c.cpu == 0 => return Err(Fatal::BspMemory(e)),
             Err(e) => {
-                kprintln!("smpboot: CPU {}: no memory for its stack or per-CPU area ({e}), skipped", c.cpu);
+                kprintln!(
+                    "smpboot: CPU {}: no memory for its stack or per-CPU area ({e}), skipped",
+                    c.cpu
+                );
                 failed.push(c.cpu);
             }
         }
@@ -183,13 +197,21 @@ pub fn run(start_info: u32) -> Result<(), Fatal> {
         for a in &areas {
             kprintln!(
                 "percpu: cpu {} apic {} node {} area {:#x} stack {:#x}-{:#x}",
-                a.cpu, a.apic_id, a.node, a.area, a.stack.0, a.stack.1
+                a.cpu,
+                a.apic_id,
+                a.node,
+                a.area,
+                a.stack.0,
+                a.stack.1
             );
         }
     }
     let on_node = areas
         .iter()
-        .filter(|a| in_node(&fw, &numa, a.node, a.area, PAGE_SIZE) && in_node(&fw, &numa, a.node, a.stack.0, STACK_SIZE))
+        .filter(|a| {
+            in_node(&fw, &numa, a.node, a.area, PAGE_SIZE)
+                && in_node(&fw, &numa, a.node, a.stack.0, STACK_SIZE)
+        })
         .count();
     crate::arch::boot::install_trampoline();
 
@@ -204,27 +226,44 @@ pub fn run(start_info: u32) -> Result<(), Fatal> {
         }
         None => {
             let lpj = smp::calibrate_delay();
-            kprintln!("Calibrating delay loop... {} BogoMIPS (lpj={lpj})", fmt_bogo(smp::bogomips_x100(lpj)));
+            kprintln!(
+                "Calibrating delay loop... {} BogoMIPS (lpj={lpj})",
+                fmt_bogo(smp::bogomips_x100(lpj))
+            );
             lpj
         }
     };
     if let Some(&bsp) = areas.first() {
-        bsp.lpj.store(bsp_lpj, core::sync::atomic::Ordering::Relaxed);
+        bsp.lpj
+            .store(bsp_lpj, core::sync::atomic::Ordering::Relaxed);
         on_online(bsp);
     }
 
     smp::configure(
-        ApConfig { x2apic, calibrate: opts.calibrate, default_lpj: opts.lpj.unwrap_or(bsp_lpj) },
+        ApConfig {
+            x2apic,
+            calibrate: opts.calibrate,
+            default_lpj: opts.lpj.unwrap_or(bsp_lpj),
+        },
         on_online,
     );
-    let aps: Vec<&'static PerCpu> = areas.iter().skip(1).copied().filter(|a| {
-        if !x2apic && a.apic_id > 254 {
-            kprintln!("smpboot: CPU {} has APIC id {} > 254, which needs x2apic=on: skipped", a.cpu, a.apic_id);
-            false
-        } else {
-            true
-        }
-    }).collect();
+    let aps: Vec<&'static PerCpu> = areas
+        .iter()
+        .skip(1)
+        .copied()
+        .filter(|a| {
+            if !x2apic && a.apic_id > 254 {
+                kprintln!(
+                    "smpboot: CPU {} has APIC id {} > 254, which needs x2apic=on: skipped",
+                    a.cpu,
+                    a.apic_id
+                );
+                false
+            } else {
+                true
+            }
+        })
+        .collect();
     for a in areas.iter().skip(1) {
         if !x2apic && a.apic_id > 254 {
             failed.push(a.cpu);
@@ -250,7 +289,10 @@ pub fn run(start_info: u32) -> Result<(), Fatal> {
     let bringup_ns = timer::tsc_to_ns(cpu::rdtsc() - t0);
 
     let online = *ONLINE.lock();
-    let up: Vec<&&PerCpu> = areas.iter().filter(|a| online.contains(a.cpu as usize)).collect();
+    let up: Vec<&&PerCpu> = areas
+        .iter()
+        .filter(|a| online.contains(a.cpu as usize))
+        .collect();
     let mut up_nodes: Vec<u32> = up.iter().map(|a| a.node).collect();
     up_nodes.sort_unstable();
     up_nodes.dedup();
@@ -258,26 +300,56 @@ pub fn run(start_info: u32) -> Result<(), Fatal> {
         .iter()
         .map(|a| smp::bogomips_x100(a.lpj.load(core::sync::atomic::Ordering::Relaxed)))
         .sum();
-    let plural = |n: usize, w: &str| if n == 1 { alloc::format!("{n} {w}") } else { alloc::format!("{n} {w}s") };
-    kprintln!("smp: Brought up {}, {}", plural(up_nodes.len(), "node"), plural(up.len(), "CPU"));
-    kprintln!("smpboot: Total of {} processors activated ({} BogoMIPS)", up.len(), fmt_bogo(bogo));
+    let plural = |n: usize, w: &str| {
+        if n == 1 {
+            alloc::format!("{n} {w}")
+        } else {
+            alloc::format!("{n} {w}s")
+        }
+    };
+    kprintln!(
+        "smp: Brought up {}, {}",
+        plural(up_nodes.len(), "node"),
+        plural(up.len(), "CPU")
+    );
+    kprintln!(
+        "smpboot: Total of {} processors activated ({} BogoMIPS)",
+        up.len(),
+        fmt_bogo(bogo)
+    );
     if !failed.is_empty() {
         failed.sort_unstable();
-        kprintln!("smpboot: {} CPUs failed to come online: {}", failed.len(), cpulist(&failed));
+        kprintln!(
+            "smpboot: {} CPUs failed to come online: {}",
+            failed.len(),
+            cpulist(&failed)
+        );
     }
     let late = areas.iter().filter(|a| a.state() == State::Failed).count();
     let _ = late;
 
     let node_facts: Vec<crate::report::NodeFacts> = mem
         .nodes()
-        .map(|id| crate::report::NodeFacts { id, bytes: mem.total_bytes(id) })
+        .map(|id| crate::report::NodeFacts {
+            id,
+            bytes: mem.total_bytes(id),
+        })
         .collect();
     let shifts = cpu::apic_shifts();
     kprintln!(
         "topology: CPUID leaf {:#x}: SMT shift {}, core shift {}, package shift {}",
-        shifts.leaf, shifts.smt, shifts.core, shifts.package
+        shifts.leaf,
+        shifts.smt,
+        shifts.core,
+        shifts.package
     );
-    match crate::report::build(&cpus, &online, shifts, &node_facts, &numa_distances(&fw, &numa)) {
+    match crate::report::build(
+        &cpus,
+        &online,
+        shifts,
+        &node_facts,
+        &numa_distances(&fw, &numa),
+    ) {
         Ok(t) => {
             crate::report::print_topology(&t);
             crate::report::print_domains(&t);
@@ -389,7 +461,13 @@ fn alloc_percpu(mem: &mut NodeMem, c: &CpuInfo) -> Result<&'static PerCpu, Alloc
             return Err(e);
         }
     };
-    let value = PerCpu::new(c.cpu, c.apic_id, c.node, area.addr, (stack.addr, stack.addr + stack.len));
+    let value = PerCpu::new(
+        c.cpu,
+        c.apic_id,
+        c.node,
+        area.addr,
+        (stack.addr, stack.addr + stack.len),
+    );
     phys::place(area.addr, area.len, value).map_err(|_| AllocError::BadAlign(area.len))
 }
 
@@ -410,7 +488,13 @@ fn number_cpus(fw: &Firmware, numa: &Numa, bsp_apic: u32, opts: &Options) -> Vec
             return;
         }
         let cpu = out.len() as u32;
-        out.push(CpuInfo { cpu, apic_id, node: node_of(apic_id), present, ghost });
+        out.push(CpuInfo {
+            cpu,
+            apic_id,
+            node: node_of(apic_id),
+            present,
+            ghost,
+        });
     };
     push(bsp_apic, true, false, &mut out);
     for c in fw.cpus.iter().filter(|c| c.enabled) {

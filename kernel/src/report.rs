@@ -102,19 +102,35 @@ pub fn print_topology(t: &Topology) {
     for kind in [LevelKind::Package, LevelKind::Die] {
         if let Some(level) = t.level(kind) {
             for (i, g) in level.groups.iter().enumerate() {
-                kprintln!("topology: {} {} cpus {}", kind.name(), i, g.cpus.to_list_string());
+                kprintln!(
+                    "topology: {} {} cpus {}",
+                    kind.name(),
+                    i,
+                    g.cpus.to_list_string()
+                );
             }
         }
     }
     for node in &t.nodes {
         let mib = node.memory_bytes.unwrap_or(0) >> 20;
-        kprintln!("topology: node {} cpus {} memory {} MiB", node.id, node.cpus.to_list_string(), mib);
+        kprintln!(
+            "topology: node {} cpus {} memory {} MiB",
+            node.id,
+            node.cpus.to_list_string(),
+            mib
+        );
     }
     if t.has_distances() {
         let k = t.nodes.len();
         for i in 0..k {
-            let row: Vec<String> = (0..k).map(|j| alloc::format!("{}", t.distance(i, j))).collect();
-            kprintln!("topology: node {} distances {}", t.nodes[i].id, row.join(" "));
+            let row: Vec<String> = (0..k)
+                .map(|j| alloc::format!("{}", t.distance(i, j)))
+                .collect();
+            kprintln!(
+                "topology: node {} distances {}",
+                t.nodes[i].id,
+                row.join(" ")
+            );
         }
     }
 }

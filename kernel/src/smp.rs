@@ -269,9 +269,11 @@ pub fn bring_up(
                     timer::sleep_us(delays.sipi_us);
                 }
             }
-            let deadline = timer::deadline_us(timeout_us);
+            // Each AP gets the full time-out from when the BSP starts waiting
+            // for it (Linux waits per CPU too), so a slow host delays but does
+            // not fail a late AP in a long list.
             for ap in aps {
-                if !wait_online(ap, deadline) {
+                if !wait_online(ap, timer::deadline_us(timeout_us)) {
                     failed(ap);
                 }
             }

@@ -80,7 +80,9 @@ impl Tables {
 
     /// HPET block base address, if the firmware describes one.
     pub fn hpet_base(&self) -> Option<u64> {
-        acpi::HpetInfo::new(&self.0).ok().map(|h| h.base_address as u64)
+        acpi::HpetInfo::new(&self.0)
+            .ok()
+            .map(|h| h.base_address as u64)
     }
 
     /// The whole SRAT as bytes (header included), if present.

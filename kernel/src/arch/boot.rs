@@ -266,8 +266,14 @@ pub fn set_ap_slot(apic_id: u32, cpu: u32, stack_top: u64) -> Result<(), SlotOut
     // SAFETY: only the BSP writes these tables, before it sends the IPI that
     // starts the AP that reads them; indices are bounds-checked above.
     unsafe {
-        (&raw mut AP_APIC_TO_CPU).cast::<u32>().add(a).write_volatile(cpu);
-        (&raw mut AP_STACK_TOPS).cast::<u64>().add(c).write_volatile(stack_top & !0xf);
+        (&raw mut AP_APIC_TO_CPU)
+            .cast::<u32>()
+            .add(a)
+            .write_volatile(cpu);
+        (&raw mut AP_STACK_TOPS)
+            .cast::<u64>()
+            .add(c)
+            .write_volatile(stack_top & !0xf);
     }
     Ok(())
 }

@@ -16,13 +16,6 @@ pub fn pause() {
     core::hint::spin_loop();
 }
 
-/// Halts until the next interrupt (forever when interrupts are off).
-#[inline]
-pub fn hlt() {
-    // SAFETY: HLT only stops the CPU until an interrupt; no memory effects.
-    unsafe { asm!("hlt", options(nomem, nostack, preserves_flags)) }
-}
-
 /// Disables interrupts and halts this CPU for good.
 pub fn park() -> ! {
     loop {
@@ -50,20 +43,6 @@ pub fn rdmsr(msr: u32) -> u64 {
 pub fn wrmsr(msr: u32, value: u64) {
     // SAFETY: as for `rdmsr`; the values written are architecturally defined.
     unsafe { x86_64::registers::model_specific::Msr::new(msr).write(value) }
-}
-
-/// This CPU's APIC id as CPUID reports it (x2APIC id from leaf 0xB when present).
-pub fn cpuid_apic_id() -> u32 {
-    let cpuid = CpuId::new();
-    if let Some(mut levels) = cpuid.get_extended_topology_info() {
-        if let Some(level) = levels.next() {
-            return level.x2apic_id();
-        }
-    }
-    cpuid
-        .get_feature_info()
-        .map(|f| f.initial_local_apic_id() as u32)
-        .unwrap_or(0)
 }
 
 /// Whether this CPU supports x2APIC mode.

@@ -18,7 +18,10 @@ extern "C" {
 
 /// Physical range of the kernel image plus heap, which no frame allocator may hand out.
 pub fn kernel_range() -> (u64, u64) {
-    ((&raw const __kernel_start) as u64, (&raw const __kernel_end) as u64)
+    (
+        (&raw const __kernel_start) as u64,
+        (&raw const __kernel_end) as u64,
+    )
 }
 
 /// Makes the heap usable. Called once by the BSP before any allocation.

@@ -59,7 +59,12 @@ pub fn init_bsp() {
         let code = gdt.append(Descriptor::kernel_code_segment());
         let data = gdt.append(Descriptor::kernel_data_segment());
         let tss = gdt.append(Descriptor::tss_segment(tss));
-        Tables { gdt, code, data, tss }
+        Tables {
+            gdt,
+            code,
+            data,
+            tss,
+        }
     });
     t.gdt.load();
     // SAFETY: the selectors come from the GDT just loaded; reloading CS/SS/DS/ES
@@ -97,20 +102,36 @@ pub fn init_bsp() {
                     .set_stack_index(0);
             }
             let stub = |v: u64| VirtAddr::new((&raw const exception_stubs) as u64 + v * 16);
-            idt.double_fault.set_handler_addr(stub(8)).set_stack_index(0);
-            idt.invalid_tss.set_handler_addr(stub(10)).set_stack_index(0);
-            idt.segment_not_present.set_handler_addr(stub(11)).set_stack_index(0);
-            idt.stack_segment_fault.set_handler_addr(stub(12)).set_stack_index(0);
-            idt.general_protection_fault.set_handler_addr(stub(13)).set_stack_index(0);
+            idt.double_fault
+                .set_handler_addr(stub(8))
+                .set_stack_index(0);
+            idt.invalid_tss
+                .set_handler_addr(stub(10))
+                .set_stack_index(0);
+            idt.segment_not_present
+                .set_handler_addr(stub(11))
+                .set_stack_index(0);
+            idt.stack_segment_fault
+                .set_handler_addr(stub(12))
+                .set_stack_index(0);
+            idt.general_protection_fault
+                .set_handler_addr(stub(13))
+                .set_stack_index(0);
             idt.page_fault.set_handler_addr(stub(14)).set_stack_index(0);
-            idt.alignment_check.set_handler_addr(stub(17)).set_stack_index(0);
-            idt.machine_check.set_handler_addr(stub(18)).set_stack_index(0);
+            idt.alignment_check
+                .set_handler_addr(stub(17))
+                .set_stack_index(0);
+            idt.machine_check
+                .set_handler_addr(stub(18))
+                .set_stack_index(0);
             for v in 32..=255u8 {
                 let handler = match v {
                     SPURIOUS_VECTOR => spurious_isr as *const () as u64,
                     _ => wake_isr as *const () as u64,
                 };
-                idt[v].set_handler_addr(VirtAddr::new(handler)).set_stack_index(0);
+                idt[v]
+                    .set_handler_addr(VirtAddr::new(handler))
+                    .set_stack_index(0);
             }
         }
         idt

@@ -10,4 +10,3 @@ pub mod idt;
 pub mod mem;
 pub mod phys;
 pub mod timer;
-

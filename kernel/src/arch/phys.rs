@@ -20,8 +20,16 @@ pub fn boot_info(paddr: u32) -> Option<BootInfo> {
     // identity-mapped; the reader checks the magic value before trusting it.
     let info = unsafe { StartInfoReader::from_paddr_identity(paddr)? };
     let cmdline = info.cmdline().and_then(|c| c.to_str().ok()).unwrap_or("");
-    let memmap = info.memmap().iter().map(|e| (e.addr, e.size, e.ty)).collect();
-    Some(BootInfo { cmdline, rsdp: info.raw().rsdp_paddr, memmap })
+    let memmap = info
+        .memmap()
+        .iter()
+        .map(|e| (e.addr, e.size, e.ty))
+        .collect();
+    Some(BootInfo {
+        cmdline,
+        rsdp: info.raw().rsdp_paddr,
+        memmap,
+    })
 }
 
 /// Error from [`place`]: the frame is too small or misaligned for the value.
@@ -33,7 +41,7 @@ pub struct PlaceError;
 pub fn place<T: Sync>(addr: u64, len: u64, value: T) -> Result<&'static T, PlaceError> {
     if addr == 0
         || (core::mem::size_of::<T>() as u64) > len
-        || addr % core::mem::align_of::<T>() as u64 != 0
+        || !addr.is_multiple_of(core::mem::align_of::<T>() as u64)
     {
         return Err(PlaceError);
     }

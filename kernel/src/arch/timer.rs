@@ -159,7 +159,10 @@ pub fn wait_until(deadline: u64, mut done: impl FnMut() -> bool) -> bool {
         let khz = tsc_khz().max(1);
         let left_us = (deadline - now) * 1000 / khz;
         let us = left_us.clamp(1, POLL_US);
-        super::apic::timer_oneshot(super::idt::WAKE_VECTOR, (us * per_us).min(u32::MAX as u64) as u32);
+        super::apic::timer_oneshot(
+            super::idt::WAKE_VECTOR,
+            (us * per_us).min(u32::MAX as u64) as u32,
+        );
         super::cpu::enable_and_hlt();
     }
 }

@@ -1,0 +1,17 @@
+//! Host side of issue 5: build the bare-metal kernel in `kernel/`, boot it under
+//! `qemu-system-x86_64 -machine q35` with a chosen CPU / NUMA topology, and parse
+//! the `MANYCORE-RESULT {json}` line it prints last. The same QEMU command line
+//! can boot a Linux kernel instead, whose `smp: Brought up` line is parsed the
+//! same way, for side-by-side comparison.
+
+#![deny(missing_docs)]
+
+mod machine;
+mod parse;
+mod run;
+
+pub use machine::{Machine, MachineError};
+pub use parse::{parse_linux, parse_manycore, KernelResult, ManycoreOutput, PercpuLine, SratRange};
+pub use run::{
+    build_kernel, kernel_dir, qemu_version, run_linux, run_manycore, Boot, RunError, RunOptions,
+};

@@ -1,0 +1,300 @@
+//! A QEMU machine: how many CPUs, how they are grouped, how many NUMA nodes,
+//! and the `qemu-system-x86_64` arguments that describe it.
+
+use std::fmt;
+
+/// The virtual machine to boot.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Machine {
+    /// Total vCPUs (`-smp N`).
+    pub cpus: u32,
+    /// Sockets × cores × threads, if given (their product must equal `cpus`).
+    pub shape: Option<(u32, u32, u32)>,
+    /// NUMA nodes (1 = no `-numa` options, so no SRAT).
+    pub nodes: u32,
+    /// Guest RAM in MiB (split evenly across nodes); `None` picks a default.
+    pub memory_mib: Option<u32>,
+    /// Force x2APIC on the CPU model; `None` enables it when APIC ids need it.
+    pub x2apic: Option<bool>,
+}
+
+/// A machine that QEMU cannot be asked for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MachineError {
+    /// Zero CPUs or nodes, or more CPUs than q35 allows (4096).
+    Count(String),
+    /// sockets × cores × threads ≠ cpus.
+    Shape {
+        /// The shape given.
+        shape: (u32, u32, u32),
+        /// The CPU count given.
+        cpus: u32,
+    },
+    /// More nodes than CPUs (every node gets at least one CPU here).
+    Nodes {
+        /// Nodes asked for.
+        nodes: u32,
+        /// CPUs available.
+        cpus: u32,
+    },
+    /// APIC ids above 254 need x2APIC, which was turned off.
+    NeedsX2apic(u32),
+}
+
+impl fmt::Display for MachineError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MachineError::Count(m) => write!(f, "{m}"),
+            MachineError::Shape {
+                shape: (s, c, t),
+                cpus,
+            } => write!(
+                f,
+                "--sockets {s} --cores {c} --threads {t} gives {} CPUs, not --cpus {cpus}",
+                s * c * t
+            ),
+            MachineError::Nodes { nodes, cpus } => {
+                write!(
+                    f,
+                    "{nodes} NUMA nodes need at least as many CPUs, got {cpus}"
+                )
+            }
+            MachineError::NeedsX2apic(id) => write!(
+                f,
+                "the highest APIC id is {id}: more than 254 needs x2APIC, which was turned off"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for MachineError {}
+
+fn bits(n: u32) -> u32 {
+    if n <= 1 {
+        0
+    } else {
+        32 - (n - 1).leading_zeros()
+    }
+}
+
+impl Machine {
+    /// `cpus` vCPUs, one socket, one node.
+    pub fn new(cpus: u32) -> Self {
+        Self {
+            cpus,
+            shape: None,
+            nodes: 1,
+            memory_mib: None,
+            x2apic: None,
+        }
+    }
+
+    /// Sockets × cores × threads as QEMU will lay them out.
+    pub fn effective_shape(&self) -> (u32, u32, u32) {
+        self.shape.unwrap_or((1, self.cpus, 1))
+    }
+
+    /// Checks the counts against each other and QEMU's limits.
+    pub fn validate(&self) -> Result<(), MachineError> {
+        if self.cpus == 0 || self.cpus > 4096 {
+            return Err(MachineError::Count(format!(
+                "--cpus must be 1..=4096 (q35's limit), got {}",
+                self.cpus
+            )));
+        }
+        if self.nodes == 0 {
+            return Err(MachineError::Count("--nodes must be at least 1".into()));
+        }
+        if let Some((s, c, t)) = self.shape {
+            if s.checked_mul(c).and_then(|x| x.checked_mul(t)) != Some(self.cpus) {
+                return Err(MachineError::Shape {
+                    shape: (s, c, t),
+                    cpus: self.cpus,
+                });
+            }
+        }
+        if self.nodes > self.cpus {
+            return Err(MachineError::Nodes {
+                nodes: self.nodes,
+                cpus: self.cpus,
+            });
+        }
+        if self.x2apic == Some(false) && self.max_apic_id() > 254 {
+            return Err(MachineError::NeedsX2apic(self.max_apic_id()));
+        }
+        Ok(())
+    }
+
+    /// APIC id QEMU gives logical CPU `index` (its x86 topology: thread bits,
+    /// then core bits, then the socket, each field rounded up to a power of two).
+    pub fn apic_id(&self, index: u32) -> u32 {
+        let (_, cores, threads) = self.effective_shape();
+        let thread = index % threads;
+        let core = (index / threads) % cores;
+        let socket = index / (threads * cores);
+        (socket << (bits(cores) + bits(threads))) | (core << bits(threads)) | thread
+    }
+
+    /// The largest APIC id of the machine.
+    pub fn max_apic_id(&self) -> u32 {
+        self.apic_id(self.cpus - 1)
+    }
+
+    /// Whether the CPU model gets `+x2apic`.
+    pub fn uses_x2apic(&self) -> bool {
+        self.x2apic.unwrap_or(self.max_apic_id() > 254)
+    }
+
+    /// The node of logical CPU `index`: CPUs split into `nodes` contiguous runs.
+    pub fn node_of(&self, index: u32) -> u32 {
+        (index as u64 * self.nodes as u64 / self.cpus as u64) as u32
+    }
+
+    /// First and last CPU of `node`.
+    pub fn node_cpus(&self, node: u32) -> (u32, u32) {
+        let first = (0..self.cpus)
+            .find(|&c| self.node_of(c) == node)
+            .unwrap_or(0);
+        let last = (0..self.cpus)
+            .rev()
+            .find(|&c| self.node_of(c) == node)
+            .unwrap_or(0);
+        (first, last)
+    }
+
+    /// SLIT distance between two nodes: 10 local, 15 to the other node of its
+    /// pair (0-1, 2-3, ...), 25 beyond — two remote levels, so the NUMA
+    /// scheduler domains have something to show.
+    pub fn distance(&self, a: u32, b: u32) -> u32 {
+        if a == b {
+            10
+        } else if a / 2 == b / 2 {
+            15
+        } else {
+            25
+        }
+    }
+
+    /// Guest RAM in MiB: the given value or 256 MiB per node, at least 512 MiB,
+    /// plus 1 MiB per 4 vCPUs.
+    pub fn memory(&self) -> u32 {
+        self.memory_mib
+            .unwrap_or_else(|| (256 * self.nodes).max(512) + self.cpus / 4)
+            .div_ceil(self.nodes)
+            * self.nodes
+    }
+
+    /// QEMU arguments for the machine (without `-kernel`/`-append`).
+    pub fn qemu_args(&self) -> Vec<String> {
+        let mut a: Vec<String> = Vec::new();
+        let mut push = |s: &str| a.push(s.to_string());
+        push("-machine");
+        push("q35");
+        push("-cpu");
+        push(if self.uses_x2apic() {
+            "qemu64,+x2apic"
+        } else {
+            "qemu64"
+        });
+        let (s, c, t) = self.effective_shape();
+        push("-smp");
+        a.push(format!("{},sockets={s},cores={c},threads={t}", self.cpus));
+        a.push("-m".into());
+        a.push(format!("{}M", self.memory()));
+        if self.nodes > 1 {
+            let per = self.memory() / self.nodes;
+            for n in 0..self.nodes {
+                let (first, last) = self.node_cpus(n);
+                a.push("-object".into());
+                a.push(format!("memory-backend-ram,id=m{n},size={per}M"));
+                a.push("-numa".into());
+                a.push(format!("node,nodeid={n},cpus={first}-{last},memdev=m{n}"));
+            }
+            for x in 0..self.nodes {
+                for y in x + 1..self.nodes {
+                    a.push("-numa".into());
+                    a.push(format!("dist,src={x},dst={y},val={}", self.distance(x, y)));
+                }
+            }
+        }
+        a
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn apic_ids_follow_qemu_topology_bits() {
+        let m = Machine {
+            shape: Some((2, 3, 2)),
+            ..Machine::new(12)
+        };
+        // threads: 1 bit, cores: 2 bits -> socket at bit 3.
+        assert_eq!(m.apic_id(0), 0);
+        assert_eq!(m.apic_id(1), 1);
+        assert_eq!(m.apic_id(2), 2);
+        assert_eq!(m.apic_id(5), 5);
+        assert_eq!(m.apic_id(6), 8);
+        assert_eq!(m.max_apic_id(), 13);
+    }
+
+    #[test]
+    fn x2apic_when_ids_exceed_254() {
+        assert!(!Machine::new(255).uses_x2apic());
+        assert!(Machine::new(256).uses_x2apic());
+        // 100 cores take 7 bits: socket 1 starts at 128, ends at 227.
+        let m = Machine {
+            shape: Some((2, 100, 1)),
+            ..Machine::new(200)
+        };
+        assert_eq!(m.max_apic_id(), 227);
+        assert!(!m.uses_x2apic());
+        // 195 CPUs, but socket 2 starts at APIC id 256.
+        let m = Machine {
+            shape: Some((3, 65, 1)),
+            ..Machine::new(195)
+        };
+        assert_eq!(m.max_apic_id(), 320);
+        assert!(m.uses_x2apic());
+        let off = Machine {
+            x2apic: Some(false),
+            ..Machine::new(300)
+        };
+        assert_eq!(off.validate(), Err(MachineError::NeedsX2apic(299)));
+    }
+
+    #[test]
+    fn nodes_split_cpus_contiguously() {
+        let m = Machine {
+            nodes: 4,
+            ..Machine::new(64)
+        };
+        assert_eq!(m.node_cpus(0), (0, 15));
+        assert_eq!(m.node_cpus(3), (48, 63));
+        let args = m.qemu_args().join(" ");
+        assert!(
+            args.contains("-numa node,nodeid=2,cpus=32-47,memdev=m2"),
+            "{args}"
+        );
+        assert!(args.contains("-numa dist,src=0,dst=1,val=15"), "{args}");
+        assert!(args.contains("-numa dist,src=1,dst=2,val=25"), "{args}");
+    }
+
+    #[test]
+    fn bad_counts_are_errors() {
+        assert!(Machine::new(0).validate().is_err());
+        assert!(Machine::new(5000).validate().is_err());
+        let m = Machine {
+            shape: Some((2, 2, 2)),
+            ..Machine::new(9)
+        };
+        assert!(matches!(m.validate(), Err(MachineError::Shape { .. })));
+        let m = Machine {
+            nodes: 3,
+            ..Machine::new(2)
+        };
+        assert!(matches!(m.validate(), Err(MachineError::Nodes { .. })));
+    }
+}

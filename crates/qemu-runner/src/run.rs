@@ -1,0 +1,353 @@
+//! Building the kernel and running QEMU with a time-out.
+
+use crate::machine::{Machine, MachineError};
+use crate::parse::{parse_linux, parse_manycore, KernelResult, ManycoreOutput};
+use std::fmt;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// What went wrong running a boot.
+#[derive(Debug)]
+pub enum RunError {
+    /// `qemu-system-x86_64` is not installed (the message says what to install).
+    QemuMissing(String),
+    /// The machine description is invalid.
+    Machine(MachineError),
+    /// Building the kernel failed; cargo's output.
+    Build(String),
+    /// Could not start or talk to a process.
+    Io(String),
+    /// QEMU did not finish in time; what it printed so far.
+    Timeout {
+        /// The time-out.
+        after: Duration,
+        /// Console output so far.
+        output: String,
+    },
+    /// The kernel finished without the result line (crash, panic, failure exit).
+    NoResult {
+        /// QEMU's exit code.
+        exit_code: Option<i32>,
+        /// Console output plus QEMU's stderr.
+        output: String,
+    },
+}
+
+impl fmt::Display for RunError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let tail = |s: &str| {
+            let lines: Vec<&str> = s.lines().collect();
+            lines[lines.len().saturating_sub(25)..].join("\n")
+        };
+        match self {
+            RunError::QemuMissing(m) => write!(f, "{m}"),
+            RunError::Machine(e) => write!(f, "{e}"),
+            RunError::Build(out) => write!(f, "building the kernel failed:\n{}", tail(out)),
+            RunError::Io(e) => write!(f, "{e}"),
+            RunError::Timeout { after, output } => {
+                write!(f, "QEMU did not finish within {after:?}; last output:\n{}", tail(output))
+            }
+            RunError::NoResult { exit_code, output } => write!(
+                f,
+                "the kernel stopped (QEMU exit code {exit_code:?}) without a result; last output:\n{}",
+                tail(output)
+            ),
+        }
+    }
+}
+
+impl std::error::Error for RunError {}
+
+impl From<MachineError> for RunError {
+    fn from(e: MachineError) -> Self {
+        RunError::Machine(e)
+    }
+}
+
+/// Knobs for one QEMU run.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// Kill QEMU after this long.
+    pub timeout: Duration,
+    /// Extra QEMU arguments appended after the machine's.
+    pub extra_qemu: Vec<String>,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        Self {
+            timeout: Duration::from_secs(180),
+            extra_qemu: Vec::new(),
+        }
+    }
+}
+
+/// One finished boot.
+#[derive(Clone, Debug)]
+pub struct Boot {
+    /// The parsed result.
+    pub result: KernelResult,
+    /// Everything parsed from the console (manycore only; empty for Linux).
+    pub parsed: ManycoreOutput,
+    /// Raw console output.
+    pub output: String,
+    /// Wall-clock time of the QEMU process.
+    pub wall: Duration,
+    /// The QEMU command line, for reproducing by hand.
+    pub command: String,
+}
+
+const QEMU_INSTALL_HINT: &str = "qemu-system-x86_64 was not found on PATH. Install QEMU's x86 system \
+emulator (7.2 or newer; 10.x tested): on Debian/Ubuntu `sudo apt-get install qemu-system-x86` \
+(Debian bookworm: `-t bookworm-backports` for QEMU 10), on Fedora `sudo dnf install qemu-system-x86`; \
+or run scripts/install-deps.sh. Set QEMU=/path/to/qemu-system-x86_64 to use another binary.";
+
+fn qemu_binary() -> String {
+    std::env::var("QEMU").unwrap_or_else(|_| "qemu-system-x86_64".into())
+}
+
+/// The QEMU version line, or [`RunError::QemuMissing`] saying what to install.
+pub fn qemu_version() -> Result<String, RunError> {
+    match Command::new(qemu_binary()).arg("--version").output() {
+        Ok(o) if o.status.success() => Ok(String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .next()
+            .unwrap_or("")
+            .to_string()),
+        _ => Err(RunError::QemuMissing(QEMU_INSTALL_HINT.into())),
+    }
+}
+
+/// The kernel's source directory: `$MANYCORE_KERNEL_DIR`, else `kernel/` in
+/// this repository.
+pub fn kernel_dir() -> PathBuf {
+    std::env::var_os("MANYCORE_KERNEL_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../kernel"))
+}
+
+/// Builds the kernel (release) with cargo in `kernel/`, where its
+/// `.cargo/config.toml` supplies the freestanding flags, and returns the ELF.
+pub fn build_kernel() -> Result<PathBuf, RunError> {
+    let dir = kernel_dir();
+    let target_dir = dir.join("target");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = Command::new(cargo)
+        .current_dir(&dir)
+        .args([
+            "build",
+            "--release",
+            "--quiet",
+            "--target",
+            "x86_64-unknown-linux-gnu",
+            "--target-dir",
+        ])
+        .arg(&target_dir)
+        // Flags from an outer cargo (e.g. `cargo test` with RUSTFLAGS) must not
+        // reach the kernel: it has its own.
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .env_remove("CARGO_BUILD_TARGET")
+        .env_remove("CARGO_TARGET_DIR")
+        .env_remove("CARGO_BUILD_RUSTFLAGS")
+        .output()
+        .map_err(|e| RunError::Build(format!("cannot run cargo in {}: {e}", dir.display())))?;
+    if !out.status.success() {
+        return Err(RunError::Build(format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )));
+    }
+    let elf = target_dir.join("x86_64-unknown-linux-gnu/release/kernel");
+    if elf.is_file() {
+        Ok(elf)
+    } else {
+        Err(RunError::Build(format!(
+            "cargo succeeded but {} is missing",
+            elf.display()
+        )))
+    }
+}
+
+/// QEMU's exit code when the kernel writes `EXIT_SUCCESS` (0x10) to isa-debug-exit.
+const KERNEL_SUCCESS: i32 = (0x10 << 1) | 1;
+
+fn common_args(m: &Machine) -> Vec<String> {
+    let mut a = m.qemu_args();
+    for s in [
+        "-nodefaults",
+        "-no-user-config",
+        "-display",
+        "none",
+        "-serial",
+        "stdio",
+        "-no-reboot",
+        "-device",
+        "isa-debug-exit,iobase=0xf4,iosize=4",
+    ] {
+        a.push(s.into());
+    }
+    a
+}
+
+/// Runs QEMU; stops early when `done(output)` says so. Returns the console
+/// output, QEMU's exit code (None if it was stopped) and the wall time.
+fn run_qemu(
+    args: &[String],
+    opts: &RunOptions,
+    done: impl Fn(&str) -> bool,
+) -> Result<(String, Option<i32>, Duration, String), RunError> {
+    qemu_version()?;
+    let command = format!("{} {}", qemu_binary(), args.join(" "));
+    let start = Instant::now();
+    let mut child = Command::new(qemu_binary())
+        .args(args)
+        .args(&opts.extra_qemu)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| RunError::Io(format!("cannot start {}: {e}", qemu_binary())))?;
+    let stdout = child
+        .stdout
+        .take()
+        .ok_or_else(|| RunError::Io("no stdout pipe".into()))?;
+    let mut stderr = child
+        .stderr
+        .take()
+        .ok_or_else(|| RunError::Io("no stderr pipe".into()))?;
+    let err_thread = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stderr.read_to_string(&mut s);
+        s
+    });
+    let (tx, rx) = mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        let mut r = BufReader::new(stdout);
+        let mut buf = Vec::new();
+        loop {
+            buf.clear();
+            match r.read_until(b'\n', &mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {
+                    if tx.send(String::from_utf8_lossy(&buf).into_owned()).is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+    });
+    let deadline = start + opts.timeout;
+    let mut output = String::new();
+    let mut stopped_early = false;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(line) => {
+                output.push_str(&line);
+                if done(&output) {
+                    stopped_early = true;
+                    break;
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(RunError::Timeout {
+                    after: opts.timeout,
+                    output,
+                });
+            }
+        }
+    }
+    if stopped_early {
+        let _ = child.kill();
+    }
+    let status = child
+        .wait()
+        .map_err(|e| RunError::Io(format!("waiting for QEMU: {e}")))?;
+    let wall = start.elapsed();
+    let stderr = err_thread.join().unwrap_or_default();
+    if !stderr.trim().is_empty() && !stopped_early {
+        output.push_str("\n[qemu stderr]\n");
+        output.push_str(&stderr);
+    }
+    let code = if stopped_early { None } else { status.code() };
+    Ok((output, code, wall, command))
+}
+
+/// Boots the manycore kernel at `kernel` on `machine` with kernel command line
+/// `cmdline` and returns its parsed result.
+pub fn run_manycore(
+    kernel: &Path,
+    machine: &Machine,
+    cmdline: &str,
+    opts: &RunOptions,
+) -> Result<Boot, RunError> {
+    machine.validate()?;
+    let mut args = common_args(machine);
+    args.push("-kernel".into());
+    args.push(kernel.display().to_string());
+    args.push("-append".into());
+    args.push(cmdline.to_string());
+    let (output, code, wall, command) = run_qemu(&args, opts, |_| false)?;
+    let parsed = parse_manycore(&output);
+    match (&parsed.result, code) {
+        (Some(r), Some(KERNEL_SUCCESS)) => Ok(Boot {
+            result: r.clone(),
+            parsed,
+            output,
+            wall,
+            command,
+        }),
+        _ => Err(RunError::NoResult {
+            exit_code: code,
+            output,
+        }),
+    }
+}
+
+/// Boots a Linux kernel image on the same machine and reports its bring-up
+/// from the "smp: Brought up" line; QEMU is stopped as soon as that line
+/// appears (no root file system is needed to get there).
+pub fn run_linux(
+    vmlinuz: &Path,
+    initrd: Option<&Path>,
+    machine: &Machine,
+    cmdline: &str,
+    opts: &RunOptions,
+) -> Result<Boot, RunError> {
+    machine.validate()?;
+    let mut args = common_args(machine);
+    args.push("-kernel".into());
+    args.push(vmlinuz.display().to_string());
+    if let Some(rd) = initrd {
+        args.push("-initrd".into());
+        args.push(rd.display().to_string());
+    }
+    args.push("-append".into());
+    args.push(format!("console=ttyS0 panic=-1 {cmdline}"));
+    let (output, code, wall, command) = run_qemu(&args, opts, |out| {
+        out.lines()
+            .last()
+            .is_some_and(|l| l.contains("smp: Brought up"))
+    })?;
+    match parse_linux(&output) {
+        Some(result) => Ok(Boot {
+            result,
+            parsed: ManycoreOutput::default(),
+            output,
+            wall,
+            command,
+        }),
+        None => Err(RunError::NoResult {
+            exit_code: code,
+            output,
+        }),
+    }
+}

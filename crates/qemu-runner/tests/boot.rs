@@ -1,0 +1,194 @@
+//! Boots the manycore kernel under QEMU (TCG) and checks what it did: every
+//! CPU comes up with every strategy, per-CPU memory sits on its own node,
+//! faults are reported and skipped. Needs `qemu-system-x86_64`; without it
+//! these tests fail with the install hint (CI installs it via
+//! scripts/install-deps.sh) rather than pass silently.
+
+use qemu_runner::{build_kernel, run_manycore, Boot, Machine, RunOptions};
+use std::path::PathBuf;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+fn kernel() -> PathBuf {
+    static KERNEL: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    KERNEL
+        .get_or_init(|| {
+            qemu_runner::qemu_version().map_err(|e| e.to_string())?;
+            build_kernel().map_err(|e| e.to_string())
+        })
+        .clone()
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn boot(m: &Machine, cmdline: &str) -> Boot {
+    let opts = RunOptions {
+        timeout: Duration::from_secs(240),
+        ..RunOptions::default()
+    };
+    match run_manycore(&kernel(), m, cmdline, &opts) {
+        Ok(b) => b,
+        Err(e) => panic!("booting {} vCPUs with '{cmdline}': {e}", m.cpus),
+    }
+}
+
+fn assert_all_up(b: &Boot, m: &Machine, what: &str) {
+    let r = &b.result;
+    assert_eq!(r.cpus_up, m.cpus, "{what}: CPUs up\n{}", b.output);
+    assert!(
+        r.failed_cpus.is_empty(),
+        "{what}: failed {:?}",
+        r.failed_cpus
+    );
+    assert_eq!(r.nodes, m.nodes, "{what}: nodes");
+    assert!(r.bringup_ns > 0 || m.cpus == 1, "{what}: bring-up time");
+    assert!(
+        b.output
+            .contains(&format!("smp: Brought up {} node", m.nodes)),
+        "{what}: Linux-like summary line missing"
+    );
+    assert!(b
+        .output
+        .contains(&format!("Total of {} processors activated", m.cpus)));
+}
+
+const STRATEGIES: [&str; 3] = ["serial", "parallel", "broadcast"];
+
+#[test]
+fn one_cpu_boots_and_reports() {
+    let m = Machine::new(1);
+    let b = boot(&m, "");
+    assert_all_up(&b, &m, "1 vCPU");
+    assert_eq!(b.result.cpus_present, 1);
+}
+
+#[test]
+fn two_cpus_serial_with_spec_delays() {
+    let m = Machine::new(2);
+    let b = boot(&m, "bringup=serial");
+    assert_all_up(&b, &m, "2 vCPUs serial");
+    // INIT wait (10 ms) + SIPI wait (200 µs) at least.
+    assert!(b.result.bringup_ns >= 10_000_000, "{}", b.result.bringup_ns);
+}
+
+#[test]
+fn eight_cpus_every_strategy() {
+    let m = Machine {
+        shape: Some((2, 2, 2)),
+        ..Machine::new(8)
+    };
+    for s in STRATEGIES {
+        let b = boot(&m, &format!("bringup={s}"));
+        assert_all_up(&b, &m, s);
+        assert_eq!(b.result.bringup, s);
+        assert!(
+            b.output
+                .contains("topology: 8 possible, 8 present, 8 online CPUs; 4 cores, 2 packages"),
+            "{}",
+            b.output
+        );
+    }
+}
+
+#[test]
+fn calibration_policies() {
+    let m = Machine::new(4);
+    for c in ["serial", "parallel"] {
+        let b = boot(&m, &format!("calibrate={c}"));
+        assert_all_up(&b, &m, c);
+        assert!(b.result.bogomips > 0.0);
+    }
+    // lpj=N skips every calibration: 4 CPUs × 1000000 × HZ(250) / 500000 = 2000.
+    let b = boot(&m, "calibrate=skip lpj=1000000");
+    assert_all_up(&b, &m, "skip");
+    assert!(
+        (b.result.bogomips - 2000.0).abs() < 0.01,
+        "{}",
+        b.result.bogomips
+    );
+    assert!(b.output.contains("Calibrating delay loop (skipped)"));
+}
+
+#[test]
+fn sixty_four_cpus_on_four_nodes_every_strategy_per_cpu_memory_on_node() {
+    let m = Machine {
+        nodes: 4,
+        ..Machine::new(64)
+    };
+    for s in STRATEGIES {
+        let b = boot(&m, &format!("bringup={s} calibrate=skip percpu_dump"));
+        assert_all_up(&b, &m, s);
+        let p = &b.parsed;
+        assert!(
+            p.srat.iter().any(|r| r.node == 3),
+            "SRAT lines: {:?}",
+            p.srat
+        );
+        assert_eq!(p.percpu.len(), 64);
+        for pc in &p.percpu {
+            assert_eq!(pc.node, m.node_of(pc.cpu), "cpu {} node", pc.cpu);
+            assert_eq!(pc.apic, m.apic_id(pc.cpu), "cpu {} APIC id", pc.cpu);
+            let inside = |a: u64, len: u64| {
+                p.srat
+                    .iter()
+                    .any(|r| r.node == pc.node && a >= r.start && a + len - 1 <= r.end)
+            };
+            assert!(
+                inside(pc.area, 4096),
+                "cpu {} area {:#x} not in node {}: {:?}",
+                pc.cpu,
+                pc.area,
+                pc.node,
+                p.srat
+            );
+            assert!(
+                inside(pc.stack.0, pc.stack.1 - pc.stack.0),
+                "cpu {} stack {:x?} not in node {}",
+                pc.cpu,
+                pc.stack,
+                pc.node
+            );
+        }
+        assert_eq!(b.result.percpu_on_node, 64);
+    }
+}
+
+#[test]
+fn three_hundred_cpus_in_x2apic_mode_every_strategy() {
+    let m = Machine::new(300);
+    assert!(m.uses_x2apic());
+    for s in STRATEGIES {
+        let b = boot(&m, &format!("bringup={s} calibrate=skip"));
+        assert_all_up(&b, &m, s);
+        assert!(b.result.x2apic, "{s}: kernel must run in x2APIC mode");
+    }
+}
+
+#[test]
+fn xapic_mode_on_request() {
+    let m = Machine {
+        x2apic: Some(true),
+        ..Machine::new(4)
+    };
+    let b = boot(&m, "x2apic=off");
+    assert_all_up(&b, &m, "x2apic=off");
+    assert!(!b.result.x2apic);
+}
+
+#[test]
+fn an_ap_that_never_calls_in_is_reported_and_skipped() {
+    // A CPU entry with no CPU behind it: APIC id 100 does not exist.
+    let m = Machine::new(4);
+    for s in ["serial", "parallel"] {
+        let b = boot(
+            &m,
+            &format!("bringup={s} ghost_apic=100 callin_timeout_ms=200"),
+        );
+        let r = &b.result;
+        assert_eq!(r.cpus_up, 4, "{s}");
+        assert_eq!(r.cpus_present, 5, "{s}");
+        assert_eq!(r.failed_cpus, [4], "{s}");
+        assert_eq!(b.parsed.failed_lines, [4], "{s}");
+        assert!(b.output.contains("CPU 4 failed to come online"), "{s}");
+        assert!(b.output.contains("smp: Brought up 1 node, 4 CPUs"), "{s}");
+    }
+}
