@@ -5,13 +5,13 @@ use crate::arch::{acpi::Tables, apic, cpu, heap, phys, timer};
 use crate::cmdline::{self, Bringup, Calibrate, Options};
 use crate::firmware::{self, Firmware};
 use crate::kprintln;
-use crate::smp::{self, ApConfig, Delays, PerCpu, State};
+use crate::smp::{self, ApConfig, Delays, KernelPlatform, PerCpu};
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt::{self, Write};
+use core::sync::atomic::Ordering;
 use cpumask::CpuMask;
 use nodemem::{AllocError, NodeMem, PAGE_SIZE};
-use spin::Mutex;
 
 /// Why the kernel gave up before bringing anything up.
 #[derive(Debug)]
@@ -40,15 +40,6 @@ impl fmt::Display for Fatal {
 /// Bytes of stack each AP gets.
 const STACK_SIZE: u64 = 16 * 1024;
 
-/// CPUs that are online, set by each AP as its last step. The shared hotplug
-/// engine's masks are updated from this once every AP has reported (see
-/// `report_topology`).
-static ONLINE: Mutex<CpuMask> = Mutex::new(CpuMask::new());
-
-fn on_online(area: &PerCpu) {
-    ONLINE.lock().set(area.cpu as usize);
-}
-
 /// One logical CPU as the kernel numbers it.
 #[derive(Clone, Copy, Debug)]
 pub struct CpuInfo {
@@ -60,8 +51,6 @@ pub struct CpuInfo {
     pub node: u32,
     /// Present (MADT enabled) as opposed to possible only.
     pub present: bool,
-    /// Added by `ghost_apic=` for fault injection.
-    pub ghost: bool,
 }
 
 /// Proximity domains → node numbers, in increasing PXM order (what Linux
@@ -166,9 +155,9 @@ pub fn run(start_info: u32) -> Result<(), Fatal> {
         cpus.len() - present.len()
     );
 
-    // Per-CPU areas and stacks, each on its CPU's node.
-    let mut areas: Vec<&'static PerCpu> = Vec::with_capacity(present.len());
-    let mut failed: Vec<u32> = Vec::new();
+    // Per-CPU areas and stacks, each on its CPU's node. Failures here are
+    // reported and the CPU skipped (its kick fails in the hotplug engine).
+    let mut by_cpu: Vec<Option<&'static PerCpu>> = alloc::vec![None; cpus.len()];
     for c in &present {
         match alloc_percpu(&mut mem, c) {
             Ok(area) => {
@@ -178,21 +167,18 @@ pub fn run(start_info: u32) -> Result<(), Fatal> {
                         c.cpu,
                         c.apic_id
                     );
-                    failed.push(c.cpu);
                     continue;
                 }
-                areas.push(area);
+                by_cpu[c.cpu as usize] = Some(area);
             }
             Err(e) if c.cpu == 0 => return Err(Fatal::BspMemory(e)),
-            Err(e) => {
-                kprintln!(
-                    "smpboot: CPU {}: no memory for its stack or per-CPU area ({e}), skipped",
-                    c.cpu
-                );
-                failed.push(c.cpu);
-            }
+            Err(e) => kprintln!(
+                "smpboot: CPU {}: no memory for its stack or per-CPU area ({e}), skipped",
+                c.cpu
+            ),
         }
     }
+    let areas: Vec<&'static PerCpu> = by_cpu.iter().flatten().copied().collect();
     if opts.percpu_dump {
         for a in &areas {
             kprintln!(
@@ -234,61 +220,56 @@ pub fn run(start_info: u32) -> Result<(), Fatal> {
         }
     };
     if let Some(&bsp) = areas.first() {
-        bsp.lpj
-            .store(bsp_lpj, core::sync::atomic::Ordering::Relaxed);
-        on_online(bsp);
+        bsp.lpj.store(bsp_lpj, Ordering::Relaxed);
+        bsp.mark_online();
     }
+    smp::configure(ApConfig {
+        x2apic,
+        calibrate: opts.calibrate,
+        default_lpj: opts.lpj.unwrap_or(bsp_lpj),
+    });
 
-    smp::configure(
-        ApConfig {
-            x2apic,
-            calibrate: opts.calibrate,
-            default_lpj: opts.lpj.unwrap_or(bsp_lpj),
-        },
-        on_online,
-    );
-    let aps: Vec<&'static PerCpu> = areas
-        .iter()
-        .skip(1)
-        .copied()
-        .filter(|a| {
-            if !x2apic && a.apic_id > 254 {
-                kprintln!(
-                    "smpboot: CPU {} has APIC id {} > 254, which needs x2apic=on: skipped",
-                    a.cpu,
-                    a.apic_id
-                );
-                false
-            } else {
-                true
-            }
+    // The shared topology model, with only the boot CPU online, drives the
+    // hotplug engine's incremental masks.
+    let node_facts: Vec<crate::report::NodeFacts> = mem
+        .nodes()
+        .map(|id| crate::report::NodeFacts {
+            id,
+            bytes: mem.total_bytes(id),
         })
         .collect();
-    for a in areas.iter().skip(1) {
-        if !x2apic && a.apic_id > 254 {
-            failed.push(a.cpu);
-        }
-    }
+    let shifts = cpu::apic_shifts();
+    kprintln!(
+        "topology: CPUID leaf {:#x}: SMT shift {}, core shift {}, package shift {}",
+        shifts.leaf,
+        shifts.smt,
+        shifts.core,
+        shifts.package
+    );
+    let distances = numa_distances(&fw, &numa);
+    let boot_only = CpuMask::single(0);
+    let topo = crate::report::build(&cpus, &boot_only, shifts, &node_facts, &distances);
 
-    kprintln!("smp: Bringing up secondary CPUs ...");
-    let t0 = cpu::rdtsc();
     let delays = Delays {
         init_us: opts.init_delay_us,
         sipi_us: opts.sipi_delay_us,
         timeout_ms: opts.callin_timeout_ms,
     };
-    smp::bring_up(&aps, opts.bringup, delays, |ap| {
-        kprintln!(
-            "smpboot: CPU {} failed to come online (APIC id {}: no call-in within {} ms), skipped",
-            ap.cpu,
-            ap.apic_id,
-            opts.callin_timeout_ms
-        );
-        failed.push(ap.cpu);
-    });
+    let platform = KernelPlatform::new(by_cpu, opts.bringup, delays, opts.calibrate, x2apic);
+    kprintln!("smp: Bringing up secondary CPUs ...");
+    let t0 = cpu::rdtsc();
+    let outcome = crate::bringup::run(platform, topo.as_ref().ok(), opts.bringup, cpus.len());
     let bringup_ns = timer::tsc_to_ns(cpu::rdtsc() - t0);
+    let mut failed: Vec<u32> = Vec::new();
+    for (cpu, why) in &outcome.failed {
+        kprintln!("smpboot: CPU {cpu} failed to come online ({why}), skipped");
+        failed.push(*cpu as u32);
+    }
+    if let Some(note) = &outcome.note {
+        kprintln!("hotplug: {note}");
+    }
 
-    let online = *ONLINE.lock();
+    let online = outcome.online;
     let up: Vec<&&PerCpu> = areas
         .iter()
         .filter(|a| online.contains(a.cpu as usize))
@@ -298,7 +279,7 @@ pub fn run(start_info: u32) -> Result<(), Fatal> {
     up_nodes.dedup();
     let bogo: u64 = up
         .iter()
-        .map(|a| smp::bogomips_x100(a.lpj.load(core::sync::atomic::Ordering::Relaxed)))
+        .map(|a| smp::bogomips_x100(a.lpj.load(Ordering::Relaxed)))
         .sum();
     let plural = |n: usize, w: &str| {
         if n == 1 {
@@ -325,31 +306,18 @@ pub fn run(start_info: u32) -> Result<(), Fatal> {
             cpulist(&failed)
         );
     }
-    let late = areas.iter().filter(|a| a.state() == State::Failed).count();
-    let _ = late;
+    if let Some(mask_ns) = outcome.mask_update_ns {
+        kprintln!(
+            "hotplug: topology masks updated incrementally for {} CPUs in {} us",
+            up.len().saturating_sub(1),
+            mask_ns / 1000
+        );
+    }
+    for line in &outcome.bsp_masks {
+        kprintln!("{line}");
+    }
 
-    let node_facts: Vec<crate::report::NodeFacts> = mem
-        .nodes()
-        .map(|id| crate::report::NodeFacts {
-            id,
-            bytes: mem.total_bytes(id),
-        })
-        .collect();
-    let shifts = cpu::apic_shifts();
-    kprintln!(
-        "topology: CPUID leaf {:#x}: SMT shift {}, core shift {}, package shift {}",
-        shifts.leaf,
-        shifts.smt,
-        shifts.core,
-        shifts.package
-    );
-    match crate::report::build(
-        &cpus,
-        &online,
-        shifts,
-        &node_facts,
-        &numa_distances(&fw, &numa),
-    ) {
+    match crate::report::build(&cpus, &online, shifts, &node_facts, &distances) {
         Ok(t) => {
             crate::report::print_topology(&t);
             crate::report::print_domains(&t);
@@ -483,7 +451,7 @@ fn number_cpus(fw: &Firmware, numa: &Numa, bsp_apic: u32, opts: &Options) -> Vec
             .unwrap_or(0)
     };
     let mut out: Vec<CpuInfo> = Vec::with_capacity(fw.cpus.len() + 1);
-    let push = |apic_id: u32, present: bool, ghost: bool, out: &mut Vec<CpuInfo>| {
+    let push = |apic_id: u32, present: bool, out: &mut Vec<CpuInfo>| {
         if out.iter().any(|c| c.apic_id == apic_id) {
             return;
         }
@@ -493,18 +461,17 @@ fn number_cpus(fw: &Firmware, numa: &Numa, bsp_apic: u32, opts: &Options) -> Vec
             apic_id,
             node: node_of(apic_id),
             present,
-            ghost,
         });
     };
-    push(bsp_apic, true, false, &mut out);
+    push(bsp_apic, true, &mut out);
     for c in fw.cpus.iter().filter(|c| c.enabled) {
-        push(c.apic_id, true, false, &mut out);
+        push(c.apic_id, true, &mut out);
     }
     if let Some(g) = opts.ghost_apic {
-        push(g, true, true, &mut out);
+        push(g, true, &mut out);
     }
     for c in fw.cpus.iter().filter(|c| !c.enabled) {
-        push(c.apic_id, false, false, &mut out);
+        push(c.apic_id, false, &mut out);
     }
     out
 }

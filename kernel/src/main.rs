@@ -8,6 +8,7 @@
 extern crate alloc;
 
 mod arch;
+mod bringup;
 mod cmdline;
 mod firmware;
 mod machine;

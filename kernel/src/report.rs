@@ -31,7 +31,7 @@ pub fn build(
     b.source("acpi+cpuid").hw_id_kind(HwIdKind::ApicId);
     let mut present = CpuMask::new();
     let mut possible = CpuMask::new();
-    for c in cpus.iter().filter(|c| !c.ghost) {
+    for c in cpus {
         let a = c.apic_id;
         let field = |lo: u32, hi: u32| -> u32 {
             if hi <= lo || lo >= 32 {
@@ -59,7 +59,7 @@ pub fn build(
     }
     b.possible(possible).present(present);
     let mut ids: Vec<u32> = nodes.iter().map(|n| n.id).collect();
-    for c in cpus.iter().filter(|c| !c.ghost) {
+    for c in cpus {
         if !ids.contains(&c.node) {
             ids.push(c.node);
         }
@@ -67,7 +67,7 @@ pub fn build(
     ids.sort_unstable();
     for &id in &ids {
         let mut m = CpuMask::new();
-        for c in cpus.iter().filter(|c| !c.ghost && c.node == id) {
+        for c in cpus.iter().filter(|c| c.node == id) {
             m.set(c.cpu as usize);
         }
         let bytes = nodes.iter().find(|n| n.id == id).map(|n| n.bytes);

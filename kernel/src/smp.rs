@@ -4,8 +4,11 @@
 
 use crate::arch::{apic, boot, cpu, timer};
 use crate::cmdline::{Bringup, Calibrate};
-use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use spin::{Mutex, Once};
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use spin::Once;
 
 /// Where an AP is in its bring-up; stored in its per-CPU area.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -15,12 +18,14 @@ pub enum State {
     Offline = 0,
     /// Sent INIT/SIPI; the BSP is waiting for it.
     Kicked = 1,
-    /// Running kernel code on its own stack.
+    /// Running kernel code on its own stack ("alive").
     CalledIn = 2,
-    /// Calibrated and marked online.
-    Online = 3,
+    /// Delay loop calibrated (or skipped); the AP now idles in `hlt`.
+    Calibrated = 3,
+    /// Marked online (by the hotplug engine's online stage).
+    Online = 4,
     /// Did not call in before the time-out: skipped. An AP arriving late parks.
-    Failed = 4,
+    Failed = 5,
 }
 
 impl State {
@@ -28,8 +33,9 @@ impl State {
         match v {
             1 => State::Kicked,
             2 => State::CalledIn,
-            3 => State::Online,
-            4 => State::Failed,
+            3 => State::Calibrated,
+            4 => State::Online,
+            5 => State::Failed,
             _ => State::Offline,
         }
     }
@@ -53,6 +59,8 @@ pub struct PerCpu {
     pub lpj: AtomicU64,
     /// Nanoseconds since boot when the AP called in.
     pub callin_ns: AtomicU64,
+    /// Set by the BSP to let the AP calibrate (`calibrate=serial`).
+    released: AtomicBool,
 }
 
 impl PerCpu {
@@ -67,12 +75,18 @@ impl PerCpu {
             state: AtomicU32::new(State::Offline as u32),
             lpj: AtomicU64::new(0),
             callin_ns: AtomicU64::new(0),
+            released: AtomicBool::new(false),
         }
     }
 
     /// Current bring-up state.
     pub fn state(&self) -> State {
         State::from_u32(self.state.load(Ordering::Acquire))
+    }
+
+    /// Marks the CPU online (the hotplug engine's online stage).
+    pub fn mark_online(&self) {
+        self.set(State::Online);
     }
 
     fn set(&self, s: State) {
@@ -103,10 +117,6 @@ pub struct ApConfig {
 }
 
 static AP_CONFIG: Once<ApConfig> = Once::new();
-/// Serialises calibration under `calibrate=serial`.
-static CALIBRATION_TOKEN: Mutex<()> = Mutex::new(());
-/// Called when an AP goes online (the hotplug engine hook); runs under a lock.
-static ONLINE_HOOK: Once<fn(&PerCpu)> = Once::new();
 
 /// Registers `area` for its CPU. Also publishes the trampoline's lookup entries.
 pub fn register(area: &'static PerCpu) -> Result<(), boot::SlotOutOfRange> {
@@ -116,10 +126,9 @@ pub fn register(area: &'static PerCpu) -> Result<(), boot::SlotOutOfRange> {
     Ok(())
 }
 
-/// Sets the AP configuration and the online hook. Call once before bring-up.
-pub fn configure(config: ApConfig, on_online: fn(&PerCpu)) {
+/// Sets the AP configuration. Call once before bring-up.
+pub fn configure(config: ApConfig) {
     AP_CONFIG.call_once(|| config);
-    ONLINE_HOOK.call_once(|| on_online);
 }
 
 /// The kernel's clock tick, as Debian's kernels (CONFIG_HZ=250): `lpj=` means
@@ -166,19 +175,21 @@ extern "C" fn ap_rust_entry(cpu_nr: u32, _apic_id: u32) -> ! {
         default_lpj: 0,
     });
     apic::enable(config.x2apic, None);
+    crate::arch::idt::init_ap();
     let lpj = match config.calibrate {
         Calibrate::Skip => config.default_lpj,
         Calibrate::Parallel => calibrate_delay(),
         Calibrate::Serial => {
-            let _token = CALIBRATION_TOKEN.lock();
+            // Linux 6.5's parallel bring-up releases APs one at a time after
+            // the alive sync; the waiting AP halts until the BSP's wake IPI.
+            while !me.released.load(Ordering::Acquire) {
+                cpu::enable_and_hlt();
+            }
             calibrate_delay()
         }
     };
     me.lpj.store(lpj, Ordering::Relaxed);
-    if let Some(hook) = ONLINE_HOOK.get() {
-        hook(me);
-    }
-    me.set(State::Online);
+    me.set(State::Calibrated);
     cpu::park()
 }
 
@@ -189,7 +200,7 @@ pub struct Delays {
     pub init_us: u64,
     /// After each SIPI, µs (MP spec: 200 µs).
     pub sipi_us: u64,
-    /// How long to wait for an AP to come online, ms.
+    /// How long to wait for an AP to call in, and then to calibrate, ms.
     pub timeout_ms: u64,
 }
 
@@ -202,81 +213,158 @@ fn send_init(dest: u32) {
     apic::send_ipi(dest, apic::ICR_INIT_DEASSERT);
 }
 
-/// Waits for `ap` to come online until `deadline` (TSC); marks it failed if not.
-fn wait_online(ap: &PerCpu, deadline: u64) -> bool {
-    if timer::wait_until(deadline, || ap.state() == State::Online) {
-        return true;
-    }
-    // Either it never called in (we win the exchange and it will park if it
-    // ever arrives), or it is mid-way (called in, calibrating): give that a
-    // second chance, since it is alive.
-    if ap.transition(State::Kicked, State::Failed) {
-        return false;
-    }
-    let more = timer::deadline_us(1_000_000);
-    timer::wait_until(more, || ap.state() == State::Online)
-}
-
-/// Brings up `aps` (every enabled CPU except the BSP) with `strategy`. Returns
-/// the CPUs that failed to come online.
-pub fn bring_up(
-    aps: &[&'static PerCpu],
+/// The architecture half of the shared hotplug state machine
+/// (`hotplug::Platform`): INIT/SIPI, waiting for call-in, releasing the AP to
+/// calibrate, stopping an AP that failed.
+///
+/// Kicks are queued and sent at the first wait, so that `parallel` and
+/// `broadcast` pay the MP-spec delays once for every AP, and `serial` (which
+/// waits for each AP before kicking the next) pays them per AP.
+pub struct KernelPlatform {
+    areas: Vec<Option<&'static PerCpu>>,
     strategy: Bringup,
     delays: Delays,
-    mut failed: impl FnMut(&PerCpu),
-) {
-    let timeout_us = delays.timeout_ms * 1000;
-    match strategy {
-        Bringup::Serial => {
-            for ap in aps {
-                ap.set(State::Kicked);
-                send_init(ap.apic_id);
-                timer::sleep_us(delays.init_us);
-                apic::send_ipi(ap.apic_id, sipi());
-                timer::sleep_us(delays.sipi_us);
-                if ap.state() == State::Kicked {
-                    apic::send_ipi(ap.apic_id, sipi());
-                    timer::sleep_us(delays.sipi_us);
-                }
-                if !wait_online(ap, timer::deadline_us(timeout_us)) {
-                    failed(ap);
-                }
-            }
+    calibrate: Calibrate,
+    x2apic: bool,
+    pending: Vec<&'static PerCpu>,
+}
+
+impl KernelPlatform {
+    /// A platform for the registered per-CPU `areas` (indexed by CPU number).
+    pub fn new(
+        areas: Vec<Option<&'static PerCpu>>,
+        strategy: Bringup,
+        delays: Delays,
+        calibrate: Calibrate,
+        x2apic: bool,
+    ) -> Self {
+        Self {
+            areas,
+            strategy,
+            delays,
+            calibrate,
+            x2apic,
+            pending: Vec::new(),
         }
-        Bringup::Parallel | Bringup::Broadcast => {
-            for ap in aps {
-                ap.set(State::Kicked);
-            }
-            if strategy == Bringup::Parallel {
-                // Kick every AP: the MP-spec waits are paid once for all.
-                for ap in aps {
+    }
+
+    fn area(&self, cpu: usize) -> Result<&'static PerCpu, String> {
+        self.areas
+            .get(cpu)
+            .copied()
+            .flatten()
+            .ok_or_else(|| String::from("no per-CPU area (out of memory or APIC id out of range)"))
+    }
+
+    /// The per-CPU area of `cpu`, if it has one.
+    pub fn percpu(&self, cpu: usize) -> Option<&'static PerCpu> {
+        self.areas.get(cpu).copied().flatten()
+    }
+
+    /// Sends the queued start-up IPIs.
+    fn flush(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        let aps = core::mem::take(&mut self.pending);
+        match self.strategy {
+            Bringup::Serial | Bringup::Parallel => {
+                for ap in &aps {
                     send_init(ap.apic_id);
                 }
-                timer::sleep_us(delays.init_us);
-                for _ in 0..2 {
-                    for ap in aps {
-                        apic::send_ipi(ap.apic_id, sipi());
+                timer::sleep_us(self.delays.init_us);
+                for round in 0..2 {
+                    let mut sent = false;
+                    for ap in &aps {
+                        // The MP spec's second SIPI only for APs not yet running.
+                        if round == 0 || ap.state() == State::Kicked {
+                            apic::send_ipi(ap.apic_id, sipi());
+                            sent = true;
+                        }
                     }
-                    timer::sleep_us(delays.sipi_us);
+                    if sent {
+                        timer::sleep_us(self.delays.sipi_us);
+                    }
                 }
-            } else {
+            }
+            Bringup::Broadcast => {
                 // No de-assert: the SDM allows INIT de-assert only to "all
                 // including self", and every CPU since the Pentium 4 ignores it.
                 apic::send_ipi(0, apic::ICR_INIT_ASSERT | apic::ICR_ALL_BUT_SELF);
-                timer::sleep_us(delays.init_us);
+                timer::sleep_us(self.delays.init_us);
                 for _ in 0..2 {
                     apic::send_ipi(0, sipi() | apic::ICR_ALL_BUT_SELF);
-                    timer::sleep_us(delays.sipi_us);
-                }
-            }
-            // Each AP gets the full time-out from when the BSP starts waiting
-            // for it (Linux waits per CPU too), so a slow host delays but does
-            // not fail a late AP in a long list.
-            for ap in aps {
-                if !wait_online(ap, timer::deadline_us(timeout_us)) {
-                    failed(ap);
+                    timer::sleep_us(self.delays.sipi_us);
                 }
             }
         }
+    }
+
+    fn deadline(&self) -> u64 {
+        timer::deadline_us(self.delays.timeout_ms * 1000)
+    }
+}
+
+impl hotplug::Platform for KernelPlatform {
+    fn kick(&mut self, cpu: usize) -> Result<(), String> {
+        let ap = self.area(cpu)?;
+        if !self.x2apic && ap.apic_id > 254 {
+            return Err(format!(
+                "APIC id {} needs x2APIC mode (x2apic=on)",
+                ap.apic_id
+            ));
+        }
+        ap.set(State::Kicked);
+        self.pending.push(ap);
+        if self.strategy == Bringup::Serial {
+            self.flush();
+        }
+        Ok(())
+    }
+
+    fn wait_alive(&mut self, cpu: usize) -> Result<(), String> {
+        self.flush();
+        let ap = self.area(cpu)?;
+        let alive = |s: State| matches!(s, State::CalledIn | State::Calibrated | State::Online);
+        if timer::wait_until(self.deadline(), || alive(ap.state())) {
+            return Ok(());
+        }
+        // Failing the exchange means it called in just now: alive after all.
+        if ap.transition(State::Kicked, State::Failed) {
+            Err(format!(
+                "APIC id {}: no call-in within {} ms",
+                ap.apic_id, self.delays.timeout_ms
+            ))
+        } else {
+            Ok(())
+        }
+    }
+
+    fn calibrate(&mut self, cpu: usize) -> Result<(), String> {
+        let ap = self.area(cpu)?;
+        if self.calibrate == Calibrate::Serial {
+            ap.released.store(true, Ordering::Release);
+            apic::send_ipi(ap.apic_id, crate::arch::idt::WAKE_VECTOR as u32);
+        }
+        if timer::wait_until(self.deadline(), || ap.state() == State::Calibrated) {
+            Ok(())
+        } else {
+            Err(format!(
+                "APIC id {}: calibration did not finish within {} ms",
+                ap.apic_id, self.delays.timeout_ms
+            ))
+        }
+    }
+
+    fn stop(&mut self, cpu: usize) -> Result<(), String> {
+        let ap = self.area(cpu)?;
+        ap.set(State::Failed);
+        // INIT puts a half-started AP back into wait-for-SIPI, as Linux does.
+        send_init(ap.apic_id);
+        Ok(())
+    }
+
+    fn now_ns(&mut self) -> u64 {
+        timer::now_ns()
     }
 }

@@ -32,6 +32,10 @@ struct Tables {
 static TSS: Once<TaskStateSegment> = Once::new();
 static GDT: Once<Tables> = Once::new();
 static IDT: Once<InterruptDescriptorTable> = Once::new();
+/// The APs' IDT: only the wake-up and spurious vectors, and no IST (APs load
+/// no TSS). An AP takes an interrupt only inside `enable_and_hlt`, whose asm
+/// block is not `nostack`, so the compiler keeps nothing in the red zone there.
+static AP_IDT: Once<InterruptDescriptorTable> = Once::new();
 
 extern "C" {
     static exception_stubs: [[u8; 16]; 32];
@@ -133,6 +137,30 @@ pub fn init_bsp() {
                     .set_handler_addr(VirtAddr::new(handler))
                     .set_stack_index(0);
             }
+        }
+        idt
+    });
+    idt.load();
+}
+
+/// Loads the BSP's GDT (without its TSS) and the AP IDT on an application
+/// processor, so that a wake-up IPI can end its `hlt`.
+pub fn init_ap() {
+    let Some(t) = GDT.get() else { return };
+    t.gdt.load();
+    // SAFETY: same GDT and selectors as the BSP loaded; see `init_bsp`.
+    unsafe {
+        CS::set_reg(t.code);
+        SS::set_reg(t.data);
+        DS::set_reg(t.data);
+        ES::set_reg(t.data);
+    }
+    let idt = AP_IDT.call_once(|| {
+        let mut idt = InterruptDescriptorTable::new();
+        // SAFETY: both handlers are the assembly stubs below, which end in iretq.
+        unsafe {
+            idt[WAKE_VECTOR].set_handler_addr(VirtAddr::new(wake_isr as *const () as u64));
+            idt[SPURIOUS_VECTOR].set_handler_addr(VirtAddr::new(spurious_isr as *const () as u64));
         }
         idt
     });
