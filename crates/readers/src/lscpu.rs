@@ -1,14 +1,221 @@
-//! lscpu text reader and summary writer. (Being written.)
+//! lscpu's text: read its human-readable summary (and its `--parse` CSV), and
+//! write the summary back for the fields the model holds.
+//!
+//! # Reading
+//!
+//! [`parse`] accepts the summary of every util-linux generation seen in the
+//! corpus and the seeds: the old layout (`L2 cache: 512K`, per-instance sizes,
+//! `NUMA node(s)` early), the modern flat layout (`L1d cache: 6 MiB (192
+//! instances)`, sums over instances) and the hierarchic terminal layout
+//! (indented fields, `L1d:` under `Caches (sum of all):`). Hybrid machines
+//! print one block per CPU type; a field that repeats within the current block
+//! starts the next block. Unknown fields are ignored; a malformed value of a
+//! known field, or counts that contradict each other, is an [`Error`] naming
+//! the line.
+//!
+//! If the text also holds `lscpu --parse` output (`# CPU,Core,Socket,Node,,L1d,...`
+//! and one row per CPU), the first such block gives every CPU's exact core,
+//! socket, node and cache instances, and nothing below is inferred.
+//!
+//! # What the summary does not say, and how it is inferred
+//!
+//! The summary gives counts, not which CPU is where. The reader places the
+//! on-line CPUs as Linux numbers them:
+//!
+//! 1. **Sockets.** If the NUMA nodes holding CPUs divide evenly among the
+//!    sockets, each socket is made of whole nodes, in node order (POWER sets
+//!    `cpu_core_mask` to the node since seed 000's patches, so lscpu's
+//!    "Socket(s)" equals the node count there; Kunpeng 920 has two nodes per
+//!    socket). Otherwise CPUs are cut into sockets of `cores × threads` in
+//!    order of node, then CPU number.
+//! 2. **Cores.** On x86 (i386, x86_64) Linux numbers CPUs in ACPI MADT order,
+//!    which on servers lists every core's first thread before any second thread
+//!    (seed 002: "Booting Node 0, Processors #16 .. #23" after node 1's #8..#15
+//!    on a 2 × 8 × 2 machine). So within a socket of `n` CPUs, the CPUs at
+//!    positions `i` and `i + n / threads` are siblings; without node boundaries
+//!    the same rule runs across the whole machine. **This is an assumption**
+//!    (BIOSes may differ); the parsable form overrides it. Everywhere else
+//!    (POWER, arm64, RISC-V, s390, LoongArch...) siblings are adjacent: each
+//!    run of `threads` consecutive CPUs within a socket is one core.
+//! 3. **POWER big cores.** On POWER with 8 threads per core, when the model is
+//!    POWER9/10/11 or the L1 instance count is twice the core count (seed 001:
+//!    96 cores, 192 L1d instances), each lscpu core is a big core of two SMT4
+//!    thread groups, the even and the odd threads (the `ibm,thread-groups`
+//!    layout): the model gets a `BigCore` level and `Core` is the small core.
+//! 4. **Caches.** Old-style sizes are one instance's size; lscpu does not say
+//!    who shares it, so L1 is per (small) core, L2 per core (big core on
+//!    POWER9/10), L3 per core on POWER and per socket elsewhere, L4 and beyond
+//!    per machine. Modern sizes are sums with an instance count: the sharing
+//!    is the level whose group count equals it (small cores, cores, threads,
+//!    nodes, sockets, or the machine), else equal runs of consecutive cores;
+//!    the per-instance size is recovered as explained at
+//!    `SizeText::per_instance_bytes` (3.8 MiB over 80 instances → 48 KiB).
+//!    A modern size without a count (s390's external caches) is one instance
+//!    for the machine.
+//! 5. **Hybrid machines.** Each CPU-type block's CPUs are taken to follow one
+//!    another in the order lscpu prints the blocks; each block becomes a core kind.
+//! 6. **Off-line CPUs** are present but have no known place. CPUs named in a
+//!    node list but neither on-line nor off-line are possible, not present.
+//! 7. **Architecture.** util-linux's test outputs drop the "Architecture:"
+//!    line; it is then guessed from the vendor, model name, ISA or flags.
+//!
+//! Counts are checked: `Socket(s) × Core(s) per socket × Thread(s) per core`
+//! must equal the on-line CPUs when none is off-line (lscpu divides cores by
+//! sockets, so unequal sockets pass when every core is full), except on s390,
+//! whose book/drawer counts describe the configured machine.
+//!
+//! # Writing
+//!
+//! [`summary`] prints lscpu's flat (non-terminal) layout for the modelled
+//! fields: labels padded to the longest label plus one space, as libsmartcols
+//! lays out lscpu's two columns; cpulists in lscpu's own form (`0-62:2`);
+//! cache sums as `6 MiB (192 instances)`.
+
+mod build;
+mod format;
+mod scan;
+
+use cpumask::CpuMask;
+use topology::{CacheKind, LevelKind, Topology};
+
 use crate::Error;
-use topology::Topology;
+
+pub use format::{cpulist, human_size, parse_cpulist};
 
 /// Parses lscpu's human-readable output; `source` names the input in errors.
 pub fn parse(text: &str, source: &str) -> Result<Topology, Error> {
-    let _ = text;
-    Err(Error::new(source, "lscpu reader not implemented yet"))
+    let scanned = scan::scan(text, source)?;
+    build::build(&scanned, source)
+}
+
+/// The counts lscpu's summary prints, computed from a topology the way
+/// util-linux computes them from sysfs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Counts {
+    /// "CPU(s):": present CPUs.
+    pub cpus: usize,
+    /// On-line CPUs.
+    pub online: CpuMask,
+    /// Present but off-line CPUs.
+    pub offline: CpuMask,
+    /// "Thread(s) per core:": the most on-line threads in one core, where a
+    /// core is what sysfs calls `thread_siblings` (a POWER9/10 big core).
+    pub threads_per_core: usize,
+    /// "Core(s) per socket:": cores with an on-line CPU divided by sockets.
+    pub cores_per_socket: usize,
+    /// "Socket(s):": packages with an on-line CPU.
+    pub sockets: usize,
+    /// Cores with an on-line CPU.
+    pub cores: usize,
+    /// "NUMA node(s):".
+    pub nodes: usize,
+}
+
+/// lscpu's counts for `topology`.
+pub fn counts(topology: &Topology) -> Counts {
+    // sysfs thread_siblings on POWER9/10 big-core machines is the big core.
+    let core_level = if topology.level(LevelKind::BigCore).is_some() {
+        LevelKind::BigCore
+    } else {
+        LevelKind::Core
+    };
+    let online = topology.online;
+    let mut threads = 0;
+    let mut cores = 0usize;
+    if let Some(level) = topology.level(core_level) {
+        for g in &level.groups {
+            let n = g.cpus.and_weight(&online);
+            if n > 0 {
+                cores += 1;
+                threads = threads.max(n);
+            }
+        }
+    }
+    let sockets = topology.level(LevelKind::Package).map_or(0, |l| {
+        l.groups
+            .iter()
+            .filter(|g| g.cpus.intersects(&online))
+            .count()
+    });
+    Counts {
+        cpus: topology.present.weight(),
+        online,
+        offline: topology.present.and_not(&online),
+        threads_per_core: threads,
+        cores_per_socket: cores.checked_div(sockets).unwrap_or(0),
+        sockets,
+        cores,
+        nodes: topology.nodes.len(),
+    }
+}
+
+/// lscpu's name for a cache: `L1d`, `L1i`, `L2`...
+pub fn cache_name(level: u8, kind: CacheKind) -> String {
+    format!("L{level}{}", kind.suffix())
+}
+
+/// The modelled summary fields as (label with colon, value) pairs, in
+/// lscpu's order.
+pub fn summary_fields(topology: &Topology) -> Vec<(String, String)> {
+    let c = counts(topology);
+    let mut f: Vec<(String, String)> = Vec::new();
+    let mut push = |label: &str, value: String| f.push((format!("{label}:"), value));
+    push("Architecture", topology.arch.uname().to_string());
+    push("CPU(s)", c.cpus.to_string());
+    push("On-line CPU(s) list", cpulist(&c.online));
+    if !c.offline.is_empty() {
+        push("Off-line CPU(s) list", cpulist(&c.offline));
+    }
+    push(
+        "Model name",
+        topology.model_name.clone().unwrap_or_else(|| "-".into()),
+    );
+    push("Thread(s) per core", c.threads_per_core.to_string());
+    push("Core(s) per socket", c.cores_per_socket.to_string());
+    push("Socket(s)", c.sockets.to_string());
+    if let Some(h) = &topology.hypervisor {
+        push("Hypervisor vendor", h.clone());
+    }
+    // Sum and count per cache name, names in strcmp order as lscpu sorts them;
+    // lscpu leaves out caches whose sizes sum to zero.
+    let mut sums: std::collections::BTreeMap<String, (u64, usize)> = Default::default();
+    for cache in &topology.caches {
+        let e = sums.entry(cache_name(cache.level, cache.kind)).or_default();
+        e.0 += cache.size_bytes.unwrap_or(0);
+        e.1 += 1;
+    }
+    for (name, (bytes, n)) in sums {
+        if bytes == 0 {
+            continue;
+        }
+        let plural = if n == 1 { "instance" } else { "instances" };
+        push(
+            &format!("{name} cache"),
+            format!("{} ({n} {plural})", human_size(bytes)),
+        );
+    }
+    if !topology.nodes.is_empty() {
+        push("NUMA node(s)", topology.nodes.len().to_string());
+        for node in &topology.nodes {
+            push(&format!("NUMA node{} CPU(s)", node.id), cpulist(&node.cpus));
+        }
+    }
+    f
 }
 
 /// Prints lscpu's summary lines for the fields the model holds.
 pub fn summary(topology: &Topology) -> String {
-    format!("CPU(s): {}\n", topology.possible.weight())
+    let fields = summary_fields(topology);
+    let width = fields.iter().map(|(l, _)| l.len()).max().unwrap_or(0) + 1;
+    let mut out = String::new();
+    for (label, value) in fields {
+        if value.is_empty() {
+            // libsmartcols does not pad a line whose last cell is empty.
+            out.push_str(&label);
+        } else {
+            out.push_str(&format!("{label:width$}{value}"));
+        }
+        out.push('\n');
+    }
+    out
 }

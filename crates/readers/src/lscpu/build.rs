@@ -1,0 +1,819 @@
+//! Second pass: the scanned fields → a checked [`Topology`], inferring what
+//! lscpu's summary leaves out by the rules in the module documentation.
+
+use std::collections::BTreeMap;
+
+use cpumask::{CpuMask, MAX_CPUS};
+use topology::{Arch, Cache, CacheKind, CoreKind, CpuSpec, Topology, TopologyBuilder};
+
+use super::scan::{At, Scanned};
+use crate::Error;
+
+/// Where one on-line CPU sits.
+#[derive(Debug, Clone, Copy, Default)]
+struct Place {
+    cpu: u32,
+    package: u32,
+    cluster: Option<u32>,
+    big_core: Option<u32>,
+    /// Machine-wide core number (unique, so also unique within the package).
+    core: u32,
+    kind: Option<u16>,
+}
+
+/// One CPU-type block reduced to counts.
+#[derive(Debug, Clone)]
+struct Counts {
+    threads: u32,
+    cores_per_socket: Option<u32>,
+    sockets: u32,
+    /// s390's `/proc/sysinfo` topology (books, drawers) describes the configured
+    /// machine rather than the CPUs present, so the product check is skipped.
+    s390_books: bool,
+    line: usize,
+}
+
+pub fn build(s: &Scanned, source: &str) -> Result<Topology, Error> {
+    let arch = arch_of(s);
+    let (online, present) = cpu_sets(s, source)?;
+    let nodes = nodes_of(s, source)?;
+
+    let mut possible = present;
+    for (_, m, _) in &nodes {
+        possible.or_assign(m);
+    }
+
+    let model = s
+        .types
+        .iter()
+        .find_map(|t| t.model_name.as_ref().map(|m| m.value.clone()));
+    let places = match &s.csv {
+        Some(csv) => places_from_csv(s, csv, &online, &present, &arch, model.as_deref(), source)?,
+        None => places_from_counts(s, &online, &nodes, &arch, model.as_deref(), source)?,
+    };
+
+    let mut b = TopologyBuilder::new(arch.clone());
+    b.source(source);
+    if let Some(m) = &model {
+        b.model_name(m.clone());
+    }
+    if let Some(h) = &s.hypervisor_vendor {
+        b.hypervisor(h.clone());
+    }
+    if s.types.len() > 1 {
+        for t in &s.types {
+            let name = t
+                .model_name
+                .as_ref()
+                .map_or_else(|| String::from("-"), |m| m.value.clone());
+            b.add_core_kind(CoreKind {
+                name,
+                efficiency: None,
+            });
+        }
+    }
+    for p in &places {
+        b.add_cpu(CpuSpec {
+            id: p.cpu,
+            hw_id: None,
+            online: true,
+            package: p.package,
+            die: None,
+            cluster: p.cluster,
+            big_core: p.big_core,
+            core: p.core,
+            node: None,
+            kind: p.kind,
+            capacity: None,
+        });
+    }
+    for (id, mask, _) in &nodes {
+        b.add_node(*id, *mask, None);
+    }
+    for cache in caches(s, &places, &nodes, &arch) {
+        b.add_cache(cache);
+    }
+    b.possible(possible).present(present);
+    b.build()
+        .map_err(|e| Error::new(source, format!("inconsistent lscpu output: {e}")))
+}
+
+/// The architecture: the "Architecture:" line, else a guess from the vendor,
+/// model and flags (util-linux's test outputs drop that line).
+fn arch_of(s: &Scanned) -> Arch {
+    if let Some(a) = &s.architecture {
+        return Arch::from_uname(&a.value);
+    }
+    let vendor = s.vendor.as_deref().unwrap_or("");
+    let model = s
+        .types
+        .iter()
+        .find_map(|t| t.model_name.as_ref())
+        .map_or("", |m| m.value.as_str());
+    let bits64 = s.op_modes.as_deref().is_some_and(|m| m.contains("64-bit"));
+    let flags = s.flags.as_deref().unwrap_or("");
+    match vendor {
+        "GenuineIntel" | "AuthenticAMD" | "HygonGenuine" | "CentaurHauls" | "Shanghai" => {
+            return if bits64 || flags.split(' ').any(|f| f == "lm") {
+                Arch::X86_64
+            } else {
+                Arch::X86
+            };
+        }
+        "IBM/S390" => return Arch::S390x,
+        "ARM" | "APM" | "Cavium" | "Ampere" | "HiSilicon" | "Qualcomm" | "NVIDIA" | "Apple"
+        | "Phytium" | "Fujitsu" | "Marvell" => {
+            return if bits64 || flags.split(' ').any(|f| f == "asimd") {
+                Arch::Arm64
+            } else {
+                Arch::Arm
+            };
+        }
+        _ => {}
+    }
+    if model.starts_with("POWER") || model.starts_with("Power") {
+        return Arch::PowerPc64;
+    }
+    if model.starts_with("Loongson") {
+        return Arch::LoongArch64;
+    }
+    if s.isa.as_deref().is_some_and(|i| i.starts_with("rv64")) {
+        return Arch::RiscV64;
+    }
+    if flags.split(' ').any(|f| f == "sun4u" || f == "sun4v") {
+        return Arch::Sparc64;
+    }
+    Arch::Other(String::from("unknown"))
+}
+
+/// (on-line, present) CPU sets.
+fn cpu_sets(s: &Scanned, source: &str) -> Result<(CpuMask, CpuMask), Error> {
+    let offline = s.offline.as_ref().map(|o| o.value).unwrap_or_default();
+    let online = if let Some(o) = &s.online {
+        o.value
+    } else if let Some(csv) = &s.csv {
+        csv.rows
+            .iter()
+            .filter(|r| r.online != Some(false))
+            .map(|r| r.cpu as usize)
+            .filter(|&c| c < MAX_CPUS)
+            .collect()
+    } else if let Some(n) = &s.cpus {
+        if n.value as usize > MAX_CPUS {
+            return Err(Error::at_line(
+                source,
+                n.line,
+                format!(
+                    "CPU(s) is {}, beyond the supported maximum of {MAX_CPUS}",
+                    n.value
+                ),
+            ));
+        }
+        CpuMask::first_n(n.value as usize).and_not(&offline)
+    } else {
+        return Err(Error::new(
+            source,
+            "no 'CPU(s):' line, on-line CPU list or parsable CPU rows: not lscpu output?",
+        ));
+    };
+    if let Some(off) = &s.offline {
+        if let Some(c) = off.value.and(&online).first() {
+            return Err(Error::at_line(
+                source,
+                off.line,
+                format!("CPU {c} is listed both on-line and off-line"),
+            ));
+        }
+    }
+    let present = online.or(&offline);
+    if let (Some(n), Some(_)) = (&s.cpus, &s.online) {
+        if n.value as usize != present.weight() {
+            return Err(Error::at_line(
+                source,
+                n.line,
+                format!(
+                    "CPU(s) is {}, but the on-line and off-line lists hold {} CPUs",
+                    n.value,
+                    present.weight()
+                ),
+            ));
+        }
+    }
+    if online.is_empty() {
+        return Err(Error::new(source, "no on-line CPUs"));
+    }
+    Ok((online, present))
+}
+
+/// NUMA nodes as (id, CPUs, line), sorted by id.
+fn nodes_of(s: &Scanned, source: &str) -> Result<Vec<(u32, CpuMask, usize)>, Error> {
+    let mut nodes: Vec<(u32, CpuMask, usize)> = s
+        .node_lists
+        .iter()
+        .map(
+            |At {
+                 value: (id, m),
+                 line,
+             }| (*id, *m, *line),
+        )
+        .collect();
+    if let (Some(count), false) = (&s.node_count, nodes.is_empty()) {
+        if count.value as usize != nodes.len() {
+            return Err(Error::at_line(
+                source,
+                count.line,
+                format!(
+                    "NUMA node(s) is {}, but {} 'NUMA nodeN CPU(s)' lines follow",
+                    count.value,
+                    nodes.len()
+                ),
+            ));
+        }
+    }
+    if nodes.is_empty() {
+        if let Some(csv) = &s.csv {
+            let mut by_id: BTreeMap<u32, CpuMask> = BTreeMap::new();
+            for r in &csv.rows {
+                if let Some(n) = r.node {
+                    if (r.cpu as usize) < MAX_CPUS {
+                        by_id.entry(n).or_default().set(r.cpu as usize);
+                    }
+                }
+            }
+            let line = csv.header_line;
+            nodes = by_id.into_iter().map(|(id, m)| (id, m, line)).collect();
+        }
+    }
+    nodes.sort_by_key(|n| n.0);
+    for i in 0..nodes.len() {
+        for j in i + 1..nodes.len() {
+            if let Some(c) = nodes[i].1.and(&nodes[j].1).first() {
+                let (first, second) = (nodes[i].0, nodes[j].0);
+                return Err(Error::at_line(
+                    source,
+                    nodes[i].2.max(nodes[j].2),
+                    format!("CPU {c} is in both NUMA node{first} and NUMA node{second}"),
+                ));
+            }
+        }
+    }
+    // The parsable rows must agree with the summary's node lists.
+    if let (Some(csv), false) = (&s.csv, s.node_lists.is_empty()) {
+        for r in &csv.rows {
+            if let Some(n) = r.node {
+                let listed = nodes.iter().find(|(_, m, _)| m.contains(r.cpu as usize));
+                if let Some((id, _, _)) = listed {
+                    if *id != n {
+                        return Err(Error::at_line(
+                            source,
+                            r.line,
+                            format!(
+                                "CPU {} is in node {n} here but in NUMA node{id} in the summary",
+                                r.cpu
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    Ok(nodes)
+}
+
+/// Whether a POWER model name is one whose SMT8 cores are two SMT4 thread
+/// groups (POWER9 and later under PowerVM).
+fn power_big_core_model(model: Option<&str>) -> bool {
+    let m = model.unwrap_or("").to_ascii_uppercase();
+    ["POWER9", "POWER10", "POWER11"]
+        .iter()
+        .any(|p| m.contains(p))
+}
+
+fn is_power(arch: &Arch) -> bool {
+    matches!(arch, Arch::PowerPc64 | Arch::PowerPc)
+}
+
+/// Placement straight from `lscpu -p` rows.
+fn places_from_csv(
+    s: &Scanned,
+    csv: &super::scan::Csv,
+    online: &CpuMask,
+    present: &CpuMask,
+    arch: &Arch,
+    model: Option<&str>,
+    source: &str,
+) -> Result<Vec<Place>, Error> {
+    let mut rows: BTreeMap<u32, &super::scan::CsvRow> = BTreeMap::new();
+    for r in &csv.rows {
+        if r.cpu as usize >= MAX_CPUS || !present.contains(r.cpu as usize) {
+            return Err(Error::at_line(
+                source,
+                r.line,
+                format!(
+                    "parsable row for CPU {}, which the summary does not list",
+                    r.cpu
+                ),
+            ));
+        }
+        if rows.insert(r.cpu, r).is_some() {
+            return Err(Error::at_line(
+                source,
+                r.line,
+                format!("CPU {} has two parsable rows", r.cpu),
+            ));
+        }
+    }
+    let l1_col = csv
+        .cache_names
+        .iter()
+        .position(|n| n == "L1d")
+        .or_else(|| csv.cache_names.iter().position(|n| n == "L1i"));
+    let mut places = Vec::new();
+    for cpu in online.iter() {
+        let Some(r) = rows.get(&(cpu as u32)) else {
+            return Err(Error::at_line(
+                source,
+                csv.header_line,
+                format!("CPU {cpu} is on-line but has no parsable row"),
+            ));
+        };
+        places.push(Place {
+            cpu: cpu as u32,
+            package: r.socket.unwrap_or(0),
+            cluster: r.cluster,
+            big_core: None,
+            // A CPU without a core id is its own core.
+            core: r.core.unwrap_or(0x8000_0000 | cpu as u32),
+            kind: None,
+        });
+    }
+    // POWER9/10 big cores: the parsable Core column is the SMT8 thread set,
+    // while the L1 column separates its two SMT4 thread groups.
+    if is_power(arch) {
+        let mut core_of_l1: BTreeMap<u32, u32> = BTreeMap::new();
+        let mut split = false;
+        let mut consistent = l1_col.is_some();
+        if let Some(col) = l1_col {
+            for p in &places {
+                match rows[&p.cpu].caches[col] {
+                    Some(l1) => match core_of_l1.insert(l1, p.core) {
+                        Some(prev) if prev != p.core => consistent = false,
+                        _ => {}
+                    },
+                    None => consistent = false,
+                }
+            }
+            let cores: std::collections::BTreeSet<u32> = places.iter().map(|p| p.core).collect();
+            split = consistent && core_of_l1.len() > cores.len();
+        }
+        if split {
+            let col = l1_col.unwrap_or(0);
+            for p in &mut places {
+                p.big_core = Some(p.core);
+                p.core = rows[&p.cpu].caches[col].unwrap_or(0);
+            }
+        } else if l1_col.is_none() && power_big_core_model(model) {
+            split_power_big_cores(&mut places, 8);
+        }
+    }
+    assign_kinds(s, &mut places);
+    // lscpu numbers logical cores per CPU type (util-linux's arm hybrid test:
+    // CPUs 0, 3, 5 and 7 all have Core 0), so a core is a (type, id) pair.
+    if s.types.len() > 1 {
+        for p in &mut places {
+            if let Some(k) = p.kind {
+                p.core = ((k as u32 + 1) << 20) | (p.core & 0xf_ffff);
+            }
+        }
+    }
+    Ok(places)
+}
+
+/// On hybrid machines lscpu prints one block per CPU type in order of each
+/// type's first CPU; the reader assumes each type's CPUs follow one another.
+fn assign_kinds(s: &Scanned, places: &mut [Place]) {
+    if s.types.len() < 2 {
+        return;
+    }
+    let mut pos = 0usize;
+    for (kind, t) in s.types.iter().enumerate() {
+        let c = counts_of(t);
+        let n = c.sockets as usize * c.cores_per_socket.unwrap_or(0) as usize * c.threads as usize;
+        for p in places.iter_mut().skip(pos).take(n) {
+            p.kind = Some(kind as u16);
+        }
+        pos += n;
+    }
+}
+
+fn counts_of(t: &super::scan::CpuType) -> Counts {
+    let threads = t.threads_per_core.as_ref().map_or(1, |v| v.value);
+    let cores_per_socket = t
+        .cores_per_socket
+        .as_ref()
+        .or(t.cores_per_cluster.as_ref())
+        .map(|v| v.value);
+    let s390_books = t.books.is_some() || t.drawers.is_some() || t.sockets_per_book.is_some();
+    let sockets = if s390_books {
+        let per_book = t.sockets_per_book.as_ref().map_or(1, |v| v.value);
+        let books = match (&t.books, &t.books_per_drawer, &t.drawers) {
+            (Some(b), _, _) => b.value,
+            (None, Some(bpd), Some(d)) => bpd.value.saturating_mul(d.value),
+            (None, Some(bpd), None) => bpd.value,
+            (None, None, Some(d)) => d.value,
+            (None, None, None) => 1,
+        };
+        per_book.saturating_mul(books)
+    } else {
+        match &t.sockets {
+            Some(At { value: Some(n), .. }) => *n,
+            _ => t.clusters.as_ref().map_or(1, |c| c.value),
+        }
+    };
+    let line = t
+        .sockets
+        .as_ref()
+        .map(|v| v.line)
+        .or(t.clusters.as_ref().map(|v| v.line))
+        .or(t.cores_per_socket.as_ref().map(|v| v.line))
+        .or(t.threads_per_core.as_ref().map(|v| v.line))
+        .unwrap_or(0);
+    Counts {
+        threads,
+        cores_per_socket,
+        sockets: sockets.max(1),
+        s390_books,
+        line,
+    }
+}
+
+/// Placement from the summary's counts alone (see the module documentation).
+fn places_from_counts(
+    s: &Scanned,
+    online: &CpuMask,
+    nodes: &[(u32, CpuMask, usize)],
+    arch: &Arch,
+    model: Option<&str>,
+    source: &str,
+) -> Result<Vec<Place>, Error> {
+    let cpus: Vec<u32> = online.iter().map(|c| c as u32).collect();
+    let types: Vec<Counts> = if s.types.is_empty() {
+        vec![Counts {
+            threads: 1,
+            cores_per_socket: None,
+            sockets: 1,
+            s390_books: false,
+            line: 0,
+        }]
+    } else {
+        s.types.iter().map(counts_of).collect()
+    };
+    let no_offline = s.offline.as_ref().is_none_or(|o| o.value.is_empty());
+    let check = no_offline && !types.iter().any(|t| t.s390_books);
+    let threads_last = matches!(arch, Arch::X86_64 | Arch::X86);
+
+    // Each type's share of the on-line CPUs, in order.
+    let mut sizes = Vec::with_capacity(types.len());
+    for t in &types {
+        match t.cores_per_socket {
+            Some(c) => sizes.push(
+                (t.sockets as u64 * c as u64 * t.threads as u64).min(u32::MAX as u64) as usize,
+            ),
+            None => sizes.push(usize::MAX),
+        }
+    }
+    if check {
+        let total: u128 = sizes.iter().map(|&n| n as u128).sum();
+        if types.len() == 1 && types[0].cores_per_socket.is_some() {
+            let t = &types[0];
+            let c = t.cores_per_socket.unwrap_or(0) as usize;
+            let n = cpus.len();
+            // lscpu divides the number of cores by the number of sockets, so
+            // sockets of unequal size (POWER LPAR nodes) still pass when every
+            // core is full.
+            let exact = total == n as u128;
+            let floor_ok = n.is_multiple_of(t.threads as usize)
+                && (n / t.threads as usize) / t.sockets as usize == c;
+            if !exact && !floor_ok {
+                return Err(Error::at_line(
+                    source,
+                    t.line,
+                    format!(
+                        "Socket(s) {} × Core(s) per socket {c} × Thread(s) per core {} = {}, \
+                         but {n} CPUs are on-line",
+                        t.sockets, t.threads, total
+                    ),
+                ));
+            }
+        } else if types.len() > 1 && total != cpus.len() as u128 {
+            return Err(Error::at_line(
+                source,
+                types[0].line,
+                format!(
+                    "the CPU type blocks add up to {total} CPUs, but {} are on-line",
+                    cpus.len()
+                ),
+            ));
+        }
+    }
+
+    let mut places = Vec::with_capacity(cpus.len());
+    let mut next_core = 0u32;
+    let mut start = 0usize;
+    for (ti, t) in types.iter().enumerate() {
+        let take = if ti + 1 == types.len() {
+            cpus.len() - start
+        } else {
+            sizes[ti].min(cpus.len() - start)
+        };
+        let slice = &cpus[start..start + take];
+        start += take;
+        let kind = (types.len() > 1).then_some(ti as u16);
+        place_one_type(
+            slice,
+            t,
+            nodes,
+            threads_last,
+            kind,
+            &mut next_core,
+            &mut places,
+        );
+    }
+    places.sort_by_key(|p| p.cpu);
+
+    let max_threads = types.iter().map(|t| t.threads).max().unwrap_or(1);
+    let l1_instances = s
+        .caches
+        .iter()
+        .filter(|c| c.level == 1)
+        .find_map(|c| c.size.instances);
+    let cores = next_core as u64;
+    let l1_says_split = l1_instances.is_some_and(|n| n as u64 == 2 * cores);
+    if is_power(arch) && max_threads == 8 && (power_big_core_model(model) || l1_says_split) {
+        split_power_big_cores(&mut places, 8);
+    }
+    Ok(places)
+}
+
+/// Places one CPU type's on-line CPUs into sockets, cores and threads.
+fn place_one_type(
+    cpus: &[u32],
+    t: &Counts,
+    nodes: &[(u32, CpuMask, usize)],
+    threads_last: bool,
+    kind: Option<u16>,
+    next_core: &mut u32,
+    out: &mut Vec<Place>,
+) {
+    if cpus.is_empty() {
+        return;
+    }
+    let sockets = t.sockets.max(1) as usize;
+    let threads = t.threads.max(1) as usize;
+    let mine: CpuMask = cpus.iter().map(|&c| c as usize).collect();
+    let node_parts: Vec<CpuMask> = nodes
+        .iter()
+        .map(|(_, m, _)| m.and(&mine))
+        .filter(|m| !m.is_empty())
+        .collect();
+    let covered = node_parts
+        .iter()
+        .fold(CpuMask::new(), |acc, m| acc.or(m))
+        .weight()
+        == cpus.len();
+
+    // Rule 1: whole NUMA nodes make up each socket.
+    if covered && !node_parts.is_empty() && node_parts.len().is_multiple_of(sockets) {
+        let per = node_parts.len() / sockets;
+        for s in 0..sockets {
+            let members: Vec<u32> = node_parts[s * per..(s + 1) * per]
+                .iter()
+                .fold(CpuMask::new(), |acc, m| acc.or(m))
+                .iter()
+                .map(|c| c as u32)
+                .collect();
+            place_socket(
+                &members,
+                s as u32,
+                threads,
+                threads_last,
+                kind,
+                next_core,
+                out,
+            );
+        }
+        return;
+    }
+    // Rule 2: no node boundary to follow.
+    if threads_last {
+        // All first threads, then all second threads, across the machine.
+        let cores_total = cpus.len().div_ceil(threads);
+        let per_socket = t
+            .cores_per_socket
+            .map_or(cores_total.div_ceil(sockets), |c| c as usize)
+            .max(1);
+        let base = *next_core;
+        for (i, &cpu) in cpus.iter().enumerate() {
+            let core = i % cores_total;
+            out.push(Place {
+                cpu,
+                package: ((core / per_socket).min(sockets - 1)) as u32,
+                cluster: None,
+                big_core: None,
+                core: base + core as u32,
+                kind,
+            });
+        }
+        *next_core += cores_total as u32;
+        return;
+    }
+    // Siblings adjacent: consecutive chunks, ordered by node then CPU number.
+    let mut ordered: Vec<u32> = Vec::with_capacity(cpus.len());
+    let mut seen = CpuMask::new();
+    for part in &node_parts {
+        for c in part.iter() {
+            if !seen.contains(c) {
+                seen.set(c);
+                ordered.push(c as u32);
+            }
+        }
+    }
+    ordered.extend(cpus.iter().filter(|&&c| !seen.contains(c as usize)));
+    let per_socket = match t.cores_per_socket {
+        Some(c) => (c as usize * threads).max(1),
+        None => cpus.len().div_ceil(sockets).max(1),
+    };
+    for (s, chunk) in ordered.chunks(per_socket).enumerate() {
+        let mut members = chunk.to_vec();
+        members.sort_unstable();
+        let s = s.min(sockets - 1) as u32;
+        place_socket(&members, s, threads, false, kind, next_core, out);
+    }
+}
+
+/// Splits one socket's CPUs (ascending) into cores.
+fn place_socket(
+    members: &[u32],
+    package: u32,
+    threads: usize,
+    threads_last: bool,
+    kind: Option<u16>,
+    next_core: &mut u32,
+    out: &mut Vec<Place>,
+) {
+    let cores_here = members.len().div_ceil(threads);
+    for (pos, &cpu) in members.iter().enumerate() {
+        let core = if threads_last {
+            pos % cores_here
+        } else {
+            pos / threads
+        };
+        out.push(Place {
+            cpu,
+            package,
+            cluster: None,
+            big_core: None,
+            core: *next_core + core as u32,
+            kind,
+        });
+    }
+    *next_core += cores_here as u32;
+}
+
+/// Turns `width`-thread cores into big cores of two thread groups: the even
+/// and the odd threads, as POWER9/10 firmware groups them (the
+/// `ibm,thread-groups` example in Linux's arch/powerpc/kernel/smp.c pairs
+/// interrupt servers {8,10,12,14} and {9,11,13,15}).
+fn split_power_big_cores(places: &mut [Place], width: usize) {
+    let mut by_core: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
+    for (i, p) in places.iter().enumerate() {
+        by_core.entry(p.core).or_default().push(i);
+    }
+    if by_core.values().any(|v| v.len() > width) {
+        return;
+    }
+    for (core, idxs) in by_core {
+        for (pos, &i) in idxs.iter().enumerate() {
+            places[i].big_core = Some(core);
+            places[i].core = core.saturating_mul(2) + (pos % 2) as u32;
+        }
+    }
+}
+
+/// Cache instances: from the parsable cache columns where present, else from
+/// the summary's instance counts (see the module documentation).
+fn caches(
+    s: &Scanned,
+    places: &[Place],
+    nodes: &[(u32, CpuMask, usize)],
+    arch: &Arch,
+) -> Vec<Cache> {
+    let mut out = Vec::new();
+    let group = |key: &dyn Fn(&Place) -> u64| -> Vec<CpuMask> {
+        let mut m: BTreeMap<u64, CpuMask> = BTreeMap::new();
+        for p in places {
+            m.entry(key(p)).or_default().set(p.cpu as usize);
+        }
+        let mut v: Vec<CpuMask> = m.into_values().collect();
+        v.sort_by_key(|g| g.first());
+        v
+    };
+    let small_cores = group(&|p| p.core as u64 | ((p.package as u64) << 32));
+    let has_big = places.iter().any(|p| p.big_core.is_some());
+    let big_cores = if has_big {
+        group(&|p| p.big_core.unwrap_or(p.core) as u64 | ((p.package as u64) << 32))
+    } else {
+        small_cores.clone()
+    };
+    let threads = group(&|p| p.cpu as u64);
+    let sockets = group(&|p| p.package as u64);
+    let all: CpuMask = places.iter().map(|p| p.cpu as usize).collect();
+    let node_groups: Vec<CpuMask> = nodes
+        .iter()
+        .map(|(_, m, _)| m.and(&all))
+        .filter(|m| !m.is_empty())
+        .collect();
+
+    let mut names: Vec<String> = s.caches.iter().map(|c| c.name.clone()).collect();
+    if let Some(csv) = &s.csv {
+        for n in &csv.cache_names {
+            if !names.contains(n) {
+                names.push(n.clone());
+            }
+        }
+    }
+    for name in names {
+        let line = s.caches.iter().find(|c| c.name == name);
+        let level: u8 = name[1..].trim_end_matches(['d', 'i']).parse().unwrap_or(0);
+        let kind = if name.ends_with('d') {
+            CacheKind::Data
+        } else if name.ends_with('i') {
+            CacheKind::Instruction
+        } else {
+            CacheKind::Unified
+        };
+        let size_bytes = line.map(|l| l.size.per_instance_bytes());
+        let csv_col = s.csv.as_ref().and_then(|c| {
+            c.cache_names
+                .iter()
+                .position(|n| *n == name)
+                .map(|i| (c, i))
+        });
+        let groups: Vec<CpuMask> = if let Some((csv, col)) = csv_col {
+            let mut m: BTreeMap<u32, CpuMask> = BTreeMap::new();
+            for r in &csv.rows {
+                if let Some(id) = r.caches[col] {
+                    if all.contains(r.cpu as usize) {
+                        m.entry(id).or_default().set(r.cpu as usize);
+                    }
+                }
+            }
+            m.into_values().collect()
+        } else if let Some(l) = line {
+            match l.size.instances {
+                Some(n) => {
+                    let n = n as usize;
+                    let candidates = [&small_cores, &big_cores, &threads, &node_groups, &sockets];
+                    if let Some(c) = candidates.iter().find(|c| c.len() == n) {
+                        (*c).clone()
+                    } else if n == 1 {
+                        vec![all]
+                    } else if small_cores.len().is_multiple_of(n) {
+                        small_cores
+                            .chunks(small_cores.len() / n)
+                            .map(|ch| ch.iter().fold(CpuMask::new(), |a, m| a.or(m)))
+                            .collect()
+                    } else if places.len().is_multiple_of(n) {
+                        let cpus: Vec<usize> = all.iter().collect();
+                        cpus.chunks(places.len() / n)
+                            .map(|ch| ch.iter().copied().collect())
+                            .collect()
+                    } else {
+                        Vec::new()
+                    }
+                }
+                None if l.size.modern_unit => vec![all],
+                None => match level {
+                    1 => small_cores.clone(),
+                    2 => big_cores.clone(),
+                    3 if is_power(arch) => big_cores.clone(),
+                    3 => sockets.clone(),
+                    _ => vec![all],
+                },
+            }
+        } else {
+            Vec::new()
+        };
+        for cpus in groups {
+            out.push(Cache {
+                level,
+                kind,
+                size_bytes,
+                line_bytes: None,
+                ways: None,
+                cpus,
+            });
+        }
+    }
+    out
+}

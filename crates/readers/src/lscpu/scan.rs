@@ -1,0 +1,448 @@
+//! First pass: lscpu text → the fields it states, each with its line number.
+//! Nothing is inferred here; `build` turns the fields into a topology.
+
+use cpumask::CpuMask;
+
+use super::format::{parse_cpulist, parse_size, SizeText};
+use crate::Error;
+
+/// A value and the 1-based line it came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct At<T> {
+    pub value: T,
+    pub line: usize,
+}
+
+/// One CPU type's block (lscpu prints one per kind of core on hybrid machines).
+#[derive(Debug, Clone, Default)]
+pub struct CpuType {
+    pub model_name: Option<At<String>>,
+    pub threads_per_core: Option<At<u32>>,
+    pub cores_per_socket: Option<At<u32>>,
+    /// "Core(s) per cluster:" (arm64 machines whose firmware names no sockets).
+    pub cores_per_cluster: Option<At<u32>>,
+    /// `Some(None)` for "Socket(s): -".
+    pub sockets: Option<At<Option<u32>>>,
+    pub clusters: Option<At<u32>>,
+    pub sockets_per_book: Option<At<u32>>,
+    pub books_per_drawer: Option<At<u32>>,
+    pub books: Option<At<u32>>,
+    pub drawers: Option<At<u32>>,
+}
+
+/// One "Lnx cache:" line.
+#[derive(Debug, Clone)]
+pub struct CacheLine {
+    pub name: String,
+    pub level: u8,
+    pub size: SizeText,
+    pub line: usize,
+}
+
+/// The parsable (`lscpu -p`) block.
+#[derive(Debug, Clone, Default)]
+pub struct Csv {
+    /// Line of the `# CPU,...` header.
+    pub header_line: usize,
+    pub rows: Vec<CsvRow>,
+    /// Cache column names in order (`L1d`, `L1i`, `L2`...).
+    pub cache_names: Vec<String>,
+    pub has_core: bool,
+    pub has_socket: bool,
+    pub has_node: bool,
+    pub has_cluster: bool,
+}
+
+/// One CPU's row; `None` where lscpu printed `-` or nothing.
+#[derive(Debug, Clone, Default)]
+pub struct CsvRow {
+    pub line: usize,
+    pub cpu: u32,
+    pub core: Option<u32>,
+    pub socket: Option<u32>,
+    pub node: Option<u32>,
+    pub cluster: Option<u32>,
+    pub online: Option<bool>,
+    /// Instance id per entry of [`Csv::cache_names`].
+    pub caches: Vec<Option<u32>>,
+}
+
+/// Everything read from one lscpu output.
+#[derive(Debug, Clone, Default)]
+pub struct Scanned {
+    pub architecture: Option<At<String>>,
+    pub op_modes: Option<String>,
+    pub cpus: Option<At<u32>>,
+    pub online: Option<At<CpuMask>>,
+    pub offline: Option<At<CpuMask>>,
+    pub vendor: Option<String>,
+    pub isa: Option<String>,
+    pub flags: Option<String>,
+    pub types: Vec<CpuType>,
+    pub hypervisor_vendor: Option<String>,
+    pub caches: Vec<CacheLine>,
+    pub node_count: Option<At<u32>>,
+    pub node_lists: Vec<At<(u32, CpuMask)>>,
+    pub csv: Option<Csv>,
+}
+
+fn number(value: &str, field: &str, source: &str, line: usize) -> Result<u32, Error> {
+    value.trim().parse::<u32>().map_err(|_| {
+        Error::at_line(
+            source,
+            line,
+            format!(
+                "{field} has value '{}', expected a whole number",
+                value.trim()
+            ),
+        )
+    })
+}
+
+fn mask(value: &str, field: &str, source: &str, line: usize, hex: bool) -> Result<CpuMask, Error> {
+    let parsed = if hex {
+        CpuMask::parse_hex(value.trim().trim_start_matches("0x")).map_err(|e| e.to_string())
+    } else {
+        parse_cpulist(value)
+    };
+    parsed.map_err(|e| Error::at_line(source, line, format!("{field}: {e}")))
+}
+
+/// Sets a once-only field; a second line with a different value contradicts
+/// the first.
+fn set_once<T: PartialEq + std::fmt::Debug>(
+    slot: &mut Option<At<T>>,
+    value: T,
+    line: usize,
+    field: &str,
+    source: &str,
+) -> Result<(), Error> {
+    match slot {
+        Some(prev) if prev.value != value => Err(Error::at_line(
+            source,
+            line,
+            format!(
+                "{field} given again with a different value (first on line {})",
+                prev.line
+            ),
+        )),
+        Some(_) => Ok(()),
+        None => {
+            *slot = Some(At { value, line });
+            Ok(())
+        }
+    }
+}
+
+/// Splits `Label: value`; labels never contain a colon, values may.
+fn split_label(line: &str) -> Option<(&str, &str)> {
+    let (label, value) = line.split_once(':')?;
+    let label = label.trim();
+    if label.is_empty() || label.contains(',') {
+        return None;
+    }
+    Some((label, value.trim()))
+}
+
+/// `L1d cache` / `L2 cache` / hierarchic `L1d` → (level, suffix).
+fn cache_label(label: &str) -> Option<(u8, &str)> {
+    let name = label.strip_suffix(" cache").unwrap_or(label);
+    let rest = name.strip_prefix('L')?;
+    let digits_end = rest
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(rest.len());
+    if digits_end == 0 || digits_end > 2 {
+        return None;
+    }
+    let level: u8 = rest[..digits_end].parse().ok()?;
+    let suffix = &rest[digits_end..];
+    if !matches!(suffix, "" | "d" | "i") || level == 0 {
+        return None;
+    }
+    Some((level, suffix))
+}
+
+/// `NUMA node3 CPU(s)` → 3.
+fn node_label(label: &str) -> Option<&str> {
+    label.strip_prefix("NUMA node")?.strip_suffix(" CPU(s)")
+}
+
+/// Reads every line of `text`.
+pub fn scan(text: &str, source: &str) -> Result<Scanned, Error> {
+    let mut s = Scanned::default();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut csv_lines = vec![false; lines.len()];
+    s.csv = scan_csv(&lines, &mut csv_lines, source)?;
+
+    let mut current = CpuType::default();
+    let mut started = false;
+    for (idx, raw) in lines.iter().enumerate() {
+        let line = idx + 1;
+        if csv_lines[idx] || raw.trim_start().starts_with('#') {
+            continue;
+        }
+        let Some((label, value)) = split_label(raw) else {
+            continue;
+        };
+        // Per-type fields: a field already set in the current block starts the
+        // next block (hybrid machines repeat "Model name:" ... "Socket(s):").
+        macro_rules! type_field {
+            ($field:ident, $val:expr) => {{
+                if current.$field.is_some() {
+                    s.types.push(std::mem::take(&mut current));
+                }
+                current.$field = Some(At { value: $val, line });
+                started = true;
+            }};
+        }
+        match label {
+            "Architecture" => set_once(
+                &mut s.architecture,
+                value.to_string(),
+                line,
+                "Architecture",
+                source,
+            )?,
+            "CPU op-mode(s)" => s.op_modes = Some(value.to_string()),
+            "CPU(s)" => {
+                let n = number(value, "CPU(s)", source, line)?;
+                set_once(&mut s.cpus, n, line, "CPU(s)", source)?;
+            }
+            "On-line CPU(s) list" | "On-line CPU(s) mask" => {
+                let m = mask(value, label, source, line, label.ends_with("mask"))?;
+                set_once(&mut s.online, m, line, label, source)?;
+            }
+            "Off-line CPU(s) list" | "Off-line CPU(s) mask" => {
+                let m = mask(value, label, source, line, label.ends_with("mask"))?;
+                set_once(&mut s.offline, m, line, label, source)?;
+            }
+            "Vendor ID" => s.vendor = Some(value.to_string()),
+            "ISA" => s.isa = Some(value.to_string()),
+            "Flags" => s.flags = Some(value.to_string()),
+            "Model name" => type_field!(model_name, value.to_string()),
+            "Thread(s) per core" => {
+                let n = number(value, label, source, line)?;
+                if n == 0 {
+                    return Err(Error::at_line(source, line, "Thread(s) per core is 0"));
+                }
+                type_field!(threads_per_core, n)
+            }
+            "Core(s) per socket" => {
+                type_field!(cores_per_socket, number(value, label, source, line)?)
+            }
+            "Core(s) per cluster" => {
+                type_field!(cores_per_cluster, number(value, label, source, line)?)
+            }
+            "Socket(s)" => {
+                let v = if value == "-" {
+                    None
+                } else {
+                    Some(number(value, label, source, line)?)
+                };
+                type_field!(sockets, v)
+            }
+            "Cluster(s)" => type_field!(clusters, number(value, label, source, line)?),
+            "Socket(s) per book" => {
+                type_field!(sockets_per_book, number(value, label, source, line)?)
+            }
+            "Book(s) per drawer" => {
+                type_field!(books_per_drawer, number(value, label, source, line)?)
+            }
+            "Book(s)" => type_field!(books, number(value, label, source, line)?),
+            "Drawer(s)" => type_field!(drawers, number(value, label, source, line)?),
+            "Hypervisor vendor" => s.hypervisor_vendor = Some(value.to_string()),
+            "NUMA node(s)" => {
+                let n = number(value, label, source, line)?;
+                set_once(&mut s.node_count, n, line, label, source)?;
+            }
+            _ => {
+                if let Some(id) = node_label(label) {
+                    let id = number(id, "NUMA node number", source, line)?;
+                    let m = mask(value, label, source, line, false)?;
+                    if let Some(prev) = s.node_lists.iter().find(|n| n.value.0 == id) {
+                        if prev.value.1 != m {
+                            return Err(Error::at_line(
+                                source,
+                                line,
+                                format!(
+                                    "{label} given again with a different list (first on line {})",
+                                    prev.line
+                                ),
+                            ));
+                        }
+                        continue;
+                    }
+                    s.node_lists.push(At {
+                        value: (id, m),
+                        line,
+                    });
+                } else if let Some((level, suffix)) = cache_label(label) {
+                    if value.is_empty() {
+                        continue; // a hierarchic section header
+                    }
+                    let size = parse_size(value)
+                        .map_err(|e| Error::at_line(source, line, format!("{label}: {e}")))?;
+                    let name = format!("L{level}{suffix}");
+                    if let Some(prev) = s.caches.iter().find(|c| c.name == name) {
+                        if prev.size != size {
+                            return Err(Error::at_line(
+                                source,
+                                line,
+                                format!(
+                                    "{label} given again with a different size (first on line {})",
+                                    prev.line
+                                ),
+                            ));
+                        }
+                        continue;
+                    }
+                    s.caches.push(CacheLine {
+                        name,
+                        level,
+                        size,
+                        line,
+                    });
+                }
+                // Anything else is a field the model has no place for.
+            }
+        }
+    }
+    if started {
+        s.types.push(current);
+    }
+    Ok(s)
+}
+
+/// Finds the first `# CPU,...` block and reads its rows; marks every line of
+/// every parsable block so the summary pass skips them.
+fn scan_csv(lines: &[&str], consumed: &mut [bool], source: &str) -> Result<Option<Csv>, Error> {
+    let mut result: Option<Csv> = None;
+    let mut idx = 0;
+    while idx < lines.len() {
+        let trimmed = lines[idx].trim();
+        let Some(header) = trimmed
+            .strip_prefix('#')
+            .map(str::trim)
+            .filter(|h| h.starts_with("CPU,") || *h == "CPU")
+        else {
+            idx += 1;
+            continue;
+        };
+        let header_line = idx + 1;
+        let columns: Vec<&str> = header.split(',').map(str::trim).collect();
+        let mut block = Csv {
+            header_line,
+            ..Csv::default()
+        };
+        // Cache columns: every `Lx` name, whether separate or joined by ':'.
+        let mut cache_slots: Vec<(usize, Option<usize>)> = Vec::new();
+        for (ci, col) in columns.iter().enumerate() {
+            match *col {
+                "Core" => block.has_core = true,
+                "Socket" => block.has_socket = true,
+                "Node" => block.has_node = true,
+                "Cluster" => block.has_cluster = true,
+                _ => {
+                    let parts: Vec<&str> = col.split(':').collect();
+                    if parts.iter().all(|p| cache_label(p).is_some()) {
+                        for (pi, p) in parts.iter().enumerate() {
+                            block.cache_names.push(p.to_string());
+                            cache_slots.push((ci, (parts.len() > 1).then_some(pi)));
+                        }
+                    }
+                }
+            }
+        }
+        idx += 1;
+        while idx < lines.len() {
+            let row = lines[idx].trim();
+            if row.is_empty() || row.starts_with('#') {
+                break;
+            }
+            consumed[idx] = true;
+            let line = idx + 1;
+            let fields: Vec<&str> = row.split(',').map(str::trim).collect();
+            if fields.len() != columns.len() {
+                return Err(Error::at_line(
+                    source,
+                    line,
+                    format!(
+                        "parsable row has {} fields but the header on line {header_line} names {}",
+                        fields.len(),
+                        columns.len()
+                    ),
+                ));
+            }
+            if result.is_none() {
+                block
+                    .rows
+                    .push(csv_row(&columns, &fields, &cache_slots, line, source)?);
+            }
+            idx += 1;
+        }
+        if result.is_none() {
+            if block.rows.is_empty() {
+                return Err(Error::at_line(
+                    source,
+                    header_line,
+                    "parsable header is not followed by any CPU rows",
+                ));
+            }
+            result = Some(block);
+        }
+    }
+    Ok(result)
+}
+
+fn csv_row(
+    columns: &[&str],
+    fields: &[&str],
+    cache_slots: &[(usize, Option<usize>)],
+    line: usize,
+    source: &str,
+) -> Result<CsvRow, Error> {
+    let id = |col: &str, v: &str| -> Result<Option<u32>, Error> {
+        if v.is_empty() || v == "-" {
+            return Ok(None);
+        }
+        v.parse::<u32>().map(Some).map_err(|_| {
+            Error::at_line(
+                source,
+                line,
+                format!("parsable column {col} has value '{v}', expected a number or '-'"),
+            )
+        })
+    };
+    let mut row = CsvRow {
+        line,
+        ..CsvRow::default()
+    };
+    let mut cpu = None;
+    for (col, v) in columns.iter().zip(fields) {
+        match *col {
+            "CPU" => cpu = id(col, v)?,
+            "Core" => row.core = id(col, v)?,
+            "Socket" => row.socket = id(col, v)?,
+            "Node" => row.node = id(col, v)?,
+            "Cluster" => row.cluster = id(col, v)?,
+            "Online" => {
+                row.online = match *v {
+                    "Y" | "yes" => Some(true),
+                    "N" | "no" => Some(false),
+                    _ => None,
+                }
+            }
+            _ => {}
+        }
+    }
+    row.cpu = cpu.ok_or_else(|| Error::at_line(source, line, "parsable row has no CPU number"))?;
+    for (ci, part) in cache_slots {
+        let field = fields[*ci];
+        let v = match part {
+            None => field,
+            Some(p) => field.split(':').nth(*p).unwrap_or(""),
+        };
+        row.caches.push(id(columns[*ci], v)?);
+    }
+    Ok(row)
+}

@@ -1,0 +1,224 @@
+//! Truth tests against util-linux's own expected lscpu outputs: each file holds
+//! lscpu's summary followed by `--parse` (and, in newer files, `--parse
+//! --physical`) for the same machine. The CSV part is independent truth for
+//! what the summary part, read alone, must imply.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+use readers::lscpu;
+use topology::LevelKind;
+
+fn corpus() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus/util-linux")
+}
+
+/// Every expected lscpu output: current and the ones util-linux removed in 2014.
+fn expected_files() -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for dir in [
+        corpus().join("tests/expected/lscpu"),
+        corpus().join("history/0517fbf35-parent/tests/expected/lscpu"),
+    ] {
+        let mut here: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+            .map(|e| e.unwrap().path())
+            .collect();
+        here.sort();
+        files.extend(here);
+    }
+    assert!(
+        files.len() >= 30,
+        "corpus incomplete: {} files",
+        files.len()
+    );
+    files
+}
+
+/// The CSV rows of the first `# CPU,...` block, as column name → value maps.
+fn first_csv(text: &str) -> Vec<BTreeMap<String, String>> {
+    let mut lines = text.lines().skip_while(|l| !l.starts_with("# CPU,"));
+    let header: Vec<String> = lines
+        .next()
+        .expect("no CSV header")
+        .trim_start_matches("# ")
+        .split(',')
+        .map(String::from)
+        .collect();
+    lines
+        .take_while(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| {
+            header
+                .iter()
+                .cloned()
+                .zip(l.split(',').map(String::from))
+                .collect()
+        })
+        .collect()
+}
+
+/// The summary: everything before the first blank line.
+fn summary_part(text: &str) -> String {
+    text.lines()
+        .take_while(|l| !l.is_empty())
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
+/// Why a file's summary cannot be checked against its CSV, if it cannot.
+fn skip_reason(summary: &str) -> Option<&'static str> {
+    let field = |label: &str| -> u64 {
+        summary
+            .lines()
+            .find_map(|l| l.strip_prefix(label))
+            .map_or(1, |v| v.trim().parse().unwrap_or(1))
+    };
+    let configured = field("Thread(s) per core:")
+        * field("Core(s) per socket:")
+        * field("Socket(s) per book:")
+        * field("Book(s):")
+        * field("Book(s) per drawer:")
+        * field("Drawer(s):");
+    if (summary.contains("Book(s)") || summary.contains("Drawer(s)"))
+        && configured != field("CPU(s):")
+    {
+        // /proc/sysinfo's "CPU Topology SW" counts describe the configured
+        // machine, not the CPUs lscpu lists.
+        return Some("s390 book/drawer counts come from /proc/sysinfo, not the CPUs present");
+    }
+    if summary.matches("Model name:").count() > 1 {
+        return Some("hybrid: lscpu -p numbers cores per CPU type, so its Core column cannot say which CPUs share a core");
+    }
+    if summary.contains("Off-line CPU(s)") {
+        return Some("off-line CPUs: lscpu's counts cover on-line CPUs only, placement unknowable");
+    }
+    None
+}
+
+#[test]
+fn summary_counts_equal_the_parsable_truth() {
+    let mut checked = 0;
+    let mut skipped = Vec::new();
+    for path in expected_files() {
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let summary = summary_part(&text);
+        if let Some(why) = skip_reason(&summary) {
+            skipped.push(format!("{name}: {why}"));
+            continue;
+        }
+        let rows = first_csv(&text);
+        let topo = lscpu::parse(&summary, &name).unwrap_or_else(|e| panic!("{e}"));
+        let c = lscpu::counts(&topo);
+
+        let cpus: BTreeSet<usize> = rows.iter().map(|r| r["CPU"].parse().unwrap()).collect();
+        let online: BTreeSet<usize> = c.online.iter().collect();
+        assert_eq!(online, cpus, "{name}: on-line CPUs");
+
+        // Old lscpu leaves Core/Socket empty when sysfs had no topology.
+        let mut per_core: BTreeMap<&str, usize> = BTreeMap::new();
+        for r in &rows {
+            *per_core.entry(r["Core"].as_str()).or_default() += 1;
+        }
+        if !per_core.contains_key("") {
+            assert_eq!(c.cores, per_core.len(), "{name}: cores");
+            assert_eq!(
+                c.threads_per_core,
+                *per_core.values().max().unwrap(),
+                "{name}: threads per core"
+            );
+        }
+        let sockets: BTreeSet<&str> = rows.iter().map(|r| r["Socket"].as_str()).collect();
+        if !sockets.contains("-") && !sockets.contains("") {
+            assert_eq!(c.sockets, sockets.len(), "{name}: sockets");
+        }
+
+        let mut nodes: BTreeMap<u32, BTreeSet<usize>> = BTreeMap::new();
+        for r in &rows {
+            if let Ok(n) = r["Node"].parse::<u32>() {
+                nodes
+                    .entry(n)
+                    .or_default()
+                    .insert(r["CPU"].parse().unwrap());
+            }
+        }
+        for (id, members) in &nodes {
+            let idx = topo
+                .node_index(*id)
+                .unwrap_or_else(|| panic!("{name}: node {id} missing"));
+            let ours: BTreeSet<usize> = topo.nodes[idx].cpus.and(&c.online).iter().collect();
+            assert_eq!(&ours, members, "{name}: node {id} CPUs");
+        }
+        if !nodes.is_empty() {
+            let with_cpus = topo
+                .nodes
+                .iter()
+                .filter(|n| n.cpus.intersects(&c.online))
+                .count();
+            assert_eq!(with_cpus, nodes.len(), "{name}: nodes with CPUs");
+        }
+        checked += 1;
+    }
+    eprintln!("checked {checked} files, skipped {}:", skipped.len());
+    for s in &skipped {
+        eprintln!("  skip {s}");
+    }
+    assert!(checked >= 25, "only {checked} files checked");
+    assert!(skipped.len() <= 5, "too many skips: {skipped:?}");
+}
+
+#[test]
+fn with_the_parsable_rows_placement_is_exact() {
+    let mut checked = 0;
+    for path in expected_files() {
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let rows = first_csv(&text);
+        let topo = lscpu::parse(&text, &name).unwrap_or_else(|e| panic!("{e}"));
+        let hybrid = text.matches("Model name:").count() > 1;
+        // Every pair of CPUs shares a core (thread_siblings) exactly when the
+        // CSV gives them the same Core id, and a package when the same Socket.
+        let level = if topo.level(LevelKind::BigCore).is_some() {
+            LevelKind::BigCore
+        } else {
+            LevelKind::Core
+        };
+        for a in &rows {
+            for b in &rows {
+                let (ca, cb): (usize, usize) =
+                    (a["CPU"].parse().unwrap(), b["CPU"].parse().unwrap());
+                if !hybrid && !a["Core"].is_empty() {
+                    assert_eq!(
+                        topo.mask_of(ca, level).contains(cb),
+                        a["Core"] == b["Core"],
+                        "{name}: CPUs {ca} and {cb} core"
+                    );
+                }
+                let known = |v: &str| v != "-" && !v.is_empty();
+                if known(&a["Socket"]) && known(&b["Socket"]) {
+                    assert_eq!(
+                        topo.package_mask(ca).contains(cb),
+                        a["Socket"] == b["Socket"],
+                        "{name}: CPUs {ca} and {cb} socket"
+                    );
+                }
+            }
+        }
+        // Cache instances: as many as distinct ids per column.
+        for (col, _) in rows[0].iter().filter(|(k, _)| k.starts_with('L')) {
+            let ids: BTreeSet<&str> = rows
+                .iter()
+                .map(|r| r[col].as_str())
+                .filter(|id| !id.is_empty() && *id != "-")
+                .collect();
+            let ours = topo
+                .caches
+                .iter()
+                .filter(|c| lscpu::cache_name(c.level, c.kind) == *col)
+                .count();
+            assert_eq!(ours, ids.len(), "{name}: {col} instances");
+        }
+        checked += 1;
+    }
+    assert!(checked >= 30);
+}
