@@ -1,20 +1,1244 @@
-//! hwloc synthetic description strings. (Being written.)
+//! hwloc synthetic description strings, read and written.
+//!
+//! A synthetic description lists, outermost first, the type of each level and how
+//! many children every object of the previous level has:
+//! `package:4 numa:4 l3:1 core:512 pu:2` is 4 packages × 4 NUMA nodes × 1 L3 ×
+//! 512 cores × 2 threads = 16384 PUs. This module follows hwloc's syntax (hwloc
+//! documentation, "Synthetic topologies", and `hwloc/topology-synthetic.c`).
+//!
+//! # Accepted syntax
+//!
+//! - Items separated by spaces or newlines: `type:arity`, optionally followed
+//!   without a space by `(attr attr ...)`.
+//! - Type names are matched like `hwloc_type_sscanf`: case-insensitive prefixes of
+//!   at least two letters of `package`/`socket`, `die`, `group` (optionally
+//!   `group<N>`), `numanode`/`node` (so `numa` works), `core`, `pu`; caches as
+//!   `l<N>` with an optional `d`/`u`/`i` kind letter and an optional `cache`
+//!   suffix (`l3`, `L2Cache`, `l1d`, `l1i`, `L1dCache`): unified by default, data
+//!   for `d`, instruction for `i` (L1i..L3i). `tile`/`module` are groups, as in
+//!   hwloc. `machine`, `misc` and I/O types are rejected like hwloc does.
+//! - Bare arities without types (`"2 3 4 5 6"`): hwloc's default type choice
+//!   (groups, package, NUMA, up to 4 caches, core, PU) is applied.
+//! - `[numa]` or `[numa(memory=...)]` after a level attaches one NUMA node to every
+//!   object of that level (before the first level: to the whole machine); several
+//!   may follow one level, as in hwloc's Xeon Phi example
+//!   `package:1 group:4 [numa] [numa] core:16 pu:4`.
+//! - The last level must be `pu`. At most one package, die, NUMA, core and PU
+//!   level; NUMA nodes either as a level or attached, not both. Arities must be
+//!   ≥ 1 and the total number of PUs at most [`MAX_CPUS`].
+//!
+//! Attributes supported (anything else is an error naming the token):
+//! - `size=N[unit]` on caches, `memory=N[unit]` on NUMA nodes (level or attached):
+//!   units `kB`/`MB`/`GB`/`TB` (powers of 1000) and `kiB`/`MiB`/`GiB`/`TiB`
+//!   (powers of 1024), case-insensitive, or plain bytes. Defaults as hwloc:
+//!   L1 32 KiB, L*n* `256 KiB << 2n` (L2 4 MiB, L3 16 MiB), NUMA 1 GiB. Cache lines
+//!   are 64 bytes, associativity unknown.
+//! - `indexes=` on package, die, group, NUMA, core and PU levels (and attached
+//!   NUMA nodes): an explicit comma-separated list of OS indexes for every object
+//!   of the level, or an interleaving, either `step*count:step*count...` or
+//!   `type:type...` (e.g. `pu:2(indexes=numa:core)`), computed like hwloc.
+//!
+//! Rejected on purpose: `memorysidecachesize=` (memory-side caches are not
+//! modelled), `indexes=` on caches (the model gives caches no id), `memory=`
+//! on non-NUMA levels, `size=` on non-caches, attributes of the root object,
+//! `memcache` levels.
+//!
+//! # Mapping onto the model
+//!
+//! - A PU's OS index (its position, or `indexes=`) is its logical CPU number, as
+//!   hwloc sets PU cpusets from PU OS indexes. Every CPU is online.
+//! - `package` → [`LevelKind::Package`], `die` → [`LevelKind::Die`], `core` →
+//!   [`LevelKind::Core`]; group ids are the objects' OS indexes (position unless
+//!   `indexes=`), as hwloc numbers them.
+//! - `group` below the package/die level → [`LevelKind::Cluster`] (the model's
+//!   only level between die and core); at most one such group level. Groups
+//!   above the outermost package/die level carry no CPU-topology meaning for
+//!   the model and are dropped.
+//! - Without a package level all CPUs are in package 0; without a core level
+//!   every PU is its own core (whose id is the PU's number), as Linux reports
+//!   non-SMT CPUs. The model always has these two levels.
+//! - NUMA nodes: one [`NumaNode`](topology::NumaNode) per hwloc NUMA node, id =
+//!   its OS index. hwloc gives every NUMA node its parent's cpuset, so several
+//!   attached nodes may share CPUs; Linux puts each CPU in exactly one node, so a
+//!   CPU goes to the node attached closest to it (the smallest cpuset), and among
+//!   equals to the first in hwloc's logical order; the others are memory-only
+//!   (Xeon Phi's MCDRAM nodes are CPU-less in Linux too). Without any NUMA
+//!   level, hwloc adds one node 0 covering the machine, and so does this reader.
+//! - Caches → [`Cache`] instances with their sharing sets.
+//!
+//! The architecture is [`Arch::Other`]`("synthetic")`: a synthetic string names
+//! none.
+
 use crate::Error;
-use topology::Topology;
+use topology::{
+    Arch, Cache, CacheKind, CpuMask, CpuSpec, LevelKind, Topology, TopologyBuilder, MAX_CPUS,
+};
+
+const SOURCE: &str = "synthetic description";
+/// hwloc's own limit on the number of levels (`HWLOC_SYNTHETIC_MAX_DEPTH`).
+const MAX_LEVELS: usize = 128;
+const DEFAULT_NUMA_MEMORY: u64 = 1 << 30;
+
+/// What a level of the description is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Package,
+    Die,
+    Group,
+    Numa,
+    Cache { level: u8, kind: CacheKind },
+    Core,
+    Pu,
+}
+
+impl Kind {
+    fn hwloc_name(self) -> String {
+        match self {
+            Kind::Package => "Package".into(),
+            Kind::Die => "Die".into(),
+            Kind::Group => "Group".into(),
+            Kind::Numa => "NUMANode".into(),
+            Kind::Cache { level, kind } => {
+                let letter = match kind {
+                    CacheKind::Data => "d",
+                    CacheKind::Instruction => "i",
+                    CacheKind::Unified => "",
+                };
+                format!("L{level}{letter}Cache")
+            }
+            Kind::Core => "Core".into(),
+            Kind::Pu => "PU".into(),
+        }
+    }
+}
+
+/// The `indexes=` attribute, kept as text until every level is known (type
+/// interleavings refer to other levels).
+#[derive(Debug, Clone)]
+struct IndexSpec {
+    text: String,
+    token: String,
+}
+
+#[derive(Debug, Clone)]
+struct Attached {
+    memory: Option<u64>,
+}
+
+#[derive(Debug, Clone)]
+struct LevelSpec {
+    /// `None` for bare arities, filled in by [`assign_default_types`].
+    kind: Option<Kind>,
+    arity: u32,
+    /// `size=` for caches, `memory=` for NUMA.
+    size: Option<u64>,
+    /// Which of the two gave `size`.
+    size_attr: Option<&'static str>,
+    indexes: Option<IndexSpec>,
+    /// NUMA nodes attached to every object of this level.
+    attached: Vec<Attached>,
+    token: String,
+}
+
+fn token_error(token: &str, message: impl std::fmt::Display) -> Error {
+    Error::new(SOURCE, format!("at '{token}': {message}"))
+}
 
 /// Parses a synthetic description such as `package:2 numa:2 core:8 pu:2`.
 pub fn parse(text: &str) -> Result<Topology, Error> {
-    Err(Error::new(
-        format!("synthetic '{text}'"),
-        "synthetic reader not implemented yet",
-    ))
+    let parsed = parse_levels(text)?;
+    build(text, &parsed)
 }
 
-/// Describes a topology as a synthetic string, when it is regular enough.
+/// The description after parsing: levels outermost first (the machine root is
+/// implicit) plus NUMA nodes attached to the root.
+struct Parsed {
+    levels: Vec<LevelSpec>,
+    root_attached: Vec<Attached>,
+    attached_indexes: Option<IndexSpec>,
+}
+
+fn parse_levels(text: &str) -> Result<Parsed, Error> {
+    let mut levels: Vec<LevelSpec> = Vec::new();
+    let mut root_attached = Vec::new();
+    let mut attached_indexes: Option<IndexSpec> = None;
+    let mut total: u64 = 1;
+    let trimmed = text.trim_start_matches([' ', '\n']);
+    if trimmed.starts_with('(') {
+        let end = trimmed.find(')').unwrap_or(trimmed.len());
+        return Err(token_error(
+            &trimmed[..(end + 1).min(trimmed.len())],
+            "attributes of the root object are not supported",
+        ));
+    }
+    for token in split_items(text)? {
+        if let Some(inner) = token.strip_prefix('[') {
+            let inner = inner
+                .strip_suffix(']')
+                .ok_or_else(|| token_error(token, "attached object lacks its closing ']'"))?;
+            let (name, attrs) = split_attrs(inner, token)?;
+            let kind = parse_type(name, token)?;
+            if kind != Some(Kind::Numa) {
+                return Err(token_error(
+                    token,
+                    "only NUMA nodes can be attached with [...]",
+                ));
+            }
+            let mut attached = Attached { memory: None };
+            if let Some(attrs) = attrs {
+                let a = parse_attrs(attrs, Some(Kind::Numa), token)?;
+                attached.memory = a.size;
+                if let Some(ix) = a.indexes {
+                    attached_indexes = Some(ix);
+                }
+            }
+            match levels.last_mut() {
+                Some(level) => level.attached.push(attached),
+                None => root_attached.push(attached),
+            }
+            continue;
+        }
+        let (head, attrs) = split_attrs(token, token)?;
+        let (kind, arity_text) = match head.split_once(':') {
+            Some((name, arity)) => (parse_type(name, token)?, arity),
+            None if head.starts_with(|c: char| c.is_ascii_digit()) => (None, head),
+            None => {
+                parse_type(head, token)?;
+                return Err(token_error(
+                    token,
+                    "missing ':' and number of objects after the type",
+                ));
+            }
+        };
+        let arity = parse_number(arity_text)
+            .ok_or_else(|| token_error(token, "missing or invalid number of objects"))?;
+        if arity == 0 {
+            return Err(token_error(
+                token,
+                "the number of objects must be at least 1",
+            ));
+        }
+        total = total.saturating_mul(arity);
+        if total > MAX_CPUS as u64 {
+            return Err(token_error(
+                token,
+                format!(
+                    "the description has more than {MAX_CPUS} objects at this level, \
+                     beyond the supported maximum of {MAX_CPUS} CPUs"
+                ),
+            ));
+        }
+        if levels.len() + 1 >= MAX_LEVELS {
+            return Err(token_error(
+                token,
+                format!("too many levels (at most {})", MAX_LEVELS - 1),
+            ));
+        }
+        let mut level = LevelSpec {
+            kind,
+            arity: arity as u32,
+            size: None,
+            size_attr: None,
+            indexes: None,
+            attached: Vec::new(),
+            token: token.to_string(),
+        };
+        if let Some(attrs) = attrs {
+            let a = parse_attrs(attrs, kind, token)?;
+            level.size = a.size;
+            level.size_attr = a.size_attr;
+            level.indexes = a.indexes;
+        }
+        levels.push(level);
+    }
+    if levels.is_empty() {
+        return Err(Error::new(
+            SOURCE,
+            "empty description: expected levels such as 'package:2 core:4 pu:2'",
+        ));
+    }
+    let untyped = levels.iter().filter(|l| l.kind.is_none()).count();
+    if untyped > 0 {
+        let last = levels.len() - 1;
+        let inner_untyped = levels[..last].iter().filter(|l| l.kind.is_none()).count();
+        if inner_untyped != 0 && inner_untyped != last {
+            return Err(Error::new(
+                SOURCE,
+                "cannot mix levels with and without types (except an untyped last PU level)",
+            ));
+        }
+        if inner_untyped == last && last > 0 {
+            let numa_attached =
+                !root_attached.is_empty() || levels.iter().any(|l| !l.attached.is_empty());
+            assign_default_types(&mut levels, numa_attached);
+        }
+        if levels[last].kind.is_none() {
+            levels[last].kind = Some(Kind::Pu);
+        }
+        for level in &levels {
+            if let Some(kind) = level.kind {
+                check_attr_kind(kind, level.size_attr, level.indexes.is_some(), &level.token)?;
+            }
+        }
+    }
+    let last = levels.last().expect("non-empty");
+    if last.kind != Some(Kind::Pu) {
+        return Err(token_error(&last.token, "the last level must be 'pu'"));
+    }
+    let count = |k: fn(Kind) -> bool| levels.iter().filter(|l| l.kind.is_some_and(k)).count();
+    type KindTest = fn(Kind) -> bool;
+    let once: [(&str, KindTest); 5] = [
+        ("PU", |k| k == Kind::Pu),
+        ("package", |k| k == Kind::Package),
+        ("die", |k| k == Kind::Die),
+        ("NUMA node", |k| k == Kind::Numa),
+        ("core", |k| k == Kind::Core),
+    ];
+    for (name, pred) in once {
+        if count(pred) > 1 {
+            return Err(Error::new(
+                SOURCE,
+                format!("the description has several {name} levels"),
+            ));
+        }
+    }
+    let has_attached = !root_attached.is_empty() || levels.iter().any(|l| !l.attached.is_empty());
+    if count(|k| k == Kind::Numa) > 0 && has_attached {
+        return Err(Error::new(
+            SOURCE,
+            "NUMA nodes cannot be both a level and attached with [...]",
+        ));
+    }
+    for (i, a) in levels.iter().enumerate() {
+        if let Some(Kind::Cache { level, kind }) = a.kind {
+            if levels[..i].iter().any(|b| b.kind == a.kind) {
+                return Err(token_error(
+                    &a.token,
+                    format!(
+                        "the description has several L{level}{} levels",
+                        kind.suffix()
+                    ),
+                ));
+            }
+        }
+    }
+    // Nesting the model can express: package ⊇ die ⊇ cluster ⊇ core ⊇ PU.
+    let pos = |k: Kind| levels.iter().position(|l| l.kind == Some(k));
+    let order = [Kind::Package, Kind::Die, Kind::Core, Kind::Pu];
+    let mut prev: Option<(usize, Kind)> = None;
+    for k in order {
+        if let Some(p) = pos(k) {
+            if let Some((q, outer)) = prev {
+                if p < q {
+                    return Err(token_error(
+                        &levels[p].token,
+                        format!(
+                            "a {} level must be below the {} level",
+                            k.hwloc_name(),
+                            outer.hwloc_name()
+                        ),
+                    ));
+                }
+            }
+            prev = Some((p, k));
+        }
+    }
+    let outer_cpu_level = pos(Kind::Package).or(pos(Kind::Die));
+    let core_or_pu = pos(Kind::Core).unwrap_or(levels.len() - 1);
+    let mut clusters = 0;
+    for (i, l) in levels.iter().enumerate() {
+        if l.kind == Some(Kind::Group) {
+            if i > core_or_pu {
+                return Err(token_error(
+                    &l.token,
+                    "a group below the core level cannot be represented",
+                ));
+            }
+            if outer_cpu_level.is_none_or(|o| i > o) {
+                clusters += 1;
+                if clusters > 1 {
+                    return Err(token_error(
+                        &l.token,
+                        "only one group level below the package can be represented \
+                         (as the cluster level)",
+                    ));
+                }
+            }
+        }
+    }
+    Ok(Parsed {
+        levels,
+        root_attached,
+        attached_indexes,
+    })
+}
+
+/// hwloc's choice of types for a description made of bare arities: in priority
+/// NUMA, package, core, up to four caches, then groups; placed as groups,
+/// package, NUMA, caches (L3, L2, L1d, L1i), core.
+fn assign_default_types(levels: &mut [LevelSpec], numa_attached: bool) {
+    let mut remaining = levels.len() - 1;
+    let need_numa = usize::from(remaining >= 1 && !numa_attached);
+    remaining -= need_numa;
+    let need_pack = usize::from(remaining >= 1);
+    remaining -= need_pack;
+    let need_core = usize::from(remaining >= 1);
+    remaining -= need_core;
+    let need_caches = remaining.min(4);
+    remaining -= need_caches;
+    let need_groups = remaining;
+    let mut kinds: Vec<Kind> = Vec::new();
+    kinds.extend(std::iter::repeat_n(Kind::Group, need_groups));
+    if need_pack == 1 {
+        kinds.push(Kind::Package);
+    }
+    if need_numa == 1 {
+        kinds.push(Kind::Numa);
+    }
+    let unified = |level| Kind::Cache {
+        level,
+        kind: CacheKind::Unified,
+    };
+    if need_caches >= 3 {
+        kinds.push(unified(3));
+    }
+    if need_caches >= 1 {
+        kinds.push(unified(2));
+    }
+    if need_caches >= 2 {
+        kinds.push(Kind::Cache {
+            level: 1,
+            kind: CacheKind::Data,
+        });
+    }
+    if need_caches >= 4 {
+        kinds.push(Kind::Cache {
+            level: 1,
+            kind: CacheKind::Instruction,
+        });
+    }
+    if need_core == 1 {
+        kinds.push(Kind::Core);
+    }
+    for (level, kind) in levels.iter_mut().zip(kinds) {
+        level.kind = Some(kind);
+    }
+}
+
+/// Splits the description into items, keeping parenthesised attributes and
+/// bracketed attached objects (which may contain spaces) whole.
+fn split_items(text: &str) -> Result<Vec<&str>, Error> {
+    let bytes = text.as_bytes();
+    let mut items = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b' ' || bytes[i] == b'\n' || bytes[i] == b'\t' || bytes[i] == b'\r' {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        let mut depth_paren = 0usize;
+        let mut in_bracket = false;
+        while i < bytes.len() {
+            match bytes[i] {
+                b'(' => depth_paren += 1,
+                b')' => {
+                    if depth_paren == 0 {
+                        return Err(token_error(&text[start..=i], "')' without a matching '('"));
+                    }
+                    depth_paren -= 1;
+                }
+                b'[' if i == start => in_bracket = true,
+                b']' if in_bracket && depth_paren == 0 => {
+                    i += 1;
+                    break;
+                }
+                b' ' | b'\n' | b'\t' | b'\r' if depth_paren == 0 && !in_bracket => break,
+                _ => {}
+            }
+            i += 1;
+        }
+        let item = &text[start..i];
+        if depth_paren > 0 {
+            return Err(token_error(item, "missing ')' closing the attributes"));
+        }
+        if in_bracket && !item.ends_with(']') {
+            return Err(token_error(item, "attached object lacks its closing ']'"));
+        }
+        items.push(item);
+    }
+    Ok(items)
+}
+
+/// Splits `type:arity(attrs)` into the head and the attribute text, if any.
+fn split_attrs<'a>(item: &'a str, token: &str) -> Result<(&'a str, Option<&'a str>), Error> {
+    match item.find('(') {
+        None => Ok((item, None)),
+        Some(open) => {
+            let rest = &item[open + 1..];
+            let close = rest
+                .rfind(')')
+                .ok_or_else(|| token_error(token, "missing ')' closing the attributes"))?;
+            if !rest[close + 1..].is_empty() {
+                return Err(token_error(
+                    token,
+                    format!("unexpected '{}' after the attributes", &rest[close + 1..]),
+                ));
+            }
+            Ok((&item[..open], Some(&rest[..close])))
+        }
+    }
+}
+
+/// hwloc's `hwloc__type_match`: `text` starts with a prefix (case-insensitive, at
+/// least `min` letters) of `name`, followed by the end or a non-letter.
+/// Returns the rest of `text`.
+fn type_match<'a>(text: &'a str, name: &str, min: usize) -> Option<&'a str> {
+    let tb = text.as_bytes();
+    let nb = name.as_bytes();
+    let mut i = 0;
+    loop {
+        let Some(&c) = tb.get(i) else {
+            return (i >= min).then_some(&text[i..]);
+        };
+        let expected = nb.get(i).copied();
+        if expected != Some(c.to_ascii_lowercase()) {
+            if c.is_ascii_alphabetic() || c == b'-' {
+                return None;
+            }
+            return (i >= min).then_some(&text[i..]);
+        }
+        i += 1;
+    }
+}
+
+/// Parses a type name; `Ok(None)` is never returned for a non-empty name (kept
+/// as `Option` so callers can share the bare-arity path).
+fn parse_type(name: &str, token: &str) -> Result<Option<Kind>, Error> {
+    let lower = name.to_ascii_lowercase();
+    let unsupported = |what: &str| Err(token_error(token, what.to_string()));
+    let kind = if type_match(name, "machine", 2).is_some() {
+        return unsupported("the machine is the implicit root and cannot be a level");
+    } else if type_match(name, "numanode", 2).is_some() || type_match(name, "node", 2).is_some() {
+        Kind::Numa
+    } else if type_match(name, "memcache", 5).is_some() {
+        return unsupported("memory-side caches are not modelled");
+    } else if type_match(name, "package", 2).is_some() || type_match(name, "socket", 2).is_some() {
+        Kind::Package
+    } else if type_match(name, "die", 2).is_some() {
+        Kind::Die
+    } else if type_match(name, "core", 2).is_some() {
+        Kind::Core
+    } else if type_match(name, "pu", 2).is_some() {
+        Kind::Pu
+    } else if type_match(name, "misc", 4).is_some()
+        || type_match(name, "bridge", 4).is_some()
+        || type_match(name, "pcidev", 3).is_some()
+        || type_match(name, "osdev", 2).is_some()
+    {
+        return unsupported("Misc and I/O objects cannot be synthetic levels");
+    } else if lower.starts_with('l') && lower[1..].starts_with(|c: char| c.is_ascii_digit()) {
+        let digits = lower[1..]
+            .bytes()
+            .take_while(|c| c.is_ascii_digit())
+            .count();
+        let level: u8 = lower[1..1 + digits]
+            .parse()
+            .map_err(|_| token_error(token, "invalid cache level"))?;
+        let rest = &name[1 + digits..];
+        let (kind, suffix) = match rest.as_bytes().first().map(u8::to_ascii_lowercase) {
+            Some(b'i') => (CacheKind::Instruction, &rest[1..]),
+            Some(b'd') => (CacheKind::Data, &rest[1..]),
+            Some(b'u') => (CacheKind::Unified, &rest[1..]),
+            _ => (CacheKind::Unified, rest),
+        };
+        let max = if kind == CacheKind::Instruction { 3 } else { 5 };
+        if level == 0 || level > max {
+            return unsupported("cache levels go from L1 to L5 (L1i to L3i)");
+        }
+        if type_match(suffix, "cache", 0).is_none() {
+            return unsupported("unknown object type");
+        }
+        Kind::Cache { level, kind }
+    } else if let Some(rest) = type_match(name, "group", 2) {
+        if !rest.is_empty() && !rest.bytes().all(|c| c.is_ascii_digit()) {
+            return unsupported("unknown object type");
+        }
+        Kind::Group
+    } else if name.starts_with("Tile") || name.starts_with("Module") {
+        Kind::Group
+    } else {
+        return unsupported("unknown object type");
+    };
+    Ok(Some(kind))
+}
+
+/// A number as C's `strtoul(.., 0)` reads it: decimal, `0x` hex or `0` octal.
+fn parse_number(text: &str) -> Option<u64> {
+    if let Some(hex) = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+        u64::from_str_radix(hex, 16).ok()
+    } else if text.len() > 1 && text.starts_with('0') {
+        u64::from_str_radix(&text[1..], 8).ok()
+    } else {
+        text.parse().ok()
+    }
+}
+
+/// A size with an optional unit, as `hwloc_synthetic_parse_memory_attr` reads it.
+fn parse_size(text: &str, token: &str) -> Result<u64, Error> {
+    let digits_end = if text.starts_with("0x") || text.starts_with("0X") {
+        2 + text[2..]
+            .bytes()
+            .take_while(|c| c.is_ascii_hexdigit())
+            .count()
+    } else {
+        text.bytes().take_while(|c| c.is_ascii_digit()).count()
+    };
+    let (number, unit) = text.split_at(digits_end);
+    let value =
+        parse_number(number).ok_or_else(|| token_error(token, format!("invalid size '{text}'")))?;
+    let multiplier: u64 = match unit.to_ascii_lowercase().as_str() {
+        "" => 1,
+        "kb" => 1_000,
+        "kib" => 1 << 10,
+        "mb" => 1_000_000,
+        "mib" => 1 << 20,
+        "gb" => 1_000_000_000,
+        "gib" => 1 << 30,
+        "tb" => 1_000_000_000_000,
+        "tib" => 1 << 40,
+        _ => {
+            return Err(token_error(
+                token,
+                format!("unknown size unit '{unit}' (use kB, MB, GB, TB, kiB, MiB, GiB, TiB)"),
+            ))
+        }
+    };
+    value
+        .checked_mul(multiplier)
+        .ok_or_else(|| token_error(token, format!("size '{text}' overflows 64 bits")))
+}
+
+struct Attrs {
+    size: Option<u64>,
+    /// Which attribute gave `size`: `size=` (caches) or `memory=` (NUMA).
+    size_attr: Option<&'static str>,
+    indexes: Option<IndexSpec>,
+}
+
+/// Parses the text between parentheses. `kind` is `None` for bare arities, whose
+/// type is only known later: [`check_attr_kind`] runs again then.
+fn parse_attrs(text: &str, kind: Option<Kind>, token: &str) -> Result<Attrs, Error> {
+    let mut attrs = Attrs {
+        size: None,
+        size_attr: None,
+        indexes: None,
+    };
+    for attr in text.split(' ').filter(|a| !a.is_empty()) {
+        if let Some(v) = attr.strip_prefix("size=") {
+            attrs.size = Some(parse_size(v, token)?);
+            attrs.size_attr = Some("size");
+        } else if let Some(v) = attr.strip_prefix("memory=") {
+            attrs.size = Some(parse_size(v, token)?);
+            attrs.size_attr = Some("memory");
+        } else if let Some(v) = attr.strip_prefix("indexes=") {
+            if v.is_empty() {
+                return Err(token_error(token, "empty indexes= attribute"));
+            }
+            attrs.indexes = Some(IndexSpec {
+                text: v.to_string(),
+                token: token.to_string(),
+            });
+        } else if attr.starts_with("memorysidecachesize=") {
+            return Err(token_error(
+                token,
+                "attribute 'memorysidecachesize' is not supported: memory-side caches are not modelled",
+            ));
+        } else {
+            let name = attr.split('=').next().unwrap_or(attr);
+            return Err(token_error(
+                token,
+                format!("unsupported attribute '{name}' (supported: size=, memory=, indexes=)"),
+            ));
+        }
+    }
+    if let Some(kind) = kind {
+        check_attr_kind(kind, attrs.size_attr, attrs.indexes.is_some(), token)?;
+    }
+    Ok(attrs)
+}
+
+fn check_attr_kind(
+    kind: Kind,
+    size_attr: Option<&str>,
+    has_indexes: bool,
+    token: &str,
+) -> Result<(), Error> {
+    let is_cache = matches!(kind, Kind::Cache { .. });
+    match size_attr {
+        Some("size") if !is_cache => {
+            return Err(token_error(token, "size= applies to caches only"));
+        }
+        Some("memory") if kind != Kind::Numa => {
+            return Err(token_error(
+                token,
+                "memory= applies to NUMA nodes only (caches take size=)",
+            ));
+        }
+        _ => {}
+    }
+    if has_indexes && is_cache {
+        return Err(token_error(
+            token,
+            "indexes= on caches is not supported: the model gives caches no id",
+        ));
+    }
+    Ok(())
+}
+
+/// Computes the OS indexes of the `total` objects of a level from its
+/// `indexes=` text. `widths[k]` is the number of objects at level `k`
+/// (`widths[0]` = 1 for the root), `kinds[k]` its type.
+fn process_indexes(
+    spec: &IndexSpec,
+    total: usize,
+    widths: &[usize],
+    kinds: &[Option<Kind>],
+    max_value: Option<usize>,
+) -> Result<Vec<u32>, Error> {
+    let text = spec.text.as_str();
+    let err = |m: String| token_error(&spec.token, m);
+    let values: Vec<u32> = if text.bytes().all(|c| c.is_ascii_digit() || c == b',') {
+        let list: Vec<&str> = text.split(',').collect();
+        if list.len() != total {
+            return Err(err(format!(
+                "indexes= lists {} values for {total} objects",
+                list.len()
+            )));
+        }
+        list.iter()
+            .map(|v| {
+                v.parse::<u32>()
+                    .map_err(|_| err(format!("invalid index '{v}' in indexes=")))
+            })
+            .collect::<Result<_, _>>()?
+    } else {
+        // Interleaving: loops of (step, count); index = Σ ((j / step) % count) · mul.
+        let mut loops: Vec<(usize, usize)> = Vec::new();
+        if text.starts_with(|c: char| c.is_ascii_digit()) {
+            for part in text.split(':') {
+                let (step, nb) = part
+                    .split_once('*')
+                    .ok_or_else(|| err(format!("interleaving loop '{part}' lacks '*'")))?;
+                let step = parse_number(step)
+                    .filter(|&s| s > 0 && s <= total as u64)
+                    .ok_or_else(|| err(format!("invalid interleaving step in '{part}'")))?;
+                let nb = parse_number(nb)
+                    .filter(|&n| n > 0 && n <= total as u64)
+                    .ok_or_else(|| err(format!("invalid interleaving count in '{part}'")))?;
+                loops.push((step as usize, nb as usize));
+            }
+        } else {
+            let mut depths: Vec<usize> = Vec::new();
+            for part in text.split(':') {
+                let kind = parse_type(part, &spec.token)?
+                    .ok_or_else(|| err(format!("unknown type '{part}' in indexes=")))?;
+                let depth = kinds
+                    .iter()
+                    .position(|k| *k == Some(kind))
+                    .ok_or_else(|| err(format!("no '{part}' level for indexes= interleaving")))?;
+                if depths.contains(&depth) {
+                    return Err(err(format!("duplicate '{part}' in indexes= interleaving")));
+                }
+                depths.push(depth);
+            }
+            for &depth in &depths {
+                let prev = depths
+                    .iter()
+                    .copied()
+                    .filter(|&d| d < depth)
+                    .max()
+                    .unwrap_or(0);
+                let width = widths[depth];
+                if width == 0 || !total.is_multiple_of(width) || !width.is_multiple_of(widths[prev])
+                {
+                    return Err(err(format!(
+                        "the '{}' level does not divide this level in indexes=",
+                        kinds[depth].map(|k| k.hwloc_name()).unwrap_or_default()
+                    )));
+                }
+                loops.push((total / width, width / widths[prev]));
+            }
+        }
+        let product = loops
+            .iter()
+            .try_fold(1usize, |acc, &(_, nb)| acc.checked_mul(nb))
+            .unwrap_or(usize::MAX);
+        if product != total {
+            let min_step = loops.iter().map(|&(s, _)| s).min().unwrap_or(total);
+            if product != 0 && total.is_multiple_of(product) && min_step == total / product {
+                loops.push((1, total / product));
+            } else {
+                return Err(err(format!(
+                    "index interleaving covers {product} objects instead of {total}"
+                )));
+            }
+        }
+        let mut values = vec![0u32; total];
+        let mut mul = 1usize;
+        for &(step, nb) in &loops {
+            for (j, v) in values.iter_mut().enumerate() {
+                *v += (((j / step) % nb) * mul) as u32;
+            }
+            mul *= nb;
+        }
+        values
+    };
+    // Every index must be distinct (and for PUs, a representable CPU number).
+    let mut seen = std::collections::HashSet::with_capacity(values.len());
+    for &v in &values {
+        if let Some(max) = max_value {
+            if v as usize >= max {
+                return Err(err(format!(
+                    "index {v} is beyond the supported maximum of {max} CPUs"
+                )));
+            }
+        }
+        if !seen.insert(v) {
+            return Err(err(format!("index {v} appears twice in indexes=")));
+        }
+    }
+    Ok(values)
+}
+
+fn build(text: &str, parsed: &Parsed) -> Result<Topology, Error> {
+    let levels = &parsed.levels;
+    let kinds: Vec<Option<Kind>> = std::iter::once(None)
+        .chain(levels.iter().map(|l| l.kind))
+        .collect();
+    // widths[k]: objects at depth k (depth 0 = machine root).
+    let mut widths = vec![1usize];
+    for l in levels {
+        widths.push(widths.last().copied().unwrap_or(1) * l.arity as usize);
+    }
+    let n_pu = *widths.last().unwrap_or(&1);
+    // os_indexes[k]: OS index of each object at depth k+1, when given by indexes=.
+    let mut os_indexes: Vec<Option<Vec<u32>>> = Vec::with_capacity(levels.len());
+    for (k, l) in levels.iter().enumerate() {
+        let max = (l.kind == Some(Kind::Pu)).then_some(MAX_CPUS);
+        os_indexes.push(match &l.indexes {
+            Some(spec) => Some(process_indexes(spec, widths[k + 1], &widths, &kinds, max)?),
+            None => None,
+        });
+    }
+    let os_of = |k: usize, j: usize| -> u32 {
+        match &os_indexes[k] {
+            Some(v) => v[j],
+            None => j as u32,
+        }
+    };
+    // PUs below one object at depth k+1.
+    let span = |k: usize| n_pu / widths[k + 1];
+    let depth_of = |kind: Kind| levels.iter().position(|l| l.kind == Some(kind));
+    let pkg = depth_of(Kind::Package);
+    let die = depth_of(Kind::Die);
+    let core = depth_of(Kind::Core);
+    let outer = pkg.or(die);
+    let cluster = levels
+        .iter()
+        .enumerate()
+        .position(|(i, l)| l.kind == Some(Kind::Group) && outer.is_none_or(|o| i > o));
+    let pu_level = levels.len() - 1;
+    let cpu_ids: Vec<u32> = (0..n_pu).map(|i| os_of(pu_level, i)).collect();
+
+    let mut b = TopologyBuilder::new(Arch::Other("synthetic".into()));
+    b.source(format!("synthetic:{}", text.trim()));
+    for (i, &id) in cpu_ids.iter().enumerate() {
+        let at = |k: usize| os_of(k, i / span(k));
+        b.add_cpu(CpuSpec {
+            id,
+            hw_id: None,
+            online: true,
+            package: pkg.map_or(0, at),
+            die: die.map(at),
+            cluster: cluster.map(at),
+            big_core: None,
+            core: core.map_or(id, at),
+            node: None,
+            kind: None,
+            capacity: None,
+        });
+    }
+    // Masks of the objects at depth k+1, from the PUs' OS indexes.
+    let masks_of = |k: usize| -> Vec<CpuMask> {
+        let s = span(k);
+        let identity = os_indexes[pu_level].is_none();
+        (0..widths[k + 1])
+            .map(|j| {
+                let mut m = CpuMask::new();
+                if identity {
+                    m.set_range(j * s, (j + 1) * s);
+                } else {
+                    for &id in &cpu_ids[j * s..(j + 1) * s] {
+                        m.set(id as usize);
+                    }
+                }
+                m
+            })
+            .collect()
+    };
+    for (k, l) in levels.iter().enumerate() {
+        match l.kind {
+            Some(Kind::Cache { level, kind }) => {
+                let size = l.size.unwrap_or(if level == 1 {
+                    32 << 10
+                } else {
+                    (256u64 << 10) << (2 * level as u64)
+                });
+                for cpus in masks_of(k) {
+                    b.add_cache(Cache {
+                        level,
+                        kind,
+                        size_bytes: Some(size),
+                        line_bytes: Some(64),
+                        ways: None,
+                        cpus,
+                    });
+                }
+            }
+            Some(Kind::Numa) => {
+                let memory = l.size.unwrap_or(DEFAULT_NUMA_MEMORY);
+                for (j, cpus) in masks_of(k).into_iter().enumerate() {
+                    b.add_node(os_of(k, j), cpus, Some(memory));
+                }
+            }
+            _ => {}
+        }
+    }
+    let has_numa_level = depth_of(Kind::Numa).is_some();
+    let has_attached =
+        !parsed.root_attached.is_empty() || levels.iter().any(|l| !l.attached.is_empty());
+    if !has_numa_level && !has_attached {
+        // hwloc inserts one machine-wide NUMA node when none is described.
+        b.add_node(
+            0,
+            cpu_ids.iter().map(|&c| c as usize).collect(),
+            Some(DEFAULT_NUMA_MEMORY),
+        );
+    } else if has_attached {
+        add_attached_nodes(&mut b, parsed, &widths, &cpu_ids)?;
+    }
+    b.build().map_err(|e| Error::new(SOURCE, e.to_string()))
+}
+
+/// Adds NUMA nodes attached with `[numa]`, numbered in hwloc's order (depth-first,
+/// an object's attached nodes after those of its children). Each CPU goes to the
+/// first node attached to its innermost object that has any.
+fn add_attached_nodes(
+    b: &mut TopologyBuilder,
+    parsed: &Parsed,
+    widths: &[usize],
+    cpu_ids: &[u32],
+) -> Result<(), Error> {
+    let levels = &parsed.levels;
+    let n_pu = cpu_ids.len();
+    // (depth, object index, attached item) in hwloc's numbering order. Only
+    // levels down to the deepest one with attached nodes need walking.
+    let deepest = levels
+        .iter()
+        .rposition(|l| !l.attached.is_empty())
+        .map_or(0, |p| p + 1);
+    let mut order: Vec<(usize, usize, usize)> = Vec::new();
+    walk_attached(
+        0,
+        0,
+        &levels[..deepest],
+        parsed.root_attached.len(),
+        &mut order,
+    );
+    let total = order.len();
+    let ids: Vec<u32> = match &parsed.attached_indexes {
+        Some(spec) => process_indexes(spec, total, widths, &[], None)?,
+        None => (0..total as u32).collect(),
+    };
+    let mut node_of_cpu: Vec<Option<(usize, u32)>> = vec![None; n_pu];
+    let mut nodes: Vec<(u32, CpuMask, Option<u64>)> = Vec::with_capacity(total);
+    for (&(depth, j, a), &id) in order.iter().zip(&ids) {
+        let memory = if depth == 0 {
+            parsed.root_attached[a].memory
+        } else {
+            levels[depth - 1].attached[a].memory
+        };
+        nodes.push((
+            id,
+            CpuMask::new(),
+            Some(memory.unwrap_or(DEFAULT_NUMA_MEMORY)),
+        ));
+        if a == 0 {
+            let span = n_pu / widths[depth];
+            for slot in &mut node_of_cpu[j * span..(j + 1) * span] {
+                // Deeper objects win: they are visited before their ancestors.
+                if slot.is_none_or(|(d, _)| d < depth) {
+                    *slot = Some((depth, (nodes.len() - 1) as u32));
+                }
+            }
+        }
+    }
+    for (i, slot) in node_of_cpu.iter().enumerate() {
+        if let Some((_, n)) = slot {
+            nodes[*n as usize].1.set(cpu_ids[i] as usize);
+        }
+    }
+    for (id, cpus, memory) in nodes {
+        b.add_node(id, cpus, memory);
+    }
+    Ok(())
+}
+
+/// Post-order walk: an object's attached nodes come after its children's.
+fn walk_attached(
+    depth: usize,
+    j: usize,
+    levels: &[LevelSpec],
+    root_attached: usize,
+    order: &mut Vec<(usize, usize, usize)>,
+) {
+    if depth < levels.len() {
+        let arity = levels[depth].arity as usize;
+        for c in 0..arity {
+            walk_attached(depth + 1, j * arity + c, levels, root_attached, order);
+        }
+    }
+    let n = if depth == 0 {
+        root_attached
+    } else {
+        levels[depth - 1].attached.len()
+    };
+    order.extend((0..n).map(|a| (depth, j, a)));
+}
+
+/// Describes a topology as a synthetic string, when it is regular enough: every
+/// CPU online and known, every object of a level with the same number of children,
+/// caches of one level and kind all the same size, levels nested. PU numbering
+/// other than hwloc's depth-first order is written as `pu:N(indexes=...)`; other
+/// levels' ids as `indexes=` when they are not 0, 1, 2... Cache line sizes and
+/// associativities, CPU kinds and distances are not expressible and are dropped.
 pub fn write(topology: &Topology) -> Result<String, Error> {
-    let _ = topology;
-    Err(Error::new(
-        "synthetic",
-        "synthetic writer not implemented yet",
-    ))
+    let fail = |m: String| Err(Error::new("synthetic export", m));
+    if topology.online != topology.known() || topology.possible != topology.known() {
+        return fail(
+            "only topologies whose possible CPUs are all known and online can be described".into(),
+        );
+    }
+    let all = topology.known();
+    let n = all.weight();
+    if n == 0 {
+        return fail("no CPUs".into());
+    }
+    // Candidate levels: (hwloc kind, tie-break rank, objects: (os id, cpus), size attribute).
+    struct Cand {
+        kind: Kind,
+        rank: u8,
+        objects: Vec<(Option<u32>, CpuMask)>,
+        size: Option<u64>,
+    }
+    let mut cands: Vec<Cand> = Vec::new();
+    for level in &topology.levels {
+        let (kind, rank) = match level.kind {
+            LevelKind::Package => (Kind::Package, 0),
+            LevelKind::Die => (Kind::Die, 2),
+            LevelKind::Cluster => (Kind::Group, 3),
+            LevelKind::Core => (Kind::Core, 20),
+            LevelKind::BigCore => {
+                return fail("POWER big cores cannot be described".into());
+            }
+        };
+        cands.push(Cand {
+            kind,
+            rank,
+            objects: level.groups.iter().map(|g| (g.os_id, g.cpus)).collect(),
+            size: None,
+        });
+    }
+    if !topology.nodes.is_empty() {
+        if topology.nodes.iter().any(|nd| nd.cpus.is_empty()) {
+            return fail("memory-only NUMA nodes cannot be described".into());
+        }
+        // One memory= for all nodes; left out when they differ (hwloc's default
+        // then applies), as the structure is what a synthetic string describes.
+        let mems: Vec<Option<u64>> = topology.nodes.iter().map(|nd| nd.memory_bytes).collect();
+        let uniform = mems.iter().all(|m| *m == mems[0]);
+        cands.push(Cand {
+            kind: Kind::Numa,
+            rank: 1,
+            objects: topology
+                .nodes
+                .iter()
+                .map(|nd| (Some(nd.id), nd.cpus))
+                .collect(),
+            size: if uniform { mems[0] } else { None },
+        });
+    }
+    let mut cache_kinds: Vec<(u8, CacheKind)> =
+        topology.caches.iter().map(|c| (c.level, c.kind)).collect();
+    cache_kinds.dedup();
+    cache_kinds.sort();
+    cache_kinds.dedup();
+    for (level, kind) in cache_kinds {
+        let instances: Vec<&Cache> = topology
+            .caches
+            .iter()
+            .filter(|c| c.level == level && c.kind == kind)
+            .collect();
+        // Sizes that differ between instances are left out, like NUMA memory.
+        let size = instances[0].size_bytes;
+        let size = if instances.iter().all(|c| c.size_bytes == size) {
+            size
+        } else {
+            None
+        };
+        // Outer caches first, data before instruction (hwloc's L1d above L1i).
+        let rank = 10 + (5 - level.min(5)) * 2 + u8::from(kind == CacheKind::Instruction);
+        cands.push(Cand {
+            kind: Kind::Cache { level, kind },
+            rank,
+            objects: instances.iter().map(|c| (None, c.cpus)).collect(),
+            size,
+        });
+    }
+    // Each level must partition the CPUs; order levels from fewest to most objects.
+    for c in &cands {
+        let mut union = CpuMask::new();
+        let mut total = 0;
+        for (_, m) in &c.objects {
+            total += m.weight();
+            union.or_assign(m);
+        }
+        if union != all || total != n {
+            return fail(format!(
+                "the {} objects do not cover every CPU exactly once",
+                c.kind.hwloc_name()
+            ));
+        }
+    }
+    cands.sort_by_key(|c| (c.objects.len(), c.rank));
+    // Objects in hwloc's logical (depth-first) order: by parent, then first CPU.
+    // index_at[k][cpu] is the logical index of the level-k object holding `cpu`.
+    let max_id = topology.cpus.last().map_or(0, |c| c.id as usize);
+    let mut index_at: Vec<Vec<u32>> = Vec::with_capacity(cands.len());
+    for k in 0..cands.len() {
+        let parent_of = |m: &CpuMask| -> u32 {
+            let first = m.first().unwrap_or(0);
+            if k == 0 {
+                0
+            } else {
+                index_at[k - 1][first]
+            }
+        };
+        let mut objects = std::mem::take(&mut cands[k].objects);
+        objects.sort_by_key(|(_, m)| (parent_of(m), m.first()));
+        let mut idx = vec![u32::MAX; max_id + 1];
+        for (j, (_, m)) in objects.iter().enumerate() {
+            for cpu in m.iter() {
+                idx[cpu] = j as u32;
+            }
+        }
+        cands[k].objects = objects;
+        index_at.push(idx);
+    }
+    let mut items: Vec<String> = Vec::new();
+    let mut prev_count = 1usize;
+    for (k, c) in cands.iter().enumerate() {
+        let count = c.objects.len();
+        if count % prev_count != 0 {
+            return fail(format!(
+                "{} {} objects cannot be spread evenly over {prev_count} parents",
+                count,
+                c.kind.hwloc_name()
+            ));
+        }
+        let arity = count / prev_count;
+        if k > 0 {
+            // Every object must lie in one parent, and every parent hold `arity`.
+            let mut per_parent = vec![0usize; prev_count];
+            for (_, m) in &c.objects {
+                let first = m.first().unwrap_or(0);
+                let parent = index_at[k - 1][first];
+                if m.iter().any(|cpu| index_at[k - 1][cpu] != parent) {
+                    return fail(format!(
+                        "{} objects are not nested in {} objects",
+                        c.kind.hwloc_name(),
+                        cands[k - 1].kind.hwloc_name()
+                    ));
+                }
+                per_parent[parent as usize] += 1;
+            }
+            if per_parent.iter().any(|&p| p != arity) {
+                return fail(format!(
+                    "{} objects do not all have the same number of {} children",
+                    cands[k - 1].kind.hwloc_name(),
+                    c.kind.hwloc_name()
+                ));
+            }
+        }
+        let mut attrs: Vec<String> = Vec::new();
+        match c.kind {
+            Kind::Cache { .. } => {
+                if let Some(s) = c.size {
+                    attrs.push(format!("size={s}"));
+                }
+            }
+            Kind::Numa => {
+                if let Some(s) = c.size {
+                    attrs.push(format!("memory={s}"));
+                }
+            }
+            _ => {}
+        }
+        if !matches!(c.kind, Kind::Cache { .. }) {
+            let ids: Vec<Option<u32>> = c.objects.iter().map(|(id, _)| *id).collect();
+            let sequential = ids.iter().enumerate().all(|(j, id)| *id == Some(j as u32));
+            if !sequential {
+                if ids.iter().any(|id| id.is_none()) {
+                    // Unknown ids: let the reader number them.
+                } else {
+                    let list: Vec<String> =
+                        ids.iter().map(|id| id.unwrap_or(0).to_string()).collect();
+                    attrs.push(format!("indexes={}", list.join(",")));
+                }
+            }
+        }
+        let name = match c.kind {
+            Kind::Cache { level, kind } => format!("L{level}{}", kind.suffix()),
+            Kind::Numa => "NUMANode".into(),
+            other => other.hwloc_name(),
+        };
+        let mut item = format!("{name}:{arity}");
+        if !attrs.is_empty() {
+            item.push('(');
+            item.push_str(&attrs.join(" "));
+            item.push(')');
+        }
+        items.push(item);
+        prev_count = count;
+    }
+    // PUs: in depth-first order, sorted by the object index at every level.
+    let mut cpus: Vec<usize> = all.iter().collect();
+    cpus.sort_by(|&a, &b| {
+        index_at
+            .iter()
+            .map(|idx| idx[a].cmp(&idx[b]))
+            .find(|o| o.is_ne())
+            .unwrap_or(a.cmp(&b))
+    });
+    let arity = n / prev_count;
+    let identity = cpus.iter().enumerate().all(|(i, &c)| i == c);
+    if identity {
+        items.push(format!("PU:{arity}"));
+    } else {
+        let list: Vec<String> = cpus.iter().map(|c| c.to_string()).collect();
+        items.push(format!("PU:{arity}(indexes={})", list.join(",")));
+    }
+    // A single NUMA node covering the machine is what hwloc adds by default.
+    Ok(items.join(" "))
 }

@@ -1,15 +1,1405 @@
-//! hwloc XML v2 reader and writer. (Being written.)
+//! hwloc XML, read (v1, v2 and v3 files) and written (v2, which every hwloc
+//! since 2.0 imports).
+//!
+//! # Reading
+//!
+//! The object tree is read with quick-xml and mapped onto the model:
+//!
+//! - `PU` → a CPU whose number is the PU's `os_index` (its cpuset's bit when the
+//!   index is missing). hwloc only lists online PUs; the root's
+//!   `complete_cpuset` adds the offline ones to the possible (and present) set.
+//! - `Package` (v1: `Socket`) → [`LevelKind::Package`], `Die` →
+//!   [`LevelKind::Die`], `Core` → [`LevelKind::Core`], with the objects'
+//!   `os_index` as group ids where they are unique within their parents, else
+//!   hwloc's logical index. No package: every CPU in package 0; a PU outside any
+//!   core is its own core.
+//! - `Group` inside a package or die → [`LevelKind::Cluster`] (the innermost one
+//!   when groups nest), except hwloc's helper groups (kinds 900 distances,
+//!   1000 I/O, 1001 memory), which describe no CPU grouping. Groups above the
+//!   packages are dropped: the model has no level there.
+//! - `L1Cache`..`L5Cache`, `L1iCache`..`L3iCache` (v1: `Cache`) → [`Cache`] with
+//!   `depth`, `cache_type` (0 unified, 1 data, 2 instruction), `cache_size`,
+//!   `cache_linesize` (0 = unknown) and `cache_associativity` (0 = unknown,
+//!   -1 = fully associative, stored as 0 as the model says). Memory-side caches
+//!   (`MemCache`) are not modelled.
+//! - `NUMANode` → a node (`os_index`, `local_memory`). hwloc gives a NUMA node
+//!   the cpuset of the object it is attached to, so nodes may share CPUs (DRAM +
+//!   HBM, CXL, GPU memory); Linux puts each CPU in one node, so a CPU goes to the
+//!   node with the smallest cpuset containing it, the first in document order
+//!   among equals; the others are memory-only. Node cpusets that overlap without
+//!   nesting cannot come from hwloc and are an error.
+//! - `distances2` of type `NUMANode` (latency, not bandwidth; `os` or `gp`
+//!   indexing) → the distance matrix; v1 `distances` over the NUMA level too.
+//!   Other distance matrices (packages, cores, PUs, heterogeneous) are ignored.
+//! - `cpukind` → core kinds: the name is the `CoreType` info (IntelAtom,
+//!   IntelCore...) or `kind<N>`, the efficiency `forced_efficiency`;
+//!   `LinuxCapacity` infos become CPU capacities.
+//! - Infos: `Architecture` → arch, `CPUModel` → model name.
+//! - I/O and Misc objects are skipped with their children.
+//!
+//! Errors name the line: malformed XML, an unsupported version, cpusets or PU
+//! numbers beyond [`MAX_CPUS`], duplicate PUs, unknown object types.
+//!
+//! # Writing
+//!
+//! [`write`] builds the hwloc tree from the model by cpuset inclusion (machine,
+//! package, die, cluster as `Group`, caches, core, PU; NUMA nodes attached to
+//! the object with their exact cpuset, under an added `Group` if none has it)
+//! and prints XML v2 with the NUMA latency matrix and CPU kinds.
+
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
+use std::fmt::Write as _;
+
+use quick_xml::events::{BytesStart, Event};
+use quick_xml::Reader;
+use topology::{
+    Arch, Cache, CacheKind, CoreKind, CpuMask, CpuSpec, LevelKind, Topology, TopologyBuilder,
+    MAX_CPUS,
+};
+
 use crate::Error;
-use topology::Topology;
+
+// hwloc group kinds that are helpers rather than CPU groupings.
+const GROUP_KIND_DISTANCE: u32 = 900;
+const GROUP_KIND_IO: u32 = 1000;
+const GROUP_KIND_MEMORY: u32 = 1001;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ObjType {
+    Machine,
+    Package,
+    Die,
+    Group,
+    Numa,
+    Cache,
+    MemCache,
+    Core,
+    Pu,
+    /// I/O and Misc objects: skipped.
+    Ignored,
+}
+
+fn obj_type(name: &str) -> Option<(ObjType, Option<(u8, CacheKind)>)> {
+    let t = match name {
+        "Machine" | "System" => ObjType::Machine,
+        "Package" | "Socket" => ObjType::Package,
+        "Die" => ObjType::Die,
+        "Group" => ObjType::Group,
+        "NUMANode" => ObjType::Numa,
+        "Core" => ObjType::Core,
+        "PU" => ObjType::Pu,
+        "Cache" => ObjType::Cache,
+        "MemCache" => ObjType::MemCache,
+        "Misc" | "Bridge" | "PCIDev" | "OSDev" => ObjType::Ignored,
+        _ => {
+            // L<n>Cache, L<n>iCache
+            let rest = name.strip_prefix('L')?.strip_suffix("Cache")?;
+            let (digits, kind) = match rest.strip_suffix('i') {
+                Some(d) => (d, CacheKind::Instruction),
+                None => (rest, CacheKind::Unified),
+            };
+            let level: u8 = digits.parse().ok()?;
+            if !(1..=5).contains(&level) {
+                return None;
+            }
+            return Some((ObjType::Cache, Some((level, kind))));
+        }
+    };
+    Some((t, None))
+}
+
+#[derive(Debug)]
+struct RawObj {
+    ty: ObjType,
+    os_index: Option<u32>,
+    cpuset: Option<CpuMask>,
+    gp_index: Option<u64>,
+    group_kind: Option<u32>,
+    cache: Option<(u8, CacheKind)>,
+    size: Option<u64>,
+    line_size: Option<u32>,
+    assoc: Option<i64>,
+    parent: Option<usize>,
+    depth: usize,
+    line: usize,
+}
+
+#[derive(Debug, Default)]
+struct Distances {
+    obj_type: String,
+    kind: u64,
+    name: String,
+    gp_indexing: bool,
+    indexes: Vec<u64>,
+    values: Vec<u64>,
+    line: usize,
+}
+
+#[derive(Debug, Default)]
+struct V1Distances {
+    depth: usize,
+    base: f64,
+    values: Vec<f64>,
+    line: usize,
+}
+
+#[derive(Debug, Default)]
+struct RawKind {
+    cpuset: CpuMask,
+    efficiency: Option<u32>,
+    core_type: Option<String>,
+    capacity: Option<u32>,
+}
+
+/// Which text the reader is collecting.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum TextTarget {
+    None,
+    Indexes,
+    Values,
+}
+
+/// Tracks 1-based line numbers of byte positions, scanning forward only.
+struct Lines<'a> {
+    text: &'a [u8],
+    pos: usize,
+    line: usize,
+}
+
+impl Lines<'_> {
+    fn at(&mut self, pos: usize) -> usize {
+        let pos = pos.min(self.text.len());
+        if pos < self.pos {
+            self.pos = 0;
+            self.line = 1;
+        }
+        self.line += self.text[self.pos..pos]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count();
+        self.pos = pos;
+        self.line
+    }
+}
+
+/// Parses an hwloc bitmap: comma-separated 32-bit hex groups, most significant
+/// first, each with `0x`; a leading `0xf...f` means all higher bits are set
+/// (only roots' complete sets use it; the infinite part is ignored). hwloc
+/// writes zero groups as nothing (`0x00000001,,0x0`).
+fn parse_bitmap(text: &str) -> Result<CpuMask, String> {
+    let mut mask = CpuMask::new();
+    let groups: Vec<&str> = text.trim().split(',').collect();
+    for (i, g) in groups.iter().rev().enumerate() {
+        let g = g.trim();
+        if g.eq_ignore_ascii_case("0xf...f") {
+            if i + 1 != groups.len() {
+                return Err(format!("bitmap '{text}': 0xf...f must come first"));
+            }
+            continue;
+        }
+        if g.is_empty() {
+            continue;
+        }
+        let hex = g.strip_prefix("0x").unwrap_or(g);
+        let v = u32::from_str_radix(hex, 16)
+            .map_err(|_| format!("bitmap '{text}': invalid group '{g}'"))?;
+        for bit in 0..32 {
+            if v & (1 << bit) != 0 {
+                let cpu = i * 32 + bit;
+                mask.try_set(cpu).map_err(|_| {
+                    format!("bitmap '{text}' has CPU {cpu}, beyond the supported maximum of {MAX_CPUS} CPUs")
+                })?;
+            }
+        }
+    }
+    Ok(mask)
+}
+
+/// An element's attributes: raw name and unescaped value.
+type Attrs<'a> = Vec<(Vec<u8>, Cow<'a, str>)>;
+
+fn attrs_of<'a>(e: &'a BytesStart<'a>) -> Result<Attrs<'a>, String> {
+    let mut out = Vec::new();
+    for a in e.attributes() {
+        let a = a.map_err(|err| format!("malformed attribute: {err}"))?;
+        let v = a
+            .normalized_value(quick_xml::XmlVersion::Implicit1_0)
+            .map_err(|err| format!("malformed attribute value: {err}"))?;
+        out.push((a.key.as_ref().as_bytes().to_vec(), v));
+    }
+    Ok(out)
+}
+
+fn get<'a>(attrs: &'a [(Vec<u8>, Cow<'_, str>)], key: &str) -> Option<&'a str> {
+    attrs
+        .iter()
+        .find(|(k, _)| k.as_slice() == key.as_bytes())
+        .map(|(_, v)| v.as_ref())
+}
+
+fn num<T: std::str::FromStr>(
+    attrs: &[(Vec<u8>, Cow<'_, str>)],
+    key: &str,
+) -> Result<Option<T>, String> {
+    match get(attrs, key) {
+        None => Ok(None),
+        Some(v) => v
+            .trim()
+            .parse()
+            .map(Some)
+            .map_err(|_| format!("attribute {key}=\"{v}\" is not a valid number")),
+    }
+}
+
+/// Everything read from the file before mapping.
+#[derive(Default)]
+struct Raw {
+    objects: Vec<RawObj>,
+    root_infos: Vec<(String, String)>,
+    package_models: Vec<String>,
+    distances: Vec<Distances>,
+    v1_distances: Vec<V1Distances>,
+    kinds: Vec<RawKind>,
+}
 
 /// Reads hwloc XML; `source` names the input in errors.
 pub fn read(text: &str, source: &str) -> Result<Topology, Error> {
-    let _ = text;
-    Err(Error::new(source, "XML reader not implemented yet"))
+    let raw = parse_raw(text, source)?;
+    map_raw(raw, source)
+}
+
+fn parse_raw(text: &str, source: &str) -> Result<Raw, Error> {
+    let mut reader = Reader::from_str(text);
+    reader.config_mut().trim_text(true);
+    let mut lines = Lines {
+        text: text.as_bytes(),
+        pos: 0,
+        line: 1,
+    };
+    let mut raw = Raw::default();
+    let mut stack: Vec<usize> = Vec::new();
+    // Elements opened (by name) to check structure and report truncation.
+    let mut open: Vec<(Vec<u8>, usize)> = Vec::new();
+    let mut seen_topology = false;
+    let mut dist: Option<Distances> = None;
+    let mut v1dist: Option<V1Distances> = None;
+    let mut kind: Option<RawKind> = None;
+    let mut target = TextTarget::None;
+    let mut ignored_depth = 0usize;
+    loop {
+        let start = reader.buffer_position() as usize;
+        let event = match reader.read_event() {
+            Ok(e) => e,
+            Err(err) => {
+                let line = lines.at(reader.error_position() as usize);
+                return Err(Error::at_line(
+                    source,
+                    line,
+                    format!("malformed XML: {err}"),
+                ));
+            }
+        };
+        // The element starts after any whitespace skipped before it.
+        let skip = text.as_bytes()[start.min(text.len())..]
+            .iter()
+            .take_while(|b| b.is_ascii_whitespace())
+            .count();
+        let line = lines.at(start + skip);
+        let err = |m: String| Error::at_line(source, line, m);
+        match event {
+            Event::Start(ref e) | Event::Empty(ref e) => {
+                let is_empty = matches!(event, Event::Empty(_));
+                let name = e.name().as_ref().as_bytes().to_vec();
+                let attrs = attrs_of(e).map_err(err)?;
+                if !seen_topology {
+                    if name != b"topology" {
+                        return Err(err(format!(
+                            "expected <topology> as the root element, found <{}>",
+                            String::from_utf8_lossy(&name)
+                        )));
+                    }
+                    seen_topology = true;
+                    if let Some(v) = get(&attrs, "version") {
+                        let major = v.split('.').next().unwrap_or("");
+                        if !matches!(major, "1" | "2" | "3") {
+                            return Err(err(format!(
+                                "unsupported hwloc XML version {v} (supported: 1.x, 2.x, 3.x)"
+                            )));
+                        }
+                    }
+                    if !is_empty {
+                        open.push((name, line));
+                    }
+                    continue;
+                }
+                if open.is_empty() {
+                    return Err(err("content after the closing </topology>".into()));
+                }
+                if ignored_depth > 0 {
+                    if !is_empty {
+                        ignored_depth += 1;
+                        open.push((name, line));
+                    }
+                    continue;
+                }
+                match name.as_slice() {
+                    b"object" => {
+                        let ty_name = get(&attrs, "type")
+                            .ok_or_else(|| err("<object> without a type attribute".into()))?;
+                        let (mut ty, mut cache) = obj_type(ty_name)
+                            .ok_or_else(|| err(format!("unknown object type '{ty_name}'")))?;
+                        if ty == ObjType::Ignored {
+                            if !is_empty {
+                                ignored_depth = 1;
+                                open.push((name, line));
+                            }
+                            continue;
+                        }
+                        if ty == ObjType::Cache {
+                            let depth: Option<u8> = num(&attrs, "depth").map_err(err)?;
+                            let ctype: Option<u8> = num(&attrs, "cache_type").map_err(err)?;
+                            let (level, mut k) = match (cache, depth) {
+                                (Some((l, k)), _) => (l, k),
+                                (None, Some(d)) => (d, CacheKind::Unified),
+                                (None, None) => {
+                                    return Err(err("cache without a depth attribute".into()))
+                                }
+                            };
+                            if !(1..=5).contains(&level) {
+                                return Err(err(format!("cache depth {level} out of 1..5")));
+                            }
+                            k = match ctype {
+                                Some(1) => CacheKind::Data,
+                                Some(2) => CacheKind::Instruction,
+                                Some(0) => CacheKind::Unified,
+                                Some(other) => {
+                                    return Err(err(format!("unknown cache_type {other}")))
+                                }
+                                None => k,
+                            };
+                            cache = Some((level, k));
+                        }
+                        let cpuset = match get(&attrs, "cpuset") {
+                            Some(c) => Some(parse_bitmap(c).map_err(err)?),
+                            None => None,
+                        };
+                        if ty == ObjType::Machine && stack.is_empty() {
+                            // The root: its complete set gives the offline CPUs.
+                            if let Some(c) = get(&attrs, "complete_cpuset") {
+                                let complete = parse_bitmap(c).map_err(err)?;
+                                raw.root_infos.push(("__complete".into(), String::new()));
+                                raw.objects.push(RawObj {
+                                    ty: ObjType::Machine,
+                                    os_index: None,
+                                    cpuset: Some(complete),
+                                    gp_index: None,
+                                    group_kind: None,
+                                    cache: None,
+                                    size: None,
+                                    line_size: None,
+                                    assoc: None,
+                                    parent: None,
+                                    depth: 0,
+                                    line,
+                                });
+                                if !is_empty {
+                                    stack.push(raw.objects.len() - 1);
+                                    open.push((name, line));
+                                }
+                                continue;
+                            }
+                        } else if ty == ObjType::Machine {
+                            ty = ObjType::Group;
+                        }
+                        let size = num::<u64>(&attrs, "cache_size")
+                            .map_err(err)?
+                            .or(num::<u64>(&attrs, "local_memory").map_err(err)?);
+                        raw.objects.push(RawObj {
+                            ty,
+                            os_index: num(&attrs, "os_index").map_err(err)?,
+                            cpuset,
+                            gp_index: num(&attrs, "gp_index").map_err(err)?,
+                            group_kind: num(&attrs, "kind").map_err(err)?,
+                            cache,
+                            size,
+                            line_size: num(&attrs, "cache_linesize").map_err(err)?,
+                            assoc: num(&attrs, "cache_associativity").map_err(err)?,
+                            parent: stack.last().copied(),
+                            depth: stack.len(),
+                            line,
+                        });
+                        if !is_empty {
+                            stack.push(raw.objects.len() - 1);
+                            open.push((name, line));
+                        }
+                    }
+                    b"info" => {
+                        let (Some(n), Some(v)) = (get(&attrs, "name"), get(&attrs, "value")) else {
+                            if !is_empty {
+                                open.push((name, line));
+                            }
+                            continue;
+                        };
+                        if let Some(k) = kind.as_mut() {
+                            match n {
+                                "CoreType" => k.core_type = Some(v.to_string()),
+                                "LinuxCapacity" => k.capacity = v.trim().parse().ok(),
+                                _ => {}
+                            }
+                        } else {
+                            let owner = stack.last().map(|&i| raw.objects[i].ty);
+                            match (owner, n) {
+                                (Some(ObjType::Package), "CPUModel") => {
+                                    raw.package_models.push(v.to_string())
+                                }
+                                (None | Some(ObjType::Machine), _) => {
+                                    raw.root_infos.push((n.to_string(), v.to_string()))
+                                }
+                                _ => {}
+                            }
+                        }
+                        if !is_empty {
+                            open.push((name, line));
+                        }
+                    }
+                    b"distances2" => {
+                        dist = Some(Distances {
+                            obj_type: get(&attrs, "type").unwrap_or("").to_string(),
+                            kind: num(&attrs, "kind").map_err(err)?.unwrap_or(0),
+                            name: get(&attrs, "name").unwrap_or("").to_string(),
+                            gp_indexing: get(&attrs, "indexing") == Some("gp"),
+                            line,
+                            ..Default::default()
+                        });
+                        if !is_empty {
+                            open.push((name, line));
+                        } else {
+                            raw.distances.extend(dist.take());
+                        }
+                    }
+                    b"indexes" | b"u64values" if dist.is_some() => {
+                        target = if name == b"indexes" {
+                            TextTarget::Indexes
+                        } else {
+                            TextTarget::Values
+                        };
+                        if !is_empty {
+                            open.push((name, line));
+                        } else {
+                            target = TextTarget::None;
+                        }
+                    }
+                    b"distances" => {
+                        // hwloc v1: latencies between the objects at one depth.
+                        v1dist = Some(V1Distances {
+                            depth: num(&attrs, "relative_depth").map_err(err)?.unwrap_or(0),
+                            base: num(&attrs, "latency_base").map_err(err)?.unwrap_or(1.0),
+                            values: Vec::new(),
+                            line,
+                        });
+                        if !is_empty {
+                            open.push((name, line));
+                        } else {
+                            raw.v1_distances.extend(v1dist.take());
+                        }
+                    }
+                    b"latency" => {
+                        if let Some(d) = v1dist.as_mut() {
+                            let v: f64 = num(&attrs, "value").map_err(err)?.unwrap_or(0.0);
+                            d.values.push(v);
+                        }
+                        if !is_empty {
+                            open.push((name, line));
+                        }
+                    }
+                    b"cpukind" => {
+                        let cpuset =
+                            parse_bitmap(get(&attrs, "cpuset").unwrap_or("0x0")).map_err(err)?;
+                        let k = RawKind {
+                            cpuset,
+                            efficiency: num(&attrs, "forced_efficiency").map_err(err)?,
+                            ..Default::default()
+                        };
+                        if is_empty {
+                            raw.kinds.push(k);
+                        } else {
+                            kind = Some(k);
+                            open.push((name, line));
+                        }
+                    }
+                    _ => {
+                        if !is_empty {
+                            open.push((name, line));
+                        }
+                    }
+                }
+            }
+            Event::End(ref e) => {
+                let name = e.name().as_ref().as_bytes().to_vec();
+                match open.pop() {
+                    Some((n, _)) if n == name => {}
+                    Some((n, l)) => {
+                        return Err(err(format!(
+                            "</{}> closes <{}> opened at line {l}",
+                            String::from_utf8_lossy(&name),
+                            String::from_utf8_lossy(&n)
+                        )))
+                    }
+                    None => {
+                        return Err(err(format!(
+                            "unexpected </{}>",
+                            String::from_utf8_lossy(&name)
+                        )))
+                    }
+                }
+                if ignored_depth > 0 {
+                    ignored_depth -= 1;
+                    continue;
+                }
+                match name.as_slice() {
+                    b"object" => {
+                        stack.pop();
+                    }
+                    b"distances2" => raw.distances.extend(dist.take()),
+                    b"indexes" | b"u64values" => target = TextTarget::None,
+                    b"distances" => raw.v1_distances.extend(v1dist.take()),
+                    b"cpukind" => raw.kinds.extend(kind.take()),
+                    _ => {}
+                }
+            }
+            Event::Text(ref t) => {
+                if target == TextTarget::None || ignored_depth > 0 {
+                    continue;
+                }
+                let s: &str = t.as_ref();
+                let d = dist.as_mut().expect("target implies distances");
+                for word in s.split_whitespace() {
+                    let v: u64 = word
+                        .parse()
+                        .map_err(|_| err(format!("distance value '{word}' is not a number")))?;
+                    match target {
+                        TextTarget::Indexes => d.indexes.push(v),
+                        TextTarget::Values => d.values.push(v),
+                        TextTarget::None => {}
+                    }
+                }
+            }
+            Event::Eof => {
+                if let Some((n, l)) = open.last() {
+                    return Err(Error::at_line(
+                        source,
+                        lines.at(text.len()),
+                        format!(
+                            "unexpected end of file: <{}> opened at line {l} is not closed",
+                            String::from_utf8_lossy(n)
+                        ),
+                    ));
+                }
+                if !seen_topology {
+                    return Err(Error::new(source, "no <topology> element: not hwloc XML"));
+                }
+                break;
+            }
+            _ => {}
+        }
+    }
+    Ok(raw)
+}
+
+fn map_raw(raw: Raw, source: &str) -> Result<Topology, Error> {
+    let objs = &raw.objects;
+    let at = |i: usize, m: String| Error::at_line(source, objs[i].line, m);
+    // PUs.
+    let mut pu_ids: Vec<(usize, u32)> = Vec::new();
+    let mut seen: HashMap<u32, usize> = HashMap::new();
+    for (i, o) in objs.iter().enumerate() {
+        if o.ty != ObjType::Pu {
+            continue;
+        }
+        let id = match (o.os_index, o.cpuset.as_ref().and_then(|c| c.first())) {
+            (Some(id), _) => id,
+            (None, Some(first)) => first as u32,
+            (None, None) => return Err(at(i, "PU without os_index or cpuset".into())),
+        };
+        if id as usize >= MAX_CPUS {
+            return Err(at(
+                i,
+                format!("PU P#{id} is beyond the supported maximum of {MAX_CPUS} CPUs"),
+            ));
+        }
+        if let Some(&prev) = seen.get(&id) {
+            return Err(at(
+                i,
+                format!(
+                    "PU P#{id} is listed twice (first at line {})",
+                    objs[prev].line
+                ),
+            ));
+        }
+        seen.insert(id, i);
+        pu_ids.push((i, id));
+    }
+    if pu_ids.is_empty() {
+        return Err(Error::new(
+            source,
+            "no PU objects: the topology has no CPUs",
+        ));
+    }
+    let known: CpuMask = pu_ids.iter().map(|&(_, id)| id as usize).collect();
+
+    let ancestor = |mut i: usize, want: &dyn Fn(&RawObj) -> bool| -> Option<usize> {
+        while let Some(p) = objs[i].parent {
+            if want(&objs[p]) {
+                return Some(p);
+            }
+            i = p;
+        }
+        None
+    };
+    let is_cluster_group = |o: &RawObj| {
+        o.ty == ObjType::Group
+            && !matches!(
+                o.group_kind,
+                Some(GROUP_KIND_DISTANCE | GROUP_KIND_IO | GROUP_KIND_MEMORY)
+            )
+    };
+    // Per PU: (package, die, cluster, core) objects.
+    struct Path {
+        pkg: Option<usize>,
+        die: Option<usize>,
+        cluster: Option<usize>,
+        core: Option<usize>,
+    }
+    let paths: Vec<Path> = pu_ids
+        .iter()
+        .map(|&(i, _)| {
+            let pkg = ancestor(i, &|o| o.ty == ObjType::Package);
+            let die = ancestor(i, &|o| o.ty == ObjType::Die);
+            let core = ancestor(i, &|o| o.ty == ObjType::Core);
+            // The innermost helper-free group that is inside the package or die.
+            let outer = die.or(pkg);
+            let cluster = outer.and_then(|outer| {
+                let g = ancestor(i, &|o| is_cluster_group(o))?;
+                let inside = ancestor(g, &|_| true).is_some()
+                    && std::iter::successors(objs[g].parent, |&p| objs[p].parent)
+                        .any(|p| p == outer);
+                inside.then_some(g)
+            });
+            Path {
+                pkg,
+                die,
+                cluster,
+                core,
+            }
+        })
+        .collect();
+    // Logical index of every object within its type, in document order.
+    let mut logical = vec![0u32; objs.len()];
+    let mut counters: HashMap<(u8, bool), u32> = HashMap::new();
+    for (i, o) in objs.iter().enumerate() {
+        let key = (o.ty as u8, is_cluster_group(o));
+        let c = counters.entry(key).or_insert(0);
+        logical[i] = *c;
+        *c += 1;
+    }
+    // Group ids: os_index where unique within the parents' ids, else logical.
+    let logical = &logical;
+    let id_choice = |sel: &dyn Fn(&Path) -> Option<usize>,
+                     parent_key: &dyn Fn(&Path) -> Vec<u32>| {
+        let mut keys: HashSet<(Vec<u32>, u32)> = HashSet::new();
+        let mut objects: HashSet<usize> = HashSet::new();
+        let mut ok = true;
+        for p in &paths {
+            if let Some(o) = sel(p) {
+                if objects.insert(o) {
+                    match objs[o].os_index {
+                        Some(os) => ok &= keys.insert((parent_key(p), os)),
+                        None => ok = false,
+                    }
+                }
+            }
+        }
+        move |o: usize| {
+            if ok {
+                objs[o].os_index.unwrap_or(0)
+            } else {
+                logical[o]
+            }
+        }
+    };
+    let pkg_id = id_choice(&|p| p.pkg, &|_| vec![]);
+    let die_id = id_choice(&|p| p.die, &|p| vec![p.pkg.map_or(0, &pkg_id)]);
+    let cluster_id = id_choice(&|p| p.cluster, &|p| {
+        vec![p.pkg.map_or(0, &pkg_id), p.die.map_or(0, &die_id)]
+    });
+    let core_id = id_choice(&|p| p.core, &|p| {
+        vec![
+            p.pkg.map_or(0, &pkg_id),
+            p.die.map_or(0, &die_id),
+            p.cluster.map_or(0, &cluster_id),
+        ]
+    });
+
+    let arch = raw
+        .root_infos
+        .iter()
+        .find(|(n, _)| n == "Architecture")
+        .map(|(_, v)| Arch::from_uname(v))
+        .unwrap_or_else(|| Arch::Other("unknown".into()));
+    let mut b = TopologyBuilder::new(arch);
+    b.source(source.to_string());
+    if let Some(m) = raw.package_models.first() {
+        b.model_name(m.trim());
+    }
+    // CPU kinds.
+    let mut kind_of: HashMap<u32, u16> = HashMap::new();
+    let mut capacity_of: HashMap<u32, u32> = HashMap::new();
+    for (n, k) in raw.kinds.iter().enumerate() {
+        let idx = b.add_core_kind(CoreKind {
+            name: k.core_type.clone().unwrap_or_else(|| format!("kind{n}")),
+            efficiency: k.efficiency,
+        });
+        for cpu in k.cpuset.iter() {
+            kind_of.insert(cpu as u32, idx);
+            if let Some(c) = k.capacity {
+                capacity_of.insert(cpu as u32, c);
+            }
+        }
+    }
+    for (&(_, id), p) in pu_ids.iter().zip(&paths) {
+        // A PU outside any core is its own core, numbered after every real core id.
+        let core = match p.core {
+            Some(c) => core_id(c),
+            None => 0x8000_0000 | id,
+        };
+        b.add_cpu(CpuSpec {
+            id,
+            hw_id: None,
+            online: true,
+            package: p.pkg.map_or(0, &pkg_id),
+            die: p.die.map(&die_id),
+            cluster: p.cluster.map(&cluster_id),
+            big_core: None,
+            core,
+            node: None,
+            kind: kind_of.get(&id).copied(),
+            capacity: capacity_of.get(&id).copied(),
+        });
+    }
+    let root = objs
+        .first()
+        .filter(|o| o.ty == ObjType::Machine && o.parent.is_none());
+    if let Some(complete) = root.and_then(|r| r.cpuset) {
+        let possible = complete.or(&known);
+        b.possible(possible);
+        b.present(possible);
+    }
+
+    // NUMA nodes and the CPU → node rule.
+    let numa: Vec<usize> = (0..objs.len())
+        .filter(|&i| objs[i].ty == ObjType::Numa)
+        .collect();
+    let mut node_ids: Vec<u32> = Vec::with_capacity(numa.len());
+    for (n, &i) in numa.iter().enumerate() {
+        let id = objs[i].os_index.unwrap_or(n as u32);
+        if let Some(prev) = numa[..n]
+            .iter()
+            .find(|&&j| objs[j].os_index.unwrap_or(u32::MAX) == id)
+        {
+            return Err(at(
+                i,
+                format!(
+                    "NUMA node P#{id} is listed twice (first at line {})",
+                    objs[*prev].line
+                ),
+            ));
+        }
+        node_ids.push(id);
+    }
+    let numa_sets: Vec<CpuMask> = numa
+        .iter()
+        .map(|&i| {
+            objs[i]
+                .cpuset
+                .or_else(|| objs[i].parent.and_then(|p| objs[p].cpuset))
+                .unwrap_or_default()
+                .and(&known)
+        })
+        .collect();
+    for a in 0..numa.len() {
+        for c in a + 1..numa.len() {
+            let (x, y) = (&numa_sets[a], &numa_sets[c]);
+            if x.intersects(y) && !x.is_subset(y) && !y.is_subset(x) {
+                let cpu = x.and(y).first().unwrap_or(0);
+                return Err(at(
+                    numa[c],
+                    format!(
+                        "PU P#{cpu} is in NUMA nodes P#{} and P#{}, whose cpusets overlap \
+                         without one containing the other",
+                        node_ids[a], node_ids[c]
+                    ),
+                ));
+            }
+        }
+    }
+    let mut node_cpus = vec![CpuMask::new(); numa.len()];
+    if !numa.is_empty() {
+        // Smallest cpuset first; stable, so document order breaks ties.
+        let mut order: Vec<usize> = (0..numa.len()).collect();
+        order.sort_by_key(|&n| numa_sets[n].weight());
+        let mut assigned = CpuMask::new();
+        for n in order {
+            let mine = numa_sets[n].and_not(&assigned);
+            assigned.or_assign(&mine);
+            node_cpus[n] = mine;
+        }
+    }
+    for (n, &i) in numa.iter().enumerate() {
+        b.add_node(node_ids[n], node_cpus[n], objs[i].size);
+    }
+    // Distances among the NUMA nodes (ordered by id in the model).
+    if let Some(matrix) = numa_distances(&raw, objs, &numa, &node_ids, source)? {
+        b.distances(matrix);
+    }
+    // Caches.
+    for (i, o) in objs.iter().enumerate() {
+        if o.ty != ObjType::Cache {
+            continue;
+        }
+        let (level, kind) = o.cache.expect("caches carry their level");
+        let cpus = o
+            .cpuset
+            .ok_or_else(|| at(i, format!("L{level} cache without a cpuset")))?;
+        b.add_cache(Cache {
+            level,
+            kind,
+            size_bytes: o.size,
+            line_bytes: o.line_size.filter(|&l| l != 0),
+            ways: match o.assoc {
+                None | Some(0) => None,
+                Some(-1) => Some(0),
+                Some(w) => u32::try_from(w).ok(),
+            },
+            cpus: cpus.and(&known),
+        });
+    }
+    b.build().map_err(|e| Error::new(source, e.to_string()))
+}
+
+/// The NUMA latency matrix, row-major in increasing node-id order.
+fn numa_distances(
+    raw: &Raw,
+    objs: &[RawObj],
+    numa: &[usize],
+    node_ids: &[u32],
+    source: &str,
+) -> Result<Option<Vec<u32>>, Error> {
+    let n = numa.len();
+    if n == 0 {
+        return Ok(None);
+    }
+    let mut sorted: Vec<u32> = node_ids.to_vec();
+    sorted.sort_unstable();
+    let pos_of = |id: u32| sorted.binary_search(&id).ok();
+    // hwloc kind bits: 4 = means latency, 8 = means bandwidth.
+    let candidates = raw
+        .distances
+        .iter()
+        .filter(|d| d.obj_type == "NUMANode" && d.kind & 8 == 0);
+    let chosen = candidates
+        .clone()
+        .find(|d| d.name == "NUMALatency")
+        .or_else(|| candidates.clone().next());
+    if let Some(d) = chosen {
+        let err = |m: String| Error::at_line(source, d.line, m);
+        let k = d.indexes.len();
+        if d.values.len() != k * k {
+            return Err(err(format!(
+                "distances2 has {} values for {k} objects (expected {})",
+                d.values.len(),
+                k * k
+            )));
+        }
+        if k != n {
+            // A matrix over a subset of the nodes cannot fill the model's.
+            return Ok(None);
+        }
+        let ids: Vec<u32> = d
+            .indexes
+            .iter()
+            .map(|&ix| {
+                if d.gp_indexing {
+                    numa.iter()
+                        .position(|&i| objs[i].gp_index == Some(ix))
+                        .map(|p| node_ids[p])
+                        .ok_or_else(|| err(format!("distances2 names unknown NUMA gp_index {ix}")))
+                } else {
+                    u32::try_from(ix).map_err(|_| err(format!("NUMA index {ix} out of range")))
+                }
+            })
+            .collect::<Result<_, _>>()?;
+        let mut matrix = vec![0u32; n * n];
+        for (a, &ia) in ids.iter().enumerate() {
+            for (c, &ic) in ids.iter().enumerate() {
+                let (Some(pa), Some(pc)) = (pos_of(ia), pos_of(ic)) else {
+                    return Err(err(format!(
+                        "distances2 names NUMA node {} that does not exist",
+                        if pos_of(ia).is_none() { ia } else { ic }
+                    )));
+                };
+                let v = d.values[a * k + c];
+                matrix[pa * n + pc] = u32::try_from(v)
+                    .map_err(|_| err(format!("distance {v} does not fit 32 bits")))?;
+            }
+        }
+        return Ok(Some(matrix));
+    }
+    // hwloc v1: a matrix over the objects at one depth, if those are the nodes.
+    for d in &raw.v1_distances {
+        let at_depth: Vec<usize> = (0..objs.len())
+            .filter(|&i| objs[i].depth == d.depth)
+            .collect();
+        if at_depth.len() != n || at_depth.iter().any(|i| !numa.contains(i)) {
+            continue;
+        }
+        if d.values.len() != n * n {
+            return Err(Error::at_line(
+                source,
+                d.line,
+                format!("distances has {} values for {n} objects", d.values.len()),
+            ));
+        }
+        let mut matrix = vec![0u32; n * n];
+        for (a, ia) in at_depth.iter().enumerate() {
+            for (c, ic) in at_depth.iter().enumerate() {
+                let na = numa.iter().position(|x| x == ia).expect("checked");
+                let nc = numa.iter().position(|x| x == ic).expect("checked");
+                let (pa, pc) = (
+                    pos_of(node_ids[na]).expect("known"),
+                    pos_of(node_ids[nc]).expect("known"),
+                );
+                matrix[pa * n + pc] = (d.values[a * n + c] * d.base).round() as u32;
+            }
+        }
+        return Ok(Some(matrix));
+    }
+    Ok(None)
+}
+
+// ---------------------------------------------------------------------------
+// Writing
+
+/// hwloc's bitmap text: 32-bit groups, most significant first.
+fn bitmap(mask: &CpuMask) -> String {
+    let Some(last) = mask.last() else {
+        return "0x0".into();
+    };
+    let groups = last / 32 + 1;
+    let words = mask.words();
+    let mut s = String::with_capacity(groups * 11);
+    for g in (0..groups).rev() {
+        let word = words[g / 2];
+        let v = if g % 2 == 0 {
+            word as u32
+        } else {
+            (word >> 32) as u32
+        };
+        if !s.is_empty() {
+            s.push(',');
+        }
+        let _ = write!(s, "0x{v:08x}");
+    }
+    s
+}
+
+fn escape(text: &str) -> Cow<'_, str> {
+    quick_xml::escape::escape(text)
+}
+
+#[derive(Debug)]
+enum WKind {
+    Package(Option<u32>),
+    Die(Option<u32>),
+    /// A group and its hwloc kind (222 Linux cluster, 1001 memory holder).
+    Group(Option<u32>, u32),
+    Cache(usize),
+    Core(Option<u32>),
+    Pu(u32),
+}
+
+struct WObj {
+    kind: WKind,
+    cpus: CpuMask,
+    /// Position among objects of equal cpusets: outer first.
+    rank: u8,
+    children: Vec<usize>,
+    numa: Vec<usize>,
 }
 
 /// Writes hwloc XML v2 that `lstopo --input` accepts.
 pub fn write(topology: &Topology) -> String {
-    let _ = topology;
-    String::new()
+    let online: Vec<u32> = topology
+        .cpus
+        .iter()
+        .filter(|c| c.online)
+        .map(|c| c.id)
+        .collect();
+    let online_mask: CpuMask = online.iter().map(|&c| c as usize).collect();
+    let mut objs: Vec<WObj> = Vec::new();
+    fn push(objs: &mut Vec<WObj>, online: &CpuMask, kind: WKind, cpus: CpuMask, rank: u8) {
+        let cpus = cpus.and(online);
+        if !cpus.is_empty() {
+            objs.push(WObj {
+                kind,
+                cpus,
+                rank,
+                children: Vec::new(),
+                numa: Vec::new(),
+            });
+        }
+    }
+    for level in &topology.levels {
+        for g in &level.groups {
+            let (kind, rank) = match level.kind {
+                LevelKind::Package => (WKind::Package(g.os_id), 0),
+                LevelKind::Die => (WKind::Die(g.os_id), 2),
+                LevelKind::Cluster => (WKind::Group(g.os_id, 222), 4),
+                LevelKind::BigCore => (WKind::Group(g.os_id, 0), 30),
+                LevelKind::Core => (WKind::Core(g.os_id), 40),
+            };
+            push(&mut objs, &online_mask, kind, g.cpus, rank);
+        }
+    }
+    for (i, c) in topology.caches.iter().enumerate() {
+        let rank = 10
+            + (5 - c.level.min(5)) * 3
+            + if c.kind == CacheKind::Instruction {
+                1
+            } else {
+                0
+            };
+        push(&mut objs, &online_mask, WKind::Cache(i), c.cpus, rank);
+    }
+    // NUMA nodes need an object with exactly their CPUs: add a group if none.
+    for n in &topology.nodes {
+        let cpus = n.cpus.and(&online_mask);
+        if cpus.is_empty() || cpus == online_mask {
+            continue;
+        }
+        if !objs.iter().any(|o| o.cpus == cpus) {
+            push(
+                &mut objs,
+                &online_mask,
+                WKind::Group(None, GROUP_KIND_MEMORY),
+                cpus,
+                1,
+            );
+        }
+    }
+    for &id in &online {
+        push(
+            &mut objs,
+            &online_mask,
+            WKind::Pu(id),
+            CpuMask::single(id as usize),
+            50,
+        );
+    }
+    // Insert by decreasing size: each object's parent is the innermost object so
+    // far that holds its first CPU, if it holds all of its CPUs (else the object
+    // cannot be placed in a tree and is left out).
+    let mut order: Vec<usize> = (0..objs.len()).collect();
+    order.sort_by_key(|&i| {
+        (
+            std::cmp::Reverse(objs[i].cpus.weight()),
+            objs[i].rank,
+            objs[i].cpus.first(),
+        )
+    });
+    let max_id = online.iter().copied().max().unwrap_or(0) as usize;
+    let mut innermost: Vec<usize> = vec![usize::MAX; max_id + 1];
+    let mut roots: Vec<usize> = Vec::new();
+    for &i in &order {
+        let first = objs[i].cpus.first().unwrap_or(0);
+        let parent = innermost[first];
+        if parent != usize::MAX && !objs[i].cpus.is_subset(&objs[parent].cpus) {
+            continue;
+        }
+        if parent == usize::MAX {
+            // Top-level objects must not straddle each other either.
+            if objs[i].cpus.iter().any(|c| innermost[c] != usize::MAX) {
+                continue;
+            }
+            roots.push(i);
+        } else {
+            if objs[i].cpus.iter().any(|c| innermost[c] != parent) {
+                continue;
+            }
+            objs[parent].children.push(i);
+        }
+        for c in objs[i].cpus.iter() {
+            innermost[c] = i;
+        }
+    }
+    // NUMA nodes: attached to the innermost object with exactly their CPUs.
+    let mut root_numa: Vec<usize> = Vec::new();
+    for (ni, n) in topology.nodes.iter().enumerate() {
+        let cpus = n.cpus.and(&online_mask);
+        let holder = cpus.first().and_then(|f| {
+            let mut o = innermost[f];
+            while o != usize::MAX {
+                if objs[o].cpus == cpus {
+                    return Some(o);
+                }
+                o = parent_of(&objs, &roots, o).unwrap_or(usize::MAX);
+            }
+            None
+        });
+        match holder {
+            Some(o) if cpus != online_mask => objs[o].numa.push(ni),
+            _ => root_numa.push(ni),
+        }
+    }
+    let mut out = String::with_capacity(256 + online.len() * 400);
+    out.push_str("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE topology SYSTEM \"hwloc2.dtd\">\n<topology version=\"2.0\">\n");
+    let mut gp = 1u64;
+    let nodeset_all: Vec<u32> = topology.nodes.iter().map(|n| n.id).collect();
+    let ns_all = nodeset(&nodeset_all);
+    let complete = topology.possible.or(&online_mask);
+    let _ = writeln!(
+        out,
+        "  <object type=\"Machine\" os_index=\"0\" cpuset=\"{}\" complete_cpuset=\"{}\" allowed_cpuset=\"{}\" nodeset=\"{ns_all}\" complete_nodeset=\"{ns_all}\" allowed_nodeset=\"{ns_all}\" gp_index=\"{gp}\">",
+        bitmap(&online_mask),
+        bitmap(&complete),
+        bitmap(&online_mask)
+    );
+    gp += 1;
+    let _ = writeln!(
+        out,
+        "    <info name=\"Architecture\" value=\"{}\"/>",
+        escape(topology.arch.uname())
+    );
+    let mut w = Writer {
+        topology,
+        objs: &objs,
+        out,
+        gp,
+    };
+    for &ni in &root_numa {
+        w.numa(ni, &online_mask, 2);
+    }
+    for &r in &roots {
+        w.object(r, 2);
+    }
+    let mut out = w.out;
+    out.push_str("  </object>\n");
+    // The NUMA latency matrix, by OS index.
+    if topology.has_distances() && topology.nodes.len() > 1 {
+        let n = topology.nodes.len();
+        let _ = writeln!(
+            out,
+            "  <distances2 type=\"NUMANode\" nbobjs=\"{n}\" kind=\"5\" name=\"NUMALatency\" indexing=\"os\">"
+        );
+        let idx: Vec<String> = topology.nodes.iter().map(|n| n.id.to_string()).collect();
+        let joined = idx.join(" ");
+        let _ = writeln!(
+            out,
+            "    <indexes length=\"{}\">{joined}</indexes>",
+            joined.len()
+        );
+        for row in topology.distances.chunks(n) {
+            let vals: Vec<String> = row.iter().map(|v| v.to_string()).collect();
+            let joined = vals.join(" ");
+            let _ = writeln!(
+                out,
+                "    <u64values length=\"{}\">{joined}</u64values>",
+                joined.len()
+            );
+        }
+        out.push_str("  </distances2>\n");
+    }
+    for (k, kind) in topology.core_kinds.iter().enumerate() {
+        let cpus: CpuMask = topology
+            .cpus
+            .iter()
+            .filter(|c| c.online && c.kind == Some(k as u16))
+            .map(|c| c.id as usize)
+            .collect();
+        if cpus.is_empty() {
+            continue;
+        }
+        let eff = kind
+            .efficiency
+            .map(|e| format!(" forced_efficiency=\"{e}\""))
+            .unwrap_or_default();
+        let _ = writeln!(out, "  <cpukind cpuset=\"{}\"{eff}>", bitmap(&cpus));
+        let _ = writeln!(
+            out,
+            "    <info name=\"CoreType\" value=\"{}\"/>",
+            escape(&kind.name)
+        );
+        out.push_str("  </cpukind>\n");
+    }
+    out.push_str("</topology>\n");
+    out
+}
+
+fn parent_of(objs: &[WObj], roots: &[usize], child: usize) -> Option<usize> {
+    // Small trees of parents; a linear scan over candidates holding the CPUs.
+    let first = objs[child].cpus.first()?;
+    let mut cur: Option<usize> = roots
+        .iter()
+        .copied()
+        .find(|&r| objs[r].cpus.contains(first));
+    let mut parent = None;
+    while let Some(c) = cur {
+        if c == child {
+            return parent;
+        }
+        parent = Some(c);
+        cur = objs[c]
+            .children
+            .iter()
+            .copied()
+            .find(|&k| objs[k].cpus.contains(first));
+    }
+    None
+}
+
+fn nodeset(ids: &[u32]) -> String {
+    let mut m = CpuMask::new();
+    for &id in ids {
+        let _ = m.try_set(id as usize);
+    }
+    bitmap(&m)
+}
+
+struct Writer<'a> {
+    topology: &'a Topology,
+    objs: &'a [WObj],
+    out: String,
+    gp: u64,
+}
+
+impl Writer<'_> {
+    fn nodes_of(&self, cpus: &CpuMask) -> String {
+        let ids: Vec<u32> = self
+            .topology
+            .nodes
+            .iter()
+            .filter(|n| n.cpus.intersects(cpus))
+            .map(|n| n.id)
+            .collect();
+        nodeset(&ids)
+    }
+
+    fn numa(&mut self, ni: usize, cpus: &CpuMask, indent: usize) {
+        let node = &self.topology.nodes[ni];
+        let ns = nodeset(&[node.id]);
+        let mem = node
+            .memory_bytes
+            .map(|m| format!(" local_memory=\"{m}\""))
+            .unwrap_or_default();
+        let _ = writeln!(
+            self.out,
+            "{:indent$}<object type=\"NUMANode\" os_index=\"{}\" cpuset=\"{cs}\" complete_cpuset=\"{cs}\" nodeset=\"{ns}\" complete_nodeset=\"{ns}\" gp_index=\"{}\"{mem}/>",
+            "",
+            node.id,
+            self.gp,
+            cs = bitmap(cpus),
+        );
+        self.gp += 1;
+    }
+
+    fn object(&mut self, i: usize, indent: usize) {
+        let o = &self.objs[i];
+        let cs = bitmap(&o.cpus);
+        let ns = self.nodes_of(&o.cpus);
+        let os = |id: &Option<u32>| id.map(|v| format!(" os_index=\"{v}\"")).unwrap_or_default();
+        let (ty, extra) = match &o.kind {
+            WKind::Package(id) => ("Package".to_string(), os(id)),
+            WKind::Die(id) => ("Die".to_string(), os(id)),
+            WKind::Group(id, _) => ("Group".to_string(), os(id)),
+            WKind::Core(id) => ("Core".to_string(), os(id)),
+            WKind::Pu(id) => ("PU".to_string(), format!(" os_index=\"{id}\"")),
+            WKind::Cache(ci) => {
+                let c = &self.topology.caches[*ci];
+                let ty = format!(
+                    "L{}{}Cache",
+                    c.level,
+                    if c.kind == CacheKind::Instruction {
+                        "i"
+                    } else {
+                        ""
+                    }
+                );
+                let ctype = match c.kind {
+                    CacheKind::Unified => 0,
+                    CacheKind::Data => 1,
+                    CacheKind::Instruction => 2,
+                };
+                let assoc: i64 = match c.ways {
+                    None => 0,
+                    Some(0) => -1,
+                    Some(w) => w as i64,
+                };
+                (
+                    ty,
+                    format!(
+                        " cache_size=\"{}\" depth=\"{}\" cache_linesize=\"{}\" cache_associativity=\"{assoc}\" cache_type=\"{ctype}\"",
+                        c.size_bytes.unwrap_or(0),
+                        c.level,
+                        c.line_bytes.unwrap_or(0),
+                    ),
+                )
+            }
+        };
+        let (os_part, attrs_part) = match &o.kind {
+            WKind::Cache(_) => (String::new(), extra),
+            WKind::Group(_, kind) => (
+                extra,
+                // Keep groups that share a cpuset with another object: hwloc
+                // would otherwise merge them away.
+                format!(" kind=\"{kind}\" subkind=\"0\" dont_merge=\"1\""),
+            ),
+            _ => (extra, String::new()),
+        };
+        let leaf = o.children.is_empty() && o.numa.is_empty();
+        let _ = write!(
+            self.out,
+            "{:indent$}<object type=\"{ty}\"{os_part} cpuset=\"{cs}\" complete_cpuset=\"{cs}\" nodeset=\"{ns}\" complete_nodeset=\"{ns}\" gp_index=\"{}\"{attrs_part}",
+            "",
+            self.gp
+        );
+        self.gp += 1;
+        if matches!(o.kind, WKind::Package(_)) {
+            if let Some(m) = &self.topology.model_name {
+                let _ = write!(
+                    self.out,
+                    ">\n{:w$}<info name=\"CPUModel\" value=\"{}\"/",
+                    "",
+                    escape(m),
+                    w = indent + 2
+                );
+                if leaf {
+                    let _ = writeln!(self.out, ">\n{:indent$}</object>", "");
+                    return;
+                }
+            }
+        }
+        if leaf {
+            self.out.push_str("/>\n");
+            return;
+        }
+        self.out.push_str(">\n");
+        let cpus = o.cpus;
+        for ni in o.numa.clone() {
+            self.numa(ni, &cpus, indent + 2);
+        }
+        for c in o.children.clone() {
+            self.object(c, indent + 2);
+        }
+        let _ = writeln!(self.out, "{:indent$}</object>", "");
+    }
 }

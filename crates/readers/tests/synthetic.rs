@@ -1,0 +1,61 @@
+//! The synthetic reader against hwloc itself: for each description, lstopo's XML
+//! export (parsed by the independent test parser) must give the same PUs,
+//! packages, dies, groups, cores, caches and NUMA nodes as our model.
+
+#[path = "xml_support/truth.rs"]
+mod truth;
+
+use readers::synthetic;
+use truth::{assert_facts, expected, facts_of, parse_xml, run_lstopo};
+
+const STRINGS: &[&str] = &[
+    "pack:2 node:1 l2:1 core:2 pu:1",
+    "pack:2 numa:2 l3:1 core:2 pu:2",
+    "package:2 numa:2 core:2 pu:2",
+    "package:2 core:4 pu:2",
+    "core:2 pu:2",
+    "pu:4",
+    "2 3 4 5 6",
+    "3 4",
+    "Package:2 NUMANode:3 L2Cache:4 Core:5 PU:6",
+    // hwloc merges a group into an object with the same cpuset (an L2 per
+    // group), which this reader keeps as a cluster: such strings are avoided.
+    "package:2 die:2 group:2 core:2 pu:2",
+    "package:2 die:2 group:2 l2:2 core:1 pu:2",
+    "group:2 package:2 l3:1(size=32MB) core:4 pu:1",
+    "numa:2(memory=1GB) package:1 l3:1(size=32MiB) l2:4(size=1MB) l1d:1(size=48kB) l1i:1(size=32kiB) core:1 pu:2",
+    "package:1 group:4 [numa] [numa] core:2 pu:4",
+    "[numa(memory=2GiB)] package:2 core:2 pu:2",
+    "package:2 [numa] l3:2 core:2 pu:2",
+    "package:2 core:2 pu:2(indexes=0,4,1,5,2,6,3,7)",
+    // (hwloc 2.9 cannot find the PU level in type interleavings; fixed later.)
+    "package:2 core:4 pu:2(indexes=core:package)",
+    "package:2 numa:2 core:2 pu:2(indexes=numa:core)",
+    "package:2 numa:2 core:2 pu:2(indexes=2*8:1*2)",
+    "package:2(indexes=1,0) core:2(indexes=3,2,1,0) pu:1",
+    "numa:4(indexes=3,2,1,0) core:2 pu:1",
+    "Socket:2 L3Cache:1 L2Cache:2 L1dCache:1 Core:1 PU:2",
+    "package:2 die:3 l3:1 core:2 pu:1",
+    "pa:2 co:2 pu:2",
+];
+
+fn check(desc: &str) {
+    let topo = synthetic::parse(desc).unwrap_or_else(|e| panic!("{desc}: {e}"));
+    let truth = parse_xml(&run_lstopo(desc, &["--of", "xml"]));
+    let want = expected(&truth);
+    let got = facts_of(&topo, &want);
+    assert_facts(desc, &got, &want);
+}
+
+#[test]
+fn synthetic_strings_match_lstopo() {
+    for desc in STRINGS {
+        check(desc);
+    }
+}
+
+/// The big machine: 16384 PUs, compared with hwloc in full.
+#[test]
+fn sixteen_thousand_pus_match_lstopo() {
+    check("package:4 numa:4 l3:1 core:512 pu:2");
+}
