@@ -30,7 +30,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
 use cpumask::{CpuMask, MAX_CPUS};
-use topology::{Arch, Cache, CacheKind, CoreKind, CpuSpec, Topology, TopologyBuilder};
+use topology::{Arch, Cache, CacheKind, CoreKind, CpuSpec, LevelKind, Topology, TopologyBuilder};
 
 use crate::Error;
 use cpuinfo::CpuInfo;
@@ -160,12 +160,14 @@ impl Files<'_> {
             .map_err(|e| Error::at_line(self.root.describe(path), 1, format!("bad CPU map: {e}")))
     }
 
-    /// `<base>_list` if present, else the hex `<base>` map.
+    /// The hex map if present, else the `_list` form. The kernel writes both
+    /// from the same mask; the map is preferred because it is what hwloc reads,
+    /// so hand-edited test snapshots that only updated the map stay coherent.
     fn mask(&self, dir: &str, list_name: &str, map_name: &str) -> Result<Option<CpuMask>, Error> {
-        if let Some(m) = self.list_mask(&format!("{dir}/{list_name}"))? {
+        if let Some(m) = self.hex_mask(&format!("{dir}/{map_name}"))? {
             return Ok(Some(m));
         }
-        self.hex_mask(&format!("{dir}/{map_name}"))
+        self.list_mask(&format!("{dir}/{list_name}"))
     }
 }
 
@@ -370,17 +372,52 @@ fn read_root(root: &Root) -> Result<Topology, Error> {
             capacity: r.capacity,
         });
     }
+    read_nodes(&files, &mut possible, &mut builder)?;
     builder.possible(possible);
     builder.present(present);
-
     for cache in read_caches(&files, &raws, &possible)? {
         builder.add_cache(cache);
     }
-    read_nodes(&files, &possible, &mut builder)?;
 
-    builder
+    let mut topo = builder
         .build()
-        .map_err(|e| Error::new(root.describe_root(), e.to_string()))
+        .map_err(|e| Error::new(root.describe_root(), e.to_string()))?;
+    restore_os_ids(&mut topo, &raws);
+    Ok(topo)
+}
+
+/// Gives every group the kernel's own id for it, when all its CPUs report the
+/// same non-negative id, and no id otherwise.
+///
+/// Groups were keyed by whatever partitions the CPUs correctly (the kernel ids
+/// when they agree with the sibling masks, else the masks' first CPU), so the
+/// builder's `os_id` may be a synthetic key; the kernel's id is what `lscpu -p`
+/// and hwloc print as the physical id, so that is what we keep. (VMware guests
+/// give two SMT siblings different `core_id`s; s390 gives different cores the
+/// same one: those groups get `None`.)
+fn restore_os_ids(topo: &mut Topology, raws: &[RawCpu]) {
+    let by_id: HashMap<u32, &RawCpu> = raws.iter().map(|r| (r.id, r)).collect();
+    for level in topo.levels.iter_mut() {
+        let slot = match level.kind {
+            LevelKind::Package => PACKAGE,
+            LevelKind::Die => DIE,
+            LevelKind::Cluster => CLUSTER,
+            LevelKind::Core => CORE,
+            LevelKind::BigCore => continue,
+        };
+        for group in level.groups.iter_mut() {
+            let mut ids = group
+                .cpus
+                .iter()
+                .map(|c| by_id.get(&(c as u32)).and_then(|r| r.ids[slot]));
+            let first = ids.next().flatten();
+            let uniform = ids.all(|id| id == first);
+            group.os_id = match first {
+                Some(id) if uniform && (0..=u32::MAX as i64).contains(&id) => Some(id as u32),
+                _ => None,
+            };
+        }
+    }
 }
 
 /// Chooses each CPU's group key at every level (package, die, cluster, core).
@@ -410,6 +447,9 @@ fn group_keys(raws: &[RawCpu], online: &CpuMask) -> Vec<[Option<u32>; 4]> {
                 }
                 _ => {}
             }
+            continue;
+        }
+        if (level == DIE || level == CLUSTER) && !middle_level_is_real(raws, level, &online) {
             continue;
         }
         let ids_usable = raws
@@ -455,6 +495,27 @@ fn group_keys(raws: &[RawCpu], online: &CpuMask) -> Vec<[Option<u32>; 4]> {
     keys
 }
 
+/// Whether a die or cluster level carries information: some CPU has a real id
+/// (architectures without the level print `-1` and a mask of the CPU alone) and,
+/// on the online CPUs, every core mask fits in its die/cluster mask, which fits
+/// in the package mask. A level that does not nest is dropped rather than
+/// allowed to split cores (riscv reports per-CPU "dies" around 2-thread cores).
+fn middle_level_is_real(raws: &[RawCpu], level: usize, online: &CpuMask) -> bool {
+    if !raws.iter().any(|r| r.ids[level].is_some_and(|v| v >= 0)) {
+        return false;
+    }
+    raws.iter()
+        .filter(|r| online.contains(r.id as usize))
+        .all(|r| {
+            let Some(mid) = r.masks[level].map(|m| m.and(online)) else {
+                return true;
+            };
+            let inner_ok = r.masks[CORE].is_none_or(|c| c.and(online).is_subset(&mid));
+            let outer_ok = r.masks[PACKAGE].is_none_or(|p| mid.is_subset(&p.and(online)));
+            inner_ok && outer_ok
+        })
+}
+
 /// One [`Cache`] per distinct (level, type, sharing set), from every known CPU's
 /// `cache/indexM` directories.
 fn read_caches(files: &Files, raws: &[RawCpu], possible: &CpuMask) -> Result<Vec<Cache>, Error> {
@@ -469,6 +530,13 @@ fn read_caches(files: &Files, raws: &[RawCpu], possible: &CpuMask) -> Result<Vec
             .filter_map(|n| Some((numbered(&n, "index")?, n)))
             .collect();
         indices.sort();
+        if indices.is_empty() {
+            for cache in sparc_caches(files, r.id)? {
+                if seen.insert((cache.level, cache.kind, cache.cpus)) {
+                    caches.push(cache);
+                }
+            }
+        }
         for (_, name) in indices {
             let idx = format!("{dir}/{name}");
             let Some(level) = files.uint(&format!("{idx}/level"))? else {
@@ -506,6 +574,11 @@ fn read_caches(files: &Files, raws: &[RawCpu], possible: &CpuMask) -> Result<Vec
             let mut cpus = files
                 .mask(&idx, "shared_cpu_list", "shared_cpu_map")?
                 .unwrap_or_default();
+            if cpus.is_empty() {
+                // ia64 kernels print an all-zero map for the L2i and L3; those
+                // caches belong to the core (hwloc makes the same assumption).
+                cpus = r.masks[CORE].unwrap_or_default();
+            }
             cpus.set(r.id as usize);
             // Kernels size these maps by NR_CPUS; only possible CPUs are real.
             let cpus = cpus.and(possible);
@@ -524,6 +597,34 @@ fn read_caches(files: &Files, raws: &[RawCpu], possible: &CpuMask) -> Result<Vec
     Ok(caches)
 }
 
+/// sparc64 kernels have no `cache/` directory but per-CPU `l1_dcache_size`,
+/// `l1_icache_size`, `l2_cache_size` (bytes) and `*_line_size` files; sharing is
+/// not reported, so each is taken as private to its CPU (as lscpu does).
+fn sparc_caches(files: &Files, cpu: u32) -> Result<Vec<Cache>, Error> {
+    let dir = format!("{CPU_DIR}/cpu{cpu}");
+    let mut out = Vec::new();
+    for (stem, level, kind) in [
+        ("l1_dcache", 1, CacheKind::Data),
+        ("l1_icache", 1, CacheKind::Instruction),
+        ("l2_cache", 2, CacheKind::Unified),
+    ] {
+        let size = files.int(&format!("{dir}/{stem}_size"))?;
+        let Some(size) = size.filter(|&s| s > 0) else {
+            continue;
+        };
+        let line = files.uint(&format!("{dir}/{stem}_line_size"))?;
+        out.push(Cache {
+            level,
+            kind,
+            size_bytes: Some(size as u64),
+            line_bytes: line.filter(|&v| v > 0),
+            ways: None,
+            cpus: CpuMask::single(cpu as usize),
+        });
+    }
+    Ok(out)
+}
+
 /// Parses a sysfs cache size: a number with an optional K, M or G suffix.
 fn parse_size(text: &str) -> Option<u64> {
     let t = text.trim();
@@ -539,7 +640,7 @@ fn parse_size(text: &str) -> Option<u64> {
 /// NUMA nodes: CPUs (cpulist, cpumap, or `cpuN` links), memory and distances.
 fn read_nodes(
     files: &Files,
-    possible: &CpuMask,
+    possible: &mut CpuMask,
     builder: &mut TopologyBuilder,
 ) -> Result<(), Error> {
     let root = files.root;
@@ -563,10 +664,10 @@ fn read_nodes(
     let mut rows: Vec<Option<(String, Vec<u32>)>> = Vec::new();
     for &id in &ids {
         let dir = format!("{NODE_DIR}/node{id}");
-        let mask_path = if root.exists(&format!("{dir}/cpulist"))? {
-            format!("{dir}/cpulist")
-        } else {
+        let mask_path = if root.exists(&format!("{dir}/cpumap"))? {
             format!("{dir}/cpumap")
+        } else {
+            format!("{dir}/cpulist")
         };
         let mask = match files.mask(&dir, "cpulist", "cpumap")? {
             Some(m) => m,
@@ -581,8 +682,9 @@ fn read_nodes(
                 m
             }
         };
-        // Kernels size node maps by NR_CPUS; only possible CPUs are real.
-        let mask = mask.and(possible);
+        // A node's CPUs are possible CPUs by the kernel's definition, even when a
+        // trimmed dump lacks their directories or its `possible` file.
+        possible.or_assign(&mask);
         for cpu in mask.iter() {
             if let Some(other) = claimed.insert(cpu, id) {
                 return Err(Error::at_line(
