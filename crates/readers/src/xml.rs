@@ -870,7 +870,12 @@ fn map_raw(raw: Raw, source: &str) -> Result<Topology, Error> {
         let (level, kind) = o.cache.expect("caches carry their level");
         let cpus = o
             .cpuset
-            .ok_or_else(|| at(i, format!("L{level} cache without a cpuset")))?;
+            .ok_or_else(|| at(i, format!("L{level} cache without a cpuset")))?
+            .and(&known);
+        if cpus.is_empty() {
+            // Every CPU of it is offline or outside the cgroup.
+            continue;
+        }
         b.add_cache(Cache {
             level,
             kind,
@@ -881,7 +886,7 @@ fn map_raw(raw: Raw, source: &str) -> Result<Topology, Error> {
                 Some(-1) => Some(0),
                 Some(w) => u32::try_from(w).ok(),
             },
-            cpus: cpus.and(&known),
+            cpus,
         });
     }
     b.build().map_err(|e| Error::new(source, e.to_string()))
@@ -1187,10 +1192,24 @@ pub fn write(topology: &Topology) -> String {
         gp,
     };
     for &ni in &root_numa {
-        w.numa(ni, &online_mask, 2);
+        if topology.nodes[ni].cpus.and(&online_mask).is_empty() {
+            // A CPU-less node attached to the machine would get every CPU as
+            // its locality: hwloc keeps such nodes under an empty group.
+            let gp = w.gp;
+            w.gp += 1;
+            let _ = writeln!(
+                w.out,
+                "    <object type=\"Group\" cpuset=\"0x0\" complete_cpuset=\"0x0\" nodeset=\"{ns}\" complete_nodeset=\"{ns}\" gp_index=\"{gp}\" kind=\"{GROUP_KIND_MEMORY}\" subkind=\"0\">",
+                ns = nodeset(&[topology.nodes[ni].id]),
+            );
+            w.numa(ni, &CpuMask::new(), 6);
+            w.out.push_str("    </object>\n");
+        } else {
+            w.numa(ni, &online_mask, 4);
+        }
     }
     for &r in &roots {
-        w.object(r, 2);
+        w.object(r, 4);
     }
     let mut out = w.out;
     out.push_str("  </object>\n");

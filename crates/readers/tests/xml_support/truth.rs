@@ -350,10 +350,13 @@ pub fn parse_console(text: &str) -> Truth {
             }
             if let Some(p) = paren {
                 for w in p.split_whitespace() {
+                    // "(P#16) (disallowed)" spans two parentheses.
+                    let w = w.trim_matches(|c| c == '(' || c == ')');
                     if let Some(v) = w.strip_prefix("P#") {
                         os_index = v.parse().ok();
-                    } else if let Some(v) = w.strip_prefix("size=").or(w.strip_prefix("local=")) {
+                    } else if let Some(v) = w.strip_prefix("size=") {
                         size = console_size(v);
+                    // NUMA memory is printed rounded (8190MiB): not compared.
                     } else if ty == "Cache" && size.is_none() {
                         size = console_size(w);
                     }
@@ -428,12 +431,15 @@ impl Truth {
         false
     }
 
+    /// The cpusets of the objects of a type; objects without CPUs (fully
+    /// disallowed by a cgroup) do not exist in the model.
     fn sets(&self, ty: &str) -> Vec<Set> {
         let mut v: Vec<Set> = self
             .objects
             .iter()
             .filter(|o| o.ty == ty)
             .map(|o| o.cpuset.clone().unwrap())
+            .filter(|s| !s.is_empty())
             .collect();
         v.sort();
         v
@@ -487,12 +493,13 @@ pub fn expected(t: &Truth) -> Facts {
             o.ty == "Group" && t.has_ancestor(i, &["Package", "Die"]) && !helper
         })
         .map(|i| t.objects[i].cpuset.clone().unwrap())
+        .filter(|s| !s.is_empty())
         .collect();
     clusters.sort();
     let mut caches: Vec<(u8, char, Set, Option<u64>)> = t
         .objects
         .iter()
-        .filter(|o| o.ty == "Cache")
+        .filter(|o| o.ty == "Cache" && !o.cpuset.as_ref().unwrap().is_empty())
         .map(|o| {
             let (l, k) = o.cache.unwrap();
             (l, k, o.cpuset.clone().unwrap(), o.size)
