@@ -1,0 +1,747 @@
+//! `build_sched_domains()`: domains per CPU, their groups, then `cpu_attach_domain()`'s
+//! removal of degenerate domains, following kernel/sched/topology.c step by step.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use cpumask::CpuMask;
+use topology::{Arch, Topology};
+
+use crate::flags::{Flag, Flags, KernelVersion};
+use crate::levels::{levels_for, ArchRules, LevelDef, Spans};
+
+/// Why domains could not be built.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Error {
+    /// The topology has no online CPU, so Linux would build no domain at all.
+    NoOnlineCpus,
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::NoOnlineCpus => write!(
+                f,
+                "the topology has no online CPU, so there are no scheduler domains"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// A group of a domain: a CPU alone (lowest level) or an interned span.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum GroupSpan {
+    Cpu(u32),
+    Span(u32),
+}
+
+/// One scheduler domain of one CPU, as it stands after `cpu_attach_domain()`.
+#[derive(Debug, Clone)]
+pub struct Domain {
+    /// Index into [`Domains::levels`].
+    pub level: u8,
+    /// `sd->flags`.
+    pub flags: Flags,
+    /// Weight of `tl->mask(cpu)`: `min_interval`, and half of `max_interval`.
+    pub weight: u32,
+    /// `sd->imbalance_pct`.
+    pub imbalance_pct: u32,
+    /// `sd->cache_nice_tries`.
+    pub cache_nice_tries: u32,
+    /// `sd->busy_factor`.
+    pub busy_factor: u32,
+    /// `sd->groups->flags` (v6.x): flags of the first group's child domain.
+    pub groups_flags: Flags,
+    pub(crate) span: u32,
+    pub(crate) groups: u32,
+    group_key: GroupKey,
+}
+
+impl Domain {
+    /// `min_interval` in milliseconds.
+    pub fn min_interval(&self) -> u32 {
+        self.weight
+    }
+    /// `max_interval` in milliseconds.
+    pub fn max_interval(&self) -> u32 {
+        2 * self.weight
+    }
+}
+
+/// Where a domain's first group stores its flags: shared `sched_group`s of
+/// non-overlapping levels are one object per (level, first CPU) as in `sdd->sg`;
+/// overlapping levels give each domain private groups.
+#[derive(Debug, Clone, Copy)]
+enum GroupKey {
+    Shared(u8, u32),
+    Private(Flags),
+}
+
+/// A domain `cpu_attach_domain()` removed, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Removed {
+    /// Index into [`Domains::levels`].
+    pub level: u8,
+    /// The reason, in words.
+    pub reason: Reason,
+}
+
+/// Why a domain was removed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reason {
+    /// `sd_degenerate`: it spans a single CPU.
+    SingleCpu,
+    /// `sd_degenerate`: one group, and no flag that works without groups.
+    OneGroup,
+    /// `sd_parent_degenerate`: same span as the domain below, and no flag that the
+    /// domain below lacks (ignoring group-only flags when it has one group).
+    SameAsChild {
+        /// The level of the domain below.
+        child_level: u8,
+    },
+}
+
+/// The domains of one CPU.
+#[derive(Debug, Clone)]
+pub struct CpuDomains {
+    /// Logical CPU number.
+    pub cpu: u32,
+    /// Its domains, lowest first (`domain0`, `domain1`...).
+    pub domains: Vec<Domain>,
+    /// Domains built then removed, in removal order.
+    pub removed: Vec<Removed>,
+}
+
+/// Summary of one level of the table the domains were built from.
+#[derive(Debug, Clone)]
+pub struct LevelInfo {
+    /// `SMT`, `CLS`, `CACHE`, `MC`, `DIE`/`PKG`, `NODE`, `NUMA`.
+    pub name: &'static str,
+    /// The topology flags the architecture gives it.
+    pub topology_flags: Flags,
+    /// NUMA levels above NODE overlap.
+    pub overlap: bool,
+    /// NODE/NUMA levels: the node distance they reach.
+    pub numa_distance: Option<u32>,
+    /// What its masks are.
+    pub mask_source: &'static str,
+}
+
+/// Every CPU's scheduler domains as a given kernel builds them on a topology.
+#[derive(Debug, Clone)]
+pub struct Domains {
+    /// The kernel whose rules were followed.
+    pub kernel: KernelVersion,
+    /// The machine's architecture.
+    pub arch: Arch,
+    /// The level table, lowest first.
+    pub levels: Vec<LevelInfo>,
+    /// Architecture facts that shaped the result.
+    pub rules: ArchRules,
+    /// Online CPUs, in order, with their domains.
+    pub cpus: Vec<CpuDomains>,
+    /// `nr_cpu_ids`, for hex masks.
+    pub nr_cpu_ids: usize,
+    /// The CPUs domains were built on (`cpu_active_mask`).
+    pub cpu_map: CpuMask,
+    spans: Spans,
+    group_lists: Vec<Vec<GroupSpan>>,
+    /// Whether `group_lists[i]` is in wrap order from its owner (overlap levels)
+    /// rather than sorted by first CPU (shared groups, rotated per CPU on output).
+    group_list_built_order: Vec<bool>,
+    cpu_pos: Vec<u32>,
+}
+
+/// A domain under construction (per CPU, before attaching).
+#[derive(Debug, Clone)]
+struct Sd {
+    level: u8,
+    span: u32,
+    weight: u32,
+    flags: Flags,
+    imbalance_pct: u32,
+    cache_nice_tries: u32,
+    busy_factor: u32,
+    groups: u32,
+    group_key: GroupKey,
+}
+
+/// Builds the domains `kernel` would build on `topo`'s online CPUs.
+pub fn build(topo: &Topology, kernel: KernelVersion) -> Result<Domains, Error> {
+    let cpu_map = topo.online;
+    if cpu_map.is_empty() {
+        return Err(Error::NoOnlineCpus);
+    }
+    let mut spans = Spans::default();
+    let set = levels_for(topo, kernel, &mut spans);
+    let levels = set.levels;
+    let rules = set.rules;
+    let full = spans.intern(cpu_map);
+    let nr = levels[0].of_cpu.len();
+
+    let online: Vec<u32> = cpu_map.iter().map(|c| c as u32).collect();
+    let mut cpu_pos = vec![u32::MAX; nr];
+    for (i, &c) in online.iter().enumerate() {
+        cpu_pos[c as usize] = i as u32;
+    }
+
+    let capacities = Capacities::new(topo);
+    let tl_asym_v59 = if kernel == KernelVersion::V5_9 {
+        asym_level_v5_9(&levels, &capacities, &spans, &cpu_map)
+    } else {
+        None
+    };
+
+    // Step 1: per CPU, one domain per level up to the first spanning every CPU.
+    let mut subset_cache: HashMap<(u32, u32), u32> = HashMap::new();
+    let mut chains: Vec<Vec<Sd>> = Vec::with_capacity(online.len());
+    for &cpu in &online {
+        let mut chain: Vec<Sd> = Vec::with_capacity(levels.len());
+        for (li, level) in levels.iter().enumerate() {
+            let raw = level.of_cpu[cpu as usize];
+            let mut span = raw;
+            if let Some(child) = chain.last() {
+                // build_sched_domain(): "arch topology borken" fix-up.
+                let key = (child.span, raw);
+                span = *subset_cache.entry(key).or_insert_with(|| {
+                    if spans.get(child.span).is_subset(spans.get(raw)) {
+                        raw
+                    } else {
+                        let m = spans.get(raw).or(spans.get(child.span));
+                        spans.intern(m)
+                    }
+                });
+            }
+            let sd = sd_init(
+                kernel,
+                level,
+                li,
+                raw,
+                span,
+                &spans,
+                &rules,
+                &capacities,
+                &cpu_map,
+                tl_asym_v59,
+                &mut chain,
+            );
+            chain.push(sd);
+            if span == full {
+                break;
+            }
+        }
+        chains.push(chain);
+    }
+
+    // Step 2: groups.
+    let mut group_lists: Vec<Vec<GroupSpan>> = Vec::new();
+    let mut group_list_built_order: Vec<bool> = Vec::new();
+    let mut shared_lists: HashMap<(u8, u32), u32> = HashMap::new();
+    let mut private_lists: HashMap<Vec<GroupSpan>, u32> = HashMap::new();
+    let mut group_flags: HashMap<(u8, u32), Flags> = HashMap::new();
+    for ci in 0..chains.len() {
+        let cpu = online[ci];
+        for li in 0..chains[ci].len() {
+            let span = chains[ci][li].span;
+            if levels[li].overlap {
+                let (list, first_flags) = overlap_groups(cpu, li, span, &chains, &cpu_pos, &spans);
+                let id = *private_lists.entry(list.clone()).or_insert_with(|| {
+                    group_lists.push(list);
+                    group_list_built_order.push(true);
+                    (group_lists.len() - 1) as u32
+                });
+                chains[ci][li].groups = id;
+                chains[ci][li].group_key = GroupKey::Private(first_flags);
+            } else {
+                let id = *shared_lists.entry((li as u8, span)).or_insert_with(|| {
+                    group_lists.push(shared_groups(li, span, &chains, &cpu_pos, &spans));
+                    group_list_built_order.push(false);
+                    (group_lists.len() - 1) as u32
+                });
+                chains[ci][li].groups = id;
+                // get_group(): the sched_group of the first CPU of the child span,
+                // initialised with the child's flags on first visit.
+                let (first, flags) = if li == 0 {
+                    (cpu, Flags::EMPTY)
+                } else {
+                    let child = &chains[ci][li - 1];
+                    (
+                        spans.get(child.span).first().unwrap_or(0) as u32,
+                        child.flags,
+                    )
+                };
+                group_flags.entry((li as u8, first)).or_insert(flags);
+                chains[ci][li].group_key = GroupKey::Shared(li as u8, first);
+            }
+        }
+    }
+
+    // Step 3: cpu_attach_domain() for each CPU in order.
+    let needs_groups = kernel.degenerate_needs_groups();
+    let parent_ignores = kernel.parent_ignores_with_one_group(rules.single_node);
+    let ngroups = |sd: &Sd| group_lists[sd.groups as usize].len();
+    let degenerate = |sd: &Sd| -> Option<Reason> {
+        if spans.get(sd.span).weight() == 1 {
+            return Some(Reason::SingleCpu);
+        }
+        if sd.flags.intersects(needs_groups) && ngroups(sd) > 1 {
+            return None;
+        }
+        if sd.flags.contains(Flag::WakeAffine) {
+            return None;
+        }
+        Some(Reason::OneGroup)
+    };
+    let mut cpus = Vec::with_capacity(chains.len());
+    for (ci, mut chain) in chains.into_iter().enumerate() {
+        let mut removed = Vec::new();
+        let mut t = 0;
+        while t + 1 < chain.len() {
+            let p = t + 1;
+            let reason = if let Some(r) = degenerate(&chain[p]) {
+                Some(r)
+            } else if chain[t].span != chain[p].span {
+                None
+            } else {
+                let mut pflags = chain[p].flags;
+                if ngroups(&chain[p]) == 1 {
+                    pflags = pflags.without(parent_ignores);
+                }
+                if pflags.is_subset(chain[t].flags) {
+                    Some(Reason::SameAsChild {
+                        child_level: chain[t].level,
+                    })
+                } else {
+                    None
+                }
+            };
+            match reason {
+                Some(reason) => {
+                    if p + 1 < chain.len() {
+                        // parent->parent->groups->flags = tmp->flags (v6.6+).
+                        let f = chain[t].flags;
+                        set_first_group_flags(&mut chain[p + 1], &mut group_flags, f);
+                    }
+                    if chain[p].flags.contains(Flag::PreferSibling) {
+                        chain[t].flags.insert(Flag::PreferSibling);
+                    }
+                    removed.push(Removed {
+                        level: chain[p].level,
+                        reason,
+                    });
+                    chain.remove(p);
+                }
+                None => t += 1,
+            }
+        }
+        if let Some(reason) = chain.first().and_then(degenerate) {
+            removed.push(Removed {
+                level: chain[0].level,
+                reason,
+            });
+            chain.remove(0);
+            if let Some(sd) = chain.first_mut() {
+                // The child is gone: clear the (first) group's flags.
+                set_first_group_flags(sd, &mut group_flags, Flags::EMPTY);
+            }
+        }
+        cpus.push((online[ci], chain, removed));
+    }
+
+    let cpus = cpus
+        .into_iter()
+        .map(|(cpu, chain, removed)| CpuDomains {
+            cpu,
+            domains: chain
+                .into_iter()
+                .map(|sd| Domain {
+                    level: sd.level,
+                    flags: sd.flags,
+                    weight: sd.weight,
+                    imbalance_pct: sd.imbalance_pct,
+                    cache_nice_tries: sd.cache_nice_tries,
+                    busy_factor: sd.busy_factor,
+                    groups_flags: if kernel.has_group_flags() {
+                        match sd.group_key {
+                            GroupKey::Shared(l, f) => {
+                                group_flags.get(&(l, f)).copied().unwrap_or_default()
+                            }
+                            GroupKey::Private(f) => f,
+                        }
+                    } else {
+                        Flags::EMPTY
+                    },
+                    span: sd.span,
+                    groups: sd.groups,
+                    group_key: sd.group_key,
+                })
+                .collect(),
+            removed,
+        })
+        .collect();
+
+    Ok(Domains {
+        kernel,
+        arch: topo.arch.clone(),
+        levels: levels
+            .iter()
+            .map(|l| LevelInfo {
+                name: l.name,
+                topology_flags: l.topology_flags,
+                overlap: l.overlap,
+                numa_distance: l.numa_distance,
+                mask_source: l.mask_source,
+            })
+            .collect(),
+        rules,
+        cpus,
+        nr_cpu_ids: topo.nr_cpu_ids().max(nr),
+        cpu_map,
+        spans,
+        group_lists,
+        group_list_built_order,
+        cpu_pos,
+    })
+}
+
+fn set_first_group_flags(sd: &mut Sd, shared: &mut HashMap<(u8, u32), Flags>, flags: Flags) {
+    match &mut sd.group_key {
+        GroupKey::Shared(l, f) => {
+            shared.insert((*l, *f), flags);
+        }
+        GroupKey::Private(f) => *f = flags,
+    }
+}
+
+/// `sd_init()` plus the SD_OVERLAP marking done by build_sched_domains().
+#[allow(clippy::too_many_arguments)]
+fn sd_init(
+    kernel: KernelVersion,
+    level: &LevelDef,
+    li: usize,
+    raw: u32,
+    span: u32,
+    spans: &Spans,
+    rules: &ArchRules,
+    capacities: &Capacities,
+    cpu_map: &CpuMask,
+    tl_asym_v59: Option<usize>,
+    chain: &mut [Sd],
+) -> Sd {
+    let v59 = kernel == KernelVersion::V5_9;
+    let mut flags = Flags::of(&[
+        Flag::BalanceNewidle,
+        Flag::BalanceExec,
+        Flag::BalanceFork,
+        Flag::WakeAffine,
+        Flag::PreferSibling,
+    ])
+    .union(level.topology_flags);
+    // v5.10 lowered imbalance_pct from 125 to 117 and busy_factor from 32 to 16.
+    let mut imbalance_pct = if v59 { 125 } else { 117 };
+    let busy_factor = if v59 { 32 } else { 16 };
+    let mut cache_nice_tries = 0;
+
+    let asym = if v59 {
+        if tl_asym_v59 == Some(li) {
+            Flags::of(&[Flag::AsymCpuCapacity])
+        } else {
+            Flags::EMPTY
+        }
+    } else {
+        capacities.classify(spans.get(span), cpu_map)
+    };
+    flags = flags.union(asym);
+    if flags.contains(Flag::AsymCpuCapacity) {
+        // Don't attempt to spread across CPUs of different capacities.
+        if let Some(child) = chain.last_mut() {
+            child.flags.remove(Flag::PreferSibling);
+        }
+        if v59 {
+            // v5.9 also made every lower domain balance on wakeup.
+            for lower in chain.iter_mut() {
+                lower.flags.insert(Flag::BalanceWake);
+            }
+        }
+    }
+
+    if flags.contains(Flag::ShareCpuCapacity) {
+        imbalance_pct = 110;
+    } else if flags.contains(Flag::ShareLlc) {
+        imbalance_pct = 117;
+        cache_nice_tries = 1;
+    } else if flags.contains(Flag::Numa) {
+        cache_nice_tries = 2;
+        flags.remove(Flag::PreferSibling);
+        flags.insert(Flag::Serialize);
+        if level.numa_distance.unwrap_or(0) > rules.reclaim_distance {
+            flags.remove(Flag::BalanceExec);
+            flags.remove(Flag::BalanceFork);
+            flags.remove(Flag::WakeAffine);
+        }
+    } else {
+        cache_nice_tries = 1;
+    }
+    if level.overlap {
+        flags.insert(Flag::Overlap);
+    }
+    Sd {
+        level: li as u8,
+        span,
+        weight: spans.get(raw).weight() as u32,
+        flags,
+        imbalance_pct,
+        cache_nice_tries,
+        busy_factor,
+        groups: 0,
+        group_key: GroupKey::Private(Flags::EMPTY),
+    }
+}
+
+/// build_sched_groups(): the child spans covering `span`, sorted by first CPU
+/// (each CPU's list is this one rotated to start at its own group).
+fn shared_groups(
+    li: usize,
+    span: u32,
+    chains: &[Vec<Sd>],
+    cpu_pos: &[u32],
+    spans: &Spans,
+) -> Vec<GroupSpan> {
+    let mask = spans.get(span);
+    if li == 0 {
+        return mask.iter().map(|c| GroupSpan::Cpu(c as u32)).collect();
+    }
+    let mut covered = CpuMask::new();
+    let mut out = Vec::new();
+    for cpu in mask.iter() {
+        if covered.contains(cpu) {
+            continue;
+        }
+        let child = chains[cpu_pos[cpu] as usize][li - 1].span;
+        covered.or_assign(spans.get(child));
+        out.push(GroupSpan::Span(child));
+    }
+    out
+}
+
+/// build_overlap_sched_groups(): walk the span from `cpu` (wrapping), taking each
+/// not-yet-covered CPU's child domain (or a proper descendant's, when the child
+/// spills out of the span) as the next group. Returns the groups and the first
+/// group's flags.
+fn overlap_groups(
+    cpu: u32,
+    li: usize,
+    span: u32,
+    chains: &[Vec<Sd>],
+    cpu_pos: &[u32],
+    spans: &Spans,
+) -> (Vec<GroupSpan>, Flags) {
+    let span_mask = spans.get(span);
+    let mut covered = CpuMask::new();
+    let mut out = Vec::new();
+    let mut first_flags = Flags::EMPTY;
+    let mut from = cpu as usize;
+    loop {
+        let rest = span_mask.and_not(&covered);
+        let next = rest.next_from(from).or_else(|| rest.first());
+        let Some(i) = next else { break };
+        let chain = &chains[cpu_pos[i] as usize];
+        // A CPU whose tree stopped below this level has no domain here: skip it
+        // (mark it so the walk moves on).
+        if chain.len() <= li || !spans.get(chain[li].span).contains(i) {
+            covered.set(i);
+            from = i + 1;
+            continue;
+        }
+        let mut sib = li;
+        if sib > 0 && !spans.get(chain[sib - 1].span).is_subset(span_mask) {
+            // find_descended_sibling()
+            while sib > 0 && !spans.get(chain[sib - 1].span).is_subset(span_mask) {
+                sib -= 1;
+            }
+            while sib > 0 && chain[sib - 1].span == chain[sib].span {
+                sib -= 1;
+            }
+        }
+        let (group, flags) = if sib > 0 {
+            (chain[sib - 1].span, chain[sib - 1].flags)
+        } else {
+            (chain[sib].span, Flags::EMPTY)
+        };
+        if out.is_empty() {
+            first_flags = flags;
+        }
+        covered.or_assign(spans.get(group));
+        covered.set(i);
+        out.push(GroupSpan::Span(group));
+        from = i + 1;
+        if from >= cpumask::MAX_CPUS {
+            from = 0;
+        }
+    }
+    (out, first_flags)
+}
+
+/// CPU capacities (`arch_scale_cpu_capacity`), 1024 when unknown.
+struct Capacities {
+    /// Distinct capacities with their CPUs, largest first (`asym_cap_list`);
+    /// empty when the machine is symmetric.
+    classes: Vec<(u32, CpuMask)>,
+    of: Vec<u32>,
+}
+
+impl Capacities {
+    fn new(topo: &Topology) -> Self {
+        let mut by_cap: Vec<(u32, CpuMask)> = Vec::new();
+        let mut of = Vec::new();
+        for c in &topo.cpus {
+            let cap = c.capacity.unwrap_or(1024);
+            if of.len() <= c.id as usize {
+                of.resize(c.id as usize + 1, 1024);
+            }
+            of[c.id as usize] = cap;
+            match by_cap.iter_mut().find(|(k, _)| *k == cap) {
+                Some((_, m)) => m.set(c.id as usize),
+                None => by_cap.push((cap, CpuMask::single(c.id as usize))),
+            }
+        }
+        by_cap.sort_by_key(|c| std::cmp::Reverse(c.0));
+        if by_cap.len() < 2 {
+            by_cap.clear();
+        }
+        Capacities {
+            classes: by_cap,
+            of,
+        }
+    }
+
+    fn of(&self, cpu: usize) -> u32 {
+        self.of.get(cpu).copied().unwrap_or(1024)
+    }
+
+    /// v6.x asym_cpu_capacity_classify().
+    fn classify(&self, span: &CpuMask, cpu_map: &CpuMask) -> Flags {
+        let mut count = 0;
+        let mut miss = 0;
+        for (_, cpus) in &self.classes {
+            if span.intersects(cpus) {
+                count += 1;
+            } else if cpu_map.intersects(cpus) {
+                miss += 1;
+            }
+        }
+        if count < 2 {
+            Flags::EMPTY
+        } else if miss > 0 {
+            Flags::of(&[Flag::AsymCpuCapacity])
+        } else {
+            Flags::of(&[Flag::AsymCpuCapacity, Flag::AsymCpuCapacityFull])
+        }
+    }
+}
+
+/// v5.9 asym_cpu_capacity_level(): the lowest level at which every CPU sees the
+/// largest capacity.
+fn asym_level_v5_9(
+    levels: &[LevelDef],
+    caps: &Capacities,
+    spans: &Spans,
+    cpu_map: &CpuMask,
+) -> Option<usize> {
+    let first = cpu_map.first()?;
+    let cap0 = caps.of(first);
+    if cpu_map.iter().all(|c| caps.of(c) == cap0) {
+        return None;
+    }
+    let mut asym_level = 0;
+    let mut asym_tl = None;
+    for i in cpu_map.iter() {
+        let mut max_capacity = caps.of(i);
+        for (tl_id, level) in levels.iter().enumerate() {
+            if tl_id < asym_level {
+                continue;
+            }
+            for j in spans.get(level.of_cpu[i]).iter() {
+                let c = caps.of(j);
+                if c <= max_capacity {
+                    continue;
+                }
+                max_capacity = c;
+                asym_level = tl_id;
+                asym_tl = Some(tl_id);
+            }
+        }
+    }
+    asym_tl
+}
+
+impl Domains {
+    /// The domains of `cpu`, if it is online.
+    pub fn cpu(&self, cpu: usize) -> Option<&CpuDomains> {
+        let pos = *self.cpu_pos.get(cpu)?;
+        self.cpus.get(pos as usize)
+    }
+
+    /// The CPUs a domain spans.
+    pub fn span(&self, d: &Domain) -> &CpuMask {
+        self.spans.get(d.span)
+    }
+
+    /// The level a domain was built at.
+    pub fn level(&self, d: &Domain) -> &LevelInfo {
+        &self.levels[d.level as usize]
+    }
+
+    /// The domain's name (`sd->name`).
+    pub fn name(&self, d: &Domain) -> &'static str {
+        self.levels[d.level as usize].name
+    }
+
+    /// Number of groups of a domain.
+    pub fn group_count(&self, d: &Domain) -> usize {
+        self.group_lists[d.groups as usize].len()
+    }
+
+    /// The groups of `cpu`'s domain `d` in the kernel's list order (the group
+    /// holding `cpu` first, then wrapping through the span).
+    pub fn groups(&self, cpu: u32, d: &Domain) -> Vec<CpuMask> {
+        let list = &self.group_lists[d.groups as usize];
+        let mut masks: Vec<CpuMask> = list
+            .iter()
+            .map(|g| match *g {
+                GroupSpan::Cpu(c) => CpuMask::single(c as usize),
+                GroupSpan::Span(s) => *self.spans.get(s),
+            })
+            .collect();
+        if !self.group_list_built_order[d.groups as usize] {
+            // for_each_cpu_wrap order: by the first member at or after `cpu`.
+            let n = cpumask::MAX_CPUS;
+            masks.sort_by_key(|m| match m.next_from(cpu as usize) {
+                Some(x) => x,
+                None => m.first().unwrap_or(0) + n,
+            });
+        }
+        masks
+    }
+
+    /// Number of distinct spans stored (shared between CPUs).
+    pub fn distinct_spans(&self) -> usize {
+        self.spans.masks.len()
+    }
+
+    /// Whether `d`'s first group flags live in a shared sched_group.
+    pub fn shares_groups(&self, d: &Domain) -> bool {
+        matches!(d.group_key, GroupKey::Shared(..))
+    }
+
+    /// powerpc's `arch_asym_cpu_priority()` (default: `-cpu`), for asym packing.
+    pub fn asym_priority(&self, cpu: u32) -> i64 {
+        if self.rules.splpar_asym_pack {
+            -((cpu / self.rules.threads_per_core.max(1)) as i64)
+        } else {
+            -(cpu as i64)
+        }
+    }
+}

@@ -1,0 +1,454 @@
+//! The topology levels a kernel builds domains from: the architecture's table
+//! (`x86_topology`, `powerpc_topology`, `default_topology`) followed by the NUMA
+//! levels `sched_init_numa` appends, each with the CPU masks its `tl->mask()` returns.
+
+use std::collections::HashMap;
+
+use cpumask::CpuMask;
+use topology::{Arch, CacheKind, LevelKind, Topology};
+
+use crate::flags::{Flag, Flags, KernelVersion};
+
+/// Interned CPU masks: every span and group in a [`crate::Domains`] is an index
+/// here, so that CPUs sharing a span share its storage (Linux shares `sched_group`s
+/// the same way) and span equality is an integer comparison.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Spans {
+    pub masks: Vec<CpuMask>,
+    index: HashMap<CpuMask, u32>,
+}
+
+impl Spans {
+    pub fn intern(&mut self, mask: CpuMask) -> u32 {
+        if let Some(&id) = self.index.get(&mask) {
+            return id;
+        }
+        let id = self.masks.len() as u32;
+        self.masks.push(mask);
+        self.index.insert(mask, id);
+        id
+    }
+    pub fn get(&self, id: u32) -> &CpuMask {
+        &self.masks[id as usize]
+    }
+}
+
+/// One topology level (`struct sched_domain_topology_level`).
+#[derive(Debug, Clone)]
+pub struct LevelDef {
+    /// `SD_INIT_NAME`: SMT, CLS, CACHE, MC, DIE/PKG, NODE, NUMA.
+    pub name: &'static str,
+    /// What `tl->sd_flags()` returns (topology flags only).
+    pub topology_flags: Flags,
+    /// `SDTL_OVERLAP`: the NUMA levels above NODE.
+    pub overlap: bool,
+    /// For NODE/NUMA levels, `sched_domains_numa_distance[numa_level]`.
+    pub numa_distance: Option<u32>,
+    /// What the mask is, in words, for the text output's explanations.
+    pub mask_source: &'static str,
+    /// `of_cpu[cpu]` = interned `tl->mask(cpu) ∩ online`, `u32::MAX` for CPUs not online.
+    pub(crate) of_cpu: Vec<u32>,
+}
+
+/// Architecture facts that change domain construction.
+#[derive(Debug, Clone)]
+pub struct ArchRules {
+    /// `node_reclaim_distance`: NUMA levels farther than this lose
+    /// `SD_BALANCE_EXEC`, `SD_BALANCE_FORK` and `SD_WAKE_AFFINE`.
+    pub reclaim_distance: u32,
+    /// powerpc v6.8+ `splpar_asym_pack`: a shared-processor LPAR with big cores.
+    pub splpar_asym_pack: bool,
+    /// x86 `x86_has_numa_in_package`: a package spans several nodes, so no PKG level.
+    pub numa_in_package: bool,
+    /// `nr_node_ids == 1` (v5.9 then ignores `SD_SERIALIZE` in degenerate parents).
+    pub single_node: bool,
+    /// Hardware threads per core for powerpc's asym-packing priority.
+    pub threads_per_core: u32,
+}
+
+pub(crate) struct LevelSet {
+    pub levels: Vec<LevelDef>,
+    pub rules: ArchRules,
+}
+
+/// Builds the level table for `topo` on `kernel`, interning every mask in `spans`.
+pub(crate) fn levels_for(topo: &Topology, kernel: KernelVersion, spans: &mut Spans) -> LevelSet {
+    let online = topo.online;
+    let nr = topo.nr_cpu_ids().max(online.last().map_or(0, |l| l + 1));
+    let nodes = NodeMap::new(topo);
+
+    let mut ctx = Ctx {
+        topo,
+        online,
+        nr,
+        spans,
+    };
+    let mut levels = Vec::new();
+    let smt_flags = Flags::of(&[Flag::ShareCpuCapacity, Flag::ShareLlc]);
+    let is_power = matches!(topo.arch, Arch::PowerPc64 | Arch::PowerPc);
+    let is_x86 = matches!(topo.arch, Arch::X86_64 | Arch::X86);
+    let has_big = topo.level(LevelKind::BigCore).is_some();
+    let splpar_asym_pack =
+        is_power && kernel >= KernelVersion::V6_8 && topo.shared_processor && has_big;
+    let asym = if splpar_asym_pack {
+        Flags::of(&[Flag::AsymPacking])
+    } else {
+        Flags::EMPTY
+    };
+    let pkg_name = kernel.package_level_name();
+    let mut numa_in_package = false;
+
+    if is_power {
+        // powerpc_topology / build_sched_topology(): SMT is the small core when
+        // thread groups exist; CACHE the L2 (big core); MC the coregroup; then DIE/PKG.
+        levels.push(
+            ctx.level("SMT", smt_flags, "SMT siblings (small core)", |t, c| {
+                t.smt_mask(c)
+            }),
+        );
+        let l2 = |t: &Topology, c: usize| {
+            if t.level(LevelKind::BigCore).is_some() {
+                t.mask_of(c, LevelKind::BigCore)
+            } else {
+                cache_mask(t, c, 2).unwrap_or_else(|| t.smt_mask(c))
+            }
+        };
+        // `shared_caches`: some CPU's L2 mask is wider than its SMT mask.
+        let shared_caches = online.iter().any(|c| l2(topo, c) != topo.smt_mask(c));
+        if shared_caches {
+            levels.push(ctx.level(
+                "CACHE",
+                Flags::of(&[Flag::ShareLlc]).union(asym),
+                "CPUs sharing the L2 (big core)",
+                l2,
+            ));
+        }
+        let coregroup = topo.level(LevelKind::Cluster).is_some();
+        // v6.8 has_coregroup_support(): never on a shared-processor LPAR (seed 001).
+        let mc = coregroup && !(kernel >= KernelVersion::V6_8 && topo.shared_processor);
+        if mc {
+            levels.push(ctx.level("MC", asym, "coregroup", |t, c| {
+                t.mask_of(c, LevelKind::Cluster)
+            }));
+        }
+        levels.push(
+            ctx.level(pkg_name, asym, "NUMA node (cpu_cpu_mask)", |_, c| {
+                nodes.node_mask(c)
+            }),
+        );
+    } else if is_x86 {
+        // x86_topology / build_sched_topology(). set_cpu_sibling_map() only links
+        // siblings on the same node (topology_sane()), so every mask stops at the node.
+        levels.push(ctx.level("SMT", smt_flags, "SMT siblings", |t, c| {
+            t.smt_mask(c).and(&nodes.node_mask(c))
+        }));
+        if kernel.has_cluster_level() {
+            levels.push(ctx.level(
+                "CLS",
+                Flags::of(&[Flag::Cluster, Flag::ShareLlc]),
+                "CPUs sharing the L2 (cpu_l2c_shared_mask)",
+                |t, c| {
+                    cache_mask(t, c, 2)
+                        .unwrap_or_else(|| t.smt_mask(c))
+                        .and(&nodes.node_mask(c))
+                },
+            ));
+        }
+        levels.push(ctx.level(
+            "MC",
+            Flags::of(&[Flag::ShareLlc]),
+            "CPUs sharing the LLC on the node (cpu_llc_shared_mask)",
+            |t, c| t.llc_mask(c).and(&nodes.node_mask(c)),
+        ));
+        // x86_has_numa_in_package: two CPUs of one package on different nodes.
+        numa_in_package = online.iter().any(|c| {
+            let node = nodes.node_of(c);
+            topo.package_mask(c)
+                .and(&online)
+                .iter()
+                .any(|o| nodes.node_of(o) != node)
+        });
+        if !numa_in_package {
+            levels.push(ctx.level(
+                pkg_name,
+                Flags::EMPTY,
+                "NUMA node (cpu_cpu_mask)",
+                |_, c| nodes.node_mask(c),
+            ));
+        }
+    } else {
+        // default_topology (arm64, riscv, ...), with arm64's arch_topology masks.
+        levels.push(ctx.level("SMT", smt_flags, "SMT siblings", |t, c| t.smt_mask(c)));
+        let has_cluster_level = kernel.has_cluster_level();
+        let coregroup =
+            move |t: &Topology, c: usize| arm_coregroup(t, &nodes, c, has_cluster_level);
+        if has_cluster_level {
+            levels.push(ctx.level(
+                "CLS",
+                Flags::of(&[Flag::Cluster, Flag::ShareLlc]),
+                "cluster siblings (cpu_clustergroup_mask)",
+                |t, c| {
+                    let cluster = cluster_siblings(t, c);
+                    if coregroup(t, c).is_subset(&cluster) {
+                        t.smt_mask(c)
+                    } else {
+                        cluster
+                    }
+                },
+            ));
+        }
+        levels.push(ctx.level(
+            "MC",
+            Flags::of(&[Flag::ShareLlc]),
+            "smallest of node, package, LLC (cpu_coregroup_mask)",
+            coregroup,
+        ));
+        levels.push(ctx.level(
+            pkg_name,
+            Flags::EMPTY,
+            "NUMA node (cpu_cpu_mask)",
+            |_, c| nodes.node_mask(c),
+        ));
+    }
+
+    // sched_init_numa(): the distinct distances between the nodes that count
+    // (v5.9: every node; v6.x: nodes with CPUs), a NODE level for the smallest and
+    // one overlapping NUMA level for each further distance.
+    let counted: Vec<usize> = (0..nodes.len())
+        .filter(|&n| kernel == KernelVersion::V5_9 || nodes.has_cpus(n, &online))
+        .collect();
+    let mut distances: Vec<u32> = Vec::new();
+    for &i in &counted {
+        for &j in &counted {
+            distances.push(nodes.distance(topo, i, j));
+        }
+    }
+    distances.sort_unstable();
+    distances.dedup();
+    if distances.is_empty() {
+        distances.push(10);
+    }
+    for (numa_level, &dist) in distances.iter().enumerate() {
+        // masks[level][node] = CPUs of counted nodes within `dist`.
+        let node_masks: Vec<CpuMask> = (0..nodes.len())
+            .map(|j| {
+                let mut m = CpuMask::new();
+                for &k in &counted {
+                    if nodes.distance(topo, j, k) <= dist {
+                        m.or_assign(&nodes.cpus(k));
+                    }
+                }
+                m.and(&online)
+            })
+            .collect();
+        let (name, flags, overlap, source) = if numa_level == 0 {
+            ("NODE", Flags::EMPTY, false, "NUMA node (identity distance)")
+        } else {
+            (
+                "NUMA",
+                Flags::of(&[Flag::Numa]),
+                true,
+                "nodes within this distance",
+            )
+        };
+        let mut level = ctx.level_by_node(name, flags, source, &node_masks, &nodes);
+        level.overlap = overlap;
+        level.numa_distance = Some(dist);
+        levels.push(level);
+    }
+
+    let reclaim_distance = if is_power {
+        // arch/powerpc/include/asm/topology.h: RECLAIM_DISTANCE 10.
+        10
+    } else if is_x86 && is_amd_zen(topo) {
+        // arch/x86/kernel/cpu/amd.c sets node_reclaim_distance = 32 on family 17h+.
+        32
+    } else {
+        30
+    };
+    let threads_per_core = if has_big {
+        topo.level(LevelKind::BigCore)
+            .map(|l| l.groups.iter().map(|g| g.cpus.weight()).max().unwrap_or(1))
+            .unwrap_or(1) as u32
+    } else {
+        topo.max_threads_per_core().max(1) as u32
+    };
+    let max_node_id = topo.nodes.iter().map(|n| n.id).max().unwrap_or(0);
+    LevelSet {
+        levels,
+        rules: ArchRules {
+            reclaim_distance,
+            splpar_asym_pack,
+            numa_in_package,
+            single_node: max_node_id == 0,
+            threads_per_core,
+        },
+    }
+}
+
+struct Ctx<'a> {
+    topo: &'a Topology,
+    online: CpuMask,
+    nr: usize,
+    spans: &'a mut Spans,
+}
+
+impl Ctx<'_> {
+    /// Interns `mask(cpu) ∩ online` for every online CPU. Masks of a non-NUMA level
+    /// partition the CPUs (Linux's topology_span_sane() insists), so once a CPU's
+    /// mask is known every member gets the same one without recomputing it.
+    fn level(
+        &mut self,
+        name: &'static str,
+        topology_flags: Flags,
+        mask_source: &'static str,
+        mask: impl Fn(&Topology, usize) -> CpuMask,
+    ) -> LevelDef {
+        let mut of_cpu = vec![u32::MAX; self.nr];
+        for cpu in self.online.iter() {
+            if of_cpu[cpu] != u32::MAX {
+                continue;
+            }
+            let mut m = mask(self.topo, cpu).and(&self.online);
+            m.set(cpu);
+            let id = self.spans.intern(m);
+            for member in m.iter() {
+                if of_cpu[member] == u32::MAX {
+                    of_cpu[member] = id;
+                }
+            }
+            of_cpu[cpu] = id;
+        }
+        LevelDef {
+            name,
+            topology_flags,
+            overlap: false,
+            numa_distance: None,
+            mask_source,
+            of_cpu,
+        }
+    }
+}
+
+impl Ctx<'_> {
+    /// A NUMA level: one mask per node (they overlap, so no partition short-cut).
+    fn level_by_node(
+        &mut self,
+        name: &'static str,
+        topology_flags: Flags,
+        mask_source: &'static str,
+        node_masks: &[CpuMask],
+        nodes: &NodeMap<'_>,
+    ) -> LevelDef {
+        let ids: Vec<u32> = node_masks.iter().map(|m| self.spans.intern(*m)).collect();
+        let mut of_cpu = vec![u32::MAX; self.nr];
+        for cpu in self.online.iter() {
+            of_cpu[cpu] = ids[nodes.node_of(cpu)];
+        }
+        LevelDef {
+            name,
+            topology_flags,
+            overlap: false,
+            numa_distance: None,
+            mask_source,
+            of_cpu,
+        }
+    }
+}
+
+/// Nodes as the scheduler sees them: the topology's nodes, or one node 0 holding
+/// every CPU when the topology has none. CPUs without a node go to the first node.
+#[derive(Clone, Copy)]
+struct NodeMap<'a> {
+    topo: &'a Topology,
+    all: CpuMask,
+}
+
+impl<'a> NodeMap<'a> {
+    fn new(topo: &'a Topology) -> Self {
+        NodeMap {
+            topo,
+            all: topo.known(),
+        }
+    }
+    fn len(&self) -> usize {
+        self.topo.nodes.len().max(1)
+    }
+    fn node_of(&self, cpu: usize) -> usize {
+        self.topo.cpu(cpu).and_then(|c| c.node).unwrap_or(0) as usize
+    }
+    fn cpus(&self, node: usize) -> CpuMask {
+        if self.topo.nodes.is_empty() {
+            return self.all;
+        }
+        let mut m = self.topo.nodes[node].cpus;
+        if node == 0 {
+            // CPUs the topology left without a node.
+            for c in self.topo.cpus.iter().filter(|c| c.node.is_none()) {
+                m.set(c.id as usize);
+            }
+        }
+        m
+    }
+    fn node_mask(&self, cpu: usize) -> CpuMask {
+        self.cpus(self.node_of(cpu))
+    }
+    fn has_cpus(&self, node: usize, online: &CpuMask) -> bool {
+        self.cpus(node).intersects(online)
+    }
+    fn distance(&self, topo: &Topology, a: usize, b: usize) -> u32 {
+        if topo.nodes.is_empty() {
+            10
+        } else {
+            topo.distance(a, b)
+        }
+    }
+}
+
+/// CPUs sharing `cpu`'s cache of `level` (data or unified), if one is described.
+fn cache_mask(topo: &Topology, cpu: usize, level: u8) -> Option<CpuMask> {
+    topo.caches_of(cpu)
+        .find(|c| c.level == level && c.kind != CacheKind::Instruction)
+        .map(|c| c.cpus)
+}
+
+/// arm64 `cluster_sibling`: the cluster, or the SMT siblings where none is described.
+fn cluster_siblings(topo: &Topology, cpu: usize) -> CpuMask {
+    if topo.level(LevelKind::Cluster).is_some() {
+        topo.mask_of(cpu, LevelKind::Cluster)
+    } else {
+        topo.smt_mask(cpu)
+    }
+}
+
+/// drivers/base/arch_topology.c cpu_coregroup_mask(): the smallest of the node,
+/// the package and the LLC, widened to the cluster when the LLC is narrower.
+fn arm_coregroup(
+    topo: &Topology,
+    nodes: &NodeMap<'_>,
+    cpu: usize,
+    cluster_enabled: bool,
+) -> CpuMask {
+    let mut core = nodes.node_mask(cpu);
+    let pkg = topo.package_mask(cpu);
+    if pkg.is_subset(&core) {
+        core = pkg;
+    }
+    if topo.caches_of(cpu).next().is_some() {
+        let llc = topo.llc_mask(cpu);
+        if llc.is_subset(&core) {
+            core = llc;
+        }
+    }
+    let cluster = cluster_siblings(topo, cpu);
+    if cluster_enabled && core.is_subset(&cluster) {
+        core = cluster;
+    }
+    core
+}
+
+fn is_amd_zen(topo: &Topology) -> bool {
+    topo.model_name
+        .as_deref()
+        .is_some_and(|m| m.contains("EPYC") || m.contains("Ryzen") || m.contains("Threadripper"))
+}

@@ -1,0 +1,300 @@
+//! The kernel's own file layouts (v5.9 procfs, v6.x debugfs), a readable text
+//! form that also says why domains were removed, and JSON.
+
+use std::fmt::Write as _;
+use std::io;
+use std::path::Path;
+
+use crate::build::{CpuDomains, Domain, Domains, Reason};
+use crate::flags::KernelVersion;
+
+/// Which of the kernel's directory layouts to produce.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// `/proc/sys/kernel/sched_domain/cpuN/domainM/` (v5.9 and older): decimal flags.
+    Proc,
+    /// `/sys/kernel/debug/sched/domains/cpuN/domainM/` (v5.13+): flag names.
+    Debugfs,
+}
+
+impl Layout {
+    /// The directory the kernel puts this layout in.
+    pub fn kernel_root(self) -> &'static str {
+        match self {
+            Layout::Proc => "/proc/sys/kernel/sched_domain",
+            Layout::Debugfs => "/sys/kernel/debug/sched/domains",
+        }
+    }
+}
+
+/// The files of one domain directory as `kernel` shows them in `layout`, each with
+/// its exact contents (trailing newline included), in `ls` order for debugfs and
+/// in the kernel's table order for procfs.
+///
+/// `max_newidle_lb_cost` is a run-time measurement; it is given as 0, the value
+/// `sd_init()` starts it at.
+pub fn domain_files(domains: &Domains, layout: Layout, d: &Domain) -> Vec<(&'static str, String)> {
+    let k = domains.kernel;
+    let name = domains.name(d);
+    match layout {
+        Layout::Proc => vec![
+            ("min_interval", format!("{}\n", d.min_interval())),
+            ("max_interval", format!("{}\n", d.max_interval())),
+            ("busy_factor", format!("{}\n", d.busy_factor)),
+            ("imbalance_pct", format!("{}\n", d.imbalance_pct)),
+            ("cache_nice_tries", format!("{}\n", d.cache_nice_tries)),
+            ("flags", format!("{}\n", k.encode(d.flags))),
+            ("max_newidle_lb_cost", "0\n".to_string()),
+            ("name", format!("{name}\n")),
+        ],
+        Layout::Debugfs => {
+            let mut v = vec![
+                ("busy_factor", format!("{}\n", d.busy_factor)),
+                ("cache_nice_tries", format!("{}\n", d.cache_nice_tries)),
+                ("flags", k.debugfs_flags_text(d.flags)),
+            ];
+            if k.has_group_flags() {
+                v.push(("groups_flags", k.debugfs_flags_text(d.groups_flags)));
+            }
+            v.push(("imbalance_pct", format!("{}\n", d.imbalance_pct)));
+            if k.has_level_file() {
+                v.push(("level", format!("{}\n", d.level)));
+            }
+            v.push(("max_interval", format!("{}\n", d.max_interval())));
+            v.push(("max_newidle_lb_cost", "0\n".to_string()));
+            v.push(("min_interval", format!("{}\n", d.min_interval())));
+            v.push(("name", format!("{name}\n")));
+            v
+        }
+    }
+}
+
+/// `grep . <root>/cpuN/domain*/*`-style lines for the selected CPUs.
+pub fn render_files(domains: &Domains, layout: Layout, cpus: &[&CpuDomains]) -> String {
+    let mut out = String::new();
+    let root = layout.kernel_root();
+    for c in cpus {
+        for (m, d) in c.domains.iter().enumerate() {
+            for (file, text) in domain_files(domains, layout, d) {
+                let _ = writeln!(
+                    out,
+                    "{root}/cpu{}/domain{m}/{file}:{}",
+                    c.cpu,
+                    text.trim_end_matches('\n')
+                );
+            }
+        }
+    }
+    out
+}
+
+/// Writes the kernel's layout under `dir` (`dir/cpuN/domainM/<file>`), for every CPU.
+pub fn write_tree(domains: &Domains, layout: Layout, dir: &Path) -> io::Result<()> {
+    for c in &domains.cpus {
+        let cpu_dir = dir.join(format!("cpu{}", c.cpu));
+        std::fs::create_dir_all(&cpu_dir)?;
+        for (m, d) in c.domains.iter().enumerate() {
+            let dom_dir = cpu_dir.join(format!("domain{m}"));
+            std::fs::create_dir_all(&dom_dir)?;
+            for (file, text) in domain_files(domains, layout, d) {
+                std::fs::write(dom_dir.join(file), text)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A readable account: the level table, then per CPU each domain's span, groups,
+/// flags and tuning, and the domains that were removed with the reason.
+pub fn render_text(domains: &Domains, cpus: &[&CpuDomains]) -> String {
+    let k = domains.kernel;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "Linux {} scheduler domains on {} ({} online CPUs: {})",
+        k,
+        domains.arch.uname(),
+        domains.cpu_map.weight(),
+        domains.cpu_map
+    );
+    let _ = writeln!(out, "levels built from (lowest first):");
+    for (i, l) in domains.levels.iter().enumerate() {
+        let mut extra = String::new();
+        if let Some(dist) = l.numa_distance {
+            let _ = write!(extra, ", distance <= {dist}");
+            if l.overlap && dist > domains.rules.reclaim_distance {
+                let _ = write!(
+                    extra,
+                    " > reclaim distance {}: no EXEC/FORK/WAKE_AFFINE",
+                    domains.rules.reclaim_distance
+                );
+            }
+        }
+        let tf: Vec<&str> = k.names(l.topology_flags).collect();
+        let _ = writeln!(
+            out,
+            "  {i}: {:<5} {}{}{}",
+            l.name,
+            l.mask_source,
+            extra,
+            if tf.is_empty() {
+                String::new()
+            } else {
+                format!(" [{}]", tf.join(" "))
+            }
+        );
+    }
+    if domains.rules.numa_in_package {
+        let _ = writeln!(
+            out,
+            "  (a package spans several nodes: no package level, NUMA levels instead)"
+        );
+    }
+    if domains.rules.splpar_asym_pack {
+        let _ = writeln!(
+            out,
+            "  shared-processor LPAR with big cores: asym packing above SMT, priority = -(cpu / {}), so lower-numbered cores are preferred; no MC level",
+            domains.rules.threads_per_core
+        );
+    }
+    for c in cpus {
+        let _ = writeln!(out, "cpu{}:", c.cpu);
+        for (m, d) in c.domains.iter().enumerate() {
+            let _ = writeln!(
+                out,
+                "  domain{m}: {:<5} span={} (level {})",
+                domains.name(d),
+                domains.span(d),
+                d.level
+            );
+            let groups: Vec<String> = domains
+                .groups(c.cpu, d)
+                .iter()
+                .map(|g| format!("{{{g}}}"))
+                .collect();
+            let _ = writeln!(out, "    groups: {}", groups.join(" "));
+            let names: Vec<&str> = k.names(d.flags).collect();
+            let _ = writeln!(
+                out,
+                "    flags: {} = {}",
+                k.encode(d.flags),
+                names.join(" ")
+            );
+            if k.has_group_flags() {
+                let g: Vec<&str> = k.names(d.groups_flags).collect();
+                let _ = writeln!(out, "    groups_flags: {}", g.join(" "));
+            }
+            let _ = writeln!(
+                out,
+                "    interval {}..{} ms, busy_factor {}, imbalance_pct {}, cache_nice_tries {}",
+                d.min_interval(),
+                d.max_interval(),
+                d.busy_factor,
+                d.imbalance_pct,
+                d.cache_nice_tries
+            );
+        }
+        for r in &c.removed {
+            let name = domains.levels[r.level as usize].name;
+            let why = match r.reason {
+                Reason::SingleCpu => "spans only this CPU".to_string(),
+                Reason::OneGroup => {
+                    "a single group and no flag that works without groups".to_string()
+                }
+                Reason::SameAsChild { child_level } => format!(
+                    "same span as {} below it and no flag {} lacks",
+                    domains.levels[child_level as usize].name,
+                    domains.levels[child_level as usize].name
+                ),
+            };
+            let _ = writeln!(out, "  removed {name} (level {}): {why}", r.level);
+        }
+    }
+    out
+}
+
+/// JSON: the kernel, the level table, and per CPU its domains with spans
+/// (cpulists), groups, flags (value and names) and tuning.
+pub fn render_json(domains: &Domains, cpus: &[&CpuDomains]) -> serde_json::Value {
+    use serde_json::json;
+    let k = domains.kernel;
+    let levels: Vec<_> = domains
+        .levels
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            json!({
+                "level": i,
+                "name": l.name,
+                "mask": l.mask_source,
+                "topology_flags": k.names(l.topology_flags).collect::<Vec<_>>(),
+                "overlap": l.overlap,
+                "numa_distance": l.numa_distance,
+            })
+        })
+        .collect();
+    let cpus_json: Vec<_> = cpus
+        .iter()
+        .map(|c| {
+            let doms: Vec<_> = c
+                .domains
+                .iter()
+                .enumerate()
+                .map(|(m, d)| {
+                    json!({
+                        "domain": m,
+                        "level": d.level,
+                        "name": domains.name(d),
+                        "span": domains.span(d).to_list_string(),
+                        "groups": domains.groups(c.cpu, d).iter().map(|g| g.to_list_string()).collect::<Vec<_>>(),
+                        "flags": k.encode(d.flags),
+                        "flag_names": k.names(d.flags).collect::<Vec<_>>(),
+                        "groups_flags": if k.has_group_flags() {
+                            json!(k.names(d.groups_flags).collect::<Vec<_>>())
+                        } else {
+                            serde_json::Value::Null
+                        },
+                        "min_interval": d.min_interval(),
+                        "max_interval": d.max_interval(),
+                        "busy_factor": d.busy_factor,
+                        "imbalance_pct": d.imbalance_pct,
+                        "cache_nice_tries": d.cache_nice_tries,
+                    })
+                })
+                .collect();
+            let removed: Vec<_> = c
+                .removed
+                .iter()
+                .map(|r| {
+                    json!({
+                        "level": r.level,
+                        "name": domains.levels[r.level as usize].name,
+                        "reason": match r.reason {
+                            Reason::SingleCpu => "single_cpu".to_string(),
+                            Reason::OneGroup => "one_group".to_string(),
+                            Reason::SameAsChild { .. } => "same_as_child".to_string(),
+                        },
+                    })
+                })
+                .collect();
+            json!({ "cpu": c.cpu, "domains": doms, "removed": removed })
+        })
+        .collect();
+    json!({
+        "kernel": k.as_str(),
+        "arch": domains.arch.uname(),
+        "online": domains.cpu_map.to_list_string(),
+        "reclaim_distance": domains.rules.reclaim_distance,
+        "splpar_asym_pack": domains.rules.splpar_asym_pack,
+        "levels": levels,
+        "cpus": cpus_json,
+    })
+}
+
+/// The layout a kernel version shows natively.
+pub fn native_layout(k: KernelVersion) -> Layout {
+    match k {
+        KernelVersion::V5_9 => Layout::Proc,
+        _ => Layout::Debugfs,
+    }
+}

@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# Boots Debian's Linux 6.12 under QEMU (TCG) with a chosen CPU/NUMA topology and
+# captures, from a busybox initramfs:
+#   <out>/<name>-sysfs.tar.gz    the guest's /proc/cpuinfo and /sys/devices/system/{cpu,node}
+#                                topology files, in the corpus layout (<name>/proc/...,
+#                                <name>/sys/...), readable by `manycore --sysfs`;
+#   <out>/<name>-domains.tar.gz  /sys/kernel/debug/sched/domains (cpuN/domainM/*) plus
+#                                the kernel log (dmesg, with sched_verbose's domain tree).
+# The kernel is never installed on the host: scripts/fetch-linux.sh unpacks the .deb.
+#
+#   scripts/domains-capture.sh <name> [out-dir]     # one of the names below
+#   scripts/domains-capture.sh all [out-dir]
+#
+# Default out-dir: crates/domains/tests/data. No KVM needed (TCG); 64 vCPUs take a few
+# minutes on 2 host cores.
+set -euo pipefail
+
+root="$(cd "$(dirname "$0")/.." && pwd)"
+name="${1:?usage: domains-capture.sh <name>|all [out-dir]}"
+out="$(realpath -m "${2:-$root/crates/domains/tests/data}")"
+mkdir -p "$out"
+
+# Each machine: QEMU options after the common ones.
+qemu_args() {
+  case "$1" in
+    x86-2s4c2t)
+      # 2 sockets x 4 cores x 2 threads, one NUMA node (no -numa at all).
+      echo "-m 512M -smp 16,sockets=2,cores=4,threads=2" ;;
+    x86-4n-dist)
+      # Same CPUs, 4 nodes (2 per socket: NUMA inside the package) and a custom
+      # asymmetric-looking distance matrix with three remote distances.
+      local a="-m 512M -smp 16,sockets=2,cores=4,threads=2"
+      local n
+      for n in 0 1 2 3; do
+        a="$a -object memory-backend-ram,id=m$n,size=128M"
+        a="$a -numa node,nodeid=$n,memdev=m$n,cpus=$((n*4))-$((n*4+3))"
+      done
+      a="$a -numa dist,src=0,dst=1,val=15 -numa dist,src=0,dst=2,val=25 -numa dist,src=0,dst=3,val=30"
+      a="$a -numa dist,src=1,dst=2,val=30 -numa dist,src=1,dst=3,val=25 -numa dist,src=2,dst=3,val=15"
+      echo "$a" ;;
+    x86-64c-8n)
+      # 64 CPUs, 8 sockets of 8 cores, one node per socket; two remote distance
+      # levels: 16 inside each group of four nodes, 32 across (32 > x86's
+      # RECLAIM_DISTANCE of 30, so that NUMA level loses EXEC/FORK/WAKE_AFFINE).
+      local a="-m 1024M -smp 64,sockets=8,cores=8,threads=1"
+      local n m d
+      for n in 0 1 2 3 4 5 6 7; do
+        a="$a -object memory-backend-ram,id=m$n,size=128M"
+        a="$a -numa node,nodeid=$n,memdev=m$n,cpus=$((n*8))-$((n*8+7))"
+      done
+      for n in 0 1 2 3 4 5 6 7; do
+        for m in 0 1 2 3 4 5 6 7; do
+          [ "$m" -gt "$n" ] || continue
+          if [ $((n / 4)) -eq $((m / 4)) ]; then d=16; else d=32; fi
+          a="$a -numa dist,src=$n,dst=$m,val=$d"
+        done
+      done
+      echo "$a" ;;
+    *) echo "unknown machine '$1' (x86-2s4c2t, x86-4n-dist, x86-64c-8n)" >&2; return 1 ;;
+  esac
+}
+
+capture() {
+  local m="$1"
+  local args; args="$(qemu_args "$m")"
+  local vmlinuz; vmlinuz="$("$root/scripts/fetch-linux.sh")"
+  local work; work="$(mktemp -d)"
+  trap 'rm -rf "$work"' RETURN
+
+  # The initramfs: busybox and an init that copies what we want into tmpfs
+  # (debugfs and sysfs report sizes that tar cannot trust, so `cat` every file),
+  # then prints one base64 tarball between markers and powers off.
+  mkdir -p "$work/rd/bin" "$work/rd/proc" "$work/rd/sys" "$work/rd/tmp"
+  cp /bin/busybox "$work/rd/bin/busybox"
+  cat > "$work/rd/init" <<INIT
+#!/bin/busybox sh
+/bin/busybox --install -s /bin
+export PATH=/bin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t debugfs debugfs /sys/kernel/debug
+mount -t tmpfs tmp /tmp
+o=/tmp/$m
+copy() { mkdir -p "\$o/\$(dirname "\$1")"; cat "\$1" > "\$o/\$1" 2>/dev/null || rm -f "\$o/\$1"; }
+mkdir -p \$o/proc
+cat /proc/cpuinfo > \$o/proc/cpuinfo
+for f in /sys/devices/system/cpu/possible /sys/devices/system/cpu/present \\
+         /sys/devices/system/cpu/online /sys/devices/system/cpu/offline \\
+         /sys/devices/system/cpu/kernel_max \\
+         /sys/devices/system/cpu/cpu*/online /sys/devices/system/cpu/cpu*/topology/* \\
+         /sys/devices/system/cpu/cpu*/cache/index*/* \\
+         /sys/devices/system/node/possible /sys/devices/system/node/online \\
+         /sys/devices/system/node/has_cpu /sys/devices/system/node/has_memory \\
+         /sys/devices/system/node/has_normal_memory \\
+         /sys/devices/system/node/node*/cpumap /sys/devices/system/node/node*/cpulist \\
+         /sys/devices/system/node/node*/distance /sys/devices/system/node/node*/meminfo; do
+  [ -f "\$f" ] && copy "\$f"
+done
+for f in \$(find /sys/kernel/debug/sched/domains -type f); do
+  d=/tmp/dom/domains/\${f#/sys/kernel/debug/sched/domains/}
+  mkdir -p "\$(dirname "\$d")"; cat "\$f" > "\$d"
+done
+dmesg > /tmp/dom/dmesg.txt
+uname -a > /tmp/dom/uname.txt
+cat /proc/cmdline > /tmp/dom/cmdline.txt
+echo ===SYSFS-BEGIN===; (cd /tmp && tar czf - $m) | base64; echo ===SYSFS-END===
+echo ===DOMAINS-BEGIN===; (cd /tmp/dom && tar czf - .) | base64; echo ===DOMAINS-END===
+poweroff -f
+INIT
+  chmod +x "$work/rd/init"
+  (cd "$work/rd" && find . | cpio -o -H newc --quiet | gzip -9) > "$work/initrd.gz"
+
+  local cmdline="console=ttyS0 lpj=4000000 sched_verbose rdinit=/init panic=-1 loglevel=7 log_buf_len=4M"
+  echo "capture $m: qemu-system-x86_64 -nographic -no-reboot -kernel $vmlinuz -initrd <busybox initramfs> -append \"$cmdline\" $args" >&2
+  # shellcheck disable=SC2086
+  timeout 1800 qemu-system-x86_64 -nographic -no-reboot -accel tcg \
+    -kernel "$vmlinuz" -initrd "$work/initrd.gz" -append "$cmdline" $args \
+    > "$work/console.log" 2>&1 || true
+  for part in SYSFS DOMAINS; do
+    if ! grep -q "===$part-END===" "$work/console.log"; then
+      echo "capture $m: no $part output; console tail:" >&2; tail -30 "$work/console.log" >&2; return 1
+    fi
+  done
+  sed -n '/===SYSFS-BEGIN===/,/===SYSFS-END===/p' "$work/console.log" | sed '1d;$d' | tr -d '\r' \
+    | base64 -d > "$out/$m-sysfs.tar.gz"
+  sed -n '/===DOMAINS-BEGIN===/,/===DOMAINS-END===/p' "$work/console.log" | sed '1d;$d' | tr -d '\r' \
+    | base64 -d > "$out/$m-domains.tar.gz"
+  {
+    echo "machine: $m"
+    echo "kernel: $(basename "$vmlinuz") (Debian package $(basename "$(dirname "$(dirname "$vmlinuz")")"), unpacked by scripts/fetch-linux.sh)"
+    echo "qemu: $(qemu-system-x86_64 --version | head -1)"
+    echo "command: qemu-system-x86_64 -nographic -no-reboot -accel tcg -kernel vmlinuz -initrd initrd.gz -append \"$cmdline\" $args"
+    echo "made by: scripts/domains-capture.sh $m"
+  } > "$out/$m.README"
+  echo "capture $m: wrote $out/$m-sysfs.tar.gz $out/$m-domains.tar.gz" >&2
+}
+
+if [ "$name" = all ]; then
+  for m in x86-2s4c2t x86-4n-dist x86-64c-8n; do capture "$m"; done
+else
+  capture "$name"
+fi
