@@ -133,3 +133,92 @@ fn power9_on_v6_uses_pkg_and_names() {
     assert_eq!(d.span(&c.domains[0]).to_list_string(), "0,2,4,6");
     assert_eq!(d.span(&c.domains[1]).to_list_string(), "0-7");
 }
+
+/// Seed 001's 768-CPU POWER10 LPAR: nodes 0,1,4,5,6,7 with the interleaved
+/// cpulists lscpu printed, SMT8 big cores made of two SMT4 thread groups. With
+/// `coregroup`, every 4 big cores of a node form a coregroup (MC level).
+fn power10_768(shared: bool, coregroup: bool) -> Topology {
+    let lists = [
+        (0u32, "0-7,32-39,80-87,128-135,176-183,224-231,272-279,320-327,368-375,416-423,464-471,512-519,560-567,608-615,656-663,704-711,752-759"),
+        (1, "8-15,40-47,88-95,136-143,184-191,232-239,280-287,328-335,376-383,424-431,472-479,520-527,568-575,616-623,664-671,712-719,760-767"),
+        (4, "64-71,112-119,160-167,208-215,256-263,304-311,352-359,400-407,448-455,496-503,544-551,592-599,640-647,688-695,736-743"),
+        (5, "16-23,48-55,96-103,144-151,192-199,240-247,288-295,336-343,384-391,432-439,480-487,528-535,576-583,624-631,672-679,720-727"),
+        (6, "72-79,120-127,168-175,216-223,264-271,312-319,360-367,408-415,456-463,504-511,552-559,600-607,648-655,696-703,744-751"),
+        (7, "24-31,56-63,104-111,152-159,200-207,248-255,296-303,344-351,392-399,440-447,488-495,536-543,584-591,632-639,680-687,728-735"),
+    ];
+    let mut b = TopologyBuilder::new(Arch::PowerPc64);
+    b.hypervisor("pHyp").shared_processor(shared);
+    let mut total = 0;
+    for (pkg, (node, list)) in lists.iter().enumerate() {
+        let mask = CpuMask::parse_list(list).unwrap();
+        b.add_node(*node, mask, None);
+        for (i, cpu) in mask.iter().enumerate() {
+            let big = (i / 8) as u32;
+            b.add_cpu(CpuSpec {
+                id: cpu as u32,
+                hw_id: Some(cpu as u64),
+                online: true,
+                package: pkg as u32,
+                die: None,
+                cluster: coregroup.then_some(big / 4),
+                big_core: Some(big),
+                core: big * 2 + (cpu as u32 % 2),
+                node: Some(*node),
+                kind: None,
+                capacity: None,
+            });
+            total += 1;
+        }
+    }
+    assert_eq!(total, 768);
+    let n = lists.len();
+    b.distances(
+        (0..n * n)
+            .map(|i| if i / n == i % n { 10 } else { 40 })
+            .collect(),
+    );
+    b.build().expect("power10 topology")
+}
+
+#[test]
+fn seed001_shared_processor_packs_above_smt_and_drops_mc() {
+    let k = KernelVersion::V6_8;
+    for coregroup in [false, true] {
+        let dedicated = domains::build(&power10_768(false, coregroup), k).unwrap();
+        let shared = domains::build(&power10_768(true, coregroup), k).unwrap();
+        let names = |d: &domains::Domains| -> Vec<&str> {
+            d.cpu(0)
+                .unwrap()
+                .domains
+                .iter()
+                .map(|x| d.name(x))
+                .collect()
+        };
+        let levels =
+            |d: &domains::Domains| -> Vec<&str> { d.levels.iter().map(|l| l.name).collect() };
+        assert_eq!(levels(&dedicated).contains(&"MC"), coregroup);
+        assert!(!levels(&shared).contains(&"MC"), "no MC on a shared LPAR");
+        assert_eq!(names(&shared), ["SMT", "CACHE", "PKG", "NUMA"]);
+        for d in &dedicated.cpus {
+            assert!(d
+                .domains
+                .iter()
+                .all(|x| !x.flags.contains(Flag::AsymPacking)));
+        }
+        for c in &shared.cpus {
+            for x in &c.domains {
+                let expect = matches!(shared.name(x), "CACHE" | "PKG");
+                assert_eq!(
+                    x.flags.contains(Flag::AsymPacking),
+                    expect,
+                    "cpu{} {}",
+                    c.cpu,
+                    shared.name(x)
+                );
+            }
+        }
+        // Lower-numbered cores are preferred: priority falls by one per SMT8 core.
+        assert!(shared.asym_priority(0) > shared.asym_priority(8));
+        assert_eq!(shared.asym_priority(0), shared.asym_priority(7));
+    }
+}
