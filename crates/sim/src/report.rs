@@ -1,0 +1,1 @@
+//! Text output, the before/after comparison, and the SVG timeline.
