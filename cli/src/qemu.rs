@@ -1,0 +1,237 @@
+//! `manycore qemu`: build the bare-metal kernel, boot it under QEMU with the
+//! requested CPU / NUMA topology, and print the parsed bring-up result; with
+//! `--linux VMLINUZ`, boot that Linux kernel on the same QEMU command line and
+//! report its "smp: Brought up" time the same way, for comparison.
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, ValueEnum};
+use qemu_runner::{build_kernel, run_linux, run_manycore, KernelResult, Machine, RunOptions};
+use serde::Serialize;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Arguments of `manycore qemu`.
+#[derive(Args, Debug, Clone)]
+pub struct QemuArgs {
+    /// Number of vCPUs (q35 allows up to 4096).
+    #[arg(long)]
+    pub cpus: u32,
+    /// NUMA nodes (CPUs and memory split evenly; a SRAT and SLIT are generated).
+    #[arg(long, default_value_t = 1)]
+    pub nodes: u32,
+    /// Sockets (with --cores and --threads; their product must equal --cpus).
+    #[arg(long, requires_all = ["cores", "threads"])]
+    pub sockets: Option<u32>,
+    /// Cores per socket.
+    #[arg(long, requires_all = ["sockets", "threads"])]
+    pub cores: Option<u32>,
+    /// Threads per core.
+    #[arg(long, requires_all = ["sockets", "cores"])]
+    pub threads: Option<u32>,
+    /// Guest memory in MiB (default: 256 MiB per node, at least 512).
+    #[arg(long)]
+    pub memory: Option<u32>,
+    /// Bring-up strategies to run, comma-separated.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "parallel")]
+    pub bringup: Vec<Strategy>,
+    /// Delay-loop calibration on the APs.
+    #[arg(long, value_enum, default_value = "parallel")]
+    pub calibrate: Calibrate,
+    /// Loops per jiffy to use instead of calibrating (passed as lpj= to both kernels).
+    #[arg(long)]
+    pub lpj: Option<u64>,
+    /// Delay after INIT in microseconds (MP spec: 10000).
+    #[arg(long)]
+    pub init_delay_us: Option<u64>,
+    /// x2APIC on the vCPUs and in the kernel (default: on when APIC ids exceed 254).
+    #[arg(long, value_enum)]
+    pub x2apic: Option<OnOff>,
+    /// Extra words for the manycore kernel's command line.
+    #[arg(long, default_value = "")]
+    pub append: String,
+    /// Kill QEMU after this many seconds.
+    #[arg(long, default_value_t = 900)]
+    pub timeout: u64,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+    /// Also boot this Linux kernel image on the same QEMU command line.
+    #[arg(long, value_name = "VMLINUZ")]
+    pub linux: Option<PathBuf>,
+    /// Extra Linux command-line words (e.g. "cpuhp.parallel=0").
+    #[arg(long, default_value = "")]
+    pub linux_append: String,
+    /// Only boot Linux (with --linux), not the manycore kernel.
+    #[arg(long, requires = "linux")]
+    pub linux_only: bool,
+    /// Firmware for -bios (default: QEMU's qboot when installed, else SeaBIOS).
+    #[arg(long)]
+    pub bios: Option<PathBuf>,
+}
+
+/// A bring-up strategy of the manycore kernel.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Strategy {
+    /// INIT, SIPI, SIPI, wait, then the next CPU.
+    Serial,
+    /// Kick every AP, then wait for each (Linux 6.5).
+    Parallel,
+    /// INIT/SIPI to all-excluding-self.
+    Broadcast,
+}
+
+/// AP delay-loop calibration.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Calibrate {
+    /// One AP at a time.
+    Serial,
+    /// All APs at once.
+    Parallel,
+    /// None (APs take lpj= or the boot CPU's value).
+    Skip,
+}
+
+/// on / off.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnOff {
+    /// Enabled.
+    On,
+    /// Disabled.
+    Off,
+}
+
+/// Output format.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// One human-readable line per boot.
+    Text,
+    /// A JSON array of results.
+    Json,
+}
+
+/// One boot's line of the report.
+#[derive(Serialize, Debug)]
+struct Row {
+    kernel: String,
+    bringup: String,
+    calibrate: String,
+    cpus: u32,
+    cpus_up: u32,
+    nodes: u32,
+    bringup_ns: u64,
+    failed_cpus: Vec<u32>,
+    wall_ms: u128,
+    qemu_command: String,
+}
+
+fn name<T: ValueEnum>(v: &T) -> String {
+    v.to_possible_value()
+        .map(|p| p.get_name().to_string())
+        .unwrap_or_default()
+}
+
+/// Runs the subcommand; the exit code is 0 when every CPU came up everywhere,
+/// 1 when some CPU failed to come online.
+pub fn run(args: &QemuArgs) -> Result<i32> {
+    let machine = Machine {
+        cpus: args.cpus,
+        shape: match (args.sockets, args.cores, args.threads) {
+            (Some(s), Some(c), Some(t)) => Some((s, c, t)),
+            _ => None,
+        },
+        nodes: args.nodes,
+        memory_mib: args.memory,
+        x2apic: args.x2apic.map(|v| v == OnOff::On),
+    };
+    machine.validate()?;
+    qemu_runner::qemu_version()?;
+    let mut opts = RunOptions {
+        timeout: Duration::from_secs(args.timeout),
+        ..RunOptions::default()
+    };
+    if let Some(bios) = &args.bios {
+        opts.bios = Some(bios.clone());
+    }
+    let mut rows = Vec::new();
+    if !args.linux_only {
+        let kernel = build_kernel().context("building the manycore kernel")?;
+        for strategy in &args.bringup {
+            let mut cmdline = format!(
+                "bringup={} calibrate={}",
+                name(strategy),
+                name(&args.calibrate)
+            );
+            if let Some(lpj) = args.lpj {
+                cmdline.push_str(&format!(" lpj={lpj}"));
+            }
+            if let Some(us) = args.init_delay_us {
+                cmdline.push_str(&format!(" init_delay_us={us}"));
+            }
+            if let Some(x) = args.x2apic {
+                cmdline.push_str(&format!(" x2apic={}", name(&x)));
+            }
+            if !args.append.is_empty() {
+                cmdline.push(' ');
+                cmdline.push_str(&args.append);
+            }
+            let boot = run_manycore(&kernel, &machine, &cmdline, &opts)?;
+            rows.push(row(&boot.result, args.cpus, boot.wall, boot.command));
+        }
+    }
+    if let Some(vmlinuz) = &args.linux {
+        if !vmlinuz.is_file() {
+            bail!(
+                "--linux {}: no such file (scripts/fetch-linux.sh unpacks Debian's)",
+                vmlinuz.display()
+            );
+        }
+        let mut cmdline = args.linux_append.clone();
+        if let Some(lpj) = args.lpj {
+            cmdline.push_str(&format!(" lpj={lpj}"));
+        }
+        let boot = run_linux(vmlinuz, None, &machine, cmdline.trim(), &opts)?;
+        rows.push(row(&boot.result, args.cpus, boot.wall, boot.command));
+    }
+    match args.format {
+        Format::Json => println!("{}", serde_json::to_string_pretty(&rows)?),
+        Format::Text => {
+            for r in &rows {
+                let failed = if r.failed_cpus.is_empty() {
+                    String::from("none failed")
+                } else {
+                    format!("failed: {:?}", r.failed_cpus)
+                };
+                println!(
+                    "{:8} {:9} {:5} CPUs: {}/{} up on {} node(s) in {:.3} ms ({failed}; QEMU ran {:.1} s)",
+                    r.kernel,
+                    r.bringup,
+                    r.cpus,
+                    r.cpus_up,
+                    r.cpus,
+                    r.nodes,
+                    r.bringup_ns as f64 / 1e6,
+                    r.wall_ms as f64 / 1e3
+                );
+            }
+        }
+    }
+    let all_up = rows
+        .iter()
+        .all(|r| r.cpus_up == r.cpus && r.failed_cpus.is_empty());
+    Ok(if all_up { 0 } else { 1 })
+}
+
+fn row(r: &KernelResult, cpus: u32, wall: Duration, command: String) -> Row {
+    Row {
+        kernel: r.kernel.clone(),
+        bringup: r.bringup.clone(),
+        calibrate: r.calibrate.clone(),
+        cpus,
+        cpus_up: r.cpus_up,
+        nodes: r.nodes,
+        bringup_ns: r.bringup_ns,
+        failed_cpus: r.failed_cpus.clone(),
+        wall_ms: wall.as_millis(),
+        qemu_command: command,
+    }
+}
