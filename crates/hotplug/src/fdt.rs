@@ -217,17 +217,25 @@ impl FirmwareTree {
             });
             tree.phandles.push(id);
         }
-        // The chain of caches of a CPU, innermost first (level >= 2).
-        let chain_of = |cpu: usize| -> Vec<usize> {
-            let mut chain: Vec<usize> = cache_levels
-                .iter()
-                .copied()
-                .filter(|&ci| topology.caches[ci].cpus.contains(cpu))
-                .collect();
+        // The chain of caches of each CPU, innermost first (level >= 2), the
+        // first instance listed at each level; built in one pass over the caches.
+        let mut chains: Vec<Vec<usize>> = vec![Vec::new(); nr];
+        for &ci in &cache_levels {
+            let cache = &topology.caches[ci];
+            for cpu in cache.cpus.iter().filter(|&c| c < nr) {
+                let chain = &mut chains[cpu];
+                if !chain
+                    .iter()
+                    .any(|&x| topology.caches[x].level == cache.level)
+                {
+                    chain.push(ci);
+                }
+            }
+        }
+        for chain in &mut chains {
             chain.sort_by_key(|&ci| topology.caches[ci].level);
-            chain.dedup_by_key(|ci| topology.caches[*ci].level);
-            chain
-        };
+        }
+        let chain_of = |cpu: usize| -> &Vec<usize> { &chains[cpu] };
 
         // CPU nodes, one per SMT core, in order of the core's first thread.
         let core_level = topology.level(LevelKind::Core);
@@ -245,7 +253,7 @@ impl FirmwareTree {
                     continue;
                 };
                 let head = topology.cpu(first).expect("core member has a CPU entry");
-                let chain = chain_of(first);
+                let chain = chain_of(first).clone();
                 // Every thread must agree with the first on what the node says.
                 for &t in &threads[1..] {
                     let c = topology.cpu(t).expect("core member has a CPU entry");
@@ -271,7 +279,7 @@ impl FirmwareTree {
                     if c.group(LevelKind::BigCore) != head.group(LevelKind::BigCore) {
                         return disagree(MaskLevel::L2, "SMT siblings in different big cores");
                     }
-                    if chain_of(t) != chain {
+                    if *chain_of(t) != chain {
                         return disagree(MaskLevel::L2, "SMT siblings see different caches");
                     }
                 }

@@ -77,7 +77,9 @@ pub enum Algo {
     /// After seed 000: CPU nodes indexed once, ids cached per CPU, scans limited
     /// to the enclosing group (the node, or tighter), whole groups skipped at
     /// once, siblings taken from the CPU node's thread list, and levels whose
-    /// masks are identical consolidated (updated once).
+    /// masks are identical consolidated (updated once). The outermost level(s),
+    /// which have no enclosing group to scan, are found through an id-indexed
+    /// table, as Linux does for node masks (`node_to_cpumask_map[nid]`).
     Scoped,
 }
 
@@ -116,6 +118,9 @@ struct LevelState {
     /// conservative span that bounds word-wise operations.
     span: Vec<(u16, u16)>,
     free: Vec<u32>,
+    /// Scoped, levels with no enclosing scope: firmware id → slot, like Linux's
+    /// `node_to_cpumask_map[nid]` and chip-id lookup table.
+    by_id: BTreeMap<u64, u32>,
     /// Slot of each CPU (`NONE` when offline).
     slot_of: Vec<u32>,
 }
@@ -157,10 +162,11 @@ impl LevelState {
         work.mask_bit_ops += 1;
     }
 
-    fn leave(&mut self, cpu: usize, work: &mut LevelWork) {
+    /// Removes `cpu` from its slot; returns whether the slot became empty (and free).
+    fn leave(&mut self, cpu: usize, work: &mut LevelWork) -> bool {
         let s = self.slot_of[cpu];
         if s == NONE {
-            return;
+            return false;
         }
         self.slot_of[cpu] = NONE;
         let slot = &mut self.slots[s as usize];
@@ -170,9 +176,11 @@ impl LevelState {
         let (lo, hi) = self.span[s as usize];
         let words = &slot.words()[lo as usize..=hi as usize];
         work.mask_word_ops += words.len() as u64;
-        if words.iter().all(|&w| w == 0) {
+        let empty = words.iter().all(|&w| w == 0);
+        if empty {
             self.free.push(s);
         }
+        empty
     }
 
     fn mask(&self, cpu: usize) -> &CpuMask {
@@ -239,41 +247,47 @@ impl RebuiltMasks {
 
 /// Group keys computed straight from the [`Topology`] model — the independent
 /// truth the incremental masks are checked against (they never look at the
-/// firmware tree).
-fn truth_keys(topology: &Topology, cpu: &topology::Cpu) -> [u64; MaskLevel::COUNT] {
-    let id = cpu.id as usize;
+/// firmware tree). Indexed by CPU number; `NO_KEY` for unknown CPUs.
+fn truth_keys(topology: &Topology, nr: usize) -> Vec<[u64; MaskLevel::COUNT]> {
     let tag = |t: u64, v: u32| (t << 32) | v as u64;
-    let core = tag(1, cpu.group(LevelKind::Core).unwrap_or(NO_ID));
-    let data = |c: &&topology::Cache| c.kind != CacheKind::Instruction && c.cpus.contains(id);
-    let cache_index = |c: &topology::Cache| {
-        topology
-            .caches
-            .iter()
-            .position(|x| core::ptr::eq(x, c))
-            .unwrap_or(0) as u32
-    };
-    let l2 = match topology.caches.iter().filter(data).find(|c| c.level == 2) {
-        Some(c) => tag(2, cache_index(c)),
-        None => match cpu.group(LevelKind::BigCore) {
-            Some(b) => tag(3, b),
-            None => core,
-        },
-    };
-    let coregroup = match topology.level(LevelKind::Cluster) {
-        Some(_) => tag(4, cpu.group(LevelKind::Cluster).unwrap_or(NO_ID)),
-        None => l2,
-    };
-    let package = tag(5, cpu.group(LevelKind::Package).unwrap_or(NO_ID));
-    let node = tag(6, cpu.node.unwrap_or(NO_ID));
-    // Outermost cache of level >= 2; the first instance listed at that level.
-    let mut llc: Option<&topology::Cache> = None;
-    for c in topology.caches.iter().filter(data).filter(|c| c.level >= 2) {
-        if llc.is_none_or(|best| c.level > best.level) {
-            llc = Some(c);
+    // Per CPU: the first level-2 data/unified cache listed, and the first one
+    // listed at the highest level >= 2 (one pass over the caches).
+    let mut l2: Vec<Option<u32>> = vec![None; nr];
+    let mut llc: Vec<Option<(u8, u32)>> = vec![None; nr];
+    for (ci, c) in topology.caches.iter().enumerate() {
+        if c.kind == CacheKind::Instruction || c.level < 2 {
+            continue;
+        }
+        for cpu in c.cpus.iter().filter(|&cpu| cpu < nr) {
+            if c.level == 2 && l2[cpu].is_none() {
+                l2[cpu] = Some(ci as u32);
+            }
+            if llc[cpu].is_none_or(|(level, _)| c.level > level) {
+                llc[cpu] = Some((c.level, ci as u32));
+            }
         }
     }
-    let llc = llc.map_or(core, |c| tag(2, cache_index(c)));
-    [core, l2, coregroup, package, node, llc]
+    let has_cluster = topology.level(LevelKind::Cluster).is_some();
+    let mut keys = vec![[NO_KEY; MaskLevel::COUNT]; nr];
+    for cpu in &topology.cpus {
+        let id = cpu.id as usize;
+        let core = tag(1, cpu.group(LevelKind::Core).unwrap_or(NO_ID));
+        let l2_key = match (l2[id], cpu.group(LevelKind::BigCore)) {
+            (Some(ci), _) => tag(2, ci),
+            (None, Some(big)) => tag(3, big),
+            (None, None) => core,
+        };
+        let coregroup = if has_cluster {
+            tag(4, cpu.group(LevelKind::Cluster).unwrap_or(NO_ID))
+        } else {
+            l2_key
+        };
+        let package = tag(5, cpu.group(LevelKind::Package).unwrap_or(NO_ID));
+        let node = tag(6, cpu.node.unwrap_or(NO_ID));
+        let llc_key = llc[id].map_or(core, |(_, ci)| tag(2, ci));
+        keys[id] = [core, l2_key, coregroup, package, node, llc_key];
+    }
+    keys
 }
 
 /// The incremental mask engine. See the crate documentation for an example.
@@ -333,10 +347,7 @@ impl MaskEngine {
             .ok_or(HotplugError::UnknownCpu(0))?;
 
         let cpu_node = fdt.index_cpu_nodes(&mut setup.other);
-        let mut truth = vec![[NO_KEY; MaskLevel::COUNT]; nr];
-        for c in &topology.cpus {
-            truth[c.id as usize] = truth_keys(topology, c);
-        }
+        let truth = truth_keys(topology, nr);
 
         // Every present CPU's firmware keys, read once.
         let mut keys = vec![[NO_KEY; MaskLevel::COUNT]; nr];
@@ -429,6 +440,14 @@ impl MaskEngine {
                             break;
                         }
                     }
+                }
+                // Follow chains (coregroup → L2 → LLC) to the level really stored.
+                for level in MaskLevel::ALL {
+                    let mut target = storage[level as usize];
+                    while storage[target as usize] != target {
+                        target = storage[target as usize];
+                    }
+                    storage[level as usize] = target;
                 }
                 // Coarsest first, so each level scans only inside the tightest
                 // already-updated level that encloses it; SMT last (thread list).
@@ -588,7 +607,11 @@ impl MaskEngine {
             }
         }
         for &level in &self.order {
-            self.levels[level as usize].leave(cpu, &mut work.levels[level as usize]);
+            let li = level as usize;
+            let emptied = self.levels[li].leave(cpu, &mut work.levels[li]);
+            if emptied && self.algo == Algo::Scoped && self.scope[li].is_none() {
+                self.levels[li].by_id.remove(&self.ids[cpu][li]);
+            }
         }
         self.online.clear(cpu);
         work.other.mask_bit_ops += 1;
@@ -674,17 +697,24 @@ impl MaskEngine {
                 }
                 continue;
             }
-            // Candidates: the online CPUs of the enclosing group (or all online).
-            let (scope_mask, (lo, hi)) = match self.scope[li] {
-                Some(outer) => {
-                    let st = &self.levels[outer as usize];
-                    let s = st.slot_of[cpu] as usize;
-                    (&st.slots[s], st.span[s])
+            let key = self.ids[cpu][li];
+            // Outermost levels: the id table (Linux indexes node masks by node id).
+            let Some(outer) = self.scope[li] else {
+                let state = &mut self.levels[li];
+                match state.by_id.get(&key) {
+                    Some(&s) => state.join(cpu, s, lw),
+                    None => {
+                        let s = state.alloc(cpu, lw);
+                        state.by_id.insert(key, s);
+                    }
                 }
-                None => match (self.online.first(), self.online.last()) {
-                    (Some(f), Some(l)) => (&self.online, ((f / 64) as u16, (l / 64) as u16)),
-                    _ => (&EMPTY, (0, 0)),
-                },
+                continue;
+            };
+            // Candidates: the online CPUs of the enclosing group.
+            let (scope_mask, (lo, hi)) = {
+                let st = &self.levels[outer as usize];
+                let s = st.slot_of[cpu] as usize;
+                (&st.slots[s], st.span[s])
             };
             let (lo, hi) = (lo as usize, hi as usize);
             let n = hi - lo + 1;
@@ -693,7 +723,6 @@ impl MaskEngine {
             if cpu / 64 >= lo && cpu / 64 <= hi {
                 self.scan_buf[cpu / 64 - lo] &= !(1u64 << (cpu % 64));
             }
-            let key = self.ids[cpu][li];
             let state = &mut self.levels[li];
             let mut w = 0;
             let mut found = NONE;

@@ -30,13 +30,28 @@ fn masks_follow_the_shape() {
             let node = cpu / 8;
             let pkg = cpu / 16;
             let range = |a: usize, n: usize| format!("{}-{}", a * n, a * n + n - 1);
-            assert_eq!(e.masks(cpu, MaskLevel::Smt).to_list_string(), range(core, 4));
+            assert_eq!(
+                e.masks(cpu, MaskLevel::Smt).to_list_string(),
+                range(core, 4)
+            );
             // Shape gives each core its own L2 and each package an L3.
             assert_eq!(e.masks(cpu, MaskLevel::L2).to_list_string(), range(core, 4));
-            assert_eq!(e.masks(cpu, MaskLevel::Coregroup).to_list_string(), range(core, 4));
-            assert_eq!(e.masks(cpu, MaskLevel::Node).to_list_string(), range(node, 8));
-            assert_eq!(e.masks(cpu, MaskLevel::Package).to_list_string(), range(pkg, 16));
-            assert_eq!(e.masks(cpu, MaskLevel::Llc).to_list_string(), range(pkg, 16));
+            assert_eq!(
+                e.masks(cpu, MaskLevel::Coregroup).to_list_string(),
+                range(core, 4)
+            );
+            assert_eq!(
+                e.masks(cpu, MaskLevel::Node).to_list_string(),
+                range(node, 8)
+            );
+            assert_eq!(
+                e.masks(cpu, MaskLevel::Package).to_list_string(),
+                range(pkg, 16)
+            );
+            assert_eq!(
+                e.masks(cpu, MaskLevel::Llc).to_list_string(),
+                range(pkg, 16)
+            );
         }
         e.verify().unwrap();
     }
@@ -72,14 +87,21 @@ fn refusals_leave_state_unchanged() {
         let before = e.clone();
         let same = |a: &MaskEngine, b: &MaskEngine| {
             a.online_mask() == b.online_mask()
-                && (0..4).all(|c| MaskLevel::ALL.iter().all(|&l| a.masks(c, l) == b.masks(c, l)))
+                && (0..4).all(|c| {
+                    MaskLevel::ALL
+                        .iter()
+                        .all(|&l| a.masks(c, l) == b.masks(c, l))
+                })
         };
         assert_eq!(e.offline(0), Err(HotplugError::BootCpu(0)));
         assert_eq!(e.online(2), Err(HotplugError::AlreadyOnline(2)));
         assert_eq!(e.offline(1), Err(HotplugError::AlreadyOffline(1)));
         assert_eq!(e.online(4), Err(HotplugError::UnknownCpu(4)));
         assert_eq!(e.online(16383), Err(HotplugError::UnknownCpu(16383)));
-        assert_eq!(e.online(usize::MAX), Err(HotplugError::UnknownCpu(usize::MAX)));
+        assert_eq!(
+            e.online(usize::MAX),
+            Err(HotplugError::UnknownCpu(usize::MAX))
+        );
         assert!(same(&e, &before));
         // With the boot CPU allowed to go, the last online CPU still cannot.
         e.allow_boot_cpu_offline(true);
@@ -102,9 +124,15 @@ fn consolidation() {
     let scoped = MaskEngine::new(&topo, Algo::Scoped).unwrap();
     // No coregroups: MC uses the L2 mask under both (Linux fixup_topology).
     assert_eq!(naive.consolidated_into(MaskLevel::Coregroup), MaskLevel::L2);
-    assert_eq!(naive.consolidated_into(MaskLevel::Package), MaskLevel::Package);
+    assert_eq!(
+        naive.consolidated_into(MaskLevel::Package),
+        MaskLevel::Package
+    );
     // One node per package and an L3 per package; an L2 per SMT core.
-    assert_eq!(scoped.consolidated_into(MaskLevel::Package), MaskLevel::Node);
+    assert_eq!(
+        scoped.consolidated_into(MaskLevel::Package),
+        MaskLevel::Node
+    );
     assert_eq!(scoped.consolidated_into(MaskLevel::Llc), MaskLevel::Node);
     assert_eq!(scoped.consolidated_into(MaskLevel::Smt), MaskLevel::L2);
     assert_eq!(scoped.update_order(), &[MaskLevel::Node, MaskLevel::L2]);
