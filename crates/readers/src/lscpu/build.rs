@@ -398,7 +398,9 @@ fn assign_kinds(s: &Scanned, places: &mut [Place]) {
     let mut pos = 0usize;
     for (kind, t) in s.types.iter().enumerate() {
         let c = counts_of(t);
-        let n = c.sockets as usize * c.cores_per_socket.unwrap_or(0) as usize * c.threads as usize;
+        let n = (c.sockets as usize)
+            .saturating_mul(c.cores_per_socket.unwrap_or(0) as usize)
+            .saturating_mul(c.threads as usize);
         for p in places.iter_mut().skip(pos).take(n) {
             p.kind = Some(kind as u16);
         }
@@ -477,7 +479,7 @@ fn places_from_counts(
     for t in &types {
         match t.cores_per_socket {
             Some(c) => sizes.push(
-                (t.sockets as u64 * c as u64 * t.threads as u64).min(u32::MAX as u64) as usize,
+                (t.sockets as u128 * c as u128 * t.threads as u128).min(u32::MAX as u128) as usize,
             ),
             None => sizes.push(usize::MAX),
         }

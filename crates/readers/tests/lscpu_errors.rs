@@ -1,0 +1,163 @@
+//! Bad lscpu input: one clear error naming the line and field, never a panic;
+//! plus a round trip through the writer for every catalogue machine.
+
+use readers::{catalogue, lscpu};
+use topology::LevelKind;
+
+fn err(text: &str) -> readers::Error {
+    match lscpu::parse(text, "bad.txt") {
+        Ok(t) => panic!("accepted:\n{text}\n=> {} CPUs", t.online.weight()),
+        Err(e) => e,
+    }
+}
+
+const GOOD: &str = "CPU(s):              16
+On-line CPU(s) list: 0-15
+Thread(s) per core:  2
+Core(s) per socket:  4
+Socket(s):           2
+NUMA node(s):        2
+NUMA node0 CPU(s):   0-7
+NUMA node1 CPU(s):   8-15
+";
+
+#[test]
+fn the_well_formed_baseline_parses() {
+    let t = lscpu::parse(GOOD, "good.txt").unwrap();
+    let c = lscpu::counts(&t);
+    assert_eq!(
+        (c.cpus, c.threads_per_core, c.cores_per_socket, c.sockets),
+        (16, 2, 4, 2)
+    );
+    // Unknown fields are ignored.
+    let extra = format!("Frobnication level:  11\n{GOOD}Vulnerability Foo:   Not affected\n");
+    assert_eq!(lscpu::counts(&lscpu::parse(&extra, "x").unwrap()), c);
+}
+
+#[test]
+fn malformed_values_name_line_and_field() {
+    let e = err(&GOOD.replace("CPU(s):              16", "CPU(s): abc"));
+    assert_eq!(e.line, Some(1));
+    assert!(
+        e.message.contains("CPU(s)") && e.message.contains("abc"),
+        "{e}"
+    );
+    assert_eq!(e.source, "bad.txt");
+
+    let e = err(&GOOD.replace("NUMA node1 CPU(s):   8-15", "NUMA node1 CPU(s):   15-8"));
+    assert_eq!(e.line, Some(8));
+    assert!(e.message.contains("NUMA node1 CPU(s)"), "{e}");
+
+    let e = err(&GOOD.replace("Thread(s) per core:  2", "Thread(s) per core:  two"));
+    assert_eq!(e.line, Some(3));
+    assert!(e.message.contains("Thread(s) per core"), "{e}");
+
+    let e = err(&format!("{GOOD}L2 cache:            lots\n"));
+    assert_eq!(e.line, Some(9));
+    assert!(e.message.contains("L2 cache"), "{e}");
+
+    let e = err(&GOOD.replace("Thread(s) per core:  2", "Thread(s) per core:  0"));
+    assert_eq!(e.line, Some(3));
+}
+
+#[test]
+fn contradicting_counts_are_errors() {
+    // 2 sockets × 4 cores × 2 threads = 16, but 8 CPUs are on-line.
+    let text = GOOD
+        .replace("CPU(s):              16", "CPU(s):              8")
+        .replace("0-15", "0-7")
+        .replace("NUMA node(s):        2", "NUMA node(s):        1")
+        .replace("NUMA node1 CPU(s):   8-15\n", "");
+    let e = err(&text);
+    assert_eq!(e.line, Some(5), "{e}");
+    assert!(
+        e.message.contains("Socket(s)") && e.message.contains("on-line"),
+        "{e}"
+    );
+
+    // CPU(s) disagrees with the on-line list.
+    let e = err(&GOOD.replace("CPU(s):              16", "CPU(s):              12"));
+    assert_eq!(e.line, Some(1));
+
+    // Node count disagrees with the node lines.
+    let e = err(&GOOD.replace("NUMA node(s):        2", "NUMA node(s):        3"));
+    assert_eq!(e.line, Some(6));
+
+    // A CPU in two nodes.
+    let e = err(&GOOD.replace("NUMA node1 CPU(s):   8-15", "NUMA node1 CPU(s):   7-15"));
+    assert_eq!(e.line, Some(8));
+    assert!(e.message.contains("CPU 7"), "{e}");
+
+    // On-line and off-line overlap.
+    let e = err(&format!("{GOOD}Off-line CPU(s) list: 3\n"));
+    assert_eq!(e.line, Some(9));
+
+    // The same field twice with different values.
+    let e = err(&format!("{GOOD}CPU(s): 17\n"));
+    assert_eq!(e.line, Some(9));
+}
+
+#[test]
+fn parsable_rows_are_checked() {
+    let csv = "# CPU,Core,Socket,Node\n0,0,0,0\n1,0,0,0\n2,1,0\n";
+    let e = err(csv);
+    assert_eq!(e.line, Some(4));
+    let e = err("# CPU,Core,Socket,Node\n0,zero,0,0\n");
+    assert_eq!(e.line, Some(2));
+    assert!(e.message.contains("Core"), "{e}");
+    // A row for a CPU the summary does not list.
+    let e = err(&format!("{GOOD}\n# CPU,Core,Socket,Node\n99,0,0,0\n"));
+    assert_eq!(e.line, Some(11));
+    // CSV alone is a valid input.
+    let t = lscpu::parse(
+        "# CPU,Core,Socket,Node\n0,0,0,0\n1,0,0,0\n2,1,0,0\n3,1,0,0\n",
+        "p",
+    )
+    .unwrap();
+    assert_eq!(lscpu::counts(&t).threads_per_core, 2);
+}
+
+#[test]
+fn empty_or_alien_text_is_one_error() {
+    for text in ["", "\n\n", "hello world\n", "[    0.0] Booting Node 0\n"] {
+        let e = err(text);
+        assert!(e.message.contains("CPU(s)"), "{e}");
+    }
+    let e = err("CPU(s): 100000\n");
+    assert!(e.message.contains("maximum"), "{e}");
+    // Counts whose product overflows 64 bits are a contradiction, not a crash.
+    let huge = "CPU(s): 4\nThread(s) per core: 4294967295\nCore(s) per socket: 4294967295\nSocket(s): 4294967295\n";
+    let e = err(huge);
+    assert_eq!(e.line, Some(4));
+}
+
+/// catalogue → summary → reader gives the catalogue's counts, nodes and
+/// (where lscpu's text determines it) cores back.
+#[test]
+fn every_catalogue_machine_round_trips_through_the_summary() {
+    for entry in catalogue::list() {
+        let machine = catalogue::machine(entry.name).unwrap();
+        let text = lscpu::summary(&machine);
+        let back = lscpu::parse(&text, entry.name).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        assert_eq!(
+            lscpu::counts(&back),
+            lscpu::counts(&machine),
+            "{}",
+            entry.name
+        );
+        assert_eq!(back.nodes.len(), machine.nodes.len());
+        for (a, b) in back.nodes.iter().zip(&machine.nodes) {
+            assert_eq!((a.id, a.cpus), (b.id, b.cpus), "{}", entry.name);
+        }
+        // The catalogue numbers CPUs as Linux does, which is what the
+        // reader's inference assumes: cores and big cores come back exactly.
+        for level in [LevelKind::Core, LevelKind::BigCore, LevelKind::Package] {
+            let groups = |t: &topology::Topology| {
+                t.level(level)
+                    .map(|l| l.groups.iter().map(|g| g.cpus).collect::<Vec<_>>())
+            };
+            assert_eq!(groups(&back), groups(&machine), "{} {level:?}", entry.name);
+        }
+        assert_eq!(lscpu::summary(&back), text, "{}", entry.name);
+    }
+}
