@@ -1,5 +1,7 @@
 //! `manycore`: the command-line front end. Each subcommand lives in its own module
 //! and takes the same SOURCE options (see `source.rs`).
+mod domains;
+mod qemu;
 mod source;
 mod topo;
 
@@ -20,12 +22,18 @@ struct Cli {
 enum Command {
     /// Show a machine's topology (default: this host).
     Topo(topo::TopoArgs),
+    /// Show the scheduler domains Linux would build on a machine.
+    Domains(domains::DomainsArgs),
+    /// Boot the bare-metal kernel (or a Linux kernel) under QEMU and report its bring-up.
+    Qemu(qemu::QemuArgs),
 }
 
 fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
         Some(Command::Topo(args)) => topo::run(&args).map(|()| 0),
+        Some(Command::Domains(args)) => domains::run(&args),
+        Some(Command::Qemu(args)) => qemu::run(&args),
         None => topo::run(&topo::TopoArgs {
             source: source::SourceArgs::default(),
             format: topo::TopoFormat::Text,
