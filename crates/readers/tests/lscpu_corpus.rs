@@ -220,5 +220,55 @@ fn with_the_parsable_rows_placement_is_exact() {
         }
         checked += 1;
     }
-    assert!(checked >= 30);
+    assert!(checked >= 35);
+}
+
+/// lscpu's terminal (hierarchic) layout of a flat summary, as util-linux's
+/// `print_summary` builds it: sections with indented children, caches as
+/// `L1d:` under "Caches (sum of all):", nodes under "NUMA:".
+fn hierarchic(flat: &str) -> String {
+    let mut out = String::new();
+    let mut caches_open = false;
+    let mut numa_open = false;
+    for line in flat.lines() {
+        let (label, value) = line.split_once(':').unwrap();
+        let value = value.trim();
+        if let Some(cache) = label.strip_suffix(" cache") {
+            if !caches_open {
+                out.push_str("Caches (sum of all):\n");
+                caches_open = true;
+            }
+            out.push_str(&format!("  {cache}:  {value}\n"));
+        } else if label.starts_with("NUMA") {
+            if !numa_open {
+                out.push_str("NUMA:\n");
+                numa_open = true;
+            }
+            out.push_str(&format!("  {label}:  {value}\n"));
+        } else if let Some(v) = label.strip_prefix("Vulnerability ") {
+            out.push_str(&format!("  {v}:  {value}\n"));
+        } else if ["CPU(s)", "Vendor ID", "Architecture"].contains(&label) {
+            out.push_str(&format!("{label}:  {value}\n"));
+        } else {
+            out.push_str(&format!("  {label}:  {value}\n"));
+        }
+    }
+    out
+}
+
+#[test]
+fn the_terminal_layout_reads_like_the_flat_one() {
+    let mut checked = 0;
+    for path in expected_files() {
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let flat = summary_part(&text);
+        let a = lscpu::parse(&flat, &name).unwrap_or_else(|e| panic!("{e}"));
+        let b = lscpu::parse(&hierarchic(&flat), &name).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(lscpu::counts(&a), lscpu::counts(&b), "{name}");
+        assert_eq!(a.caches, b.caches, "{name}");
+        assert_eq!(a.nodes, b.nodes, "{name}");
+        checked += 1;
+    }
+    assert!(checked >= 35);
 }
