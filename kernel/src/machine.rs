@@ -144,6 +144,25 @@ pub fn run(start_info: u32) -> Result<(), Fatal> {
         );
     }
 
+    if let Some(kib) = opts.fault_mem_kib {
+        let nodes: Vec<u32> = mem
+            .nodes()
+            .filter(|&n| opts.fault_mem_node.is_none_or(|f| f == n))
+            .collect();
+        for node in nodes {
+            // Held for good: this is fault injection, the memory is gone. Free
+            // memory is in several ranges, so take it in shrinking pieces.
+            let mut want = mem.free_bytes(node).saturating_sub(kib * 1024) & !(PAGE_SIZE - 1);
+            while want >= PAGE_SIZE {
+                if mem.alloc_exact(node, want, PAGE_SIZE).is_err() {
+                    want = (want / 2) & !(PAGE_SIZE - 1);
+                    continue;
+                }
+                want = mem.free_bytes(node).saturating_sub(kib * 1024) & !(PAGE_SIZE - 1);
+            }
+        }
+        kprintln!("NUMA: fault injection: {kib} KiB left free per node");
+    }
     let cpus = number_cpus(&fw, &numa, bsp_apic, &opts);
     let present: Vec<&CpuInfo> = cpus.iter().filter(|c| c.present).collect();
     if present.is_empty() {
@@ -182,13 +201,18 @@ pub fn run(start_info: u32) -> Result<(), Fatal> {
     if opts.percpu_dump {
         for a in &areas {
             kprintln!(
-                "percpu: cpu {} apic {} node {} area {:#x} stack {:#x}-{:#x}",
+                "percpu: cpu {} apic {} node {} area {:#x} stack {:#x}-{:#x}{}",
                 a.cpu,
                 a.apic_id,
                 a.node,
                 a.area,
                 a.stack.0,
-                a.stack.1
+                a.stack.1,
+                if a.mem_node != a.node {
+                    alloc::format!(" fallback node {}", a.mem_node)
+                } else {
+                    String::new()
+                }
             );
         }
     }
@@ -421,22 +445,19 @@ fn in_node(fw: &Firmware, numa: &Numa, node: u32, addr: u64, len: u64) -> bool {
 }
 
 fn alloc_percpu(mem: &mut NodeMem, c: &CpuInfo) -> Result<&'static PerCpu, AllocError> {
-    let stack = mem.alloc(c.node, STACK_SIZE, PAGE_SIZE)?;
-    let area = match mem.alloc(c.node, PAGE_SIZE, PAGE_SIZE) {
-        Ok(a) => a,
-        Err(e) => {
-            mem.free(stack);
-            return Err(e);
-        }
-    };
+    // One allocation for the stack and, above it, the per-CPU area: both land
+    // on the same node, the CPU's own unless it had to fall back.
+    let frame = mem.alloc(c.node, STACK_SIZE + PAGE_SIZE, PAGE_SIZE)?;
+    let area = frame.addr + STACK_SIZE;
     let value = PerCpu::new(
         c.cpu,
         c.apic_id,
         c.node,
-        area.addr,
-        (stack.addr, stack.addr + stack.len),
+        frame.node,
+        area,
+        (frame.addr, frame.addr + STACK_SIZE),
     );
-    phys::place(area.addr, area.len, value).map_err(|_| AllocError::BadAlign(area.len))
+    phys::place(area, PAGE_SIZE, value).map_err(|_| AllocError::BadAlign(PAGE_SIZE))
 }
 
 /// Logical CPU numbers: the boot CPU is 0, then enabled MADT entries in table

@@ -50,6 +50,9 @@ pub struct PerCpu {
     pub apic_id: u32,
     /// NUMA node.
     pub node: u32,
+    /// Node the area came from: `node` unless it had no memory left and the
+    /// allocator fell back to the nearest node.
+    pub mem_node: u32,
     /// Physical address of this area (for the placement check).
     pub area: u64,
     /// Stack `[base, top)`.
@@ -65,11 +68,19 @@ pub struct PerCpu {
 
 impl PerCpu {
     /// A fresh area for `cpu`.
-    pub fn new(cpu: u32, apic_id: u32, node: u32, area: u64, stack: (u64, u64)) -> Self {
+    pub fn new(
+        cpu: u32,
+        apic_id: u32,
+        node: u32,
+        mem_node: u32,
+        area: u64,
+        stack: (u64, u64),
+    ) -> Self {
         Self {
             cpu,
             apic_id,
             node,
+            mem_node,
             area,
             stack,
             state: AtomicU32::new(State::Offline as u32),

@@ -67,6 +67,8 @@ pub struct PercpuLine {
     pub area: u64,
     /// Stack `[start, end)`.
     pub stack: (u64, u64),
+    /// The node the memory came from when the CPU's own node had none left.
+    pub fallback: Option<u32>,
 }
 
 fn hex(s: &str) -> Option<u64> {
@@ -101,6 +103,8 @@ pub struct ManycoreOutput {
     pub domains: Vec<String>,
     /// "CPU N failed to come online" CPUs.
     pub failed_lines: Vec<u32>,
+    /// `topology: ...` summary lines, verbatim after the timestamp.
+    pub topology: Vec<String>,
 }
 
 /// Parses the manycore kernel's console output.
@@ -133,8 +137,9 @@ pub fn parse_manycore(output: &str) -> ManycoreOutput {
             }
         } else if let Some(rest) = line.strip_prefix("percpu: ") {
             let w: Vec<&str> = rest.split_whitespace().collect();
-            // cpu C apic A node N area X stack Y-Z
-            if w.len() == 10 {
+            // cpu C apic A node N area X stack Y-Z [fallback node M]
+            if w.len() == 10 || w.len() == 13 {
+                let fallback = w.get(12).and_then(|n| n.parse().ok());
                 let stack = w[9]
                     .split_once('-')
                     .and_then(|(a, b)| Some((hex(a)?, hex(b)?)));
@@ -147,9 +152,12 @@ pub fn parse_manycore(output: &str) -> ManycoreOutput {
                         node,
                         area,
                         stack,
+                        fallback,
                     });
                 }
             }
+        } else if line.starts_with("topology: ") {
+            out.topology.push(line.to_string());
         } else if line.starts_with("sched_domain:") {
             out.domains.push(line.to_string());
         } else if let Some(rest) = line.strip_prefix("smpboot: CPU ") {
@@ -231,7 +239,8 @@ mod tests {
                 apic: 2,
                 node: 1,
                 area: 0x1000_4000,
-                stack: (0x1000_0000, 0x1000_4000)
+                stack: (0x1000_0000, 0x1000_4000),
+                fallback: None,
             }]
         );
         assert_eq!(o.failed_lines, [8]);

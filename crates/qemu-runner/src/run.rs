@@ -142,7 +142,21 @@ pub fn kernel_dir() -> PathBuf {
 
 /// Builds the kernel (release) with cargo in `kernel/`, where its
 /// `.cargo/config.toml` supplies the freestanding flags, and returns the ELF.
+///
+/// `$MANYCORE_KERNEL_ELF`, when set, names a prebuilt kernel to use instead
+/// (benchmarks pin one so that edits to `kernel/` cannot change a running series).
 pub fn build_kernel() -> Result<PathBuf, RunError> {
+    if let Some(elf) = std::env::var_os("MANYCORE_KERNEL_ELF") {
+        let elf = PathBuf::from(elf);
+        return if elf.is_file() {
+            Ok(elf)
+        } else {
+            Err(RunError::Build(format!(
+                "MANYCORE_KERNEL_ELF={} is not a file",
+                elf.display()
+            )))
+        };
+    }
     let dir = kernel_dir();
     let target_dir = dir.join("target");
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());

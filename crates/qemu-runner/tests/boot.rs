@@ -192,3 +192,78 @@ fn an_ap_that_never_calls_in_is_reported_and_skipped() {
         assert!(b.output.contains("smp: Brought up 1 node, 4 CPUs"), "{s}");
     }
 }
+
+#[test]
+fn kernel_topology_matches_the_qemu_command_line() {
+    // 2 sockets × 4 cores × 2 threads, 4 nodes of 4 CPUs (two per socket),
+    // SLIT with two remote distances.
+    let m = Machine {
+        shape: Some((2, 4, 2)),
+        nodes: 4,
+        ..Machine::new(16)
+    };
+    let b = boot(&m, "calibrate=skip");
+    assert_all_up(&b, &m, "2x4x2, 4 nodes");
+    let t = &b.parsed.topology;
+    let has = |line: &str| assert!(t.iter().any(|l| l == line), "missing '{line}' in {t:#?}");
+    has("topology: 16 possible, 16 present, 16 online CPUs; 8 cores, 2 packages; 2 threads per core");
+    has("topology: package 0 cpus 0-7");
+    has("topology: package 1 cpus 8-15");
+    for n in 0..4u32 {
+        let (first, last) = m.node_cpus(n);
+        assert!(
+            t.iter()
+                .any(|l| l.starts_with(&format!("topology: node {n} cpus {first}-{last} memory "))),
+            "node {n} in {t:#?}"
+        );
+        let row: Vec<String> = (0..4).map(|j| m.distance(n, j).to_string()).collect();
+        has(&format!("topology: node {n} distances {}", row.join(" ")));
+    }
+}
+
+#[test]
+fn per_cpu_memory_exhaustion_is_reported_and_skipped() {
+    // Only 110 KiB left: the boot CPU and four APs get their 20 KiB.
+    let m = Machine::new(8);
+    let b = boot(&m, "fault_mem_kib=110 calibrate=skip");
+    let r = &b.result;
+    assert_eq!(r.cpus_up, 5, "{}", b.output);
+    assert_eq!(r.failed_cpus, [5, 6, 7]);
+    assert!(b
+        .output
+        .contains("CPU 5: no memory for its stack or per-CPU area (out of memory"));
+    assert!(b.output.contains("smp: Brought up 1 node, 5 CPUs"));
+}
+
+#[test]
+fn per_cpu_memory_falls_back_to_the_nearest_node() {
+    // Node 0 keeps 30 KiB: CPU 0 fits, CPUs 1-3 fall back to node 1, which is
+    // at distance 15 (nodes 2 and 3 are at 25).
+    let m = Machine {
+        nodes: 4,
+        ..Machine::new(16)
+    };
+    let b = boot(
+        &m,
+        "fault_mem_kib=30 fault_mem_node=0 calibrate=skip percpu_dump",
+    );
+    assert_all_up(&b, &m, "fallback");
+    let p = &b.parsed;
+    for pc in &p.percpu {
+        let expect = if (1..4).contains(&pc.cpu) {
+            Some(1)
+        } else {
+            None
+        };
+        assert_eq!(pc.fallback, expect, "cpu {}", pc.cpu);
+        let node = expect.unwrap_or(pc.node);
+        assert!(
+            p.srat
+                .iter()
+                .any(|r| r.node == node && pc.stack.0 >= r.start && pc.area + 4095 <= r.end),
+            "cpu {} memory not on node {node}",
+            pc.cpu
+        );
+    }
+    assert_eq!(b.result.percpu_on_node, 13);
+}
