@@ -59,10 +59,17 @@
 //! 7. **Architecture.** util-linux's test outputs drop the "Architecture:"
 //!    line; it is then guessed from the vendor, model name, ISA or flags.
 //!
-//! Counts are checked: `Socket(s) × Core(s) per socket × Thread(s) per core`
-//! must equal the on-line CPUs when none is off-line (lscpu divides cores by
-//! sockets, so unequal sockets pass when every core is full), except on s390,
-//! whose book/drawer counts describe the configured machine.
+//! Counts are checked against the on-line CPUs when none is off-line. lscpu
+//! prints the most threads any core has and `cores / sockets` rounded down,
+//! so a machine with `S` sockets, `C` cores per socket and `T` threads per
+//! core has `S·C` to `S·C + S − 1` cores, one with `T` threads and the rest
+//! with 1 to `T`: its on-line count must lie in `[S·C − 1 + T, (S·C + S − 1)·T]`.
+//! Regular machines must therefore match `S·C·T` closely, while unequal
+//! sockets (POWER LPAR nodes of 136 and 120 CPUs) and cores (Intel hybrids:
+//! 12 cores, 20 CPUs) pass. s390's book/drawer counts describe the configured
+//! machine and are not checked. Where cores have unequal thread counts, the
+//! x86 threads-last rule still gives lscpu's core count (the first cores get
+//! the second threads); which cores those are is not knowable from the summary.
 //!
 //! # Writing
 //!

@@ -98,6 +98,19 @@ fn contradicting_counts_are_errors() {
 }
 
 #[test]
+fn irregular_but_possible_counts_are_accepted() {
+    // Hybrid x86: 8 two-thread and 4 one-thread cores; lscpu prints the most
+    // threads per core (2) and 12 cores per socket for 20 CPUs.
+    let text = "Architecture: x86_64\nCPU(s): 20\nOn-line CPU(s) list: 0-19\n\
+                Thread(s) per core: 2\nCore(s) per socket: 12\nSocket(s): 1\n";
+    let c = lscpu::counts(&lscpu::parse(text, "hybrid").unwrap());
+    assert_eq!((c.cores, c.threads_per_core, c.sockets), (12, 2, 1));
+    // One CPU short of any machine with these counts.
+    let e = err(&text.replace("20", "12").replace("0-19", "0-11"));
+    assert_eq!(e.line, Some(6));
+}
+
+#[test]
 fn parsable_rows_are_checked() {
     let csv = "# CPU,Core,Socket,Node\n0,0,0,0\n1,0,0,0\n2,1,0\n";
     let e = err(csv);

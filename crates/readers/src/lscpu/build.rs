@@ -490,13 +490,17 @@ fn places_from_counts(
             let t = &types[0];
             let c = t.cores_per_socket.unwrap_or(0) as usize;
             let n = cpus.len();
-            // lscpu divides the number of cores by the number of sockets, so
-            // sockets of unequal size (POWER LPAR nodes) still pass when every
-            // core is full.
-            let exact = total == n as u128;
-            let floor_ok = n.is_multiple_of(t.threads as usize)
-                && (n / t.threads as usize) / t.sockets as usize == c;
-            if !exact && !floor_ok {
+            // lscpu prints the most threads any core has and divides the
+            // number of cores by the number of sockets, rounding down. So the
+            // machine has between S·C and S·C + S − 1 cores, one of them with
+            // T threads and the others with 1 to T: unequal sockets (POWER
+            // LPAR nodes) and cores (Intel hybrids: 12 cores, 20 CPUs) pass,
+            // counts no machine can have do not.
+            let (s_, t_) = (t.sockets as u128, t.threads as u128);
+            let least = (s_ * c as u128).saturating_sub(1) + t_;
+            let most = (s_ * c as u128 + s_ - 1) * t_;
+            let fits = (least..=most).contains(&(n as u128));
+            if !fits {
                 return Err(Error::at_line(
                     source,
                     t.line,
@@ -594,10 +598,12 @@ fn place_one_type(
                 .iter()
                 .map(|c| c as u32)
                 .collect();
+            let cores = t.cores_per_socket.map(|c| c as usize);
             place_socket(
                 &members,
                 s as u32,
                 threads,
+                cores,
                 threads_last,
                 kind,
                 next_core,
@@ -609,7 +615,11 @@ fn place_one_type(
     // Rule 2: no node boundary to follow.
     if threads_last {
         // All first threads, then all second threads, across the machine.
-        let cores_total = cpus.len().div_ceil(threads);
+        let cores_total = core_count(
+            cpus.len(),
+            threads,
+            t.cores_per_socket.map(|c| c as usize * sockets),
+        );
         let per_socket = t
             .cores_per_socket
             .map_or(cores_total.div_ceil(sockets), |c| c as usize)
@@ -649,21 +659,27 @@ fn place_one_type(
         let mut members = chunk.to_vec();
         members.sort_unstable();
         let s = s.min(sockets - 1) as u32;
-        place_socket(&members, s, threads, false, kind, next_core, out);
+        place_socket(&members, s, threads, None, false, kind, next_core, out);
     }
 }
 
 /// Splits one socket's CPUs (ascending) into cores.
+#[allow(clippy::too_many_arguments)]
 fn place_socket(
     members: &[u32],
     package: u32,
     threads: usize,
+    cores: Option<usize>,
     threads_last: bool,
     kind: Option<u16>,
     next_core: &mut u32,
     out: &mut Vec<Place>,
 ) {
-    let cores_here = members.len().div_ceil(threads);
+    let cores_here = if threads_last {
+        core_count(members.len(), threads, cores)
+    } else {
+        members.len().div_ceil(threads)
+    };
     for (pos, &cpu) in members.iter().enumerate() {
         let core = if threads_last {
             pos % cores_here
@@ -680,6 +696,13 @@ fn place_socket(
         });
     }
     *next_core += cores_here as u32;
+}
+
+/// How many cores `n` CPUs of at most `threads` threads form: lscpu's count
+/// when it is possible, else the fewest.
+fn core_count(n: usize, threads: usize, stated: Option<usize>) -> usize {
+    let fewest = n.div_ceil(threads.max(1));
+    stated.map_or(fewest, |c| c.clamp(fewest, n.max(fewest)))
 }
 
 /// Turns `width`-thread cores into big cores of two thread groups: the even
