@@ -3,8 +3,9 @@
 //!
 //! Each [`Entry`] says in [`Entry::provenance`] which facts come from its seed
 //! (quoted numbers, printed lscpu output, boot logs) and which are stated
-//! assumptions filling what the seed leaves out. The same split is repeated
-//! on each builder function below. Facts common to several machines:
+//! assumptions filling what the seed leaves out; that text sits in the
+//! `ENTRIES` table, and each builder function below names its seed and
+//! repeats the assumptions it encodes. Facts common to several machines:
 //!
 //! - **POWER numbering**: Linux gives each core's threads consecutive
 //!   numbers (seed 000/001 node lists are runs of 8). POWER9/10 SMT8 cores
@@ -390,7 +391,8 @@ fn ranges(count: u32, size: u32) -> Vec<(u32, CpuMask)> {
         .collect()
 }
 
-/// Seed 000: the 1024-CPU POWER8 LPAR whose bring-up took 233 s.
+/// Seed 000: the 1024-CPU POWER8 LPAR whose bring-up took 233 s. Assumed:
+/// per-core caches, 10/40 distances, unknown memory.
 fn power8_lpar_1024() -> Result<Topology, String> {
     const CACHES: &[CacheSpec] = &[
         cache(1, CacheKind::Data, 64 * KIB, Scope::Core),
@@ -413,6 +415,7 @@ fn power8_lpar_1024() -> Result<Topology, String> {
 }
 
 /// Seed 000: Anton Blanchard's 4096-CPU, 1024-core single-socket machine.
+/// Assumed: one node, no cache or model information.
 fn power_4096_1socket() -> Result<Topology, String> {
     let nodes = ranges(1, 4096);
     assemble(Machine {
@@ -429,6 +432,7 @@ fn power_4096_1socket() -> Result<Topology, String> {
 }
 
 /// Seed 000: the 2-node POWER9 LPAR whose sched domains the patches verified.
+/// Assumed: even/odd SMT4 thread groups, L2/L3 per big core, 10/40 distances.
 fn power9_lpar_128() -> Result<Topology, String> {
     const CACHES: &[CacheSpec] = &[
         cache(1, CacheKind::Data, 32 * KIB, Scope::Core),
@@ -478,7 +482,8 @@ const POWER10_320_NODES: &[(u32, &str)] = &[
     ),
 ];
 
-/// Seed 001: POWER10 shared-processor LPARs (768 or 320 CPUs).
+/// Seed 001: POWER10 shared-processor LPARs (768 or 320 CPUs). Assumed:
+/// node = package, even/odd thread groups, no L2/L3, 10/40 distances.
 fn power10_shared(cpus: u32) -> Result<Topology, String> {
     const CACHES: &[CacheSpec] = &[
         cache(1, CacheKind::Data, 32 * KIB, Scope::Core),
@@ -579,7 +584,9 @@ fn x86_places(sockets: u32, cores: u32, threads: u32) -> Vec<Place> {
     places
 }
 
-/// Seeds 002 and 003: two-socket x86 servers, one node per socket.
+/// Seeds 002 and 003: two-socket x86 servers, one node per socket. Assumed:
+/// cache sizes of the named generation, 10/21 (10/20 for seed 003) distances;
+/// for seed 003 also the 2 × 32 × 2 split of its 128 CPUs.
 fn x86_two_socket(cores: u32, threads: u32, caches: X86Caches) -> Result<Topology, String> {
     let name = match (cores, threads) {
         (6, 1) => "x86-2s-12",
@@ -602,7 +609,8 @@ fn x86_two_socket(cores: u32, threads: u32, caches: X86Caches) -> Result<Topolog
     })
 }
 
-/// Seed 002: the 4096-CPU SGI UV.
+/// Seed 002: the 4096-CPU SGI UV. Assumed: node = socket, X7550-class caches,
+/// a UV 2000-like SLIT (50 blade, 65 chassis, 79 beyond).
 fn x86_uv_4096() -> Result<Topology, String> {
     let specs = X86Caches::NEHALEM_EX.specs();
     assemble(Machine {
@@ -626,7 +634,8 @@ fn x86_uv_4096() -> Result<Topology, String> {
     })
 }
 
-/// Seed 004: HiSilicon D06, two Kunpeng 920 sockets.
+/// Seed 004: HiSilicon D06, two Kunpeng 920 sockets. Assumed: Kunpeng 920-6426
+/// core, cluster and cache counts, the 10/12/20/22/24 SLIT, 16 GiB per memory node.
 fn arm64_d06() -> Result<Topology, String> {
     const CACHES: &[CacheSpec] = &[
         cache(1, CacheKind::Data, 64 * KIB, Scope::Core),
