@@ -174,9 +174,9 @@ fn fit() -> Fitted {
     let before_sum: f64 = small.iter().map(|c| c.before.window_s()).sum();
     let mut mask_ns = 0.0;
     for c in small {
-        let ops = ops_of(c.machine, Masks::Naive);
+        let ops = ops_of(c.machine, Masks::Scoped);
         mask_ns += masks::price(&ops, &partial_table(LOCAL_LOOKUP_NS));
-        evidence.push((format!("{} naive", c.machine.name()), ops));
+        evidence.push((format!("{} scoped", c.machine.name()), ops));
     }
     let per_cpu_after_ns = after_sum * 1e9 / cpus;
     let x86_2010_online = per_cpu_after_ns - X86_2010_KICK_NS - X86_2010_TSC_NS - mask_ns / cpus;
@@ -184,9 +184,9 @@ fn fit() -> Fitted {
 
     // Seed 003: x86 2023, in-sample.
     let n = (SeedMachine::X86_2n128.shape().cpus() - 1) as f64;
-    let ops = ops_of(SeedMachine::X86_2n128, Masks::Naive);
+    let ops = ops_of(SeedMachine::X86_2n128, Masks::Scoped);
     let mask_per_cpu = masks::price(&ops, &partial_table(LOCAL_LOOKUP_NS)) / n;
-    evidence.push((format!("{} naive", SeedMachine::X86_2n128.name()), ops));
+    evidence.push((format!("{} scoped", SeedMachine::X86_2n128.name()), ops));
     let k = X86_KICK_NS;
     let serial_ns = SEED_003_SERIAL_S * 1e9;
     let parallel_ns = SEED_003_PARALLEL_S * 1e9;

@@ -1,1 +1,300 @@
 //! Text output, the before/after comparison, and the SVG timeline.
+
+use std::path::Path;
+
+use plotters::prelude::*;
+use serde::Serialize;
+
+use crate::run::{Phase, Run};
+use crate::SimError;
+
+fn fmt_s(s: f64) -> String {
+    if s >= 100.0 {
+        format!("{s:.1} s")
+    } else if s >= 1.0 {
+        format!("{s:.3} s")
+    } else {
+        format!("{:.1} ms", s * 1e3)
+    }
+}
+
+/// The log, then where the time went.
+pub fn text(run: &Run, machine: &str) -> String {
+    let mut out = String::new();
+    out.push_str(&format!(
+        "{machine}: {} CPUs on {} node(s), platform {}, {}, seed {}\n\n",
+        run.cpus, run.nodes, run.platform, run.strategy, run.seed
+    ));
+    for line in &run.log {
+        out.push_str(&line.render());
+        out.push('\n');
+    }
+    out.push('\n');
+    out.push_str(&phase_table(run));
+    let o = &run.ops;
+    out.push_str(&format!(
+        "\nmask work (real code, {} masks): {} CPUs scanned, {} tree nodes walked, {} property look-ups, {} bit + {} word operations\n",
+        run.strategy.masks,
+        o.cpus_scanned,
+        o.fdt_nodes_visited,
+        o.property_lookups,
+        o.mask_bit_ops,
+        o.mask_word_ops
+    ));
+    out.push_str(&format!(
+        "all {} CPUs online after {} of virtual time",
+        run.cpus,
+        fmt_s(run.brought_up_s)
+    ));
+    if run.done_s > run.brought_up_s {
+        out.push_str(&format!("; calibrations finished at {}", fmt_s(run.done_s)));
+    }
+    out.push('\n');
+    out
+}
+
+/// Per phase: time on the boot CPU's path (what the wall clock sees) and summed
+/// over CPUs.
+pub fn phase_table(run: &Run) -> String {
+    let mut out = format!(
+        "{:<10} {:>16} {:>7} {:>16}\n",
+        "phase", "boot-CPU path", "share", "summed over CPUs"
+    );
+    let total: f64 = run.phases.iter().map(|p| p.critical_s).sum();
+    for p in &run.phases {
+        if p.cpu_s == 0.0 && p.critical_s == 0.0 {
+            continue;
+        }
+        out.push_str(&format!(
+            "{:<10} {:>16} {:>6.1}% {:>16}\n",
+            p.phase.name(),
+            fmt_s(p.critical_s),
+            if total > 0.0 {
+                100.0 * p.critical_s / total
+            } else {
+                0.0
+            },
+            fmt_s(p.cpu_s)
+        ));
+    }
+    out
+}
+
+/// Two runs of the same machine side by side (`manycore boot --compare A B`).
+#[derive(Debug, Clone, Serialize)]
+pub struct Comparison {
+    /// The first strategy's run, without its per-CPU timeline.
+    pub a: Summary,
+    /// The second.
+    pub b: Summary,
+    /// Virtual seconds until every CPU is online under A.
+    pub a_s: f64,
+    /// … under B.
+    pub b_s: f64,
+    /// `a_s / b_s`.
+    pub speedup: f64,
+}
+
+/// A run without its timeline and log.
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    /// Strategy.
+    pub strategy: String,
+    /// "Brought up" time.
+    pub brought_up_s: f64,
+    /// All calibrations finished.
+    pub done_s: f64,
+    /// Per phase.
+    pub phases: Vec<crate::run::PhaseTotal>,
+}
+
+impl Summary {
+    /// Summarises `run`.
+    pub fn of(run: &Run) -> Summary {
+        Summary {
+            strategy: run.strategy.to_string(),
+            brought_up_s: run.brought_up_s,
+            done_s: run.done_s,
+            phases: run.phases.clone(),
+        }
+    }
+}
+
+impl Comparison {
+    /// Compares two runs.
+    pub fn new(a: &Run, b: &Run) -> Comparison {
+        Comparison {
+            a: Summary::of(a),
+            b: Summary::of(b),
+            a_s: a.brought_up_s,
+            b_s: b.brought_up_s,
+            speedup: if b.brought_up_s > 0.0 {
+                a.brought_up_s / b.brought_up_s
+            } else {
+                f64::INFINITY
+            },
+        }
+    }
+
+    /// A before / after table like the seeds'.
+    pub fn to_text(&self, label_a: &str, label_b: &str) -> String {
+        let mut out = format!("{:<24} {:>16} {:>16}\n", "", label_a, label_b);
+        out.push_str(&format!(
+            "{:<24} {:>16} {:>16}\n",
+            "all CPUs online",
+            fmt_s(self.a_s),
+            fmt_s(self.b_s)
+        ));
+        for (pa, pb) in self.a.phases.iter().zip(&self.b.phases) {
+            if pa.critical_s == 0.0 && pb.critical_s == 0.0 {
+                continue;
+            }
+            out.push_str(&format!(
+                "{:<24} {:>16} {:>16}\n",
+                format!("  {} (boot path)", pa.phase.name()),
+                fmt_s(pa.critical_s),
+                fmt_s(pb.critical_s)
+            ));
+        }
+        out.push_str(&format!(
+            "{:<24} {:>16} {:>16}\n",
+            "calibrations done",
+            fmt_s(self.a.done_s),
+            fmt_s(self.b.done_s)
+        ));
+        out.push_str(&format!(
+            "\n{} → {}: {:.2}× faster ({:+.1}%)\n",
+            fmt_s(self.a_s),
+            fmt_s(self.b_s),
+            self.speedup,
+            100.0 * (self.b_s - self.a_s) / self.a_s
+        ));
+        out
+    }
+}
+
+fn phase_color(p: Phase) -> RGBColor {
+    match p {
+        Phase::Kick => RGBColor(214, 39, 40),
+        Phase::ApStart => RGBColor(255, 187, 120),
+        Phase::Calibrate => RGBColor(31, 119, 180),
+        Phase::TscSync => RGBColor(148, 103, 189),
+        Phase::Masks => RGBColor(44, 160, 44),
+        Phase::Online => RGBColor(127, 127, 127),
+    }
+}
+
+/// Rows and columns of the picture's raster: at most this many CPU rows (CPUs
+/// are grouped when there are more) and time columns.
+const MAX_ROWS: usize = 512;
+const COLUMNS: usize = 1000;
+
+/// One drawn rectangle: row, first and last column (exclusive), phase.
+type Bar = (usize, usize, usize, Phase);
+
+/// Reduces the per-CPU timeline to at most `MAX_ROWS` × `COLUMNS` cells, each
+/// coloured by the phase that filled most of it, then merges equal neighbours:
+/// a 16384-CPU run stays a picture of a few thousand rectangles.
+fn raster(run: &Run, end_ns: u64) -> (usize, Vec<Bar>) {
+    let n = run.timeline.len().max(1);
+    let rows = n.min(MAX_ROWS);
+    let mut cells = vec![[0u64; Phase::ALL.len()]; rows * COLUMNS];
+    let ns_per_col = (end_ns as f64 / COLUMNS as f64).max(1.0);
+    for (i, t) in run.timeline.iter().enumerate() {
+        let row = i * rows / n;
+        for s in &t.spans {
+            let c0 = ((s.start_ns as f64 / ns_per_col) as usize).min(COLUMNS - 1);
+            let c1 = ((s.end_ns as f64 / ns_per_col) as usize).min(COLUMNS - 1);
+            for c in c0..=c1 {
+                let lo = (c as f64 * ns_per_col).max(s.start_ns as f64);
+                let hi = ((c + 1) as f64 * ns_per_col).min(s.end_ns as f64);
+                if hi > lo {
+                    cells[row * COLUMNS + c][s.phase as usize] += (hi - lo) as u64;
+                }
+            }
+        }
+    }
+    let mut bars = Vec::new();
+    for row in 0..rows {
+        let mut current: Option<(usize, Phase)> = None;
+        for c in 0..=COLUMNS {
+            let dominant = if c < COLUMNS {
+                let cell = &cells[row * COLUMNS + c];
+                Phase::ALL
+                    .iter()
+                    .copied()
+                    .filter(|&p| cell[p as usize] > 0)
+                    .max_by_key(|&p| (cell[p as usize], std::cmp::Reverse(p as usize)))
+            } else {
+                None
+            };
+            match (current, dominant) {
+                (Some((_, p)), Some(d)) if p == d => {}
+                _ => {
+                    if let Some((start, p)) = current.take() {
+                        bars.push((row, start, c, p));
+                    }
+                    current = dominant.map(|d| (c, d));
+                }
+            }
+        }
+    }
+    (rows, bars)
+}
+
+/// Draws the timeline as SVG: time across, CPUs (in bring-up order) down, one
+/// colour per phase.
+pub fn svg(run: &Run, title: &str, path: &Path) -> Result<(), SimError> {
+    let err = |e: String| SimError::Output {
+        path: path.display().to_string(),
+        message: e,
+    };
+    let end_ns = ((run.done_s.max(run.brought_up_s)) * 1e9).ceil().max(1.0) as u64;
+    let (rows, bars) = raster(run, end_ns);
+    let ns_per_col = end_ns as f64 / COLUMNS as f64;
+    let n = run.timeline.len().max(1);
+    let root = SVGBackend::new(path, (1200, 720)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
+    let end_s = end_ns as f64 / 1e9;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 20))
+        .margin(10)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d(0.0..end_s, n as f64..0.0)
+        .map_err(|e| err(e.to_string()))?;
+    chart
+        .configure_mesh()
+        .disable_mesh()
+        .x_desc("virtual seconds since \"Bringing up secondary CPUs\"")
+        .y_desc("CPU (bring-up order)")
+        .draw()
+        .map_err(|e| err(e.to_string()))?;
+    let row_h = n as f64 / rows as f64;
+    for phase in Phase::ALL {
+        let color = phase_color(phase);
+        let series = bars
+            .iter()
+            .filter(|b| b.3 == phase)
+            .map(|&(row, c0, c1, _)| {
+                let x0 = c0 as f64 * ns_per_col / 1e9;
+                let x1 = c1 as f64 * ns_per_col / 1e9;
+                let y0 = row as f64 * row_h;
+                Rectangle::new([(x0, y0), (x1, y0 + row_h)], color.filled())
+            });
+        chart
+            .draw_series(series)
+            .map_err(|e| err(e.to_string()))?
+            .label(phase.name())
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], color.filled()));
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::LowerRight)
+        .draw()
+        .map_err(|e| err(e.to_string()))?;
+    root.present().map_err(|e| err(e.to_string()))?;
+    Ok(())
+}

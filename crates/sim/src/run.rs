@@ -11,7 +11,7 @@ use topology::{LevelKind, Topology};
 
 use crate::costs::CostTable;
 use crate::engine::{Event, Nanos, Queue};
-use crate::masks::{self, MaskWork, Ops};
+use crate::masks::{self, Ops};
 use crate::strategy::{Calibrate, Kick, Strategy};
 use crate::SimError;
 
@@ -183,253 +183,308 @@ pub fn simulate(
     strategy: &Strategy,
     options: &Options,
 ) -> Result<Run, SimError> {
-    let mut masks = masks::engine(topology, strategy.masks)?;
-    simulate_with(
-        topology,
-        costs,
-        strategy,
-        options,
-        masks.as_mut(),
-        &mut |_, _| {},
-    )
+    simulate_with(topology, costs, strategy, options, &mut |_, _| {})
 }
 
-/// [`simulate`] with an explicit mask engine and a progress callback
-/// `(CPUs online, CPUs to bring up)`.
+/// The simulated machine as crates/hotplug sees it: the hotplug state machine
+/// calls these steps in its own order (serial, or every kick first), and each
+/// step advances virtual time or schedules the AP's events.
+struct SimPlatform<'a> {
+    costs: &'a CostTable,
+    strategy: Strategy,
+    queue: Queue,
+    jitter: Jitter,
+    /// Boot-CPU time per phase.
+    critical: [u64; Phase::ALL.len()],
+    /// Logical CPU → index in `timeline` (u32::MAX for the boot CPU / absent).
+    index_of: Vec<u32>,
+    timeline: Vec<CpuTimeline>,
+    /// Extra AP start-up for the distance from the boot node, per timeline index.
+    hop_ns: Vec<f64>,
+    /// Package id per timeline index.
+    package: Vec<u32>,
+    /// Hardware id per timeline index (arm64's log).
+    hw_id: Vec<u64>,
+    alive_seen: Vec<bool>,
+    calibrated_packages: HashSet<u32>,
+    pending_calibrations: usize,
+    tsc_ns: f64,
+    log: Vec<LogLine>,
+    /// x86's current "Booting Node" line: node, start time, text so far.
+    node_run: Option<(Option<u32>, Nanos, String)>,
+    onlined: usize,
+    progress: &'a mut dyn FnMut(usize, usize),
+}
+
+impl SimPlatform<'_> {
+    fn idx(&self, cpu: usize) -> Result<usize, String> {
+        match self.index_of.get(cpu) {
+            Some(&i) if i != u32::MAX => Ok(i as usize),
+            _ => Err(format!("CPU {cpu} is not a secondary CPU of this machine")),
+        }
+    }
+
+    /// Runs `ns` of work on the boot CPU's path, recorded as `phase` on `i`'s timeline.
+    fn busy(&mut self, i: usize, phase: Phase, ns: Nanos) {
+        if ns == 0 {
+            return;
+        }
+        let start = self.queue.now();
+        self.queue.advance(ns);
+        self.critical[phase as usize] += ns;
+        self.timeline[i].spans.push(Span {
+            phase,
+            start_ns: start,
+            end_ns: start + ns,
+        });
+    }
+
+    fn close_node_run(&mut self) {
+        if let Some((_, t, text)) = self.node_run.take() {
+            self.log.push(LogLine {
+                t_ns: t,
+                text: format!("{text} Ok."),
+            });
+        }
+    }
+}
+
+impl hotplug::Platform for SimPlatform<'_> {
+    fn kick(&mut self, cpu: usize) -> Result<(), String> {
+        let i = self.idx(cpu)?;
+        // x86 prints one line per run of consecutive CPUs on the same node.
+        if self.costs.platform.is_x86() {
+            let node = self.timeline[i].node;
+            if !matches!(&self.node_run, Some((nd, _, _)) if *nd == node) {
+                self.close_node_run();
+                self.node_run = Some((
+                    node,
+                    self.queue.now(),
+                    format!("Booting Node {:3}, Processors ", node.unwrap_or(0)),
+                ));
+            }
+            if let Some((_, _, text)) = self.node_run.as_mut() {
+                text.push_str(&format!(" #{cpu}"));
+            }
+        }
+        self.timeline[i].kicked_ns = self.queue.now();
+        let k = self.jitter.apply(self.costs.kick_bsp.ns);
+        self.busy(i, Phase::Kick, k);
+        let start = self
+            .jitter
+            .apply(self.costs.ap_start.ns + self.hop_ns[i] * self.costs.remote_hop.ns);
+        let now = self.queue.now();
+        self.timeline[i].spans.push(Span {
+            phase: Phase::ApStart,
+            start_ns: now,
+            end_ns: now + start,
+        });
+        self.queue.schedule(now + start, Event::Alive(i as u32));
+        Ok(())
+    }
+
+    fn wait_alive(&mut self, cpu: usize) -> Result<(), String> {
+        let i = self.idx(cpu)?;
+        let before = self.queue.now();
+        while !self.alive_seen[i] {
+            match self.queue.pop() {
+                Some((_, Event::Alive(j))) => self.alive_seen[j as usize] = true,
+                Some((_, Event::Calibrated(_))) => self.pending_calibrations -= 1,
+                None => return Err(format!("CPU {cpu} was never kicked")),
+            }
+        }
+        self.critical[Phase::ApStart as usize] += self.queue.now() - before;
+        Ok(())
+    }
+
+    fn calibrate(&mut self, cpu: usize) -> Result<(), String> {
+        let i = self.idx(cpu)?;
+        let package = self.package[i];
+        let now = match self.strategy.calibrate {
+            Calibrate::Serial => true,
+            Calibrate::Skip => !self.calibrated_packages.contains(&package),
+            Calibrate::Parallel | Calibrate::Lpj(_) => false,
+        };
+        self.calibrated_packages.insert(package);
+        if now {
+            let d = self.jitter.apply(self.costs.calibrate.ns);
+            self.busy(i, Phase::Calibrate, d);
+        }
+        Ok(())
+    }
+
+    fn now_ns(&mut self) -> u64 {
+        self.queue.now()
+    }
+
+    fn masks_updated(&mut self, cpu: usize, work: &hotplug::WorkCounts) {
+        let Ok(i) = self.idx(cpu) else { return };
+        let ops = Ops::from(work);
+        self.timeline[i].ops = ops;
+        let d = masks::price(&ops, self.costs).round() as Nanos;
+        self.busy(i, Phase::Masks, d);
+    }
+}
+
+/// `Stage::Starting` callback: the x86 TSC warp check, boot CPU and AP together.
+fn tsc_sync(p: &mut SimPlatform<'_>, cpu: usize) -> Result<(), String> {
+    let i = p.idx(cpu)?;
+    if p.tsc_ns > 0.0 {
+        let d = p.jitter.apply(p.tsc_ns);
+        p.busy(i, Phase::TscSync, d);
+    }
+    Ok(())
+}
+
+/// `Stage::Online` callback: the rest of the serialized online work, then the
+/// parallel calibration the AP starts once it is online (seed 002's patch).
+fn online(p: &mut SimPlatform<'_>, cpu: usize) -> Result<(), String> {
+    let i = p.idx(cpu)?;
+    let d = p.jitter.apply(p.costs.online_serial.ns);
+    p.busy(i, Phase::Online, d);
+    let now = p.queue.now();
+    p.timeline[i].online_ns = now;
+    if p.strategy.calibrate == Calibrate::Parallel && p.costs.calibrate.ns > 0.0 {
+        let d = p.jitter.apply(p.costs.calibrate.ns);
+        p.timeline[i].spans.push(Span {
+            phase: Phase::Calibrate,
+            start_ns: now,
+            end_ns: now + d,
+        });
+        p.queue.schedule(now + d, Event::Calibrated(i as u32));
+        p.pending_calibrations += 1;
+    }
+    if p.costs.platform == crate::Platform::Arm64 {
+        let hw = p.hw_id[i];
+        p.log.push(LogLine {
+            t_ns: now,
+            text: format!("CPU{cpu}: Booted secondary processor 0x{hw:010x}"),
+        });
+    }
+    p.onlined += 1;
+    let total = p.timeline.len() + 1;
+    (p.progress)(p.onlined + 1, total);
+    Ok(())
+}
+
+/// [`simulate`] with a progress callback `(CPUs online, CPUs in all)`.
 pub fn simulate_with(
     topology: &Topology,
     costs: &CostTable,
     strategy: &Strategy,
     options: &Options,
-    masks: &mut dyn MaskWork,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Run, SimError> {
-    let present: Vec<usize> = topology.present.iter().collect();
-    let Some(&boot) = present.first() else {
+    let engine = masks::mask_engine(topology, strategy.masks)?;
+    let boot = engine.boot_cpu();
+    let present: Vec<usize> = engine.present().iter().collect();
+    if present.is_empty() {
         return Err(SimError::NoCpus);
-    };
-    let order: Vec<usize> = present[1..].to_vec();
-    let n = order.len();
+    }
+    let order: Vec<usize> = present.iter().copied().filter(|&c| c != boot).collect();
     let node_of = |cpu: usize| topology.node_of(cpu).map(|node| node.id);
-    let boot_node = topology.node_of(boot).map(|node| node.id);
-
-    let mut jitter = Jitter {
-        rng: ChaCha8Rng::seed_from_u64(options.seed),
-        amplitude: costs.jitter,
+    let boot_node = node_of(boot);
+    let hops = |cpu: usize| -> f64 {
+        let (Some(a), Some(b)) = (boot_node, node_of(cpu)) else {
+            return 0.0;
+        };
+        match (topology.node_index(a), topology.node_index(b)) {
+            (Some(ia), Some(ib)) if topology.has_distances() => {
+                let d = topology.distances[ia * topology.nodes.len() + ib];
+                d.saturating_sub(10) as f64 / 10.0
+            }
+            _ => 0.0,
+        }
     };
-    let mut queue = Queue::new();
-    let mut critical = [0u64; Phase::ALL.len()];
-    let mut log = Vec::new();
-    let mut timeline: Vec<CpuTimeline> = order
-        .iter()
-        .map(|&cpu| CpuTimeline {
-            cpu: cpu as u32,
-            node: node_of(cpu),
-            kicked_ns: 0,
-            online_ns: 0,
-            spans: Vec::with_capacity(6),
-            ops: Ops::default(),
-        })
-        .collect();
-
-    masks.online(boot)?;
-    log.push(LogLine {
-        t_ns: 0,
-        text: "smp: Bringing up secondary CPUs ...".to_string(),
-    });
-
+    let package_of = |cpu: usize| {
+        topology
+            .cpu(cpu)
+            .and_then(|c| c.group(LevelKind::Package))
+            .unwrap_or(0)
+    };
+    let mut index_of = vec![u32::MAX; present.last().map_or(0, |&l| l + 1)];
+    for (i, &cpu) in order.iter().enumerate() {
+        index_of[cpu] = i as u32;
+    }
+    let mut calibrated_packages = HashSet::new();
+    calibrated_packages.insert(package_of(boot));
     let tsc_ns =
         if costs.tsc_sync.ns > 0.0 && !(costs.tsc_skip_clustered && clustered_apic(topology)) {
             costs.tsc_sync.ns
         } else {
             0.0
         };
-    // Packages whose delay loop is known (for `Calibrate::Skip`): the boot CPU's.
-    let mut calibrated_packages: HashSet<u32> = HashSet::new();
-    if let Some(c) = topology.cpu(boot) {
-        calibrated_packages.insert(c.group(LevelKind::Package).unwrap_or(0));
-    }
-
-    let mut alive_at: Vec<Option<Nanos>> = vec![None; n];
-    let mut alive_seen = vec![false; n];
-    let kick = |queue: &mut Queue,
-                jitter: &mut Jitter,
-                critical: &mut [u64; 6],
-                t: &mut CpuTimeline,
-                alive_at: &mut Vec<Option<Nanos>>,
-                i: usize| {
-        let start = queue.now();
-        let k = jitter.apply(costs.kick_bsp.ns);
-        queue.advance(k);
-        critical[Phase::Kick as usize] += k;
-        t.kicked_ns = start;
-        t.spans.push(Span {
-            phase: Phase::Kick,
-            start_ns: start,
-            end_ns: queue.now(),
-        });
-        let hops = match (boot_node, t.node) {
-            (Some(a), Some(b)) => match (topology.node_index(a), topology.node_index(b)) {
-                (Some(ia), Some(ib)) if topology.has_distances() => {
-                    let d = topology.distances[ia * topology.nodes.len() + ib];
-                    (d.saturating_sub(10)) as f64 / 10.0
-                }
-                _ => 0.0,
-            },
-            _ => 0.0,
-        };
-        let start_ns = jitter.apply(costs.ap_start.ns + hops * costs.remote_hop.ns);
-        let at = queue.now() + start_ns;
-        alive_at[i] = Some(at);
-        t.spans.push(Span {
-            phase: Phase::ApStart,
-            start_ns: queue.now(),
-            end_ns: at,
-        });
-        queue.schedule(at, Event::Alive(i as u32));
+    let platform = SimPlatform {
+        costs,
+        strategy: *strategy,
+        queue: Queue::new(),
+        jitter: Jitter {
+            rng: ChaCha8Rng::seed_from_u64(options.seed),
+            amplitude: costs.jitter,
+        },
+        critical: [0; Phase::ALL.len()],
+        index_of,
+        timeline: order
+            .iter()
+            .map(|&cpu| CpuTimeline {
+                cpu: cpu as u32,
+                node: node_of(cpu),
+                kicked_ns: 0,
+                online_ns: 0,
+                spans: Vec::with_capacity(6),
+                ops: Ops::default(),
+            })
+            .collect(),
+        hop_ns: order.iter().map(|&c| hops(c)).collect(),
+        package: order.iter().map(|&c| package_of(c)).collect(),
+        hw_id: order
+            .iter()
+            .map(|&c| topology.cpu(c).and_then(|x| x.hw_id).unwrap_or(c as u64))
+            .collect(),
+        alive_seen: vec![false; order.len()],
+        calibrated_packages,
+        pending_calibrations: 0,
+        tsc_ns,
+        log: vec![LogLine {
+            t_ns: 0,
+            text: "smp: Bringing up secondary CPUs ...".to_string(),
+        }],
+        node_run: None,
+        onlined: 0,
+        progress,
     };
-
-    if strategy.kick == Kick::Parallel {
-        for (i, t) in timeline.iter_mut().enumerate() {
-            kick(&mut queue, &mut jitter, &mut critical, t, &mut alive_at, i);
-        }
+    let mut hp = hotplug::Hotplug::new(platform, engine);
+    hp.register(
+        "x86/tsc:sync",
+        hotplug::Stage::Starting,
+        Some(Box::new(tsc_sync)),
+        None,
+    );
+    hp.register(
+        "sim:online",
+        hotplug::Stage::Online,
+        Some(Box::new(online)),
+        None,
+    );
+    let report = match strategy.kick {
+        Kick::Serial => hp.bringup_serial(),
+        Kick::Parallel => hp.bringup_parallel(),
+    };
+    if let Some((cpu, e)) = report.failed.first() {
+        return Err(SimError::Masks(format!("CPU {cpu}: {e}")));
     }
+    let (mut p, _engine) = hp.into_parts();
+    p.close_node_run();
 
-    let mut node_run: Option<(Option<u32>, Nanos, String)> = None;
-    let mut pending_calibrations = 0usize;
-    for i in 0..n {
-        let cpu = order[i];
-        // x86 prints one line per run of consecutive CPUs on the same node.
-        if costs.platform.is_x86() {
-            let node = timeline[i].node;
-            let same = matches!(&node_run, Some((nd, _, _)) if *nd == node);
-            if !same {
-                if let Some((_, t, text)) = node_run.take() {
-                    log.push(LogLine {
-                        t_ns: t,
-                        text: format!("{text} Ok."),
-                    });
-                }
-                node_run = Some((
-                    node,
-                    queue.now(),
-                    format!("Booting Node {:3}, Processors ", node.unwrap_or(0)),
-                ));
-            }
-            if let Some((_, _, text)) = node_run.as_mut() {
-                text.push_str(&format!(" #{cpu}"));
-            }
-        }
-        if strategy.kick == Kick::Serial {
-            kick(
-                &mut queue,
-                &mut jitter,
-                &mut critical,
-                &mut timeline[i],
-                &mut alive_at,
-                i,
-            );
-        }
-        // Wait until this AP reports alive, delivering other events meanwhile.
-        let before = queue.now();
-        while !alive_seen[i] {
-            match queue.pop() {
-                Some((_, Event::Alive(j))) => alive_seen[j as usize] = true,
-                Some((_, Event::Calibrated(_))) => pending_calibrations -= 1,
-                None => return Err(SimError::Internal("AP never came alive")),
-            }
-        }
-        critical[Phase::ApStart as usize] += queue.now() - before;
-
-        let package = topology
-            .cpu(cpu)
-            .and_then(|c| c.group(LevelKind::Package))
-            .unwrap_or(0);
-        let calibrate_now = match strategy.calibrate {
-            Calibrate::Serial => true,
-            Calibrate::Skip => !calibrated_packages.contains(&package),
-            Calibrate::Parallel | Calibrate::Lpj(_) => false,
-        };
-        calibrated_packages.insert(package);
-        let t = &mut timeline[i];
-        if calibrate_now && costs.calibrate.ns > 0.0 {
-            let d = jitter.apply(costs.calibrate.ns);
-            t.spans.push(Span {
-                phase: Phase::Calibrate,
-                start_ns: queue.now(),
-                end_ns: queue.now() + d,
-            });
-            queue.advance(d);
-            critical[Phase::Calibrate as usize] += d;
-        }
-        if tsc_ns > 0.0 {
-            let d = jitter.apply(tsc_ns);
-            t.spans.push(Span {
-                phase: Phase::TscSync,
-                start_ns: queue.now(),
-                end_ns: queue.now() + d,
-            });
-            queue.advance(d);
-            critical[Phase::TscSync as usize] += d;
-        }
-        let ops = masks.online(cpu)?;
-        t.ops = ops;
-        let d = masks::price(&ops, costs).round() as Nanos;
-        if d > 0 {
-            t.spans.push(Span {
-                phase: Phase::Masks,
-                start_ns: queue.now(),
-                end_ns: queue.now() + d,
-            });
-            queue.advance(d);
-            critical[Phase::Masks as usize] += d;
-        }
-        let d = jitter.apply(costs.online_serial.ns);
-        t.spans.push(Span {
-            phase: Phase::Online,
-            start_ns: queue.now(),
-            end_ns: queue.now() + d,
-        });
-        queue.advance(d);
-        critical[Phase::Online as usize] += d;
-        t.online_ns = queue.now();
-        if strategy.calibrate == Calibrate::Parallel && costs.calibrate.ns > 0.0 {
-            let d = jitter.apply(costs.calibrate.ns);
-            t.spans.push(Span {
-                phase: Phase::Calibrate,
-                start_ns: queue.now(),
-                end_ns: queue.now() + d,
-            });
-            queue.schedule(queue.now() + d, Event::Calibrated(i as u32));
-            pending_calibrations += 1;
-        }
-        if costs.platform == crate::Platform::Arm64 {
-            let hw = topology
-                .cpu(cpu)
-                .and_then(|c| c.hw_id)
-                .unwrap_or(cpu as u64);
-            log.push(LogLine {
-                t_ns: queue.now(),
-                text: format!("CPU{cpu}: Booted secondary processor 0x{hw:010x}"),
-            });
-        }
-        progress(i + 2, n + 1);
-    }
-    if let Some((_, t, text)) = node_run.take() {
-        log.push(LogLine {
-            t_ns: t,
-            text: format!("{text} Ok."),
-        });
-    }
-    let brought_up = queue.now();
-    let cpus = n + 1;
+    let brought_up = p.queue.now();
+    let cpus = order.len() + 1;
     let nodes = {
         let mut ids: Vec<u32> = present.iter().filter_map(|&c| node_of(c)).collect();
         ids.sort_unstable();
         ids.dedup();
         ids.len().max(1)
     };
-    log.push(LogLine {
+    p.log.push(LogLine {
         t_ns: brought_up,
         text: if costs.platform.is_x86() {
             format!("Brought up {cpus} CPUs")
@@ -438,31 +493,32 @@ pub fn simulate_with(
         },
     });
     // smp_cpus_done(): wait for the calibrations still running (seed 002's patch).
-    while pending_calibrations > 0 {
-        match queue.pop() {
-            Some((_, Event::Calibrated(_))) => pending_calibrations -= 1,
+    while p.pending_calibrations > 0 {
+        match p.queue.pop() {
+            Some((_, Event::Calibrated(_))) => p.pending_calibrations -= 1,
             Some((_, Event::Alive(_))) => {}
             None => return Err(SimError::Internal("calibration lost")),
         }
     }
-    critical[Phase::Calibrate as usize] += queue.now() - brought_up;
-    let done = queue.now();
+    p.critical[Phase::Calibrate as usize] += p.queue.now() - brought_up;
+    let done = p.queue.now();
     if costs.platform.is_x86() {
         let per_cpu = match strategy.calibrate {
             Calibrate::Lpj(lpj) => lpj as f64 * 1000.0 / 500_000.0,
             _ => 2.0 * costs.cpu_mhz,
         };
         let total = per_cpu * cpus as f64;
-        log.push(LogLine {
+        p.log.push(LogLine {
             t_ns: done,
             text: format!("Total of {cpus} processors activated ({total:.2} BogoMIPS)."),
         });
     }
-    log.sort_by_key(|l| l.t_ns); // stable: equal times keep their order
+    // Stable: lines with equal times keep the order they were printed in.
+    p.log.sort_by_key(|l| l.t_ns);
 
     let mut cpu_time = [0u64; Phase::ALL.len()];
     let mut ops = Ops::default();
-    for t in &timeline {
+    for t in &p.timeline {
         for s in &t.spans {
             cpu_time[s.phase as usize] += s.end_ns - s.start_ns;
         }
@@ -470,10 +526,10 @@ pub fn simulate_with(
     }
     let phases = Phase::ALL
         .iter()
-        .map(|&p| PhaseTotal {
-            phase: p,
-            cpu_s: cpu_time[p as usize] as f64 / 1e9,
-            critical_s: critical[p as usize] as f64 / 1e9,
+        .map(|&ph| PhaseTotal {
+            phase: ph,
+            cpu_s: cpu_time[ph as usize] as f64 / 1e9,
+            critical_s: p.critical[ph as usize] as f64 / 1e9,
         })
         .collect();
     Ok(Run {
@@ -486,8 +542,8 @@ pub fn simulate_with(
         done_s: done as f64 / 1e9,
         phases,
         ops,
-        log,
-        timeline,
+        log: p.log,
+        timeline: p.timeline,
     })
 }
 
@@ -505,4 +561,161 @@ pub fn clustered_apic(topology: &Topology) -> bool {
     clusters.sort_unstable();
     clusters.dedup();
     clusters.len() > 2
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machines::SeedMachine;
+    use crate::{Masks, Platform};
+
+    fn strategy(kick: Kick, calibrate: Calibrate) -> Strategy {
+        Strategy {
+            kick,
+            calibrate,
+            masks: Masks::Scoped,
+        }
+    }
+
+    fn run(machine: SeedMachine, platform: Platform, s: Strategy, seed: u64) -> Run {
+        simulate(
+            &machine.topology(),
+            &CostTable::for_platform(platform),
+            &s,
+            &Options { seed },
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn same_seed_same_run_bit_for_bit() {
+        let s = strategy(Kick::Parallel, Calibrate::Parallel);
+        let a = run(SeedMachine::X86_2n128, Platform::X86, s, 7);
+        let b = run(SeedMachine::X86_2n128, Platform::X86, s, 7);
+        assert_eq!(
+            serde_json::to_string(&a).unwrap(),
+            serde_json::to_string(&b).unwrap()
+        );
+        let c = run(SeedMachine::X86_2n128, Platform::X86, s, 8);
+        assert_ne!(a.timeline, c.timeline, "the seed must drive the jitter");
+    }
+
+    /// The "Booting Node" lines carry the same CPUs, in the same groups and order,
+    /// as the seed's logs of the 16- and 32-CPU boxes.
+    #[test]
+    fn booting_node_lines_match_seed_002() {
+        let lines = |m| -> Vec<String> {
+            run(m, Platform::X86_2010, Strategy::default(), 1)
+                .log
+                .into_iter()
+                .filter(|l| l.text.starts_with("Booting Node"))
+                .map(|l| l.text)
+                .collect()
+        };
+        assert_eq!(
+            lines(SeedMachine::X86_2s16),
+            [
+                "Booting Node   0, Processors  #1 #2 #3 #4 #5 #6 #7 Ok.",
+                "Booting Node   1, Processors  #8 #9 #10 #11 #12 #13 #14 #15 Ok.",
+            ]
+        );
+        assert_eq!(
+            lines(SeedMachine::X86_2s32ht),
+            [
+                "Booting Node   0, Processors  #1 #2 #3 #4 #5 #6 #7 Ok.",
+                "Booting Node   1, Processors  #8 #9 #10 #11 #12 #13 #14 #15 Ok.",
+                "Booting Node   0, Processors  #16 #17 #18 #19 #20 #21 #22 #23 Ok.",
+                "Booting Node   1, Processors  #24 #25 #26 #27 #28 #29 #30 #31 Ok.",
+            ]
+        );
+    }
+
+    #[test]
+    fn parallel_calibration_finishes_after_the_last_online() {
+        let r = run(
+            SeedMachine::X86_2s16,
+            Platform::X86_2010,
+            strategy(Kick::Serial, Calibrate::Parallel),
+            1,
+        );
+        let cal = CostTable::for_platform(Platform::X86_2010).calibrate.ns / 1e9;
+        assert!(r.done_s > r.brought_up_s + 0.9 * cal);
+        assert!(r
+            .log
+            .last()
+            .unwrap()
+            .text
+            .starts_with("Total of 16 processors"));
+    }
+
+    #[test]
+    fn skip_calibrates_once_per_package_and_lpj_never() {
+        let count = |c| {
+            run(
+                SeedMachine::X86_2s32ht,
+                Platform::X86_2010,
+                strategy(Kick::Serial, c),
+                1,
+            )
+            .timeline
+            .iter()
+            .flat_map(|t| &t.spans)
+            .filter(|s| s.phase == Phase::Calibrate)
+            .count()
+        };
+        assert_eq!(count(Calibrate::Serial), 31);
+        // The boot CPU's package is known; package 1 calibrates once.
+        assert_eq!(count(Calibrate::Skip), 1);
+        assert_eq!(count(Calibrate::Lpj(4_532_810)), 0);
+    }
+
+    #[test]
+    fn parallel_kick_overlaps_ap_start() {
+        let serial = run(
+            SeedMachine::X86_2n128,
+            Platform::X86,
+            strategy(Kick::Serial, Calibrate::Lpj(1)),
+            1,
+        );
+        let parallel = run(
+            SeedMachine::X86_2n128,
+            Platform::X86,
+            strategy(Kick::Parallel, Calibrate::Lpj(1)),
+            1,
+        );
+        assert!(parallel.brought_up_s < serial.brought_up_s / 3.0);
+        // Every kick happens before the first CPU goes online.
+        let first_online = parallel.timeline.iter().map(|t| t.online_ns).min().unwrap();
+        assert!(parallel.timeline.iter().all(|t| t.kicked_ns < first_online));
+    }
+
+    #[test]
+    fn clustered_apic_rule() {
+        assert!(!clustered_apic(&SeedMachine::X86_2s32ht.topology()));
+        assert!(clustered_apic(&SeedMachine::X86Uv4096.topology()));
+    }
+
+    #[test]
+    fn arm64_logs_each_secondary() {
+        let topo = topology::Shape::simple(topology::Arch::Arm64, 2, 4, 1)
+            .build()
+            .unwrap();
+        let r = simulate(
+            &topo,
+            &CostTable::for_platform(Platform::Arm64),
+            &Strategy::default(),
+            &Options::default(),
+        )
+        .unwrap();
+        let booted = r
+            .log
+            .iter()
+            .filter(|l| l.text.contains("Booted secondary"))
+            .count();
+        assert_eq!(booted, 7);
+        assert_eq!(
+            r.log.last().unwrap().text,
+            "smp: Brought up 2 nodes, 8 CPUs"
+        );
+    }
 }
