@@ -103,8 +103,14 @@ pub struct BringupReport {
     pub failed: Vec<(usize, HotplugError)>,
     /// Mask-update work summed over the onlined CPUs.
     pub work: WorkCounts,
-    /// Time spent in mask updates, by the platform's clock.
+    /// Time spent in mask updates while onlining, by the platform's clock.
     pub mask_update_ns: u64,
+    /// CPUs taken down by [`Hotplug::cpu_down`].
+    pub offlined: usize,
+    /// Mask-update work of those take-downs.
+    pub offline_work: WorkCounts,
+    /// Time spent in their mask updates, by the platform's clock.
+    pub offline_ns: u64,
 }
 
 /// The state machine for every CPU of a machine.
@@ -184,8 +190,8 @@ impl<P: Platform> Hotplug<P> {
         &mut self.platform
     }
 
-    /// Everything done so far by `cpu_up`, `kick` and `finish_up` (onlined CPUs,
-    /// failures, mask work and time).
+    /// Everything done so far: CPUs onlined by `cpu_up` / `finish_up` and the
+    /// bring-ups, failures, CPUs taken down, mask work and time of each.
     pub fn report(&self) -> &BringupReport {
         &self.report
     }
@@ -325,7 +331,13 @@ impl<P: Platform> Hotplug<P> {
         // Check the refusals before any teardown runs.
         self.engine.can_offline(cpu)?;
         self.run_teardowns(cpu, Stage::Online);
+        let t0 = self.platform.now_ns();
         let work = self.engine.offline(cpu)?;
+        let t1 = self.platform.now_ns();
+        self.platform.masks_updated(cpu, &work);
+        self.report.offlined += 1;
+        self.report.offline_work += work;
+        self.report.offline_ns += t1.saturating_sub(t0);
         self.state[cpu] = CpuState::Alive;
         self.rollback(cpu);
         Ok(work)
@@ -378,6 +390,9 @@ impl<P: Platform> Hotplug<P> {
             failed: self.report.failed[before.failed.len()..].to_vec(),
             work: self.report.work - before.work,
             mask_update_ns: self.report.mask_update_ns - before.mask_update_ns,
+            offlined: self.report.offlined - before.offlined,
+            offline_work: self.report.offline_work - before.offline_work,
+            offline_ns: self.report.offline_ns - before.offline_ns,
         }
     }
 }
