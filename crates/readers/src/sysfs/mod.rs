@@ -81,11 +81,11 @@ impl Files<'_> {
         let Some(bytes) = self.root.read(path)? else {
             return Ok(None);
         };
-        match String::from_utf8(bytes) {
-            Ok(s) => Ok(Some(s)),
+        match std::str::from_utf8(&bytes) {
+            Ok(s) => Ok(Some(s.to_string())),
             Err(e) => {
-                let at = e.utf8_error().valid_up_to();
-                let line = e.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+                let at = e.valid_up_to();
+                let line = bytes[..at].iter().filter(|&&b| b == b'\n').count() + 1;
                 Err(Error::at_line(
                     self.root.describe(path),
                     line,
@@ -241,7 +241,7 @@ fn read_root(root: &Root) -> Result<Topology, Error> {
     let by_processor = cpuinfo.by_processor();
 
     // Per-CPU facts.
-    let mut raws: Vec<RawCpu> = Vec::new();
+    let mut raws: Vec<RawCpu> = Vec::with_capacity(cpu_ids.len());
     let mut dir_mask = CpuMask::new();
     for &id in &cpu_ids {
         dir_mask.set(id as usize);

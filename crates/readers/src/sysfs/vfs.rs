@@ -10,8 +10,9 @@
 //! resolution over an in-memory tree; the archive formats themselves are decoded
 //! by the `tar`, `flate2` and `bzip2` crates.
 
+use std::borrow::Cow;
 use std::cell::RefCell;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{HashMap, HashSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -36,7 +37,11 @@ pub(crate) struct Root {
     backing: Backing,
     /// Logical directory → resolved physical directory, to resolve each
     /// directory's symlinks once rather than on every file read.
-    resolved_dirs: RefCell<HashMap<String, String>>,
+    resolved_dirs: RefCell<HashMap<String, Option<String>>>,
+    /// Directory listings of a dump directory (physical path → entry kinds),
+    /// read once each: looking names up in them replaces a `stat` per file and
+    /// makes absent files free.
+    listings: RefCell<HashMap<String, Option<HashMap<String, Kind>>>>,
 }
 
 #[derive(Debug)]
@@ -73,6 +78,7 @@ impl Root {
                 live,
             },
             resolved_dirs: RefCell::new(HashMap::new()),
+            listings: RefCell::new(HashMap::new()),
         }
     }
 
@@ -83,6 +89,7 @@ impl Root {
         Ok(Root {
             backing: Backing::Mem(tree),
             resolved_dirs: RefCell::new(HashMap::new()),
+            listings: RefCell::new(HashMap::new()),
         })
     }
 
@@ -109,17 +116,17 @@ impl Root {
     }
 
     /// The contents of a file, or `None` if it does not exist (or is a directory).
-    pub(crate) fn read(&self, path: &str) -> Result<Option<Vec<u8>>, Error> {
+    pub(crate) fn read(&self, path: &str) -> Result<Option<Cow<'_, [u8]>>, Error> {
         let Some(real) = self.resolve(path)? else {
             return Ok(None);
         };
         match &self.backing {
-            Backing::Dir { base, .. } => match std::fs::read(base.join(&real)) {
-                Ok(bytes) => Ok(Some(bytes)),
+            Backing::Dir { base, .. } => match read_small_file(&base.join(&real)) {
+                Ok(bytes) => Ok(Some(Cow::Owned(bytes))),
                 Err(e) if is_absent(&e) => Ok(None),
                 Err(e) => Err(Error::new(self.describe(path), format!("cannot read: {e}"))),
             },
-            Backing::Mem(t) => Ok(t.files.get(&real).cloned()),
+            Backing::Mem(t) => Ok(t.files.get(&real).map(|v| Cow::Borrowed(&v[..]))),
         }
     }
 
@@ -129,26 +136,20 @@ impl Root {
             return Ok(Vec::new());
         };
         match &self.backing {
+            Backing::Dir { base, live: true } => {
+                let listing = list_dir_kinds(&base.join(&real)).unwrap_or_default();
+                let mut names: Vec<String> = listing.into_keys().collect();
+                names.sort();
+                Ok(names)
+            }
             Backing::Dir { base, .. } => {
-                let entries = match std::fs::read_dir(base.join(&real)) {
-                    Ok(e) => e,
-                    Err(e) if is_absent(&e) => return Ok(Vec::new()),
-                    Err(e) => {
-                        return Err(Error::new(
-                            self.describe(dir),
-                            format!("cannot list directory: {e}"),
-                        ))
-                    }
-                };
-                let mut names = Vec::new();
-                for entry in entries {
-                    let entry = entry.map_err(|e| {
-                        Error::new(self.describe(dir), format!("cannot list directory: {e}"))
-                    })?;
-                    if let Some(name) = entry.file_name().to_str() {
-                        names.push(name.to_string());
-                    }
-                }
+                self.ensure_listing(base, &real);
+                let listings = self.listings.borrow();
+                let mut names: Vec<String> = listings
+                    .get(&real)
+                    .and_then(|l| l.as_ref())
+                    .map(|l| l.keys().cloned().collect())
+                    .unwrap_or_default();
                 names.sort();
                 Ok(names)
             }
@@ -161,19 +162,33 @@ impl Root {
         Ok(self.resolve(path)?.is_some())
     }
 
+    /// Lists the physical directory `real` into the cache, once.
+    fn ensure_listing(&self, base: &Path, real: &str) {
+        if !self.listings.borrow().contains_key(real) {
+            let listing = list_dir_kinds(&base.join(real));
+            self.listings.borrow_mut().insert(real.to_string(), listing);
+        }
+    }
+
     /// What the (already resolved) physical path `real` is.
     fn kind(&self, real: &str) -> Option<Kind> {
         match &self.backing {
             Backing::Dir { base, .. } => {
-                let full = base.join(real);
-                let meta = std::fs::symlink_metadata(&full).ok()?;
-                if meta.file_type().is_symlink() {
-                    let target = std::fs::read_link(&full).ok()?;
-                    Some(Kind::Symlink(target.to_string_lossy().into_owned()))
-                } else if meta.is_dir() {
-                    Some(Kind::Dir)
-                } else {
-                    Some(Kind::File)
+                if real.is_empty() {
+                    return Some(Kind::Dir);
+                }
+                let (parent, name) = match real.rfind('/') {
+                    Some(i) => (&real[..i], &real[i + 1..]),
+                    None => ("", real),
+                };
+                self.ensure_listing(base, parent);
+                let listings = self.listings.borrow();
+                match listings.get(parent)?.as_ref()?.get(name)? {
+                    Kind::Symlink(_) => {
+                        let target = std::fs::read_link(base.join(real)).ok()?;
+                        Some(Kind::Symlink(target.to_string_lossy().into_owned()))
+                    }
+                    k => Some(k.clone()),
                 }
             }
             Backing::Mem(t) => t.kind(real),
@@ -182,41 +197,60 @@ impl Root {
 
     /// Resolves `path` to a physical path inside the root, following symlinks
     /// chroot-style; `None` if some component does not exist.
+    ///
+    /// The directory part is resolved once and cached (sysfs readers read many
+    /// files per directory); only the last component is looked up per call.
     fn resolve(&self, path: &str) -> Result<Option<String>, Error> {
         if let Backing::Dir { live: true, .. } = self.backing {
             // The live kernel's sysfs links are trustworthy; let the OS follow them.
             return Ok(Some(normalize(path).join("/")));
         }
-        let comps = normalize(path);
-        let (dir_comps, last) = match comps.split_last() {
-            Some((last, dir)) => (dir, Some(last)),
-            None => (&comps[..], None),
+        let clean = !path.is_empty()
+            && !path
+                .split('/')
+                .any(|c| c.is_empty() || c == "." || c == "..");
+        if !clean {
+            let comps = normalize(path);
+            return if comps.is_empty() {
+                Ok(Some(String::new()))
+            } else {
+                self.resolve(&comps.join("/"))
+            };
+        }
+        let (dir_key, name) = match path.rfind('/') {
+            Some(i) => (&path[..i], &path[i + 1..]),
+            None => ("", path),
         };
-        let dir_key = dir_comps.join("/");
-        let cached = self.resolved_dirs.borrow().get(&dir_key).cloned();
+        let cached = self.resolved_dirs.borrow().get(dir_key).cloned();
         let dir_real = match cached {
             Some(d) => d,
             None => {
-                let Some(d) = self.walk(dir_comps, path)? else {
-                    return Ok(None);
+                let comps = split_components(dir_key);
+                let d = match self.walk(&comps, path)? {
+                    Some(d) if d.is_empty() || self.kind(&d) == Some(Kind::Dir) => Some(d),
+                    _ => None,
                 };
-                if self.kind(&d) != Some(Kind::Dir) && !d.is_empty() {
-                    return Ok(None);
-                }
-                self.resolved_dirs.borrow_mut().insert(dir_key, d.clone());
+                self.resolved_dirs
+                    .borrow_mut()
+                    .insert(dir_key.to_string(), d.clone());
                 d
             }
         };
-        match last {
-            None => Ok(Some(dir_real)),
-            Some(name) => {
-                let mut start: Vec<String> = if dir_real.is_empty() {
-                    Vec::new()
-                } else {
-                    dir_real.split('/').map(str::to_string).collect()
-                };
-                start.push(name.clone());
-                self.walk(&start, path)
+        let Some(dir_real) = dir_real else {
+            return Ok(None);
+        };
+        let here = if dir_real.is_empty() {
+            name.to_string()
+        } else {
+            format!("{dir_real}/{name}")
+        };
+        match self.kind(&here) {
+            None => Ok(None),
+            Some(Kind::Dir) | Some(Kind::File) => Ok(Some(here)),
+            Some(Kind::Symlink(_)) => {
+                let mut comps: Vec<String> = split_components(&dir_real);
+                comps.push(name.to_string());
+                self.walk(&comps, path)
             }
         }
     }
@@ -261,14 +295,16 @@ impl Root {
 
 impl MemTree {
     fn load(bytes: &[u8], name: &str) -> Result<MemTree, Error> {
+        // Sysfs snapshots compress about tenfold: size the buffer once.
+        let guess = bytes.len().saturating_mul(12);
         let decoded: Vec<u8> = if bytes.starts_with(&[0x1f, 0x8b]) {
-            let mut out = Vec::new();
+            let mut out = Vec::with_capacity(guess);
             flate2::read::MultiGzDecoder::new(bytes)
                 .read_to_end(&mut out)
                 .map_err(|e| Error::new(name, format!("corrupt gzip data: {e}")))?;
             out
         } else if bytes.starts_with(b"BZh") {
-            let mut out = Vec::new();
+            let mut out = Vec::with_capacity(guess);
             bzip2::read::MultiBzDecoder::new(bytes)
                 .read_to_end(&mut out)
                 .map_err(|e| Error::new(name, format!("corrupt bzip2 data: {e}")))?;
@@ -356,44 +392,49 @@ impl MemTree {
                 p.strip_prefix(prefix.as_str()).map(str::to_string)
             }
         };
-        let mut children: BTreeMap<String, std::collections::BTreeSet<String>> = BTreeMap::new();
-        let note = |path: &str, children: &mut BTreeMap<_, std::collections::BTreeSet<_>>| {
-            // Register the path and all its ancestors as directory entries.
-            let mut p = path.to_string();
-            while !p.is_empty() {
+        // Directory → entries, each path registered once with its ancestors.
+        let mut children: HashMap<String, Vec<String>> = HashMap::new();
+        let mut registered: HashSet<String> = HashSet::new();
+        let mut note = |path: &str| {
+            let mut p = path;
+            while !p.is_empty() && registered.insert(p.to_string()) {
                 let (parent, leaf) = match p.rfind('/') {
-                    Some(i) => (p[..i].to_string(), p[i + 1..].to_string()),
-                    None => (String::new(), p.clone()),
+                    Some(i) => (&p[..i], &p[i + 1..]),
+                    None => ("", p),
                 };
-                let fresh = children.entry(parent.clone()).or_default().insert(leaf);
-                if !fresh {
-                    break;
-                }
+                children
+                    .entry(parent.to_string())
+                    .or_default()
+                    .push(leaf.to_string());
                 p = parent;
             }
         };
         for (p, data) in all_files {
             if let Some(rel) = strip(&p) {
-                note(&rel, &mut children);
+                note(&rel);
                 tree.files.insert(rel, data);
             }
         }
         for (p, target) in all_links {
             if let Some(rel) = strip(&p) {
-                note(&rel, &mut children);
+                note(&rel);
                 tree.links.insert(rel, target);
             }
         }
+        let mut dir_set: Vec<String> = Vec::new();
         for d in dirs {
             if let Some(rel) = strip(&d) {
-                note(&rel, &mut children);
-                children.entry(rel).or_default();
+                note(&rel);
+                dir_set.push(rel);
             }
         }
-        tree.children = children
-            .into_iter()
-            .map(|(k, v)| (k, v.into_iter().collect()))
-            .collect();
+        for d in dir_set {
+            children.entry(d).or_default();
+        }
+        for names in children.values_mut() {
+            names.sort();
+        }
+        tree.children = children;
         Ok(tree)
     }
 
@@ -472,6 +513,55 @@ fn normalize(path: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// Reads a file without `std::fs::read`'s size query: sysfs and procfs files
+/// report a size of 4096 or 0 whatever they hold, so the `stat` buys nothing,
+/// and one `read` into a page-sized buffer usually gets the whole file.
+fn read_small_file(path: &Path) -> std::io::Result<Vec<u8>> {
+    let mut file = std::fs::File::open(path)?;
+    let mut buf = vec![0u8; 4096];
+    let mut len = 0;
+    loop {
+        if len == buf.len() {
+            buf.resize(buf.len() * 2, 0);
+        }
+        let n = file.read(&mut buf[len..])?;
+        if n == 0 {
+            break;
+        }
+        len += n;
+        if len < buf.len() && n < 4096 {
+            // A short read of a regular file means end of file; procfs and
+            // sysfs return whole records, so stop here.
+            break;
+        }
+    }
+    buf.truncate(len);
+    Ok(buf)
+}
+
+/// The entries of a directory with their kinds (from `d_type`, no `stat` per
+/// entry on common file systems); `None` if it cannot be listed. Symlink
+/// targets are read only when a lookup goes through them.
+fn list_dir_kinds(dir: &Path) -> Option<HashMap<String, Kind>> {
+    let mut out = HashMap::new();
+    for entry in std::fs::read_dir(dir).ok()? {
+        let Ok(entry) = entry else { continue };
+        let Ok(name) = entry.file_name().into_string() else {
+            continue;
+        };
+        let Ok(ft) = entry.file_type() else { continue };
+        let kind = if ft.is_symlink() {
+            Kind::Symlink(String::new())
+        } else if ft.is_dir() {
+            Kind::Dir
+        } else {
+            Kind::File
+        };
+        out.insert(name, kind);
+    }
+    Some(out)
 }
 
 fn is_absent(e: &std::io::Error) -> bool {
