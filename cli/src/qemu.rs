@@ -16,6 +16,9 @@ pub struct QemuArgs {
     /// Number of vCPUs (q35 allows up to 4096).
     #[arg(long)]
     pub cpus: u32,
+    /// Possible CPUs (`-smp N,maxcpus=M`): M - N MADT entries are disabled.
+    #[arg(long)]
+    pub max_cpus: Option<u32>,
     /// NUMA nodes (CPUs and memory split evenly; a SRAT and SLIT are generated).
     #[arg(long, default_value_t = 1)]
     pub nodes: u32,
@@ -142,6 +145,7 @@ pub fn run(args: &QemuArgs) -> Result<i32> {
         nodes: args.nodes,
         memory_mib: args.memory,
         x2apic: args.x2apic.map(|v| v == OnOff::On),
+        max_cpus: args.max_cpus,
     };
     machine.validate()?;
     qemu_runner::qemu_version()?;

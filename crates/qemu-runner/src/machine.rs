@@ -16,6 +16,9 @@ pub struct Machine {
     pub memory_mib: Option<u32>,
     /// Force x2APIC on the CPU model; `None` enables it when APIC ids need it.
     pub x2apic: Option<bool>,
+    /// Possible CPUs (`-smp N,maxcpus=M`): the MADT lists M, the last M - N
+    /// disabled (hot-pluggable, not present).
+    pub max_cpus: Option<u32>,
 }
 
 /// A machine that QEMU cannot be asked for.
@@ -86,12 +89,18 @@ impl Machine {
             nodes: 1,
             memory_mib: None,
             x2apic: None,
+            max_cpus: None,
         }
     }
 
     /// Sockets × cores × threads as QEMU will lay them out.
     pub fn effective_shape(&self) -> (u32, u32, u32) {
-        self.shape.unwrap_or((1, self.cpus, 1))
+        self.shape.unwrap_or((1, self.possible(), 1))
+    }
+
+    /// CPUs the firmware lists: `max_cpus`, else `cpus`.
+    pub fn possible(&self) -> u32 {
+        self.max_cpus.unwrap_or(self.cpus)
     }
 
     /// Checks the counts against each other and QEMU's limits.
@@ -137,7 +146,7 @@ impl Machine {
 
     /// The largest APIC id of the machine.
     pub fn max_apic_id(&self) -> u32 {
-        self.apic_id(self.cpus - 1)
+        self.apic_id(self.possible() - 1)
     }
 
     /// Whether the CPU model gets `+x2apic`.
@@ -198,7 +207,14 @@ impl Machine {
         });
         let (s, c, t) = self.effective_shape();
         push("-smp");
-        a.push(format!("{},sockets={s},cores={c},threads={t}", self.cpus));
+        let max = self
+            .max_cpus
+            .map(|m| format!(",maxcpus={m}"))
+            .unwrap_or_default();
+        a.push(format!(
+            "{}{max},sockets={s},cores={c},threads={t}",
+            self.cpus
+        ));
         a.push("-m".into());
         a.push(format!("{}M", self.memory()));
         if self.nodes > 1 {

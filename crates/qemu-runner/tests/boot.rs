@@ -267,3 +267,31 @@ fn per_cpu_memory_falls_back_to_the_nearest_node() {
     }
     assert_eq!(b.result.percpu_on_node, 13);
 }
+
+#[test]
+fn disabled_madt_entries_are_possible_but_not_started() {
+    // -smp 4,maxcpus=8: the MADT lists 8 processors, 4 of them disabled.
+    let m = Machine {
+        max_cpus: Some(8),
+        ..Machine::new(4)
+    };
+    for s in ["parallel", "broadcast"] {
+        let b = boot(&m, &format!("bringup={s} calibrate=skip"));
+        assert_all_up(&b, &m, s);
+        assert_eq!(
+            (b.result.cpus_possible, b.result.cpus_present),
+            (8, 4),
+            "{s}"
+        );
+        assert!(
+            b.output
+                .contains("smpboot: Allowing 8 CPUs, 4 hotplug CPUs"),
+            "{s}"
+        );
+        assert!(b
+            .parsed
+            .topology
+            .iter()
+            .any(|l| l.starts_with("topology: 8 possible, 4 present, 4 online CPUs")));
+    }
+}
