@@ -67,6 +67,10 @@ pub struct QemuArgs {
     /// Only boot Linux (with --linux), not the manycore kernel.
     #[arg(long, requires = "linux")]
     pub linux_only: bool,
+    /// Run QEMU with `-icount shift=0,sleep=off`: one vCPU at a time in
+    /// virtual time, so results do not depend on host load (slower to run).
+    #[arg(long)]
+    pub icount: bool,
     /// Firmware for -bios (default: QEMU's qboot when installed, else SeaBIOS).
     #[arg(long)]
     pub bios: Option<PathBuf>,
@@ -155,6 +159,10 @@ pub fn run(args: &QemuArgs) -> Result<i32> {
     };
     if let Some(bios) = &args.bios {
         opts.bios = Some(bios.clone());
+    }
+    if args.icount {
+        opts.extra_qemu
+            .extend(["-icount".to_string(), "shift=0,sleep=off".to_string()]);
     }
     let mut rows = Vec::new();
     if !args.linux_only {
