@@ -53,6 +53,18 @@ pub struct Options {
     /// Restrict `fault_mem_kib=` to this node (`fault_mem_node=`), so that its
     /// CPUs fall back to the nearest other node.
     pub fault_mem_node: Option<u32>,
+    /// Fault injection: `fault=panic` panics, `fault=ud2` takes an invalid-opcode
+    /// exception, right after the command line is read (tests the exit paths).
+    pub fault: Option<Fault>,
+}
+
+/// A deliberate failure, to test that it reaches the host as a failure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fault {
+    /// A Rust panic.
+    Panic,
+    /// A CPU exception (#UD).
+    InvalidOpcode,
 }
 
 impl Default for Options {
@@ -69,6 +81,7 @@ impl Default for Options {
             percpu_dump: false,
             fault_mem_kib: None,
             fault_mem_node: None,
+            fault: None,
         }
     }
 }
@@ -118,6 +131,11 @@ pub fn parse<'a>(text: &'a str, mut bad: impl FnMut(BadWord<'a>)) -> Options {
             "ghost_apic" => value.parse().map(|v| o.ghost_apic = Some(v)).is_ok(),
             "percpu_dump" => set(&mut o.percpu_dump, true),
             "fault_mem_kib" => value.parse().map(|v| o.fault_mem_kib = Some(v)).is_ok(),
+            "fault" => match value {
+                "panic" => set(&mut o.fault, Some(Fault::Panic)),
+                "ud2" => set(&mut o.fault, Some(Fault::InvalidOpcode)),
+                _ => false,
+            },
             "fault_mem_node" => value.parse().map(|v| o.fault_mem_node = Some(v)).is_ok(),
             _ => false,
         };

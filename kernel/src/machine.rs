@@ -87,6 +87,11 @@ pub fn run(start_info: u32) -> Result<(), Fatal> {
     kprintln!("Linux-like manycore kernel, PVH boot");
     kprintln!("Command line: {}", boot.cmdline);
     let opts = cmdline::parse(boot.cmdline, |w| kprintln!("cmdline: {w}"));
+    match opts.fault {
+        Some(cmdline::Fault::Panic) => panic!("fault injection (fault=panic)"),
+        Some(cmdline::Fault::InvalidOpcode) => cpu::invalid_opcode(),
+        None => {}
+    }
 
     let tables = Tables::open(boot.rsdp).map_err(Fatal::Acpi)?;
     let fw = firmware::discover(&tables);

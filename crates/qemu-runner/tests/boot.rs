@@ -4,7 +4,7 @@
 //! these tests fail with the install hint (CI installs it via
 //! scripts/install-deps.sh) rather than pass silently.
 
-use qemu_runner::{build_kernel, run_manycore, Boot, Machine, RunOptions};
+use qemu_runner::{build_kernel, run_manycore, Boot, Machine, RunError, RunOptions};
 use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -293,5 +293,26 @@ fn disabled_madt_entries_are_possible_but_not_started() {
             .topology
             .iter()
             .any(|l| l.starts_with("topology: 8 possible, 4 present, 4 online CPUs")));
+    }
+}
+
+#[test]
+fn panics_and_exceptions_exit_qemu_with_failure() {
+    let m = Machine::new(2);
+    let opts = RunOptions {
+        timeout: Duration::from_secs(120),
+        ..RunOptions::default()
+    };
+    for (fault, text) in [
+        ("panic", "Kernel panic - not syncing"),
+        ("ud2", "kernel: exception 6"),
+    ] {
+        match run_manycore(&kernel(), &m, &format!("fault={fault}"), &opts) {
+            Err(RunError::NoResult { exit_code, output }) => {
+                assert_eq!(exit_code, Some(35), "{fault}: (0x11 << 1) | 1\n{output}");
+                assert!(output.contains(text), "{fault}: {output}");
+            }
+            other => panic!("fault={fault} should fail, got {other:?}"),
+        }
     }
 }

@@ -125,3 +125,9 @@ pub fn delay_loop(loops: u64) {
         asm!("2:", "dec {0}", "jnz 2b", inout(reg) loops => _, options(nomem, nostack));
     }
 }
+
+/// Executes `ud2` (fault injection: tests the exception path end to end).
+pub fn invalid_opcode() {
+    // SAFETY: raises #UD, which the IDT's handler reports before exiting QEMU.
+    unsafe { asm!("ud2", options(nomem, nostack)) }
+}
