@@ -181,7 +181,7 @@ fn an_ap_that_never_calls_in_is_reported_and_skipped() {
     for s in ["serial", "parallel"] {
         let b = boot(
             &m,
-            &format!("bringup={s} ghost_apic=100 callin_timeout_ms=200"),
+            &format!("bringup={s} ghost_apic=100 callin_timeout_ms=1500"),
         );
         let r = &b.result;
         assert_eq!(r.cpus_up, 4, "{s}");
