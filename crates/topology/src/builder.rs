@@ -406,38 +406,55 @@ impl TopologyBuilder {
             .collect();
         let mut cpu_groups: Vec<[Option<u32>; 5]> = vec![[None; 5]; specs.len()];
         let mut levels = Vec::with_capacity(present_levels.len());
-        let mut keys_per_level: Vec<BTreeMap<[Option<u32>; 5], u32>> = Vec::new();
+        // Position in `specs` of each group's first CPU, per level.
+        let mut first_of_group: Vec<Vec<usize>> = Vec::with_capacity(present_levels.len());
         for &kind in &present_levels {
             // Groups are numbered in order of their first CPU (specs are sorted).
+            // Consecutive CPUs usually share a group, so the last key is checked
+            // before the map; groups are counted first and their 2 KiB masks
+            // allocated once (thousands of cores make growth copies dominate).
             let mut index: BTreeMap<[Option<u32>; 5], u32> = BTreeMap::new();
-            let mut groups: Vec<Group> = Vec::new();
+            let mut firsts: Vec<usize> = Vec::new();
+            let mut last: Option<([Option<u32>; 5], u32)> = None;
             for (i, c) in specs.iter().enumerate() {
                 let key = path(c, kind);
-                let g = *index.entry(key).or_insert_with(|| {
-                    groups.push(Group {
-                        os_id: key[kind as usize],
-                        cpus: CpuMask::new(),
-                        parent: None,
-                    });
-                    (groups.len() - 1) as u32
-                });
-                groups[g as usize].cpus.set(c.id as usize);
+                let g = match last {
+                    Some((k, g)) if k == key => g,
+                    _ => {
+                        let g = *index.entry(key).or_insert_with(|| {
+                            firsts.push(i);
+                            (firsts.len() - 1) as u32
+                        });
+                        last = Some((key, g));
+                        g
+                    }
+                };
                 cpu_groups[i][kind as usize] = Some(g);
             }
-            keys_per_level.push(index);
+            let mut groups: Vec<Group> = Vec::with_capacity(firsts.len());
+            for &i in &firsts {
+                groups.push(Group {
+                    os_id: path(specs[i], kind)[kind as usize],
+                    cpus: CpuMask::new(),
+                    parent: None,
+                });
+            }
+            for (i, c) in specs.iter().enumerate() {
+                if let Some(g) = cpu_groups[i][kind as usize] {
+                    groups[g as usize].cpus.set(c.id as usize);
+                }
+            }
+            first_of_group.push(firsts);
             levels.push(Level { kind, groups });
         }
         // Parents: the group at the next present level that holds the first CPU.
         for li in 0..levels.len().saturating_sub(1) {
             let (lower, upper) = levels.split_at_mut(li + 1);
             let upper_kind = upper[0].kind;
-            for g in lower[li].groups.iter_mut() {
-                let first = g.cpus.first().unwrap_or(0) as u32;
-                let pos = specs.binary_search_by_key(&first, |c| c.id).unwrap_or(0);
+            for (g, &pos) in lower[li].groups.iter_mut().zip(&first_of_group[li]) {
                 g.parent = cpu_groups[pos][upper_kind as usize];
             }
         }
-        drop(keys_per_level);
 
         let max_id = specs.last().map_or(0, |c| c.id as usize);
         let mut cpu_index = vec![u32::MAX; max_id + 1];
@@ -465,12 +482,13 @@ impl TopologyBuilder {
                 }
             }
         }
-        // Thread position within the core.
-        let core_level = &levels[0];
-        for group in &core_level.groups {
-            for (pos, cpu) in group.cpus.iter().enumerate() {
-                let idx = cpu_index[cpu] as usize;
-                cpus[idx].thread = pos as u32;
+        // Thread position within the core: CPUs come in increasing id order, so
+        // a per-core counter gives each CPU's rank among its siblings.
+        let mut seen_in_core = vec![0u32; levels[0].groups.len()];
+        for cpu in cpus.iter_mut() {
+            if let Some(g) = cpu.groups[LevelKind::Core as usize] {
+                cpu.thread = seen_in_core[g as usize];
+                seen_in_core[g as usize] += 1;
             }
         }
 
