@@ -113,7 +113,7 @@ fn obj_type(name: &str) -> Option<(ObjType, Option<(u8, CacheKind)>)> {
 struct RawObj {
     ty: ObjType,
     os_index: Option<u32>,
-    cpuset: Option<CpuMask>,
+    cpuset: Option<Bits>,
     gp_index: Option<u64>,
     group_kind: Option<u32>,
     cache: Option<(u8, CacheKind)>,
@@ -183,17 +183,45 @@ impl Lines<'_> {
     }
 }
 
+/// A cpuset as read: its non-zero 64-bit words. Objects are many and mostly
+/// small (a PU has one bit), so they keep this instead of a 2 KiB [`CpuMask`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Bits(Vec<(u16, u64)>);
+
+impl Bits {
+    fn first(&self) -> Option<usize> {
+        self.0
+            .iter()
+            .map(|&(w, v)| w as usize * 64 + v.trailing_zeros() as usize)
+            .min()
+    }
+
+    fn to_mask(&self) -> CpuMask {
+        let mut m = CpuMask::new();
+        for &(w, v) in &self.0 {
+            let mut v = v;
+            while v != 0 {
+                let bit = v.trailing_zeros() as usize;
+                m.set(w as usize * 64 + bit);
+                v &= v - 1;
+            }
+        }
+        m
+    }
+}
+
 /// Parses an hwloc bitmap: comma-separated 32-bit hex groups, most significant
 /// first, each with `0x`; a leading `0xf...f` means all higher bits are set
 /// (only roots' complete sets use it; the infinite part is ignored). hwloc
 /// writes zero groups as nothing (`0x00000001,,0x0`).
-fn parse_bitmap(text: &str) -> Result<CpuMask, String> {
-    let mut mask = CpuMask::new();
-    let groups: Vec<&str> = text.trim().split(',').collect();
-    for (i, g) in groups.iter().rev().enumerate() {
+fn parse_bitmap(text: &str) -> Result<Bits, String> {
+    let mut words: Vec<(u16, u64)> = Vec::new();
+    let groups = text.trim().split(',').count();
+    for (i, g) in text.trim().split(',').enumerate() {
         let g = g.trim();
+        let index = groups - 1 - i;
         if g.eq_ignore_ascii_case("0xf...f") {
-            if i + 1 != groups.len() {
+            if i != 0 {
                 return Err(format!("bitmap '{text}': 0xf...f must come first"));
             }
             continue;
@@ -204,42 +232,58 @@ fn parse_bitmap(text: &str) -> Result<CpuMask, String> {
         let hex = g.strip_prefix("0x").unwrap_or(g);
         let v = u32::from_str_radix(hex, 16)
             .map_err(|_| format!("bitmap '{text}': invalid group '{g}'"))?;
-        for bit in 0..32 {
-            if v & (1 << bit) != 0 {
-                let cpu = i * 32 + bit;
-                mask.try_set(cpu).map_err(|_| {
-                    format!("bitmap '{text}' has CPU {cpu}, beyond the supported maximum of {MAX_CPUS} CPUs")
-                })?;
-            }
+        if v == 0 {
+            continue;
+        }
+        let top = index * 32 + 31 - v.leading_zeros() as usize;
+        if top >= MAX_CPUS {
+            return Err(format!(
+                "bitmap '{text}' has CPU {top}, beyond the supported maximum of {MAX_CPUS} CPUs"
+            ));
+        }
+        let word = (index / 2) as u16;
+        let value = (v as u64) << (32 * (index % 2));
+        match words.iter_mut().find(|(w, _)| *w == word) {
+            Some((_, x)) => *x |= value,
+            None => words.push((word, value)),
         }
     }
-    Ok(mask)
+    Ok(Bits(words))
 }
 
-/// An element's attributes: raw name and unescaped value.
-type Attrs<'a> = Vec<(Vec<u8>, Cow<'a, str>)>;
+/// An element's attributes: name and value (unescaped only when it has an
+/// entity, which hwloc writes rarely: borrowing keeps reading allocation-light).
+type Attrs<'a> = Vec<(&'a str, Cow<'a, str>)>;
 
 fn attrs_of<'a>(e: &'a BytesStart<'a>) -> Result<Attrs<'a>, String> {
-    let mut out = Vec::new();
-    for a in e.attributes() {
+    let mut out = Vec::with_capacity(16);
+    let mut iter = e.attributes();
+    iter.with_checks(false);
+    for a in iter {
         let a = a.map_err(|err| format!("malformed attribute: {err}"))?;
-        let v = a
-            .normalized_value(quick_xml::XmlVersion::Implicit1_0)
-            .map_err(|err| format!("malformed attribute value: {err}"))?;
-        out.push((a.key.as_ref().as_bytes().to_vec(), v));
+        let v = if a.value.contains('&') {
+            Cow::Owned(
+                a.normalized_value(quick_xml::XmlVersion::Implicit1_0)
+                    .map_err(|err| format!("malformed attribute value: {err}"))?
+                    .into_owned(),
+            )
+        } else {
+            a.value
+        };
+        out.push((a.key.0, v));
     }
     Ok(out)
 }
 
-fn get<'a>(attrs: &'a [(Vec<u8>, Cow<'_, str>)], key: &str) -> Option<&'a str> {
+fn get<'a>(attrs: &'a [(&str, Cow<'_, str>)], key: &str) -> Option<&'a str> {
     attrs
         .iter()
-        .find(|(k, _)| k.as_slice() == key.as_bytes())
+        .find(|(k, _)| *k == key)
         .map(|(_, v)| v.as_ref())
 }
 
 fn num<T: std::str::FromStr>(
-    attrs: &[(Vec<u8>, Cow<'_, str>)],
+    attrs: &[(&str, Cow<'_, str>)],
     key: &str,
 ) -> Result<Option<T>, String> {
     match get(attrs, key) {
@@ -514,8 +558,9 @@ fn parse_raw(text: &str, source: &str) -> Result<Raw, Error> {
                         }
                     }
                     b"cpukind" => {
-                        let cpuset =
-                            parse_bitmap(get(&attrs, "cpuset").unwrap_or("0x0")).map_err(err)?;
+                        let cpuset = parse_bitmap(get(&attrs, "cpuset").unwrap_or("0x0"))
+                            .map_err(err)?
+                            .to_mask();
                         let k = RawKind {
                             cpuset,
                             efficiency: num(&attrs, "forced_efficiency").map_err(err)?,
@@ -790,7 +835,7 @@ fn map_raw(raw: Raw, source: &str) -> Result<Topology, Error> {
     let root = objs
         .first()
         .filter(|o| o.ty == ObjType::Machine && o.parent.is_none());
-    if let Some(complete) = root.and_then(|r| r.cpuset) {
+    if let Some(complete) = root.and_then(|r| r.cpuset.as_ref()).map(Bits::to_mask) {
         let possible = complete.or(&known);
         b.possible(possible);
         b.present(possible);
@@ -822,7 +867,9 @@ fn map_raw(raw: Raw, source: &str) -> Result<Topology, Error> {
         .map(|&i| {
             objs[i]
                 .cpuset
-                .or_else(|| objs[i].parent.and_then(|p| objs[p].cpuset))
+                .as_ref()
+                .or_else(|| objs[i].parent.and_then(|p| objs[p].cpuset.as_ref()))
+                .map(Bits::to_mask)
                 .unwrap_or_default()
                 .and(&known)
         })
@@ -862,15 +909,31 @@ fn map_raw(raw: Raw, source: &str) -> Result<Topology, Error> {
     if let Some(matrix) = numa_distances(&raw, objs, &numa, &node_ids, source)? {
         b.distances(matrix);
     }
-    // Caches.
-    for (i, o) in objs.iter().enumerate() {
-        if o.ty != ObjType::Cache {
-            continue;
-        }
+    // Caches, added in the model's order so that the builder's sort of these
+    // 2 KiB records finds them sorted already.
+    let mut cache_objs: Vec<(u8, CacheKind, usize, usize)> = objs
+        .iter()
+        .enumerate()
+        .filter(|(_, o)| o.ty == ObjType::Cache)
+        .map(|(i, o)| {
+            let (level, kind) = o.cache.expect("caches carry their level");
+            let first = o
+                .cpuset
+                .as_ref()
+                .and_then(Bits::first)
+                .unwrap_or(usize::MAX);
+            (level, kind, first, i)
+        })
+        .collect();
+    cache_objs.sort_unstable();
+    for &(_, _, _, i) in &cache_objs {
+        let o = &objs[i];
         let (level, kind) = o.cache.expect("caches carry their level");
         let cpus = o
             .cpuset
+            .as_ref()
             .ok_or_else(|| at(i, format!("L{level} cache without a cpuset")))?
+            .to_mask()
             .and(&known);
         if cpus.is_empty() {
             // Every CPU of it is offline or outside the cgroup.
