@@ -256,6 +256,7 @@ pub fn run(start_info: u32) -> Result<(), Fatal> {
         x2apic,
         calibrate: opts.calibrate,
         default_lpj: opts.lpj.unwrap_or(bsp_lpj),
+        bsp_apic_id: bsp_apic,
     });
 
     // The shared topology model, with only the boot CPU online, drives the

@@ -125,6 +125,8 @@ pub struct ApConfig {
     pub calibrate: Calibrate,
     /// Loops per jiffy used when calibration is skipped.
     pub default_lpj: u64,
+    /// The boot CPU's APIC id, for the wake-up IPIs.
+    pub bsp_apic_id: u32,
 }
 
 static AP_CONFIG: Once<ApConfig> = Once::new();
@@ -184,9 +186,15 @@ extern "C" fn ap_rust_entry(cpu_nr: u32, _apic_id: u32) -> ! {
         x2apic: false,
         calibrate: Calibrate::Skip,
         default_lpj: 0,
+        bsp_apic_id: 0,
     });
     apic::enable(config.x2apic, None);
     crate::arch::idt::init_ap();
+    // Tell the halted BSP it can go on (it also wakes by itself every ms).
+    let wake_bsp = || apic::send_ipi(config.bsp_apic_id, crate::arch::idt::WAKE_VECTOR as u32);
+    if config.calibrate != Calibrate::Skip {
+        wake_bsp();
+    }
     let lpj = match config.calibrate {
         Calibrate::Skip => config.default_lpj,
         Calibrate::Parallel => calibrate_delay(),
@@ -201,6 +209,7 @@ extern "C" fn ap_rust_entry(cpu_nr: u32, _apic_id: u32) -> ! {
     };
     me.lpj.store(lpj, Ordering::Relaxed);
     me.set(State::Calibrated);
+    wake_bsp();
     cpu::park()
 }
 

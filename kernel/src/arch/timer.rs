@@ -120,8 +120,10 @@ fn calibrate_pit() -> u64 {
 /// waits spin with `pause` instead of halting.
 static APIC_TICKS_PER_US: AtomicU64 = AtomicU64::new(0);
 
-/// How often a halted waiter wakes up to re-check its condition.
-const POLL_US: u64 = 20;
+/// How often a halted waiter wakes up to re-check its condition when nothing
+/// else wakes it: APs send the BSP a wake-up IPI at each step it waits for, so
+/// this is only a safety net (and no busy host thread under TCG).
+const POLL_US: u64 = 1000;
 
 /// Measures the APIC timer against the (already calibrated) TSC over 2 ms.
 pub fn calibrate_apic_timer() -> u64 {
@@ -139,9 +141,10 @@ pub fn calibrate_apic_timer() -> u64 {
 
 /// Waits until `done()` or the TSC passes `deadline`; returns whether `done()`.
 ///
-/// With a calibrated APIC timer the CPU halts between checks (woken every
-/// [`POLL_US`]): under TCG every vCPU is a host thread, and a spinning waiter
-/// would take a host core from the APs it is waiting for.
+/// With a calibrated APIC timer the CPU halts between checks, woken by an AP's
+/// IPI or after at most [`POLL_US`]: under TCG every vCPU is a host thread, and
+/// a spinning (or fast-polling) waiter takes a host core from the APs it is
+/// waiting for.
 pub fn wait_until(deadline: u64, mut done: impl FnMut() -> bool) -> bool {
     let per_us = APIC_TICKS_PER_US.load(Ordering::Relaxed);
     loop {
