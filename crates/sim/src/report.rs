@@ -268,6 +268,7 @@ pub fn svg(run: &Run, title: &str, path: &Path) -> Result<(), SimError> {
         .disable_mesh()
         .x_desc("virtual seconds since \"Bringing up secondary CPUs\"")
         .y_desc("CPU (bring-up order)")
+        .y_label_formatter(&|y| format!("{y:.0}"))
         .draw()
         .map_err(|e| err(e.to_string()))?;
     let row_h = n as f64 / rows as f64;
@@ -292,7 +293,7 @@ pub fn svg(run: &Run, title: &str, path: &Path) -> Result<(), SimError> {
         .configure_series_labels()
         .background_style(WHITE.mix(0.8))
         .border_style(BLACK)
-        .position(SeriesLabelPosition::LowerRight)
+        .position(SeriesLabelPosition::UpperRight)
         .draw()
         .map_err(|e| err(e.to_string()))?;
     root.present().map_err(|e| err(e.to_string()))?;

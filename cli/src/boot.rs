@@ -1,0 +1,267 @@
+//! `manycore boot`: simulate a machine's CPU bring-up (crates/sim).
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, ValueEnum};
+use serde::Serialize;
+use sim::report::{self, Comparison};
+use sim::{Calibrate, CostTable, Kick, Masks, Options, Platform, Run, Strategy};
+
+/// Output format on standard output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// Kernel log, phase summary (or the before/after table).
+    Text,
+    /// One JSON document.
+    Json,
+}
+
+/// Simulate bringing up every CPU of a machine: how long, where the time goes,
+/// and what each seed's fix buys.
+#[derive(Args, Debug, Clone)]
+pub struct BootArgs {
+    /// The machine (default: this host).
+    #[command(flatten)]
+    pub source: crate::source::SourceArgs,
+    /// Platform cost table (default: from the machine's architecture).
+    /// x86-2010 is x86 with seed 002's 2.6.37-era delays.
+    #[arg(long, value_name = "x86|x86-2010|powerpc|arm64")]
+    pub platform: Option<Platform>,
+    /// Kick order: one CPU at a time, or every kick first (seed 003).
+    #[arg(long, default_value = "serial", value_name = "serial|parallel")]
+    pub strategy: Kick,
+    /// Delay calibration (seed 002).
+    #[arg(
+        long,
+        default_value = "serial",
+        value_name = "serial|parallel|skip|lpj=N"
+    )]
+    pub calibrate: Calibrate,
+    /// Topology-mask algorithm (seed 000); naive walks the device tree for every
+    /// online CPU and takes minutes of real time beyond a few thousand CPUs.
+    #[arg(long, default_value = "scoped", value_name = "naive|scoped")]
+    pub masks: Masks,
+    /// Run two kick strategies (the other options apply to both) and print a
+    /// before / after table.
+    #[arg(long, num_args = 2, value_names = ["A", "B"])]
+    pub compare: Option<Vec<Kick>>,
+    /// Write the timeline picture (with --compare: FILE-a.svg and FILE-b.svg).
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
+    /// Write the full run, per-CPU timeline included, as JSON.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Standard output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+    /// Jitter seed: the same seed gives bit-identical output.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// No progress display.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// A one-line progress display on standard error, redrawn at most ten times a
+/// second and only on a terminal. Written by hand because it is twenty lines and
+/// the alternative adds a dependency to the shared CLI manifest.
+struct Progress {
+    enabled: bool,
+    label: String,
+    last: Option<Instant>,
+    started: Instant,
+}
+
+impl Progress {
+    fn new(quiet: bool, label: &str) -> Progress {
+        Progress {
+            enabled: !quiet && std::io::stderr().is_terminal(),
+            label: label.to_string(),
+            last: None,
+            started: Instant::now(),
+        }
+    }
+
+    fn update(&mut self, done: usize, total: usize) {
+        if !self.enabled {
+            return;
+        }
+        let now = Instant::now();
+        if done < total
+            && self
+                .last
+                .is_some_and(|t| now - t < Duration::from_millis(100))
+        {
+            return;
+        }
+        // Nothing for quick runs: only once half a second has passed.
+        if now - self.started < Duration::from_millis(500) && done < total {
+            return;
+        }
+        self.last = Some(now);
+        let mut err = std::io::stderr();
+        let _ = write!(err, "\r{}: {done}/{total} CPUs online", self.label);
+        if done >= total {
+            let _ = writeln!(err);
+        }
+        let _ = err.flush();
+    }
+}
+
+fn platform_for(args: &BootArgs, topo: &topology::Topology) -> Result<Platform> {
+    match args.platform {
+        Some(p) => Ok(p),
+        None => Ok(Platform::for_arch(&topo.arch).unwrap_or_else(|| {
+            // hwloc synthetic descriptions carry no architecture.
+            if !args.quiet {
+                eprintln!(
+                    "note: no cost table for architecture '{}'; using x86 (choose with --platform)",
+                    topo.arch.uname()
+                );
+            }
+            Platform::X86
+        })),
+    }
+}
+
+fn simulate(
+    args: &BootArgs,
+    topo: &topology::Topology,
+    costs: &CostTable,
+    kick: Kick,
+) -> Result<Run> {
+    let strategy = Strategy {
+        kick,
+        calibrate: args.calibrate,
+        masks: args.masks,
+    };
+    let mut progress = Progress::new(args.quiet, &format!("simulating {kick} kick"));
+    let run = sim::simulate_with(
+        topo,
+        costs,
+        &strategy,
+        &Options { seed: args.seed },
+        &mut |done, total| progress.update(done, total),
+    )?;
+    Ok(run)
+}
+
+fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
+    let file = std::fs::File::create(path)
+        .with_context(|| format!("{}: cannot create", path.display()))?;
+    let mut w = std::io::BufWriter::new(file);
+    serde_json::to_writer(&mut w, value)
+        .with_context(|| format!("{}: cannot write", path.display()))?;
+    w.flush()
+        .with_context(|| format!("{}: cannot write", path.display()))?;
+    Ok(())
+}
+
+/// Writes to standard output; a closed pipe (`| head`) ends the output quietly
+/// instead of panicking like `print!`.
+pub(crate) fn emit(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+}
+
+fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+    let stem = path.file_stem().map_or_else(
+        || "timeline".to_string(),
+        |s| s.to_string_lossy().into_owned(),
+    );
+    let ext = path
+        .extension()
+        .map_or_else(|| "svg".to_string(), |s| s.to_string_lossy().into_owned());
+    path.with_file_name(format!("{stem}-{suffix}.{ext}"))
+}
+
+/// Standard-output JSON of one run: everything but the per-CPU timeline.
+#[derive(Serialize)]
+struct RunSummary<'a> {
+    machine: &'a str,
+    platform: &'a str,
+    strategy: &'a Strategy,
+    seed: u64,
+    cpus: usize,
+    nodes: usize,
+    brought_up_s: f64,
+    done_s: f64,
+    phases: &'a [sim::run::PhaseTotal],
+    ops: &'a sim::masks::Ops,
+    log: Vec<String>,
+}
+
+/// Runs `manycore boot`.
+pub fn run(args: &BootArgs) -> Result<()> {
+    let topo = args.source.load()?;
+    let platform = platform_for(args, &topo)?;
+    let costs = CostTable::for_platform(platform);
+    let machine = if topo.source.is_empty() {
+        "machine".to_string()
+    } else {
+        topo.source.clone()
+    };
+    if let Some(kicks) = &args.compare {
+        let [a, b] = kicks.as_slice() else {
+            bail!("--compare takes exactly two strategies, e.g. --compare serial parallel");
+        };
+        let run_a = simulate(args, &topo, &costs, *a)?;
+        let run_b = simulate(args, &topo, &costs, *b)?;
+        if let Some(path) = &args.svg {
+            for (run, suffix) in [(&run_a, "a"), (&run_b, "b")] {
+                let title = format!("{machine}: {} ({})", run.strategy, platform);
+                report::svg(run, &title, &with_suffix(path, suffix))?;
+            }
+        }
+        if let Some(path) = &args.json {
+            write_json(path, &serde_json::json!({ "a": run_a, "b": run_b }))?;
+        }
+        let cmp = Comparison::new(&run_a, &run_b);
+        match args.format {
+            Format::Json => {
+                crate::boot::emit(&format!("{}\n", serde_json::to_string_pretty(&cmp)?))
+            }
+            Format::Text => {
+                emit(&format!(
+                    "{machine}: {} CPUs, platform {platform}, calibrate={} masks={}, seed {}\n\n{}",
+                    run_a.cpus,
+                    args.calibrate,
+                    args.masks,
+                    args.seed,
+                    cmp.to_text(&format!("{a} kick"), &format!("{b} kick"))
+                ));
+            }
+        }
+        return Ok(());
+    }
+    let run = simulate(args, &topo, &costs, args.strategy)?;
+    if let Some(path) = &args.svg {
+        let title = format!("{machine}: {} ({})", run.strategy, platform);
+        report::svg(&run, &title, path)?;
+    }
+    if let Some(path) = &args.json {
+        write_json(path, &run)?;
+    }
+    match args.format {
+        Format::Json => {
+            let summary = RunSummary {
+                machine: &machine,
+                platform: &run.platform,
+                strategy: &run.strategy,
+                seed: run.seed,
+                cpus: run.cpus,
+                nodes: run.nodes,
+                brought_up_s: run.brought_up_s,
+                done_s: run.done_s,
+                phases: &run.phases,
+                ops: &run.ops,
+                log: run.log.iter().map(|l| l.render()).collect(),
+            };
+            emit(&format!("{}\n", serde_json::to_string_pretty(&summary)?));
+        }
+        Format::Text => emit(&report::text(&run, &machine)),
+    }
+    Ok(())
+}

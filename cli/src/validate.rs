@@ -1,0 +1,63 @@
+//! `manycore validate`: the simulator's predictions against the seeds' measurements.
+use std::io::{IsTerminal, Write};
+
+use anyhow::Result;
+use clap::Args;
+use serde::Serialize;
+
+use crate::boot::Format;
+
+/// Fit the simulator's free parameters on the seeds' small machines, predict the
+/// large ones, and print predicted against measured with the error.
+#[derive(Args, Debug, Clone)]
+pub struct ValidateArgs {
+    /// Standard output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+    /// No progress display.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+#[derive(Serialize)]
+struct KnownMiss {
+    case: &'static str,
+    reason: &'static str,
+}
+
+#[derive(Serialize)]
+struct Output<'a> {
+    rows: &'a [sim::validate::Row],
+    params: &'a [sim::validate::ParamRow],
+    known_misses: Vec<KnownMiss>,
+}
+
+/// Runs `manycore validate`.
+pub fn run(args: &ValidateArgs) -> Result<()> {
+    let show = !args.quiet && std::io::stderr().is_terminal();
+    let report = sim::validate::validate(&mut |case| {
+        if show {
+            let mut err = std::io::stderr();
+            let _ = write!(err, "\r\x1b[2Ksimulating {case}");
+            let _ = err.flush();
+        }
+    })?;
+    if show {
+        eprint!("\r\x1b[2K");
+    }
+    match args.format {
+        Format::Text => crate::boot::emit(&report.to_text()),
+        Format::Json => {
+            let out = Output {
+                rows: &report.rows,
+                params: &report.params,
+                known_misses: sim::validate::KNOWN_MISSES
+                    .iter()
+                    .map(|&(case, reason)| KnownMiss { case, reason })
+                    .collect(),
+            };
+            crate::boot::emit(&format!("{}\n", serde_json::to_string_pretty(&out)?));
+        }
+    }
+    Ok(())
+}
