@@ -63,6 +63,10 @@ qemu_args() {
 capture() {
   local m="$1"
   local args; args="$(qemu_args "$m")"
+  # Many mostly idle vCPUs on a small host: one TCG thread wastes less time than
+  # 64 threads fighting for 2 cores (multi-threaded TCG hit RCU stalls there).
+  local accel=tcg
+  [ "$m" = x86-64c-8n ] && accel=tcg,thread=single
   local vmlinuz; vmlinuz="$("$root/scripts/fetch-linux.sh")"
   local work; work="$(mktemp -d)"
   trap 'rm -rf "$work"' RETURN
@@ -81,25 +85,27 @@ mount -t sysfs sys /sys
 mount -t debugfs debugfs /sys/kernel/debug
 mount -t tmpfs tmp /tmp
 o=/tmp/$m
-copy() { mkdir -p "\$o/\$(dirname "\$1")"; cat "\$1" > "\$o/\$1" 2>/dev/null || rm -f "\$o/\$1"; }
-mkdir -p \$o/proc
+# busybox cp reads to EOF (tar would trust st_size, which sysfs and debugfs get
+# wrong); one cp per directory keeps the number of forks low, which matters with
+# 64 vCPUs under TCG.
+mkdir -p \$o/proc \$o/sys/devices/system/cpu \$o/sys/devices/system/node /tmp/dom
 cat /proc/cpuinfo > \$o/proc/cpuinfo
-for f in /sys/devices/system/cpu/possible /sys/devices/system/cpu/present \\
-         /sys/devices/system/cpu/online /sys/devices/system/cpu/offline \\
-         /sys/devices/system/cpu/kernel_max \\
-         /sys/devices/system/cpu/cpu*/online /sys/devices/system/cpu/cpu*/topology/* \\
-         /sys/devices/system/cpu/cpu*/cache/index*/* \\
-         /sys/devices/system/node/possible /sys/devices/system/node/online \\
-         /sys/devices/system/node/has_cpu /sys/devices/system/node/has_memory \\
-         /sys/devices/system/node/has_normal_memory \\
-         /sys/devices/system/node/node*/cpumap /sys/devices/system/node/node*/cpulist \\
-         /sys/devices/system/node/node*/distance /sys/devices/system/node/node*/meminfo; do
-  [ -f "\$f" ] && copy "\$f"
+cd /sys/devices/system/cpu
+cp possible present online kernel_max \$o/sys/devices/system/cpu/ 2>/dev/null
+[ -f offline ] && cp offline \$o/sys/devices/system/cpu/
+for d in cpu[0-9]*; do
+  mkdir -p \$o/sys/devices/system/cpu/\$d
+  cp -r \$d/topology \$d/cache \$o/sys/devices/system/cpu/\$d/ 2>/dev/null
+  [ -f \$d/online ] && cp \$d/online \$o/sys/devices/system/cpu/\$d/
 done
-for f in \$(find /sys/kernel/debug/sched/domains -type f); do
-  d=/tmp/dom/domains/\${f#/sys/kernel/debug/sched/domains/}
-  mkdir -p "\$(dirname "\$d")"; cat "\$f" > "\$d"
+cd /sys/devices/system/node
+cp possible online has_cpu has_memory has_normal_memory \$o/sys/devices/system/node/ 2>/dev/null
+for d in node[0-9]*; do
+  mkdir -p \$o/sys/devices/system/node/\$d
+  cp \$d/cpumap \$d/cpulist \$d/distance \$d/meminfo \$o/sys/devices/system/node/\$d/
 done
+cd /
+cp -r /sys/kernel/debug/sched/domains /tmp/dom/domains
 dmesg > /tmp/dom/dmesg.txt
 uname -a > /tmp/dom/uname.txt
 cat /proc/cmdline > /tmp/dom/cmdline.txt
@@ -113,7 +119,7 @@ INIT
   local cmdline="console=ttyS0 lpj=4000000 sched_verbose rdinit=/init panic=-1 loglevel=7 log_buf_len=4M"
   echo "capture $m: qemu-system-x86_64 -nographic -no-reboot -kernel $vmlinuz -initrd <busybox initramfs> -append \"$cmdline\" $args" >&2
   # shellcheck disable=SC2086
-  timeout 1800 qemu-system-x86_64 -nographic -no-reboot -accel tcg \
+  timeout 3600 qemu-system-x86_64 -nographic -no-reboot -accel "$accel" \
     -kernel "$vmlinuz" -initrd "$work/initrd.gz" -append "$cmdline" $args \
     > "$work/console.log" 2>&1 || true
   for part in SYSFS DOMAINS; do
@@ -129,7 +135,7 @@ INIT
     echo "machine: $m"
     echo "kernel: $(basename "$vmlinuz") (Debian package $(basename "$(dirname "$(dirname "$vmlinuz")")"), unpacked by scripts/fetch-linux.sh)"
     echo "qemu: $(qemu-system-x86_64 --version | head -1)"
-    echo "command: qemu-system-x86_64 -nographic -no-reboot -accel tcg -kernel vmlinuz -initrd initrd.gz -append \"$cmdline\" $args"
+    echo "command: qemu-system-x86_64 -nographic -no-reboot -accel $accel -kernel vmlinuz -initrd initrd.gz -append \"$cmdline\" $args"
     echo "made by: scripts/domains-capture.sh $m"
   } > "$out/$m.README"
   echo "capture $m: wrote $out/$m-sysfs.tar.gz $out/$m-domains.tar.gz" >&2

@@ -241,17 +241,41 @@ pub fn build(topo: &Topology, kernel: KernelVersion) -> Result<Domains, Error> {
     let mut shared_lists: HashMap<(u8, u32), u32> = HashMap::new();
     let mut private_lists: HashMap<Vec<GroupSpan>, u32> = HashMap::new();
     let mut group_flags: HashMap<(u8, u32), Flags> = HashMap::new();
+    let mut last_walk: HashMap<(u8, u32), (u32, u32, u32, Flags)> = HashMap::new();
     for ci in 0..chains.len() {
         let cpu = online[ci];
         for li in 0..chains[ci].len() {
             let span = chains[ci][li].span;
             if levels[li].overlap {
-                let (list, first_flags) = overlap_groups(cpu, li, span, &chains, &cpu_pos, &spans);
-                let id = *private_lists.entry(list.clone()).or_insert_with(|| {
-                    group_lists.push(list);
-                    group_list_built_order.push(true);
-                    (group_lists.len() - 1) as u32
+                // The walk from `cpu` equals the walk from the previous member of
+                // the span when nothing lies between them and both start in the
+                // same child domain: the walk from the previous one skips straight
+                // over `cpu`, already covered by that first group.
+                let child = if li > 0 {
+                    chains[ci][li - 1].span
+                } else {
+                    u32::MAX
+                };
+                let memo = last_walk.get(&(li as u8, span)).copied();
+                let reuse = memo.and_then(|(prev, prev_child, id, flags)| {
+                    let adjacent =
+                        spans.get(span).next_from(prev as usize + 1) == Some(cpu as usize);
+                    (adjacent && prev_child == child && li > 0).then_some((id, flags))
                 });
+                let (id, first_flags) = match reuse {
+                    Some(x) => x,
+                    None => {
+                        let (list, first_flags) =
+                            overlap_groups(cpu, li, span, &chains, &cpu_pos, &spans);
+                        let id = *private_lists.entry(list.clone()).or_insert_with(|| {
+                            group_lists.push(list);
+                            group_list_built_order.push(true);
+                            (group_lists.len() - 1) as u32
+                        });
+                        (id, first_flags)
+                    }
+                };
+                last_walk.insert((li as u8, span), (cpu, child, id, first_flags));
                 chains[ci][li].groups = id;
                 chains[ci][li].group_key = GroupKey::Private(first_flags);
             } else {
@@ -282,8 +306,9 @@ pub fn build(topo: &Topology, kernel: KernelVersion) -> Result<Domains, Error> {
     let needs_groups = kernel.degenerate_needs_groups();
     let parent_ignores = kernel.parent_ignores_with_one_group(rules.single_node);
     let ngroups = |sd: &Sd| group_lists[sd.groups as usize].len();
+    let weights: Vec<u32> = spans.masks.iter().map(|m| m.weight() as u32).collect();
     let degenerate = |sd: &Sd| -> Option<Reason> {
-        if spans.get(sd.span).weight() == 1 {
+        if weights[sd.span as usize] == 1 {
             return Some(Reason::SingleCpu);
         }
         if sd.flags.intersects(needs_groups) && ngroups(sd) > 1 {
@@ -490,7 +515,7 @@ fn sd_init(
     Sd {
         level: li as u8,
         span,
-        weight: spans.get(raw).weight() as u32,
+        weight: weight_of(raw, spans),
         flags,
         imbalance_pct,
         cache_nice_tries,
@@ -498,6 +523,11 @@ fn sd_init(
         groups: 0,
         group_key: GroupKey::Private(Flags::EMPTY),
     }
+}
+
+/// Weight of an interned span (2 KiB popcount; callers are per CPU per level).
+fn weight_of(id: u32, spans: &Spans) -> u32 {
+    spans.get(id).weight() as u32
 }
 
 /// build_sched_groups(): the child spans covering `span`, sorted by first CPU

@@ -76,6 +76,7 @@ pub(crate) fn levels_for(topo: &Topology, kernel: KernelVersion, spans: &mut Spa
     let online = topo.online;
     let nr = topo.nr_cpu_ids().max(online.last().map_or(0, |l| l + 1));
     let nodes = NodeMap::new(topo);
+    let caches = CacheIndex::new(topo, nr);
 
     let mut ctx = Ctx {
         topo,
@@ -110,7 +111,7 @@ pub(crate) fn levels_for(topo: &Topology, kernel: KernelVersion, spans: &mut Spa
             if t.level(LevelKind::BigCore).is_some() {
                 t.mask_of(c, LevelKind::BigCore)
             } else {
-                cache_mask(t, c, 2).unwrap_or_else(|| t.smt_mask(c))
+                caches.l2(t, c).unwrap_or_else(|| t.smt_mask(c))
             }
         };
         // `shared_caches`: some CPU's L2 mask is wider than its SMT mask.
@@ -148,7 +149,8 @@ pub(crate) fn levels_for(topo: &Topology, kernel: KernelVersion, spans: &mut Spa
                 Flags::of(&[Flag::Cluster, Flag::ShareLlc]),
                 "CPUs sharing the L2 (cpu_l2c_shared_mask)",
                 |t, c| {
-                    cache_mask(t, c, 2)
+                    caches
+                        .l2(t, c)
                         .unwrap_or_else(|| t.smt_mask(c))
                         .and(&nodes.node_mask(c))
                 },
@@ -158,7 +160,7 @@ pub(crate) fn levels_for(topo: &Topology, kernel: KernelVersion, spans: &mut Spa
             "MC",
             Flags::of(&[Flag::ShareLlc]),
             "CPUs sharing the LLC on the node (cpu_llc_shared_mask)",
-            |t, c| t.llc_mask(c).and(&nodes.node_mask(c)),
+            |t, c| caches.llc(t, c).and(&nodes.node_mask(c)),
         ));
         // x86_has_numa_in_package: two CPUs of one package on different nodes.
         numa_in_package = online.iter().any(|c| {
@@ -181,7 +183,7 @@ pub(crate) fn levels_for(topo: &Topology, kernel: KernelVersion, spans: &mut Spa
         levels.push(ctx.level("SMT", smt_flags, "SMT siblings", |t, c| t.smt_mask(c)));
         let has_cluster_level = kernel.has_cluster_level();
         let coregroup =
-            move |t: &Topology, c: usize| arm_coregroup(t, &nodes, c, has_cluster_level);
+            |t: &Topology, c: usize| arm_coregroup(t, &nodes, &caches, c, has_cluster_level);
         if has_cluster_level {
             levels.push(ctx.level(
                 "CLS",
@@ -220,7 +222,7 @@ pub(crate) fn levels_for(topo: &Topology, kernel: KernelVersion, spans: &mut Spa
     let mut distances: Vec<u32> = Vec::new();
     for &i in &counted {
         for &j in &counted {
-            distances.push(nodes.distance(topo, i, j));
+            distances.push(nodes.distance(i, j));
         }
     }
     distances.sort_unstable();
@@ -234,8 +236,8 @@ pub(crate) fn levels_for(topo: &Topology, kernel: KernelVersion, spans: &mut Spa
             .map(|j| {
                 let mut m = CpuMask::new();
                 for &k in &counted {
-                    if nodes.distance(topo, j, k) <= dist {
-                        m.or_assign(&nodes.cpus(k));
+                    if nodes.distance(j, k) <= dist {
+                        m.or_assign(nodes.cpus(k));
                     }
                 }
                 m.and(&online)
@@ -338,7 +340,7 @@ impl Ctx<'_> {
         topology_flags: Flags,
         mask_source: &'static str,
         node_masks: &[CpuMask],
-        nodes: &NodeMap<'_>,
+        nodes: &NodeMap,
     ) -> LevelDef {
         let ids: Vec<u32> = node_masks.iter().map(|m| self.spans.intern(*m)).collect();
         let mut of_cpu = vec![u32::MAX; self.nr];
@@ -358,58 +360,112 @@ impl Ctx<'_> {
 
 /// Nodes as the scheduler sees them: the topology's nodes, or one node 0 holding
 /// every CPU when the topology has none. CPUs without a node go to the first node.
-#[derive(Clone, Copy)]
-struct NodeMap<'a> {
-    topo: &'a Topology,
-    all: CpuMask,
+/// Masks are computed once: level masks ask for them once per CPU group.
+struct NodeMap {
+    masks: Vec<CpuMask>,
+    of: Vec<u32>,
+    distances: Vec<u32>,
 }
 
-impl<'a> NodeMap<'a> {
-    fn new(topo: &'a Topology) -> Self {
+impl NodeMap {
+    fn new(topo: &Topology) -> Self {
+        let n = topo.nodes.len().max(1);
+        let mut masks: Vec<CpuMask> = if topo.nodes.is_empty() {
+            vec![topo.known()]
+        } else {
+            topo.nodes.iter().map(|x| x.cpus).collect()
+        };
+        let mut of = vec![0u32; topo.cpus.last().map_or(0, |c| c.id as usize + 1)];
+        for c in &topo.cpus {
+            match c.node {
+                Some(i) if !topo.nodes.is_empty() => of[c.id as usize] = i,
+                _ => {
+                    of[c.id as usize] = 0;
+                    masks[0].set(c.id as usize);
+                }
+            }
+        }
+        let mut distances = Vec::with_capacity(n * n);
+        for a in 0..n {
+            for b in 0..n {
+                distances.push(if topo.nodes.is_empty() {
+                    10
+                } else {
+                    topo.distance(a, b)
+                });
+            }
+        }
         NodeMap {
-            topo,
-            all: topo.known(),
+            masks,
+            of,
+            distances,
         }
     }
     fn len(&self) -> usize {
-        self.topo.nodes.len().max(1)
+        self.masks.len()
     }
     fn node_of(&self, cpu: usize) -> usize {
-        self.topo.cpu(cpu).and_then(|c| c.node).unwrap_or(0) as usize
+        self.of.get(cpu).copied().unwrap_or(0) as usize
     }
-    fn cpus(&self, node: usize) -> CpuMask {
-        if self.topo.nodes.is_empty() {
-            return self.all;
-        }
-        let mut m = self.topo.nodes[node].cpus;
-        if node == 0 {
-            // CPUs the topology left without a node.
-            for c in self.topo.cpus.iter().filter(|c| c.node.is_none()) {
-                m.set(c.id as usize);
-            }
-        }
-        m
+    fn cpus(&self, node: usize) -> &CpuMask {
+        &self.masks[node]
     }
     fn node_mask(&self, cpu: usize) -> CpuMask {
-        self.cpus(self.node_of(cpu))
+        self.masks[self.node_of(cpu)]
     }
     fn has_cpus(&self, node: usize, online: &CpuMask) -> bool {
-        self.cpus(node).intersects(online)
+        self.masks[node].intersects(online)
     }
-    fn distance(&self, topo: &Topology, a: usize, b: usize) -> u32 {
-        if topo.nodes.is_empty() {
-            10
-        } else {
-            topo.distance(a, b)
-        }
+    fn distance(&self, a: usize, b: usize) -> u32 {
+        self.distances[a * self.len() + b]
     }
 }
 
-/// CPUs sharing `cpu`'s cache of `level` (data or unified), if one is described.
-fn cache_mask(topo: &Topology, cpu: usize, level: u8) -> Option<CpuMask> {
-    topo.caches_of(cpu)
-        .find(|c| c.level == level && c.kind != CacheKind::Instruction)
-        .map(|c| c.cpus)
+/// Per CPU, its L2 and its last-level cache (indices into `Topology::caches`),
+/// found once: asking `Topology` per CPU scans every cache each time.
+struct CacheIndex {
+    l2: Vec<u32>,
+    llc: Vec<u32>,
+}
+
+impl CacheIndex {
+    fn new(topo: &Topology, nr: usize) -> Self {
+        let mut l2 = vec![u32::MAX; nr];
+        let mut llc = vec![u32::MAX; nr];
+        let mut llc_level = vec![0u8; nr];
+        for (i, cache) in topo.caches.iter().enumerate() {
+            if cache.kind == CacheKind::Instruction {
+                continue;
+            }
+            for cpu in cache.cpus.iter().filter(|&c| c < nr) {
+                if cache.level == 2 && l2[cpu] == u32::MAX {
+                    l2[cpu] = i as u32;
+                }
+                if cache.level > llc_level[cpu] {
+                    llc_level[cpu] = cache.level;
+                    llc[cpu] = i as u32;
+                }
+            }
+        }
+        CacheIndex { l2, llc }
+    }
+    fn get(topo: &Topology, v: &[u32], cpu: usize) -> Option<CpuMask> {
+        match v.get(cpu) {
+            Some(&i) if i != u32::MAX => Some(topo.caches[i as usize].cpus),
+            _ => None,
+        }
+    }
+    /// The CPUs sharing `cpu`'s L2, if an L2 is described.
+    fn l2(&self, topo: &Topology, cpu: usize) -> Option<CpuMask> {
+        Self::get(topo, &self.l2, cpu)
+    }
+    /// `Topology::llc_mask`: the last-level cache's CPUs, else the SMT siblings.
+    fn llc(&self, topo: &Topology, cpu: usize) -> CpuMask {
+        Self::get(topo, &self.llc, cpu).unwrap_or_else(|| topo.smt_mask(cpu))
+    }
+    fn has_any(&self, cpu: usize) -> bool {
+        self.llc.get(cpu).is_some_and(|&i| i != u32::MAX)
+    }
 }
 
 /// arm64 `cluster_sibling`: the cluster, or the SMT siblings where none is described.
@@ -425,7 +481,8 @@ fn cluster_siblings(topo: &Topology, cpu: usize) -> CpuMask {
 /// the package and the LLC, widened to the cluster when the LLC is narrower.
 fn arm_coregroup(
     topo: &Topology,
-    nodes: &NodeMap<'_>,
+    nodes: &NodeMap,
+    caches: &CacheIndex,
     cpu: usize,
     cluster_enabled: bool,
 ) -> CpuMask {
@@ -434,8 +491,8 @@ fn arm_coregroup(
     if pkg.is_subset(&core) {
         core = pkg;
     }
-    if topo.caches_of(cpu).next().is_some() {
-        let llc = topo.llc_mask(cpu);
+    if caches.has_any(cpu) {
+        let llc = caches.llc(topo, cpu);
         if llc.is_subset(&core) {
             core = llc;
         }
