@@ -80,6 +80,10 @@ fn write_machine(root: &Path, packages: usize, cores: usize, threads: usize) -> 
         std::fs::write(p, text).unwrap();
     };
     let cpu = "sys/devices/system/cpu";
+    let cpuinfo: String = (0..n)
+        .map(|c| format!("processor\t: {c}\nvendor_id\t: GenuineIntel\nflags\t\t: fpu lm\n\n"))
+        .collect();
+    write("proc/cpuinfo", &cpuinfo);
     for f in ["possible", "present", "online"] {
         write(&format!("{cpu}/{f}"), &format!("0-{}\n", n - 1));
     }
@@ -140,7 +144,7 @@ fn lstopo(dir: &Path) {
     let out = Command::new("lstopo-no-graphics")
         .arg("--input")
         .arg(dir)
-        .args(["--no-io", "--of", "xml", "-"])
+        .args(["--if", "fsroot", "--no-io", "--of", "xml", "-"])
         .stderr(Stdio::null())
         .output()
         .expect("lstopo-no-graphics");

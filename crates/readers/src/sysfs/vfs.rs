@@ -221,22 +221,7 @@ impl Root {
             Some(i) => (&path[..i], &path[i + 1..]),
             None => ("", path),
         };
-        let cached = self.resolved_dirs.borrow().get(dir_key).cloned();
-        let dir_real = match cached {
-            Some(d) => d,
-            None => {
-                let comps = split_components(dir_key);
-                let d = match self.walk(&comps, path)? {
-                    Some(d) if d.is_empty() || self.kind(&d) == Some(Kind::Dir) => Some(d),
-                    _ => None,
-                };
-                self.resolved_dirs
-                    .borrow_mut()
-                    .insert(dir_key.to_string(), d.clone());
-                d
-            }
-        };
-        let Some(dir_real) = dir_real else {
+        let Some(dir_real) = self.resolve_dir(dir_key, path)? else {
             return Ok(None);
         };
         let here = if dir_real.is_empty() {
@@ -253,6 +238,47 @@ impl Root {
                 self.walk(&comps, path)
             }
         }
+    }
+
+    /// Resolves a clean directory path, one new component at a time on top of
+    /// its (cached) parent, so each directory costs one lookup.
+    fn resolve_dir(&self, dir: &str, original: &str) -> Result<Option<String>, Error> {
+        if dir.is_empty() {
+            return Ok(Some(String::new()));
+        }
+        if let Some(d) = self.resolved_dirs.borrow().get(dir) {
+            return Ok(d.clone());
+        }
+        let (parent, last) = match dir.rfind('/') {
+            Some(i) => (&dir[..i], &dir[i + 1..]),
+            None => ("", dir),
+        };
+        let real = match self.resolve_dir(parent, original)? {
+            None => None,
+            Some(parent_real) => {
+                let here = if parent_real.is_empty() {
+                    last.to_string()
+                } else {
+                    format!("{parent_real}/{last}")
+                };
+                match self.kind(&here) {
+                    Some(Kind::Dir) => Some(here),
+                    Some(Kind::Symlink(_)) => {
+                        let mut comps = split_components(&parent_real);
+                        comps.push(last.to_string());
+                        match self.walk(&comps, original)? {
+                            Some(d) if d.is_empty() || self.kind(&d) == Some(Kind::Dir) => Some(d),
+                            _ => None,
+                        }
+                    }
+                    _ => None,
+                }
+            }
+        };
+        self.resolved_dirs
+            .borrow_mut()
+            .insert(dir.to_string(), real.clone());
+        Ok(real)
     }
 
     /// Follows `comps` from the root, expanding symlinks as they are met.
