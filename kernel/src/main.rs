@@ -14,6 +14,7 @@ mod firmware;
 mod machine;
 mod report;
 mod smp;
+mod srat;
 
 use arch::console::{self, EXIT_FAILURE, EXIT_SUCCESS};
 use arch::timer;
