@@ -116,7 +116,7 @@ INIT
   chmod +x "$work/rd/init"
   (cd "$work/rd" && find . | cpio -o -H newc --quiet | gzip -9) > "$work/initrd.gz"
 
-  local cmdline="console=ttyS0 lpj=4000000 sched_verbose rdinit=/init panic=-1 loglevel=7 log_buf_len=4M"
+  local cmdline="console=ttyS0 lpj=4000000 no_timer_check sched_verbose rdinit=/init panic=-1 loglevel=7 log_buf_len=4M"
   echo "capture $m: qemu-system-x86_64 -nographic -no-reboot -kernel $vmlinuz -initrd <busybox initramfs> -append \"$cmdline\" $args" >&2
   # shellcheck disable=SC2086
   timeout 3600 qemu-system-x86_64 -nographic -no-reboot -accel "$accel" \

@@ -407,6 +407,7 @@ pub fn build(topo: &Topology, kernel: KernelVersion) -> Result<Domains, Error> {
         })
         .collect();
 
+    spans.forget_index();
     Ok(Domains {
         kernel,
         arch: topo.arch.clone(),

@@ -28,6 +28,11 @@ impl Spans {
         self.index.insert(mask, id);
         id
     }
+    /// Drops the lookup table once nothing more is interned (it holds a second
+    /// copy of every mask).
+    pub fn forget_index(&mut self) {
+        self.index = HashMap::new();
+    }
     pub fn get(&self, id: u32) -> &CpuMask {
         &self.masks[id as usize]
     }

@@ -48,3 +48,8 @@ fn two_sockets_smt2_one_node() {
 fn four_nodes_inside_two_packages_custom_distances() {
     check("x86-4n-dist");
 }
+
+#[test]
+fn sixty_four_cpus_eight_nodes_two_remote_distances() {
+    check("x86-64c-8n");
+}
