@@ -21,6 +21,15 @@ pub enum DomainsFormat {
     Text,
 }
 
+/// How a POWER LPAR gets its processors (overrides what the SOURCE says).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LparMode {
+    /// Dedicated processors.
+    Dedicated,
+    /// Shared-processor LPAR (SPLPAR): asym packing, no MC level (seed 001).
+    Shared,
+}
+
 /// Show the scheduler domains Linux would build on a machine, bit for bit.
 #[derive(Args, Debug, Clone)]
 pub struct DomainsArgs {
@@ -29,6 +38,9 @@ pub struct DomainsArgs {
     /// Kernel whose rules, flag bits and names to follow: 5.9, 6.8 or 6.12.
     #[arg(long, default_value = "6.12", value_parser = parse_kernel)]
     pub kernel: KernelVersion,
+    /// Treat a POWER LPAR as dedicated or shared-processor, whatever the source says.
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub lpar: Option<LparMode>,
     /// Show only this CPU.
     #[arg(long, conflicts_with = "all")]
     pub cpu: Option<u32>,
@@ -55,7 +67,10 @@ fn parse_kernel(s: &str) -> std::result::Result<KernelVersion, String> {
 
 /// Runs the subcommand; returns the exit status.
 pub fn run(args: &DomainsArgs) -> Result<i32> {
-    let topo = args.source.load()?;
+    let mut topo = args.source.load()?;
+    if let Some(mode) = args.lpar {
+        topo.shared_processor = mode == LparMode::Shared;
+    }
     let doms = domains::build(&topo, args.kernel)?;
 
     if let Some(dir) = &args.compare {

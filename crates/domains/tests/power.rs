@@ -89,13 +89,10 @@ fn seed000_power9_v5_9_after_smt1() {
 }
 
 #[test]
-fn seed000_machine_from_the_catalogue_when_present() {
-    // The catalogue entry is written independently; when it exists it must
-    // give the seed's numbers too.
-    let Ok(topo) = readers::catalogue::machine("power9-lpar-128") else {
-        eprintln!("catalogue has no power9-lpar-128 yet");
-        return;
-    };
+fn seed000_machine_from_the_catalogue() {
+    // The catalogue entry is written independently (readers::catalogue); it
+    // must give the seed's numbers too, all threads and after smt=1.
+    let mut topo = readers::catalogue::machine("power9-lpar-128").expect("catalogue");
     assert_eq!(
         cpu0(&topo, KernelVersion::V5_9),
         named(&[
@@ -105,6 +102,38 @@ fn seed000_machine_from_the_catalogue_when_present() {
             ("NUMA", 12801)
         ])
     );
+    // ppc64_cpu --smt=1: threads 1-7 of every SMT8 core go offline.
+    let keep: Vec<usize> = topo.online.iter().filter(|&c| c % 8 == 0).collect();
+    topo.online = keep.into_iter().collect();
+    assert_eq!(
+        cpu0(&topo, KernelVersion::V5_9),
+        named(&[("DIE", 2071), ("NUMA", 12801)])
+    );
+}
+
+#[test]
+fn seed001_catalogue_power10_dedicated_and_shared() {
+    let mut topo = readers::catalogue::machine("power10-shared-768").expect("catalogue");
+    assert_eq!(topo.online.weight(), 768);
+    for shared in [false, true] {
+        topo.shared_processor = shared;
+        let d = domains::build(&topo, KernelVersion::V6_8).unwrap();
+        for c in &d.cpus {
+            for x in &c.domains {
+                let expect = shared && matches!(d.name(x), "CACHE" | "MC" | "PKG");
+                assert_eq!(
+                    x.flags.contains(Flag::AsymPacking),
+                    expect,
+                    "cpu{} {}",
+                    c.cpu,
+                    d.name(x)
+                );
+            }
+        }
+        if shared {
+            assert!(d.levels.iter().all(|l| l.name != "MC"));
+        }
+    }
 }
 
 #[test]

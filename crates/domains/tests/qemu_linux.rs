@@ -53,3 +53,52 @@ fn four_nodes_inside_two_packages_custom_distances() {
 fn sixty_four_cpus_eight_nodes_two_remote_distances() {
     check("x86-64c-8n");
 }
+
+/// The comparison is not vacuous: the same dump against another kernel's rules,
+/// or against a machine with a different distance matrix, shows differences.
+#[test]
+fn compare_reports_real_differences() {
+    let topo = readers::sysfs::read_path(&data("x86-4n-dist-sysfs.tar.gz")).unwrap();
+    let dump = Dump::read(&data("x86-4n-dist-domains.tar.gz")).unwrap();
+
+    let v68 = domains::build(&topo, KernelVersion::V6_8).unwrap();
+    let diffs = compare(&v68, &dump);
+    assert!(diffs.iter().any(|d| d.what == "cpu0/domain1/flags"
+        && d.manycore.contains("SD_SHARE_PKG_RESOURCES")
+        && d.kernel.contains("SD_SHARE_LLC")));
+    assert!(diffs
+        .iter()
+        .any(|d| d.what == "cpu0/domain0/level" && d.manycore == "<missing>"));
+
+    // Make every remote distance equal: one NUMA level instead of three.
+    let mut flat = topo.clone();
+    let n = flat.nodes.len();
+    for i in 0..n * n {
+        if i / n != i % n {
+            flat.distances[i] = 20;
+        }
+    }
+    let diffs = compare(&domains::build(&flat, KernelVersion::V6_12).unwrap(), &dump);
+    assert!(diffs.iter().any(|d| d.what.ends_with("(dmesg) domains")));
+}
+
+/// `--out` then `--compare` on the same machine finds nothing, in both layouts.
+#[test]
+fn written_tree_reads_back_identical() {
+    let topo = readers::sysfs::read_path(&data("x86-64c-8n-sysfs.tar.gz")).unwrap();
+    for k in KernelVersion::ALL {
+        let doms = domains::build(&topo, k).unwrap();
+        let dir =
+            std::env::temp_dir().join(format!("domains-roundtrip-{}-{k}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        domains::render::write_tree(&doms, domains::render::native_layout(k), &dir).unwrap();
+        let dump = Dump::read(&dir).unwrap();
+        assert_eq!(
+            dump.layout(),
+            domains::render::native_layout(k),
+            "kernel {k}: layout detected from the flags files"
+        );
+        assert!(compare(&doms, &dump).is_empty());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
