@@ -185,6 +185,7 @@ pub fn run(args: &HotplugArgs) -> Result<()> {
                 "bringup_mask_update_ns": bringup.mask_update_ns,
                 "cycle_mask_update_ns": cycles.mask_update_ns + cycles.offline_ns,
                 "setup_ns": setup_ns,
+                "mask_storage_bytes": engine.mask_storage_bytes(),
                 "update_order": engine.update_order().iter().map(|l| l.name()).collect::<Vec<_>>(),
                 "levels": level_json(&total, engine),
                 "bringup_levels": level_json(&bringup.work, engine),
@@ -211,9 +212,10 @@ pub fn run(args: &HotplugArgs) -> Result<()> {
                 engine.boot_cpu()
             );
             println!(
-                "firmware tree:  {} nodes; set-up {:.3} ms",
+                "firmware tree:  {} nodes; set-up {:.3} ms; mask storage {:.1} KiB",
                 engine.firmware().node_count(),
-                setup_ns as f64 / 1e6
+                setup_ns as f64 / 1e6,
+                engine.mask_storage_bytes() as f64 / 1024.0
             );
             println!(
                 "mask updates:   {:.3} ms total ({:.3} ms bring-up of {} CPUs, {:.3} ms for {} cycles)",

@@ -24,6 +24,17 @@
 //!   at once, SMT siblings from the node's thread list, identical levels
 //!   consolidated. Work per online stays roughly flat.
 //!
+//! Storage is one mask per *group*, shared by its online members (an offline
+//! CPU's masks are empty, as after Linux's `remove_cpu_from_masks`), so 16384
+//! CPUs need a few MiB instead of 2 KiB × CPUs × levels
+//! ([`MaskEngine::mask_storage_bytes`]).
+//!
+//! Cost shape: scoped work per CPU depends on the number of groups inside the
+//! enclosing group it scans (the node, or tighter), not on the machine size.
+//! It is flat as machines grow by adding nodes, and grows with the node when
+//! one node holds everything (seed 000's 4096-CPU single socket, where Linux's
+//! series still needed 6 s). `BENCHMARKS.md` has both curves.
+//!
 //! [`MaskEngine::rebuild_from_scratch`] recomputes every mask from the
 //! [`topology::Topology`] alone (never the firmware tree) and
 //! [`MaskEngine::verify`] compares.

@@ -126,10 +126,20 @@ struct LevelState {
 }
 
 impl LevelState {
-    fn new(nr: usize) -> Self {
+    /// A level with `groups` empty slots allocated and written now, as Linux
+    /// allocates its cpumasks at boot (`smp_prepare_cpus`), so that onlining
+    /// never allocates or first-touches memory.
+    fn new(nr: usize, groups: usize) -> Self {
+        let mut slots = Vec::with_capacity(groups);
+        for _ in 0..groups {
+            slots.push(CpuMask::new());
+        }
         LevelState {
+            slots,
+            span: vec![(0, 0); groups],
+            free: (0..groups as u32).rev().collect(),
+            by_id: BTreeMap::new(),
             slot_of: vec![NONE; nr],
-            ..Default::default()
         }
     }
 
@@ -476,7 +486,17 @@ impl MaskEngine {
             allow_boot_offline: false,
             present,
             online: CpuMask::new(),
-            levels: core::array::from_fn(|_| LevelState::new(nr)),
+            levels: core::array::from_fn(|li| {
+                let stored = storage[li] as usize == li && order.contains(&MaskLevel::ALL[li]);
+                LevelState::new(
+                    nr,
+                    if stored {
+                        groups(MaskLevel::ALL[li])
+                    } else {
+                        0
+                    },
+                )
+            }),
             storage,
             order,
             scope,
@@ -527,6 +547,24 @@ impl MaskEngine {
     /// Work done once at construction (tree indexing, id checks, boot CPU).
     pub fn setup_work(&self) -> &WorkCounts {
         &self.setup_work
+    }
+
+    /// Bytes held for masks and per-CPU bookkeeping: the group slots of every
+    /// stored level, the per-CPU slot indexes and id cache. (Per-CPU masks as
+    /// Linux keeps them would be 2 KiB × CPUs × levels.)
+    pub fn mask_storage_bytes(&self) -> usize {
+        let per_level: usize = self
+            .levels
+            .iter()
+            .map(|l| {
+                l.slots.capacity() * core::mem::size_of::<CpuMask>()
+                    + l.span.capacity() * 4
+                    + l.free.capacity() * 4
+                    + l.slot_of.capacity() * 4
+                    + l.by_id.len() * 12
+            })
+            .sum();
+        per_level + self.ids.capacity() * core::mem::size_of::<[u64; MaskLevel::COUNT]>()
     }
 
     /// The level whose storage `level` shares after consolidation (itself when

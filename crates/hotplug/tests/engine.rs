@@ -142,12 +142,12 @@ fn consolidation() {
 /// one's does not.
 #[test]
 fn work_growth() {
-    let topo = Shape::simple(Arch::PowerPc64, 8, 8, 8).build().unwrap(); // 512
+    let topo = Shape::simple(Arch::PowerPc64, 4, 8, 8).build().unwrap(); // 256
     let mut last = [0u64; 2];
     for (k, algo) in ALGOS.into_iter().enumerate() {
         let mut e = MaskEngine::new(&topo, algo).unwrap();
         let mut first = 0;
-        for cpu in 1..512 {
+        for cpu in 1..256 {
             let w = e.online(cpu).unwrap().total();
             if cpu == 1 {
                 first = w.fdt_nodes_visited + w.property_lookups;
@@ -161,4 +161,49 @@ fn work_growth() {
         }
     }
     assert!(last[0] > 1000 * last[1]);
+}
+
+/// Seed 000's 2-node POWER9 LPAR (catalogue): SMT8 big cores made of two SMT4
+/// thread groups (even / odd threads) sharing an L2 and L3; node = socket.
+/// After `ppc64_cpu --smt=1` only thread 0 of each core is online, and the
+/// seed shows the SMT and CACHE domains gone: every SMT and L2 mask is a
+/// single CPU while the node masks keep one CPU per core.
+#[test]
+fn power9_lpar_smt_modes() {
+    let Ok(topo) = readers::catalogue::machine("power9-lpar-128") else {
+        eprintln!("SKIPPED: catalogue machine power9-lpar-128 not available");
+        return;
+    };
+    for algo in ALGOS {
+        let mut e = MaskEngine::new(&topo, algo).unwrap();
+        online_all(&mut e);
+        assert_eq!(e.masks(0, MaskLevel::Smt).to_list_string(), "0,2,4,6");
+        assert_eq!(e.masks(13, MaskLevel::Smt).to_list_string(), "9,11,13,15");
+        assert_eq!(e.masks(13, MaskLevel::L2).to_list_string(), "8-15");
+        assert_eq!(e.masks(13, MaskLevel::Llc).to_list_string(), "8-15");
+        assert_eq!(e.masks(70, MaskLevel::Node).to_list_string(), "64-127");
+        assert_eq!(e.masks(70, MaskLevel::Package).to_list_string(), "64-127");
+        // ppc64_cpu --smt=1
+        for cpu in (0..128).filter(|c| c % 8 != 0) {
+            e.offline(cpu).unwrap();
+        }
+        for cpu in (0..128).step_by(8) {
+            assert_eq!(e.masks(cpu, MaskLevel::Smt).weight(), 1);
+            assert_eq!(e.masks(cpu, MaskLevel::L2).weight(), 1);
+        }
+        assert_eq!(
+            e.masks(64, MaskLevel::Node).to_list_string(),
+            "64,72,80,88,96,104,112,120"
+        );
+        e.verify().unwrap();
+        if algo == Algo::Scoped {
+            // L2 and L3 are both per big core: one stored mask for the two.
+            assert_eq!(
+                e.consolidated_into(MaskLevel::L2),
+                e.consolidated_into(MaskLevel::Llc)
+            );
+            assert_eq!(e.consolidated_into(MaskLevel::Package), MaskLevel::Node);
+            assert_eq!(e.consolidated_into(MaskLevel::Smt), MaskLevel::Smt);
+        }
+    }
 }

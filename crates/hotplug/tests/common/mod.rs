@@ -16,9 +16,8 @@ pub fn power8_lpar_1024() -> Topology {
 
 /// Seed 000's 4096-CPU single-socket POWER machine (1024 SMT4 cores, one node).
 pub fn power_4096_1socket() -> Topology {
-    readers::catalogue::machine("power-4096-1socket").unwrap_or_else(|_| {
-        Shape::simple(Arch::PowerPc64, 1, 1024, 4).build().unwrap()
-    })
+    readers::catalogue::machine("power-4096-1socket")
+        .unwrap_or_else(|_| Shape::simple(Arch::PowerPc64, 1, 1024, 4).build().unwrap())
 }
 
 /// A 16384-CPU POWER10-like machine: 16 sockets, 2 nodes each, 4 coregroups
@@ -33,7 +32,9 @@ pub fn synthetic_16384() -> Topology {
 
 /// The "fixed node size" family: `n / 64` sockets of 8 SMT8 cores (one node each).
 pub fn nodes_of_64(n: u32) -> Topology {
-    Shape::simple(Arch::PowerPc64, n / 64, 8, 8).build().unwrap()
+    Shape::simple(Arch::PowerPc64, n / 64, 8, 8)
+        .build()
+        .unwrap()
 }
 
 /// The "one big socket" family: one node of `n / 4` SMT4 cores.
