@@ -198,7 +198,6 @@ const NS_PER_US: f64 = 1e3;
 impl CostTable {
     /// The cost table of `platform`, with its fitted parameters (see [`crate::fit`]).
     pub fn for_platform(platform: Platform) -> CostTable {
-        let fitted = fit::fitted();
         let tiny_lookup = Param::new(
             LOCAL_LOOKUP_NS,
             Source::Assumed("per-CPU data read (no firmware tree on this platform)"),
@@ -231,8 +230,8 @@ impl CostTable {
                     Source::Code("Linux 2.6.37 tsc_sync.c: check_tsc_warp() spins 20 ms"),
                 ),
                 tsc_skip_clustered: true,
-                calibrate: fitted.x86_2010_calibrate.clone(),
-                online_serial: fitted.x86_2010_online.clone(),
+                calibrate: fit::x86_2010().0.clone(),
+                online_serial: fit::x86_2010().1.clone(),
                 lookup: tiny_lookup,
                 scan,
                 bit_op,
@@ -248,7 +247,7 @@ impl CostTable {
                          modern CPUs: 2 × STARTUP with udelay(10) + udelay(10)",
                     ),
                 ),
-                ap_start: fitted.x86_ap_start.clone(),
+                ap_start: fit::x86().0.clone(),
                 remote_hop: Param::new(
                     20.0 * NS_PER_US,
                     Source::Assumed("a few hundred remote cache misses at ~100 ns"),
@@ -259,13 +258,13 @@ impl CostTable {
                 ),
                 tsc_skip_clustered: false,
                 calibrate: Param::new(
-                    fitted.x86_2010_calibrate.ns,
+                    fit::x86_2010().0.ns,
                     Source::Fitted(
                         "taken from x86-2010 (seed 002); only used with --calibrate serial|parallel"
                             .to_string(),
                     ),
                 ),
-                online_serial: fitted.x86_online.clone(),
+                online_serial: fit::x86().1.clone(),
                 lookup: tiny_lookup,
                 scan,
                 bit_op,
@@ -292,8 +291,8 @@ impl CostTable {
                     0.0,
                     Source::Code("powerpc derives loops_per_jiffy from the timebase"),
                 ),
-                online_serial: fitted.ppc_online.clone(),
-                lookup: fitted.ppc_lookup.clone(),
+                online_serial: fit::powerpc().1.clone(),
+                lookup: fit::powerpc().0.clone(),
                 scan,
                 bit_op,
                 cpu_mhz: 512.0,

@@ -186,6 +186,8 @@ mod tests {
         for shape in [
             Shape::simple(Arch::PowerPc64, 1, 40, 4),
             Shape::simple(Arch::PowerPc64, 4, 24, 8),
+            // Seed 000's LPAR, whose naive work the powerpc fit extrapolates.
+            crate::machines::SeedMachine::Power8Lpar1024.shape(),
         ] {
             let full = total_ops(&shape.build().unwrap(), Masks::Naive).unwrap();
             let guess = naive_ops_extrapolated(&shape).unwrap();
