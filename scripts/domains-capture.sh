@@ -26,6 +26,10 @@ qemu_args() {
     x86-2s4c2t)
       # 2 sockets x 4 cores x 2 threads, one NUMA node (no -numa at all).
       echo "-m 512M -smp 16,sockets=2,cores=4,threads=2" ;;
+    x86-2s4c2t-smtoff)
+      # As x86-2s4c2t, then the guest takes every second SMT thread offline
+      # (like ppc64_cpu --smt=1) before the dump: domains rebuilt on 8 CPUs.
+      echo "-m 512M -smp 16,sockets=2,cores=4,threads=2" ;;
     x86-4n-dist)
       # Same CPUs, 4 nodes (2 per socket: NUMA inside the package) and a custom
       # asymmetric-looking distance matrix with three remote distances.
@@ -56,7 +60,7 @@ qemu_args() {
         done
       done
       echo "$a" ;;
-    *) echo "unknown machine '$1' (x86-2s4c2t, x86-4n-dist, x86-64c-8n)" >&2; return 1 ;;
+    *) echo "unknown machine '$1' (x86-2s4c2t, x86-2s4c2t-smtoff, x86-4n-dist, x86-64c-8n)" >&2; return 1 ;;
   esac
 }
 
@@ -65,6 +69,9 @@ capture() {
   local args; args="$(qemu_args "$m")"
   # Many mostly idle vCPUs on a small host: one TCG thread wastes less time than
   # 64 threads fighting for 2 cores (multi-threaded TCG hit RCU stalls there).
+  # CPUs the guest takes offline before dumping.
+  local offline=""
+  [ "$m" = x86-2s4c2t-smtoff ] && offline="1 3 5 7 9 11 13 15"
   local accel=tcg
   [ "$m" = x86-64c-8n ] && accel=tcg,thread=single
   local vmlinuz; vmlinuz="$("$root/scripts/fetch-linux.sh")"
@@ -84,6 +91,7 @@ mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t debugfs debugfs /sys/kernel/debug
 mount -t tmpfs tmp /tmp
+for c in $offline; do echo 0 > /sys/devices/system/cpu/cpu\$c/online; done
 o=/tmp/$m
 # busybox cp reads to EOF (tar would trust st_size, which sysfs and debugfs get
 # wrong); one cp per directory keeps the number of forks low, which matters with
@@ -136,13 +144,14 @@ INIT
     echo "kernel: $(basename "$vmlinuz") (Debian package $(basename "$(dirname "$(dirname "$vmlinuz")")"), unpacked by scripts/fetch-linux.sh)"
     echo "qemu: $(qemu-system-x86_64 --version | head -1)"
     echo "command: qemu-system-x86_64 -nographic -no-reboot -accel $accel -kernel vmlinuz -initrd initrd.gz -append \"$cmdline\" $args"
+    [ -n "$offline" ] && echo "then, in the guest: echo 0 > /sys/devices/system/cpu/cpuN/online for N in $offline"
     echo "made by: scripts/domains-capture.sh $m"
   } > "$out/$m.README"
   echo "capture $m: wrote $out/$m-sysfs.tar.gz $out/$m-domains.tar.gz" >&2
 }
 
 if [ "$name" = all ]; then
-  for m in x86-2s4c2t x86-4n-dist x86-64c-8n; do capture "$m"; done
+  for m in x86-2s4c2t x86-2s4c2t-smtoff x86-4n-dist x86-64c-8n; do capture "$m"; done
 else
   capture "$name"
 fi

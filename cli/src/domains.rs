@@ -41,6 +41,10 @@ pub struct DomainsArgs {
     /// Treat a POWER LPAR as dedicated or shared-processor, whatever the source says.
     #[arg(long, value_enum, value_name = "MODE")]
     pub lpar: Option<LparMode>,
+    /// Reproduce the rebuild Linux ran while taking this (now offline) CPU
+    /// offline: it still counts in the topology masks, so intervals include it.
+    #[arg(long, value_name = "CPU")]
+    pub deactivating: Option<u32>,
     /// Show only this CPU.
     #[arg(long, conflicts_with = "all")]
     pub cpu: Option<u32>,
@@ -71,7 +75,10 @@ pub fn run(args: &DomainsArgs) -> Result<i32> {
     if let Some(mode) = args.lpar {
         topo.shared_processor = mode == LparMode::Shared;
     }
-    let doms = domains::build(&topo, args.kernel)?;
+    let options = domains::Options {
+        deactivating: args.deactivating,
+    };
+    let doms = domains::build_with(&topo, args.kernel, &options)?;
 
     if let Some(dir) = &args.compare {
         let dump = Dump::read(dir)?;

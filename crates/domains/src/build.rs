@@ -15,6 +15,20 @@ use crate::levels::{levels_for, ArchRules, LevelDef, Spans};
 pub enum Error {
     /// The topology has no online CPU, so Linux would build no domain at all.
     NoOnlineCpus,
+    /// [`Options::deactivating`] names a CPU that is online or unknown.
+    NotDeactivating(u32),
+}
+
+/// Circumstances of the rebuild being reproduced.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Options {
+    /// The CPU whose deactivation (`echo 0 > cpuN/online`, `ppc64_cpu --smt`)
+    /// triggered the rebuild. Linux rebuilds the domains from
+    /// `sched_cpu_deactivate()`, before that CPU leaves its sibling, LLC and node
+    /// masks, so the domains span only active CPUs but `min_interval` and
+    /// `max_interval` (the weight of `tl->mask(cpu)`) still count it. The CPU must
+    /// be offline in the topology.
+    pub deactivating: Option<u32>,
 }
 
 impl fmt::Display for Error {
@@ -23,6 +37,10 @@ impl fmt::Display for Error {
             Error::NoOnlineCpus => write!(
                 f,
                 "the topology has no online CPU, so there are no scheduler domains"
+            ),
+            Error::NotDeactivating(c) => write!(
+                f,
+                "CPU {c} cannot be the one being deactivated: it is online or not in the topology"
             ),
         }
     }
@@ -170,12 +188,28 @@ struct Sd {
 
 /// Builds the domains `kernel` would build on `topo`'s online CPUs.
 pub fn build(topo: &Topology, kernel: KernelVersion) -> Result<Domains, Error> {
+    build_with(topo, kernel, &Options::default())
+}
+
+/// [`build`], reproducing a particular rebuild (see [`Options`]).
+pub fn build_with(
+    topo: &Topology,
+    kernel: KernelVersion,
+    options: &Options,
+) -> Result<Domains, Error> {
     let cpu_map = topo.online;
     if cpu_map.is_empty() {
         return Err(Error::NoOnlineCpus);
     }
+    let mut in_masks = cpu_map;
+    if let Some(x) = options.deactivating {
+        if cpu_map.contains(x as usize) || topo.cpu(x as usize).is_none() {
+            return Err(Error::NotDeactivating(x));
+        }
+        in_masks.set(x as usize);
+    }
     let mut spans = Spans::default();
-    let set = levels_for(topo, kernel, &mut spans);
+    let set = levels_for(topo, kernel, &mut spans, in_masks);
     let levels = set.levels;
     let rules = set.rules;
     let full = spans.intern(cpu_map);
@@ -196,11 +230,20 @@ pub fn build(topo: &Topology, kernel: KernelVersion) -> Result<Domains, Error> {
 
     // Step 1: per CPU, one domain per level up to the first spanning every CPU.
     let mut subset_cache: HashMap<(u32, u32), u32> = HashMap::new();
+    // tl->mask(cpu) may hold a CPU being deactivated; the span never does.
+    let mut active_of: HashMap<u32, u32> = HashMap::new();
     let mut chains: Vec<Vec<Sd>> = Vec::with_capacity(online.len());
     for &cpu in &online {
         let mut chain: Vec<Sd> = Vec::with_capacity(levels.len());
         for (li, level) in levels.iter().enumerate() {
-            let raw = level.of_cpu[cpu as usize];
+            let in_mask = level.of_cpu[cpu as usize];
+            let raw = if in_masks == cpu_map {
+                in_mask
+            } else {
+                *active_of
+                    .entry(in_mask)
+                    .or_insert_with(|| spans.intern(spans.get(in_mask).and(&cpu_map)))
+            };
             let mut span = raw;
             if let Some(child) = chain.last() {
                 // build_sched_domain(): "arch topology borken" fix-up.
@@ -218,7 +261,7 @@ pub fn build(topo: &Topology, kernel: KernelVersion) -> Result<Domains, Error> {
                 kernel,
                 level,
                 li,
-                raw,
+                in_mask,
                 span,
                 &spans,
                 &rules,

@@ -183,6 +183,13 @@ pub fn parse_verbose(text: &str) -> Result<BTreeMap<u32, Vec<VerboseDomain>>, (u
                     .map_err(|_| (lineno, format!("bad CPU number in '{body}'")))?;
                 out.insert(cpu, Vec::new());
                 current = Some(cpu);
+            } else if let Some(num) = rest.strip_suffix(" attaching NULL sched-domain.") {
+                // Detached (offline, or its domains torn down): no tree any more.
+                let cpu: u32 = num
+                    .parse()
+                    .map_err(|_| (lineno, format!("bad CPU number in '{body}'")))?;
+                out.remove(&cpu);
+                current = None;
             } else {
                 current = None;
             }

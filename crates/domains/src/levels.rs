@@ -77,8 +77,14 @@ pub(crate) struct LevelSet {
 }
 
 /// Builds the level table for `topo` on `kernel`, interning every mask in `spans`.
-pub(crate) fn levels_for(topo: &Topology, kernel: KernelVersion, spans: &mut Spans) -> LevelSet {
-    let online = topo.online;
+/// `online` is the set of CPUs still in the topology masks: the online CPUs, plus
+/// a CPU being deactivated (see [`crate::Options::deactivating`]).
+pub(crate) fn levels_for(
+    topo: &Topology,
+    kernel: KernelVersion,
+    spans: &mut Spans,
+    online: CpuMask,
+) -> LevelSet {
     let nr = topo.nr_cpu_ids().max(online.last().map_or(0, |l| l + 1));
     let nodes = NodeMap::new(topo);
     let caches = CacheIndex::new(topo, nr);
@@ -168,12 +174,13 @@ pub(crate) fn levels_for(topo: &Topology, kernel: KernelVersion, spans: &mut Spa
             |t, c| caches.llc(t, c).and(&nodes.node_mask(c)),
         ));
         // x86_has_numa_in_package: two CPUs of one package on different nodes.
-        numa_in_package = online.iter().any(|c| {
-            let node = nodes.node_of(c);
-            topo.package_mask(c)
-                .and(&online)
-                .iter()
-                .any(|o| nodes.node_of(o) != node)
+        numa_in_package = topo.level(LevelKind::Package).is_some_and(|l| {
+            l.groups.iter().any(|g| {
+                let present = g.cpus.and(&online);
+                let mut members = present.iter();
+                let first = members.next().map(|c| nodes.node_of(c));
+                members.any(|o| Some(nodes.node_of(o)) != first)
+            })
         });
         if !numa_in_package {
             levels.push(ctx.level(

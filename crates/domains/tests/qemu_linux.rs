@@ -16,9 +16,13 @@ fn data(name: &str) -> PathBuf {
 }
 
 fn check(machine: &str) {
+    check_with(machine, &domains::Options::default());
+}
+
+fn check_with(machine: &str, options: &domains::Options) {
     let topo = readers::sysfs::read_path(&data(&format!("{machine}-sysfs.tar.gz")))
         .unwrap_or_else(|e| panic!("{machine}: reading the guest's sysfs: {e}"));
-    let doms = domains::build(&topo, KernelVersion::V6_12).expect("domains");
+    let doms = domains::build_with(&topo, KernelVersion::V6_12, options).expect("domains");
     let dump = Dump::read(&data(&format!("{machine}-domains.tar.gz"))).expect("dump");
     assert!(
         !dump.verbose.is_empty(),
@@ -42,6 +46,44 @@ fn check(machine: &str) {
 #[test]
 fn two_sockets_smt2_one_node() {
     check("x86-2s4c2t");
+}
+
+/// Every second SMT thread taken offline in the guest (`echo 0 > .../online`,
+/// CPUs 1, 3, ... 15 in that order): the kernel's last rebuild ran while CPU 15
+/// was being deactivated, so the spans hold the 8 remaining CPUs but the
+/// intervals of CPU 15's socket still count it (min_interval 5 and 9, not 4 and 8).
+/// An offline CPU has no topology in sysfs, so CPU 15's comes from the same
+/// machine's snapshot with every CPU online.
+#[test]
+fn two_sockets_with_smt_threads_offline() {
+    let after = readers::sysfs::read_path(&data("x86-2s4c2t-smtoff-sysfs.tar.gz")).unwrap();
+    let mut topo = readers::sysfs::read_path(&data("x86-2s4c2t-sysfs.tar.gz")).unwrap();
+    topo.online = (0..16).filter(|c| c % 2 == 0).collect();
+    assert_eq!(topo.online, after.online);
+    let dump = Dump::read(&data("x86-2s4c2t-smtoff-domains.tar.gz")).unwrap();
+    assert_eq!(
+        dump.verbose.len(),
+        8,
+        "CPUs 1, 3, ... 15 attach NULL domains"
+    );
+
+    let options = domains::Options {
+        deactivating: Some(15),
+    };
+    let doms = domains::build_with(&topo, KernelVersion::V6_12, &options).unwrap();
+    let diffs = compare(&doms, &dump);
+    assert!(diffs.is_empty(), "{diffs:#?}");
+
+    // Without knowing which CPU went last, only those intervals differ.
+    let diffs = compare(
+        &domains::build(&after, KernelVersion::V6_12).unwrap(),
+        &dump,
+    );
+    assert!(!diffs.is_empty());
+    assert!(
+        diffs.iter().all(|d| d.what.ends_with("_interval")),
+        "{diffs:#?}"
+    );
 }
 
 #[test]
