@@ -45,6 +45,21 @@ proptest! {
         }
     }
 
+    /// Arbitrary bytes (and gzip-looking ones) as a dump archive: an error that
+    /// names the file, never a panic.
+    #[test]
+    fn dump_reader_rejects_garbage(mut bytes in proptest::collection::vec(any::<u8>(), 0..512), gz in any::<bool>()) {
+        if gz {
+            bytes.splice(0..0, [0x1f, 0x8b, 8, 0]);
+        }
+        let path = std::env::temp_dir().join(format!("domains-fuzz-{}.tar.gz", std::process::id()));
+        std::fs::write(&path, &bytes).unwrap();
+        let r = domains::compare::Dump::read(&path);
+        std::fs::remove_file(&path).unwrap();
+        let e = r.expect_err("garbage is not a dump");
+        prop_assert!(e.path.contains("domains-fuzz"), "{e}");
+    }
+
     #[test]
     fn kernel_version_parser_never_panics(s in ".{0,12}") {
         let _ = s.parse::<KernelVersion>();
