@@ -127,7 +127,7 @@ impl MaskWork for hotplug::MaskEngine {
 /// Why: the naive algorithm walks the device tree once per (new CPU, online CPU,
 /// level) — work cubic in the core count (1024-CPU LPAR: 185 million property
 /// look-ups, 3 s of real time; the 4096-CPU single socket: ~100× that). For a
-/// [`Shape`] the totals are a polynomial of degree ≤ 3 in the cores per cluster
+/// [`topology::Shape`] the totals are a polynomial of degree ≤ 3 in the cores per cluster
 /// (pairs of CPUs × the position of a core in the `/cpus` walk), so the real
 /// engine is run at four smaller core counts and the cubic through those four
 /// points is evaluated at the real count. `naive_extrapolation_is_exact` checks

@@ -489,7 +489,11 @@ pub fn simulate_with(
         text: if costs.platform.is_x86() {
             format!("Brought up {cpus} CPUs")
         } else {
-            format!("smp: Brought up {nodes} nodes, {cpus} CPUs")
+            format!(
+                "smp: Brought up {nodes} node{}, {cpus} CPU{}",
+                if nodes == 1 { "" } else { "s" },
+                if cpus == 1 { "" } else { "s" }
+            )
         },
     });
     // smp_cpus_done(): wait for the calibrations still running (seed 002's patch).
