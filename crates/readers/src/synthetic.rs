@@ -705,10 +705,12 @@ fn process_indexes(
     widths: &[usize],
     kinds: &[Option<Kind>],
     max_value: Option<usize>,
+    distinct: bool,
 ) -> Result<Vec<u32>, Error> {
     let text = spec.text.as_str();
     let err = |m: String| token_error(&spec.token, m);
-    let values: Vec<u32> = if text.bytes().all(|c| c.is_ascii_digit() || c == b',') {
+    let explicit = text.bytes().all(|c| c.is_ascii_digit() || c == b',');
+    let values: Vec<u32> = if explicit {
         let list: Vec<&str> = text.split(',').collect();
         if list.len() != total {
             return Err(err(format!(
@@ -794,7 +796,9 @@ fn process_indexes(
         }
         values
     };
-    // Every index must be distinct (and for PUs, a representable CPU number).
+    // PU and NUMA indexes must be distinct, as must any interleaving's (hwloc
+    // checks that too); other levels may repeat them (Linux core ids restart
+    // in every package), which the builder checks against the parents.
     let mut seen = std::collections::HashSet::with_capacity(values.len());
     for &v in &values {
         if let Some(max) = max_value {
@@ -804,7 +808,7 @@ fn process_indexes(
                 )));
             }
         }
-        if !seen.insert(v) {
+        if (distinct || !explicit) && !seen.insert(v) {
             return Err(err(format!("index {v} appears twice in indexes=")));
         }
     }
@@ -826,8 +830,16 @@ fn build(text: &str, parsed: &Parsed) -> Result<Topology, Error> {
     let mut os_indexes: Vec<Option<Vec<u32>>> = Vec::with_capacity(levels.len());
     for (k, l) in levels.iter().enumerate() {
         let max = (l.kind == Some(Kind::Pu)).then_some(MAX_CPUS);
+        let distinct = matches!(l.kind, Some(Kind::Pu | Kind::Numa));
         os_indexes.push(match &l.indexes {
-            Some(spec) => Some(process_indexes(spec, widths[k + 1], &widths, &kinds, max)?),
+            Some(spec) => Some(process_indexes(
+                spec,
+                widths[k + 1],
+                &widths,
+                &kinds,
+                max,
+                distinct,
+            )?),
             None => None,
         });
     }
@@ -928,7 +940,25 @@ fn build(text: &str, parsed: &Parsed) -> Result<Topology, Error> {
     } else if has_attached {
         add_attached_nodes(&mut b, parsed, &widths, &cpu_ids)?;
     }
-    b.build().map_err(|e| Error::new(SOURCE, e.to_string()))
+    let topology = b.build().map_err(|e| Error::new(SOURCE, e.to_string()))?;
+    // Repeated indexes= values are fine across parents but would merge two
+    // objects of one parent.
+    for (kind, depth) in [
+        (LevelKind::Package, pkg),
+        (LevelKind::Die, die),
+        (LevelKind::Cluster, cluster),
+        (LevelKind::Core, core),
+    ] {
+        if let Some(k) = depth {
+            if topology.count(kind) != widths[k + 1] {
+                return Err(token_error(
+                    &levels[k].token,
+                    "indexes= gives two objects of the same parent the same index",
+                ));
+            }
+        }
+    }
+    Ok(topology)
 }
 
 /// Adds NUMA nodes attached with `[numa]`, numbered in hwloc's order (depth-first,
@@ -958,7 +988,7 @@ fn add_attached_nodes(
     );
     let total = order.len();
     let ids: Vec<u32> = match &parsed.attached_indexes {
-        Some(spec) => process_indexes(spec, total, widths, &[], None)?,
+        Some(spec) => process_indexes(spec, total, widths, &[], None, true)?,
         None => (0..total as u32).collect(),
     };
     let mut node_of_cpu: Vec<Option<(usize, u32)>> = vec![None; n_pu];

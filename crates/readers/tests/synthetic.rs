@@ -59,3 +59,63 @@ fn synthetic_strings_match_lstopo() {
 fn sixteen_thousand_pus_match_lstopo() {
     check("package:4 numa:4 l3:1 core:512 pu:2");
 }
+
+/// The writer against hwloc: every corpus topology our writer can describe,
+/// handed to lstopo as a synthetic string, must come back with the same
+/// packages, dies, clusters, cores, PUs (numbering included), caches and NUMA
+/// CPU sets. Sizes are not compared: a string holds one size per level, and
+/// the writer leaves it out when the instances differ.
+#[test]
+fn written_strings_describe_corpus_topologies_to_lstopo() {
+    let dir = truth::corpus().join("hwloc/tests/hwloc");
+    let mut files: Vec<std::path::PathBuf> = Vec::new();
+    for sub in ["xml", "linux", "x86", "x86+linux"] {
+        for e in std::fs::read_dir(dir.join(sub)).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|x| x == "xml") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    let (mut described, mut refused) = (0, 0);
+    for f in &files {
+        let topo = readers::xml::read(&std::fs::read_to_string(f).unwrap(), "corpus").unwrap();
+        let desc = match synthetic::write(&topo) {
+            Ok(d) => d,
+            Err(_) => {
+                refused += 1;
+                continue;
+            }
+        };
+        described += 1;
+        let label = format!("{} as '{desc}'", f.display());
+        let truth = parse_xml(&run_lstopo(&desc, &["--of", "xml"]));
+        let mut want = expected(&truth);
+        let mut got = facts_of(&topo, &want);
+        for facts in [&mut want, &mut got] {
+            for c in &mut facts.caches {
+                c.3 = None;
+            }
+            for n in facts.nodes.values_mut() {
+                n.1 = None;
+            }
+        }
+        assert_facts(&label, &got, &want);
+        // And our reader reads our string back to the same structure.
+        let back = synthetic::parse(&desc).unwrap_or_else(|e| panic!("{label}: {e}"));
+        let mut again = facts_of(&back, &want);
+        for c in &mut again.caches {
+            c.3 = None;
+        }
+        for n in again.nodes.values_mut() {
+            n.1 = None;
+        }
+        assert_facts(&format!("{label} re-read"), &again, &want);
+    }
+    eprintln!("{described} corpus topologies described, {refused} refused as irregular");
+    assert!(
+        described >= 20,
+        "only {described} corpus topologies could be described"
+    );
+}

@@ -45,6 +45,12 @@ fn bad_descriptions_name_the_token() {
         ("(memory=1GB) core:2 pu:2", "root object"),
         ("pu:4(indexes=0,1,2)", "3 values for 4 objects"),
         ("pu:4(indexes=0,1,2,2)", "appears twice"),
+        ("numa:2(indexes=1,1) pu:1", "appears twice"),
+        (
+            "package:2 core:2(indexes=0,0,1,1) pu:1",
+            "same parent the same index",
+        ),
+        ("package:2(indexes=1,1) pu:1", "same parent the same index"),
         ("pu:2(indexes=0,16384)", "beyond the supported maximum"),
         ("pu:4(indexes=3*4)", "appears twice"),
         ("pu:4(indexes=1*2)", "covers 2 objects instead of 4"),
@@ -129,4 +135,19 @@ fn writer_output_matches_hwloc_export_shape() {
         s,
         "Package:2 NUMANode:2(memory=1073741824) L3:1(size=16777216) Core:2 PU:2"
     );
+}
+
+#[test]
+fn core_indexes_may_repeat_across_packages() {
+    // Linux numbers cores within each package; hwloc accepts such lists.
+    let t = synthetic::parse("package:2 core:2(indexes=0,1,0,1) pu:1").unwrap();
+    assert_eq!(t.count(LevelKind::Core), 4);
+    let ids: Vec<Option<u32>> = t
+        .level(LevelKind::Core)
+        .unwrap()
+        .groups
+        .iter()
+        .map(|g| g.os_id)
+        .collect();
+    assert_eq!(ids, vec![Some(0), Some(1), Some(0), Some(1)]);
 }
