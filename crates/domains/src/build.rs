@@ -303,7 +303,10 @@ pub fn build_with(
                 let reuse = memo.and_then(|(prev, prev_child, id, flags)| {
                     let adjacent =
                         spans.get(span).next_from(prev as usize + 1) == Some(cpu as usize);
-                    (adjacent && prev_child == child && li > 0).then_some((id, flags))
+                    // Only when the child lies inside the span: otherwise the
+                    // first group comes from a descendant that may differ.
+                    let inside = li > 0 && spans.get(child).is_subset(spans.get(span));
+                    (adjacent && prev_child == child && inside).then_some((id, flags))
                 });
                 let (id, first_flags) = match reuse {
                     Some(x) => x,
@@ -593,9 +596,18 @@ fn shared_groups(
         if covered.contains(cpu) {
             continue;
         }
-        let child = chains[cpu_pos[cpu] as usize][li - 1].span;
-        covered.or_assign(spans.get(child));
-        out.push(GroupSpan::Span(child));
+        // A sane topology gives every CPU of the span a domain one level down;
+        // should one not have it, the CPU stands alone rather than panicking.
+        match chains[cpu_pos[cpu] as usize].get(li - 1) {
+            Some(child) => {
+                covered.or_assign(spans.get(child.span));
+                out.push(GroupSpan::Span(child.span));
+            }
+            None => {
+                covered.set(cpu);
+                out.push(GroupSpan::Cpu(cpu as u32));
+            }
+        }
     }
     out
 }
