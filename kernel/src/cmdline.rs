@@ -47,6 +47,8 @@ pub struct Options {
     pub ghost_apic: Option<u32>,
     /// Print one line per CPU with its per-CPU area and stack (`percpu_dump`).
     pub percpu_dump: bool,
+    /// Print one `cputopo:` line per CPU with its topology facts (`topo_dump`).
+    pub topo_dump: bool,
     /// Fault injection: leave only this many KiB free on each node before the
     /// per-CPU areas are allocated (`fault_mem_kib=`), so that some fail.
     pub fault_mem_kib: Option<u64>,
@@ -79,6 +81,7 @@ impl Default for Options {
             callin_timeout_ms: 5000,
             ghost_apic: None,
             percpu_dump: false,
+            topo_dump: false,
             fault_mem_kib: None,
             fault_mem_node: None,
             fault: None,
@@ -130,6 +133,7 @@ pub fn parse<'a>(text: &'a str, mut bad: impl FnMut(BadWord<'a>)) -> Options {
             "callin_timeout_ms" => value.parse().map(|v| o.callin_timeout_ms = v).is_ok(),
             "ghost_apic" => value.parse().map(|v| o.ghost_apic = Some(v)).is_ok(),
             "percpu_dump" => set(&mut o.percpu_dump, true),
+            "topo_dump" => set(&mut o.topo_dump, true),
             "fault_mem_kib" => value.parse().map(|v| o.fault_mem_kib = Some(v)).is_ok(),
             "fault" => match value {
                 "panic" => set(&mut o.fault, Some(Fault::Panic)),

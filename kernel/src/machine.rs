@@ -350,6 +350,9 @@ pub fn run(start_info: u32) -> Result<(), Fatal> {
     match crate::report::build(&cpus, &online, shifts, &node_facts, &distances) {
         Ok(t) => {
             crate::report::print_topology(&t);
+            if opts.topo_dump {
+                crate::report::print_cpu_facts(&t);
+            }
             crate::report::print_domains(&t);
         }
         Err(e) => kprintln!("topology: cannot build the model: {e}"),

@@ -80,6 +80,36 @@ pub fn build(
     b.build()
 }
 
+/// Prints one `cputopo:` line per CPU: the facts the model was built from, so
+/// that the host can rebuild the same model (and its scheduler domains).
+pub fn print_cpu_facts(t: &Topology) {
+    for c in &t.cpus {
+        let group = |k: LevelKind| {
+            t.level(k)
+                .zip(c.group(k))
+                .and_then(|(l, g)| l.groups.get(g as usize))
+                .and_then(|g| g.os_id)
+                .map(|id| alloc::format!("{id}"))
+                .unwrap_or_else(|| String::from("-"))
+        };
+        let node = c
+            .node
+            .and_then(|n| t.nodes.get(n as usize))
+            .map(|n| alloc::format!("{}", n.id))
+            .unwrap_or_else(|| String::from("-"));
+        kprintln!(
+            "cputopo: cpu {} apic {} package {} die {} core {} node {} online {}",
+            c.id,
+            c.hw_id.unwrap_or(0),
+            group(LevelKind::Package),
+            group(LevelKind::Die),
+            group(LevelKind::Core),
+            node,
+            c.online as u8
+        );
+    }
+}
+
 /// Prints the topology summary: counts per level and each node's CPUs.
 pub fn print_topology(t: &Topology) {
     let mut counts = String::new();
@@ -137,11 +167,17 @@ pub fn print_topology(t: &Topology) {
 
 /// Prints the scheduler domains of every online CPU.
 ///
-/// INTEGRATION POINT (issue 3): the shared `domains` crate is still a stub; once
-/// it exports a builder, call it on `t` here and print its canonical text form,
-/// one `sched_domain:` line per CPU and level, so that the host test can compare
-/// it with the same crate's output for the QEMU topology.
+/// INTEGRATION POINT (issue 3): the shared `domains` crate is `std`-only
+/// (`HashMap`, file I/O in `render`), so the kernel cannot link it yet. Until
+/// its builder is `no_std` + `alloc`, the kernel prints the facts it built the
+/// topology from (`topo_dump`), and the host test
+/// `scheduler_domains_of_the_discovered_topology_equal_the_qemu_topology`
+/// rebuilds the model and checks its domains against those of the QEMU
+/// topology. Once the crate is `no_std`, call `domains::build(t, V6_12)` here
+/// and print `render_text` line by line.
 pub fn print_domains(t: &Topology) {
     let _ = t;
-    kprintln!("sched_domains: not available (domains crate not integrated yet)");
+    kprintln!(
+        "sched_domains: not built in the kernel yet (domains crate needs std); see topo_dump"
+    );
 }

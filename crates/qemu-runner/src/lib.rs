@@ -11,7 +11,10 @@ mod parse;
 mod run;
 
 pub use machine::{Machine, MachineError};
-pub use parse::{parse_linux, parse_manycore, KernelResult, ManycoreOutput, PercpuLine, SratRange};
+pub use parse::{
+    kernel_topology, parse_linux, parse_manycore, CpuFacts, KernelResult, ManycoreOutput,
+    PercpuLine, SratRange,
+};
 pub use run::{
     build_kernel, kernel_dir, qemu_version, run_linux, run_manycore, Boot, RunError, RunOptions,
 };

@@ -237,6 +237,44 @@ impl Machine {
     }
 }
 
+impl Machine {
+    /// The topology QEMU presents for this machine, in the shared model: what
+    /// the kernel should discover from MADT, SRAT, SLIT and CPUID (all CPUs
+    /// online, no caches: the kernel reads none).
+    pub fn expected_topology(&self) -> Result<topology::Topology, topology::BuildError> {
+        use topology::{Arch, CpuSpec, HwIdKind, TopologyBuilder};
+        let (_, cores, threads) = self.effective_shape();
+        let mut b = TopologyBuilder::new(Arch::X86_64);
+        b.source("qemu").hw_id_kind(HwIdKind::ApicId);
+        for i in 0..self.cpus {
+            b.add_cpu(CpuSpec {
+                id: i,
+                hw_id: Some(self.apic_id(i) as u64),
+                online: true,
+                package: i / (cores * threads),
+                core: (i / threads) % cores,
+                node: Some(self.node_of(i)),
+                ..CpuSpec::default()
+            });
+        }
+        for n in 0..self.nodes {
+            let mask = (0..self.cpus)
+                .filter(|&c| self.node_of(c) == n)
+                .map(|c| c as usize)
+                .collect();
+            b.add_node(n, mask, None);
+        }
+        if self.nodes > 1 {
+            let d = (0..self.nodes)
+                .flat_map(|a| (0..self.nodes).map(move |b| (a, b)))
+                .map(|(a, b)| self.distance(a, b))
+                .collect();
+            b.distances(d);
+        }
+        b.build()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

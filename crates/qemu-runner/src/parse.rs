@@ -105,6 +105,29 @@ pub struct ManycoreOutput {
     pub failed_lines: Vec<u32>,
     /// `topology: ...` summary lines, verbatim after the timestamp.
     pub topology: Vec<String>,
+    /// `cputopo:` lines (`topo_dump`).
+    pub cpu_facts: Vec<CpuFacts>,
+    /// `topology: node N distances ...` rows, by node.
+    pub distances: Vec<(u32, Vec<u32>)>,
+}
+
+/// One `cputopo: cpu C apic A package P die D core K node N online O` line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CpuFacts {
+    /// Logical CPU.
+    pub cpu: u32,
+    /// APIC id.
+    pub apic: u32,
+    /// Package id.
+    pub package: u32,
+    /// Die id, when the machine has dies.
+    pub die: Option<u32>,
+    /// Core id within its package.
+    pub core: u32,
+    /// NUMA node.
+    pub node: Option<u32>,
+    /// Online at the end of bring-up.
+    pub online: bool,
 }
 
 /// Parses the manycore kernel's console output.
@@ -156,7 +179,35 @@ pub fn parse_manycore(output: &str) -> ManycoreOutput {
                     });
                 }
             }
+        } else if let Some(rest) = line.strip_prefix("cputopo: ") {
+            let w: Vec<&str> = rest.split_whitespace().collect();
+            let num = |i: usize| w.get(i).and_then(|v| v.parse::<u32>().ok());
+            if let (14, Some(cpu), Some(apic), Some(package), Some(core)) =
+                (w.len(), num(1), num(3), num(5), num(9))
+            {
+                out.cpu_facts.push(CpuFacts {
+                    cpu,
+                    apic,
+                    package,
+                    die: num(7),
+                    core,
+                    node: num(11),
+                    online: w[13] == "1",
+                });
+            }
         } else if line.starts_with("topology: ") {
+            if let Some((node, row)) = line
+                .strip_prefix("topology: node ")
+                .and_then(|r| r.split_once(" distances "))
+            {
+                let row: Vec<u32> = row
+                    .split_whitespace()
+                    .filter_map(|v| v.parse().ok())
+                    .collect();
+                if let Ok(node) = node.parse() {
+                    out.distances.push((node, row));
+                }
+            }
             out.topology.push(line.to_string());
         } else if line.starts_with("sched_domain:") {
             out.domains.push(line.to_string());
@@ -200,6 +251,48 @@ pub fn parse_linux(output: &str) -> Option<KernelResult> {
         }
     }
     None
+}
+
+/// Rebuilds the shared topology model from the kernel's `cputopo:` and
+/// distance lines, the way the kernel built it.
+pub fn kernel_topology(out: &ManycoreOutput) -> Result<topology::Topology, topology::BuildError> {
+    use topology::{Arch, CpuSpec, HwIdKind, TopologyBuilder};
+    let mut b = TopologyBuilder::new(Arch::X86_64);
+    b.source("qemu").hw_id_kind(HwIdKind::ApicId);
+    let mut nodes: Vec<u32> = out.cpu_facts.iter().filter_map(|c| c.node).collect();
+    nodes.sort_unstable();
+    nodes.dedup();
+    for c in &out.cpu_facts {
+        b.add_cpu(CpuSpec {
+            id: c.cpu,
+            hw_id: Some(c.apic as u64),
+            online: c.online,
+            package: c.package,
+            die: c.die,
+            core: c.core,
+            node: c.node,
+            ..CpuSpec::default()
+        });
+    }
+    for &n in &nodes {
+        let mask = out
+            .cpu_facts
+            .iter()
+            .filter(|c| c.node == Some(n))
+            .map(|c| c.cpu as usize)
+            .collect();
+        b.add_node(n, mask, None);
+    }
+    if nodes.len() > 1 {
+        let mut d = Vec::new();
+        for &n in &nodes {
+            if let Some((_, row)) = out.distances.iter().find(|(m, _)| *m == n) {
+                d.extend_from_slice(row);
+            }
+        }
+        b.distances(d);
+    }
+    b.build()
 }
 
 #[cfg(test)]

@@ -316,3 +316,41 @@ fn panics_and_exceptions_exit_qemu_with_failure() {
         }
     }
 }
+
+#[test]
+fn scheduler_domains_of_the_discovered_topology_equal_the_qemu_topology() {
+    // The kernel builds the shared topology model from MADT/SRAT/SLIT/CPUID
+    // and prints the facts (topo_dump); the host rebuilds it and computes the
+    // scheduler domains with the shared crate, against the same crate's
+    // domains for the topology the QEMU command line describes.
+    for m in [
+        Machine {
+            shape: Some((2, 4, 2)),
+            nodes: 4,
+            ..Machine::new(16)
+        },
+        Machine {
+            nodes: 4,
+            ..Machine::new(64)
+        },
+    ] {
+        let b = boot(&m, "calibrate=skip topo_dump");
+        assert_all_up(&b, &m, "domains");
+        assert_eq!(b.parsed.cpu_facts.len(), m.cpus as usize);
+        let kernel = qemu_runner::kernel_topology(&b.parsed).expect("kernel topology builds");
+        let expected = m.expected_topology().expect("QEMU topology builds");
+        assert_eq!(kernel, expected, "topology for {} CPUs", m.cpus);
+        let v = domains::KernelVersion::V6_12;
+        let (dk, de) = (
+            domains::build(&kernel, v).unwrap(),
+            domains::build(&expected, v).unwrap(),
+        );
+        let text = |d: &domains::Domains| {
+            let cpus: Vec<&domains::CpuDomains> = d.cpus.iter().collect();
+            domains::render::render_text(d, &cpus)
+        };
+        let (tk, te) = (text(&dk), text(&de));
+        assert!(tk.contains("NUMA") || tk.contains("NODE"), "{tk}");
+        assert_eq!(tk, te);
+    }
+}
