@@ -1,9 +1,12 @@
 //! `manycore`: the command-line front end. Each subcommand lives in its own module
 //! and takes the same SOURCE options (see `source.rs`).
+mod boot;
 mod domains;
+mod hotplug;
 mod qemu;
 mod source;
 mod topo;
+mod validate;
 
 use clap::{Parser, Subcommand};
 
@@ -26,6 +29,14 @@ enum Command {
     Domains(domains::DomainsArgs),
     /// Boot the bare-metal kernel (or a Linux kernel) under QEMU and report its bring-up.
     Qemu(qemu::QemuArgs),
+    /// Online every CPU through the incremental topology masks (naive or scoped) and
+    /// report the work and time spent.
+    Hotplug(hotplug::HotplugArgs),
+    /// Simulate a machine's CPU bring-up in virtual time.
+    Boot(boot::BootArgs),
+    /// Print the simulator's predictions for the seeds' large machines against
+    /// what the seeds measured.
+    Validate(validate::ValidateArgs),
 }
 
 fn main() {
@@ -34,6 +45,9 @@ fn main() {
         Some(Command::Topo(args)) => topo::run(&args).map(|()| 0),
         Some(Command::Domains(args)) => domains::run(&args),
         Some(Command::Qemu(args)) => qemu::run(&args),
+        Some(Command::Hotplug(args)) => hotplug::run(&args).map(|()| 0),
+        Some(Command::Boot(args)) => boot::run(&args).map(|()| 0),
+        Some(Command::Validate(args)) => validate::run(&args).map(|()| 0),
         None => topo::run(&topo::TopoArgs {
             source: source::SourceArgs::default(),
             format: topo::TopoFormat::Text,
