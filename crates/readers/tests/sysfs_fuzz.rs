@@ -611,3 +611,86 @@ fn live_host_matches_proc_cpuinfo() {
     }
     assert!(!t.cpus.is_empty());
 }
+
+#[test]
+fn power_shared_processor_lpar_is_detected() {
+    let mut tree = small();
+    tree.file(
+        "proc/cpuinfo",
+        "processor\t: 0\ncpu\t\t: POWER10 (architected), altivec supported\nplatform\t: pSeries\n\n",
+    );
+    tree.file(
+        "proc/powerpc/lparcfg",
+        "lparcfg 1.9\nshared_processor_mode=1\npartition_entitled_capacity=400\n",
+    );
+    let t = read(&tree).unwrap();
+    assert_eq!(t.arch, topology::Arch::PowerPc64);
+    assert!(t.shared_processor);
+    assert_eq!(t.hypervisor.as_deref(), Some("pHyp"));
+
+    tree.file(
+        "proc/powerpc/lparcfg",
+        "lparcfg 1.9\nshared_processor_mode=0\n",
+    );
+    assert!(!read(&tree).unwrap().shared_processor);
+}
+
+#[test]
+fn hybrid_core_kinds_and_capacity_are_read() {
+    let mut tree = small();
+    tree.file("sys/devices/cpu_core/cpus", "0-3\n");
+    tree.file("sys/devices/cpu_atom/cpus", "4-7\n");
+    for cpu in 0..8 {
+        let cap = if cpu < 4 { 1024 } else { 512 };
+        tree.file(
+            &format!("sys/devices/system/cpu/cpu{cpu}/cpu_capacity"),
+            format!("{cap}\n"),
+        );
+    }
+    let t = read(&tree).unwrap();
+    let kind = |cpu: usize| {
+        let k = t.cpu(cpu).unwrap().kind.unwrap();
+        t.core_kinds[k as usize].name.clone()
+    };
+    assert_eq!(kind(0), "intel_core");
+    assert_eq!(kind(7), "intel_atom");
+    assert_eq!(t.cpu(1).unwrap().capacity, Some(1024));
+    assert_eq!(t.cpu(6).unwrap().capacity, Some(512));
+}
+
+#[test]
+fn s390_hypervisor_comes_from_sysinfo() {
+    let mut tree = small();
+    tree.file(
+        "proc/cpuinfo",
+        "vendor_id       : IBM/S390\n# processors    : 8\n",
+    );
+    tree.file(
+        "proc/sysinfo",
+        "LPAR Number:          1\nVM00 Control Program: z/VM    7.2.0\n",
+    );
+    let t = read(&tree).unwrap();
+    assert_eq!(t.arch, topology::Arch::S390x);
+    assert_eq!(t.hypervisor.as_deref(), Some("z/VM"));
+}
+
+#[test]
+fn memory_only_and_sparse_nodes_are_kept() {
+    let mut tree = small();
+    // Node 4: memory, no CPUs; node ids 0, 1, 4.
+    tree.file("sys/devices/system/node/node4/cpulist", "\n");
+    tree.file(
+        "sys/devices/system/node/node4/meminfo",
+        "Node 4 MemTotal:       2048 kB\n",
+    );
+    tree.file("sys/devices/system/node/node0/distance", "10 20 40\n");
+    tree.file("sys/devices/system/node/node1/distance", "20 10 40\n");
+    tree.file("sys/devices/system/node/node4/distance", "40 40 10\n");
+    let t = read(&tree).unwrap();
+    let ids: Vec<u32> = t.nodes.iter().map(|n| n.id).collect();
+    assert_eq!(ids, [0, 1, 4]);
+    assert!(t.nodes[2].cpus.is_empty());
+    assert_eq!(t.nodes[2].memory_bytes, Some(2048 * 1024));
+    assert_eq!(t.distance(0, 2), 40);
+    assert_eq!(t.distance(2, 2), 10);
+}
