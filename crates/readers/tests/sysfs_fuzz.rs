@@ -694,3 +694,25 @@ fn memory_only_and_sparse_nodes_are_kept() {
     assert_eq!(t.distance(0, 2), 40);
     assert_eq!(t.distance(2, 2), 10);
 }
+
+#[test]
+fn cpus_at_the_top_of_capacity_read() {
+    // A sparse machine whose only CPUs are the last two the model can hold.
+    let mut tree = Tree::default();
+    tree.file("sys/devices/system/cpu/possible", "0-16383\n");
+    tree.file("sys/devices/system/cpu/present", "16382-16383\n");
+    tree.file("sys/devices/system/cpu/online", "16382-16383\n");
+    for cpu in [16382, 16383] {
+        let d = format!("sys/devices/system/cpu/cpu{cpu}/topology");
+        tree.file(&format!("{d}/physical_package_id"), "7\n");
+        tree.file(&format!("{d}/core_id"), "1\n");
+        tree.file(&format!("{d}/thread_siblings_list"), "16382-16383\n");
+        tree.file(&format!("{d}/core_siblings_list"), "16382-16383\n");
+    }
+    let t = read(&tree).unwrap();
+    assert_eq!(t.nr_cpu_ids(), 16384);
+    assert_eq!(t.online.to_list_string(), "16382-16383");
+    assert_eq!(t.count(LevelKind::Core), 1);
+    let pkg = &t.level(LevelKind::Package).unwrap().groups[0];
+    assert_eq!(pkg.os_id, Some(7));
+}
