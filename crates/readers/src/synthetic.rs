@@ -36,7 +36,11 @@
 //! - `indexes=` on package, die, group, NUMA, core and PU levels (and attached
 //!   NUMA nodes): an explicit comma-separated list of OS indexes for every object
 //!   of the level, or an interleaving, either `step*count:step*count...` or
-//!   `type:type...` (e.g. `pu:2(indexes=numa:core)`), computed like hwloc.
+//!   `type:type...` (e.g. `pu:2(indexes=numa:core)`), computed like hwloc's
+//!   current source (hwloc 2.9 cannot name the PU level in an interleaving).
+//!   PU and NUMA indexes must be distinct; package, die, group and core
+//!   indexes may repeat under different parents (Linux numbers cores within each
+//!   package) but not under one parent.
 //!
 //! Rejected on purpose: `memorysidecachesize=` (memory-side caches are not
 //! modelled), `indexes=` on caches (the model gives caches no id), `memory=`
@@ -53,7 +57,8 @@
 //! - `group` below the package/die level → [`LevelKind::Cluster`] (the model's
 //!   only level between die and core); at most one such group level. Groups
 //!   above the outermost package/die level carry no CPU-topology meaning for
-//!   the model and are dropped.
+//!   the model and are dropped. hwloc itself removes a group whose CPUs are
+//!   exactly another object's (`group:2 l2:1`); the model keeps it as a cluster.
 //! - Without a package level all CPUs are in package 0; without a core level
 //!   every PU is its own core (whose id is the PU's number), as Linux reports
 //!   non-SMT CPUs. The model always has these two levels.

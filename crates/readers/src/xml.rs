@@ -122,7 +122,8 @@ struct RawObj {
     assoc: Option<i64>,
     parent: Option<usize>,
     depth: usize,
-    line: usize,
+    /// Byte offset of the element, turned into a line only for errors.
+    pos: usize,
 }
 
 #[derive(Debug, Default)]
@@ -133,7 +134,7 @@ struct Distances {
     gp_indexing: bool,
     indexes: Vec<u64>,
     values: Vec<u64>,
-    line: usize,
+    pos: usize,
 }
 
 #[derive(Debug, Default)]
@@ -141,7 +142,7 @@ struct V1Distances {
     depth: usize,
     base: f64,
     values: Vec<f64>,
-    line: usize,
+    pos: usize,
 }
 
 #[derive(Debug, Default)]
@@ -160,27 +161,14 @@ enum TextTarget {
     Values,
 }
 
-/// Tracks 1-based line numbers of byte positions, scanning forward only.
-struct Lines<'a> {
-    text: &'a [u8],
-    pos: usize,
-    line: usize,
-}
-
-impl Lines<'_> {
-    fn at(&mut self, pos: usize) -> usize {
-        let pos = pos.min(self.text.len());
-        if pos < self.pos {
-            self.pos = 0;
-            self.line = 1;
-        }
-        self.line += self.text[self.pos..pos]
-            .iter()
-            .filter(|&&b| b == b'\n')
-            .count();
-        self.pos = pos;
-        self.line
-    }
+/// The 1-based line of a byte offset. Only errors need lines, so positions are
+/// kept while reading and converted here.
+fn line_of(text: &str, pos: usize) -> usize {
+    let pos = pos.min(text.len());
+    1 + text.as_bytes()[..pos]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
 }
 
 /// A cpuset as read: its non-zero 64-bit words. Objects are many and mostly
@@ -216,20 +204,20 @@ impl Bits {
 /// writes zero groups as nothing (`0x00000001,,0x0`).
 fn parse_bitmap(text: &str) -> Result<Bits, String> {
     let mut words: Vec<(u16, u64)> = Vec::new();
-    let groups = text.trim().split(',').count();
-    for (i, g) in text.trim().split(',').enumerate() {
+    let trimmed = text.trim();
+    let mut groups = trimmed.rsplit(',').enumerate().peekable();
+    while let Some((index, g)) = groups.next() {
         let g = g.trim();
-        let index = groups - 1 - i;
-        if g.eq_ignore_ascii_case("0xf...f") {
-            if i != 0 {
-                return Err(format!("bitmap '{text}': 0xf...f must come first"));
-            }
-            continue;
-        }
         if g.is_empty() {
             continue;
         }
         let hex = g.strip_prefix("0x").unwrap_or(g);
+        if hex == "f...f" {
+            if groups.peek().is_some() {
+                return Err(format!("bitmap '{text}': 0xf...f must come first"));
+            }
+            continue;
+        }
         let v = u32::from_str_radix(hex, 16)
             .map_err(|_| format!("bitmap '{text}': invalid group '{g}'"))?;
         if v == 0 {
@@ -243,9 +231,9 @@ fn parse_bitmap(text: &str) -> Result<Bits, String> {
         }
         let word = (index / 2) as u16;
         let value = (v as u64) << (32 * (index % 2));
-        match words.iter_mut().find(|(w, _)| *w == word) {
-            Some((_, x)) => *x |= value,
-            None => words.push((word, value)),
+        match words.last_mut() {
+            Some((w, x)) if *w == word => *x |= value,
+            _ => words.push((word, value)),
         }
     }
     Ok(Bits(words))
@@ -310,17 +298,12 @@ struct Raw {
 /// Reads hwloc XML; `source` names the input in errors.
 pub fn read(text: &str, source: &str) -> Result<Topology, Error> {
     let raw = parse_raw(text, source)?;
-    map_raw(raw, source)
+    map_raw(raw, text, source)
 }
 
 fn parse_raw(text: &str, source: &str) -> Result<Raw, Error> {
     let mut reader = Reader::from_str(text);
     reader.config_mut().trim_text(true);
-    let mut lines = Lines {
-        text: text.as_bytes(),
-        pos: 0,
-        line: 1,
-    };
     let mut raw = Raw::default();
     let mut stack: Vec<usize> = Vec::new();
     // Elements opened (by name) to check structure and report truncation.
@@ -336,7 +319,7 @@ fn parse_raw(text: &str, source: &str) -> Result<Raw, Error> {
         let event = match reader.read_event() {
             Ok(e) => e,
             Err(err) => {
-                let line = lines.at(reader.error_position() as usize);
+                let line = line_of(text, reader.error_position() as usize);
                 return Err(Error::at_line(
                     source,
                     line,
@@ -349,8 +332,8 @@ fn parse_raw(text: &str, source: &str) -> Result<Raw, Error> {
             .iter()
             .take_while(|b| b.is_ascii_whitespace())
             .count();
-        let line = lines.at(start + skip);
-        let err = |m: String| Error::at_line(source, line, m);
+        let pos = start + skip;
+        let err = |m: String| Error::at_line(source, line_of(text, pos), m);
         match event {
             Event::Start(ref e) | Event::Empty(ref e) => {
                 let is_empty = matches!(event, Event::Empty(_));
@@ -373,7 +356,7 @@ fn parse_raw(text: &str, source: &str) -> Result<Raw, Error> {
                         }
                     }
                     if !is_empty {
-                        open.push((name, line));
+                        open.push((name, pos));
                     }
                     continue;
                 }
@@ -383,7 +366,7 @@ fn parse_raw(text: &str, source: &str) -> Result<Raw, Error> {
                 if ignored_depth > 0 {
                     if !is_empty {
                         ignored_depth += 1;
-                        open.push((name, line));
+                        open.push((name, pos));
                     }
                     continue;
                 }
@@ -396,7 +379,7 @@ fn parse_raw(text: &str, source: &str) -> Result<Raw, Error> {
                         if ty == ObjType::Ignored {
                             if !is_empty {
                                 ignored_depth = 1;
-                                open.push((name, line));
+                                open.push((name, pos));
                             }
                             continue;
                         }
@@ -445,11 +428,11 @@ fn parse_raw(text: &str, source: &str) -> Result<Raw, Error> {
                                     assoc: None,
                                     parent: None,
                                     depth: 0,
-                                    line,
+                                    pos,
                                 });
                                 if !is_empty {
                                     stack.push(raw.objects.len() - 1);
-                                    open.push((name, line));
+                                    open.push((name, pos));
                                 }
                                 continue;
                             }
@@ -471,17 +454,17 @@ fn parse_raw(text: &str, source: &str) -> Result<Raw, Error> {
                             assoc: num(&attrs, "cache_associativity").map_err(err)?,
                             parent: stack.last().copied(),
                             depth: stack.len(),
-                            line,
+                            pos,
                         });
                         if !is_empty {
                             stack.push(raw.objects.len() - 1);
-                            open.push((name, line));
+                            open.push((name, pos));
                         }
                     }
                     b"info" => {
                         let (Some(n), Some(v)) = (get(&attrs, "name"), get(&attrs, "value")) else {
                             if !is_empty {
-                                open.push((name, line));
+                                open.push((name, pos));
                             }
                             continue;
                         };
@@ -504,7 +487,7 @@ fn parse_raw(text: &str, source: &str) -> Result<Raw, Error> {
                             }
                         }
                         if !is_empty {
-                            open.push((name, line));
+                            open.push((name, pos));
                         }
                     }
                     b"distances2" => {
@@ -513,11 +496,11 @@ fn parse_raw(text: &str, source: &str) -> Result<Raw, Error> {
                             kind: num(&attrs, "kind").map_err(err)?.unwrap_or(0),
                             name: get(&attrs, "name").unwrap_or("").to_string(),
                             gp_indexing: get(&attrs, "indexing") == Some("gp"),
-                            line,
+                            pos,
                             ..Default::default()
                         });
                         if !is_empty {
-                            open.push((name, line));
+                            open.push((name, pos));
                         } else {
                             raw.distances.extend(dist.take());
                         }
@@ -529,7 +512,7 @@ fn parse_raw(text: &str, source: &str) -> Result<Raw, Error> {
                             TextTarget::Values
                         };
                         if !is_empty {
-                            open.push((name, line));
+                            open.push((name, pos));
                         } else {
                             target = TextTarget::None;
                         }
@@ -540,10 +523,10 @@ fn parse_raw(text: &str, source: &str) -> Result<Raw, Error> {
                             depth: num(&attrs, "relative_depth").map_err(err)?.unwrap_or(0),
                             base: num(&attrs, "latency_base").map_err(err)?.unwrap_or(1.0),
                             values: Vec::new(),
-                            line,
+                            pos,
                         });
                         if !is_empty {
-                            open.push((name, line));
+                            open.push((name, pos));
                         } else {
                             raw.v1_distances.extend(v1dist.take());
                         }
@@ -554,7 +537,7 @@ fn parse_raw(text: &str, source: &str) -> Result<Raw, Error> {
                             d.values.push(v);
                         }
                         if !is_empty {
-                            open.push((name, line));
+                            open.push((name, pos));
                         }
                     }
                     b"cpukind" => {
@@ -570,12 +553,12 @@ fn parse_raw(text: &str, source: &str) -> Result<Raw, Error> {
                             raw.kinds.push(k);
                         } else {
                             kind = Some(k);
-                            open.push((name, line));
+                            open.push((name, pos));
                         }
                     }
                     _ => {
                         if !is_empty {
-                            open.push((name, line));
+                            open.push((name, pos));
                         }
                     }
                 }
@@ -586,9 +569,10 @@ fn parse_raw(text: &str, source: &str) -> Result<Raw, Error> {
                     Some((n, _)) if n == name => {}
                     Some((n, l)) => {
                         return Err(err(format!(
-                            "</{}> closes <{}> opened at line {l}",
+                            "</{}> closes <{}> opened at line {}",
                             String::from_utf8_lossy(&name),
-                            String::from_utf8_lossy(&n)
+                            String::from_utf8_lossy(&n),
+                            line_of(text, l)
                         )))
                     }
                     None => {
@@ -634,10 +618,11 @@ fn parse_raw(text: &str, source: &str) -> Result<Raw, Error> {
                 if let Some((n, l)) = open.last() {
                     return Err(Error::at_line(
                         source,
-                        lines.at(text.len()),
+                        line_of(text, text.len()),
                         format!(
-                            "unexpected end of file: <{}> opened at line {l} is not closed",
-                            String::from_utf8_lossy(n)
+                            "unexpected end of file: <{}> opened at line {} is not closed",
+                            String::from_utf8_lossy(n),
+                            line_of(text, *l)
                         ),
                     ));
                 }
@@ -652,9 +637,9 @@ fn parse_raw(text: &str, source: &str) -> Result<Raw, Error> {
     Ok(raw)
 }
 
-fn map_raw(raw: Raw, source: &str) -> Result<Topology, Error> {
+fn map_raw(raw: Raw, text: &str, source: &str) -> Result<Topology, Error> {
     let objs = &raw.objects;
-    let at = |i: usize, m: String| Error::at_line(source, objs[i].line, m);
+    let at = |i: usize, m: String| Error::at_line(source, line_of(text, objs[i].pos), m);
     // PUs.
     let mut pu_ids: Vec<(usize, u32)> = Vec::new();
     let mut seen: HashMap<u32, usize> = HashMap::new();
@@ -678,7 +663,7 @@ fn map_raw(raw: Raw, source: &str) -> Result<Topology, Error> {
                 i,
                 format!(
                     "PU P#{id} is listed twice (first at line {})",
-                    objs[prev].line
+                    line_of(text, objs[prev].pos)
                 ),
             ));
         }
@@ -856,7 +841,7 @@ fn map_raw(raw: Raw, source: &str) -> Result<Topology, Error> {
                 i,
                 format!(
                     "NUMA node P#{id} is listed twice (first at line {})",
-                    objs[*prev].line
+                    line_of(text, objs[*prev].pos)
                 ),
             ));
         }
@@ -906,7 +891,7 @@ fn map_raw(raw: Raw, source: &str) -> Result<Topology, Error> {
         b.add_node(node_ids[n], node_cpus[n], objs[i].size);
     }
     // Distances among the NUMA nodes (ordered by id in the model).
-    if let Some(matrix) = numa_distances(&raw, objs, &numa, &node_ids, source)? {
+    if let Some(matrix) = numa_distances(&raw, objs, &numa, &node_ids, text, source)? {
         b.distances(matrix);
     }
     // Caches, added in the model's order so that the builder's sort of these
@@ -961,6 +946,7 @@ fn numa_distances(
     objs: &[RawObj],
     numa: &[usize],
     node_ids: &[u32],
+    text: &str,
     source: &str,
 ) -> Result<Option<Vec<u32>>, Error> {
     let n = numa.len();
@@ -980,7 +966,7 @@ fn numa_distances(
         .find(|d| d.name == "NUMALatency")
         .or_else(|| candidates.clone().next());
     if let Some(d) = chosen {
-        let err = |m: String| Error::at_line(source, d.line, m);
+        let err = |m: String| Error::at_line(source, line_of(text, d.pos), m);
         let k = d.indexes.len();
         if d.values.len() != k * k {
             return Err(err(format!(
@@ -1034,7 +1020,7 @@ fn numa_distances(
         if d.values.len() != n * n {
             return Err(Error::at_line(
                 source,
-                d.line,
+                line_of(text, d.pos),
                 format!("distances has {} values for {n} objects", d.values.len()),
             ));
         }
