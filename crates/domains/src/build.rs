@@ -17,6 +17,20 @@ pub enum Error {
     NoOnlineCpus,
     /// [`Options::deactivating`] names a CPU that is online or unknown.
     NotDeactivating(u32),
+    /// `topology_span_sane()` fails: at a non-NUMA level two CPUs' masks overlap
+    /// without being equal. Linux warns and builds no domains at all.
+    SpanNotSane {
+        /// The level's name.
+        level: &'static str,
+        /// A CPU and its mask.
+        cpu: u32,
+        /// Its mask.
+        mask: CpuMask,
+        /// Another CPU whose mask overlaps it.
+        other: u32,
+        /// That CPU's mask.
+        other_mask: CpuMask,
+    },
 }
 
 /// Circumstances of the rebuild being reproduced.
@@ -37,6 +51,16 @@ impl fmt::Display for Error {
             Error::NoOnlineCpus => write!(
                 f,
                 "the topology has no online CPU, so there are no scheduler domains"
+            ),
+            Error::SpanNotSane {
+                level,
+                cpu,
+                mask,
+                other,
+                other_mask,
+            } => write!(
+                f,
+                "the {level} masks overlap without being equal (CPU {cpu}: {mask}, CPU {other}: {other_mask}); Linux's topology_span_sane() refuses them and builds no scheduler domains"
             ),
             Error::NotDeactivating(c) => write!(
                 f,
@@ -212,6 +236,16 @@ pub fn build_with(
     let set = levels_for(topo, kernel, &mut spans, in_masks);
     let levels = set.levels;
     let rules = set.rules;
+    if let Some(l) = levels.iter().find(|l| l.not_sane.is_some()) {
+        let (cpu, mask, other, other_mask) = l.not_sane.expect("checked");
+        return Err(Error::SpanNotSane {
+            level: l.name,
+            cpu,
+            mask,
+            other,
+            other_mask,
+        });
+    }
     let full = spans.intern(cpu_map);
     let nr = levels[0].of_cpu.len();
 

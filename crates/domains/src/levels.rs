@@ -53,6 +53,9 @@ pub struct LevelDef {
     pub mask_source: &'static str,
     /// `of_cpu[cpu]` = interned `tl->mask(cpu) ∩ online`, `u32::MAX` for CPUs not online.
     pub(crate) of_cpu: Vec<u32>,
+    /// Two CPUs whose masks overlap without being equal (cpu, its mask, other,
+    /// its mask): topology_span_sane() fails and Linux builds no domains.
+    pub(crate) not_sane: Option<(u32, CpuMask, u32, CpuMask)>,
 }
 
 /// Architecture facts that change domain construction.
@@ -319,6 +322,8 @@ impl Ctx<'_> {
         mask: impl Fn(&Topology, usize) -> CpuMask,
     ) -> LevelDef {
         let mut of_cpu = vec![u32::MAX; self.nr];
+        let mut computed = vec![false; self.nr];
+        let mut not_sane = None;
         for cpu in self.online.iter() {
             if of_cpu[cpu] != u32::MAX {
                 continue;
@@ -329,9 +334,31 @@ impl Ctx<'_> {
             for member in m.iter() {
                 if of_cpu[member] == u32::MAX {
                     of_cpu[member] = id;
+                } else if not_sane.is_none() && of_cpu[member] != id {
+                    // Overlaps an earlier, different mask.
+                    let other = *self.spans.get(of_cpu[member]);
+                    let owner = other.iter().find(|&o| computed[o]).unwrap_or(member);
+                    not_sane = Some((cpu as u32, m, owner as u32, other));
                 }
             }
             of_cpu[cpu] = id;
+            computed[cpu] = true;
+        }
+        // topology_span_sane(): masks of one level must be equal or disjoint.
+        // Every CPU whose mask was taken from a group-mate must have that mask.
+        for cpu in self
+            .online
+            .iter()
+            .filter(|&c| !computed[c] && not_sane.is_none())
+        {
+            let mut m = mask(self.topo, cpu).and(&self.online);
+            m.set(cpu);
+            let shared = self.spans.get(of_cpu[cpu]);
+            if &m != shared {
+                let other = shared.iter().find(|&o| computed[o]).unwrap_or(cpu);
+                not_sane = Some((cpu as u32, m, other as u32, *shared));
+                break;
+            }
         }
         LevelDef {
             name,
@@ -340,6 +367,7 @@ impl Ctx<'_> {
             numa_distance: None,
             mask_source,
             of_cpu,
+            not_sane,
         }
     }
 }
@@ -366,6 +394,7 @@ impl Ctx<'_> {
             numa_distance: None,
             mask_source,
             of_cpu,
+            not_sane: None,
         }
     }
 }
@@ -453,7 +482,8 @@ impl CacheIndex {
                 if cache.level == 2 && l2[cpu] == u32::MAX {
                     l2[cpu] = i as u32;
                 }
-                if cache.level > llc_level[cpu] {
+                // The last of the highest level, as Topology::llc_mask picks.
+                if cache.level >= llc_level[cpu] {
                     llc_level[cpu] = cache.level;
                     llc[cpu] = i as u32;
                 }
