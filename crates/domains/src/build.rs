@@ -22,14 +22,14 @@ pub enum Error {
     SpanNotSane {
         /// The level's name.
         level: &'static str,
-        /// A CPU and its mask.
+        /// A CPU.
         cpu: u32,
-        /// Its mask.
-        mask: CpuMask,
+        /// Its mask, as a cpulist.
+        mask: String,
         /// Another CPU whose mask overlaps it.
         other: u32,
-        /// That CPU's mask.
-        other_mask: CpuMask,
+        /// That CPU's mask, as a cpulist.
+        other_mask: String,
     },
 }
 
@@ -241,9 +241,9 @@ pub fn build_with(
         return Err(Error::SpanNotSane {
             level: l.name,
             cpu,
-            mask,
+            mask: mask.to_list_string(),
             other,
-            other_mask,
+            other_mask: other_mask.to_list_string(),
         });
     }
     let full = spans.intern(cpu_map);
