@@ -151,6 +151,8 @@ pub struct CostTable {
     /// From the wake-up to the AP running kernel code that can report in
     /// (trampoline, firmware, microcode load).
     pub ap_start: Param,
+    /// Microcode update on the AP during its start (x86 `load_ucode_ap`).
+    pub microcode: Param,
     /// Extra AP start-up per 10 units of SLIT distance between the boot CPU's node
     /// and the AP's (first touches of memory allocated on the boot node).
     pub remote_hop: Param,
@@ -224,6 +226,10 @@ impl CostTable {
                         "not separable from online_serial in seed 002's logs; folded into it",
                     ),
                 ),
+                microcode: Param::new(
+                    0.0,
+                    Source::Assumed("folded into online_serial (seed 002 does not separate it)"),
+                ),
                 remote_hop: Param::new(0.0, Source::Assumed("folded into online_serial")),
                 tsc_sync: Param::new(
                     X86_2010_TSC_NS,
@@ -248,6 +254,10 @@ impl CostTable {
                     ),
                 ),
                 ap_start: fit::x86().0.clone(),
+                microcode: Param::new(
+                    0.0,
+                    Source::Assumed("folded into the fitted ap_start (seed 003 does not separate it)"),
+                ),
                 remote_hop: Param::new(
                     20.0 * NS_PER_US,
                     Source::Assumed("a few hundred remote cache misses at ~100 ns"),
@@ -281,6 +291,7 @@ impl CostTable {
                     ),
                 ),
                 ap_start: Param::new(0.0, Source::Assumed("folded into online_serial")),
+                microcode: Param::new(0.0, Source::Code("POWER loads no microcode from the OS")),
                 remote_hop: Param::new(0.0, Source::Assumed("folded into online_serial")),
                 tsc_sync: Param::new(
                     0.0,
@@ -308,6 +319,7 @@ impl CostTable {
                     1.0 * NS_PER_MS,
                     Source::Assumed("firmware power-up of the core and secondary_entry"),
                 ),
+                microcode: Param::new(0.0, Source::Code("arm64 loads no microcode from the OS")),
                 remote_hop: Param::new(
                     20.0 * NS_PER_US,
                     Source::Assumed("a few hundred remote cache misses at ~100 ns"),
@@ -339,6 +351,7 @@ impl CostTable {
         vec![
             ("kick_bsp", &self.kick_bsp),
             ("ap_start", &self.ap_start),
+            ("microcode", &self.microcode),
             ("remote_hop", &self.remote_hop),
             ("tsc_sync", &self.tsc_sync),
             ("calibrate", &self.calibrate),

@@ -311,6 +311,7 @@ fn partial_table(lookup_ns: f64) -> crate::costs::CostTable {
         platform: crate::Platform::X86,
         kick_bsp: p(0.0),
         ap_start: p(0.0),
+        microcode: p(0.0),
         remote_hop: p(0.0),
         tsc_sync: p(0.0),
         tsc_skip_clustered: false,

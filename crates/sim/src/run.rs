@@ -270,9 +270,11 @@ impl hotplug::Platform for SimPlatform<'_> {
         self.timeline[i].kicked_ns = self.queue.now();
         let k = self.jitter.apply(self.costs.kick_bsp.ns);
         self.busy(i, Phase::Kick, k);
-        let start = self
-            .jitter
-            .apply(self.costs.ap_start.ns + self.hop_ns[i] * self.costs.remote_hop.ns);
+        let start = self.jitter.apply(
+            self.costs.ap_start.ns
+                + self.costs.microcode.ns
+                + self.hop_ns[i] * self.costs.remote_hop.ns,
+        );
         let now = self.queue.now();
         self.timeline[i].spans.push(Span {
             phase: Phase::ApStart,

@@ -317,7 +317,7 @@ pub fn validate(progress: &mut dyn FnMut(&str)) -> Result<Report, SimError> {
     }
 
     let mut params = Vec::new();
-    for p in [Platform::X86_2010, Platform::PowerPc, Platform::X86] {
+    for p in Platform::ALL {
         let t = CostTable::for_platform(p);
         for (name, param) in t.params() {
             params.push(ParamRow {
