@@ -30,6 +30,13 @@ qemu_args() {
       # As x86-2s4c2t, then the guest takes every second SMT thread offline
       # (like ppc64_cpu --smt=1) before the dump: domains rebuilt on 8 CPUs.
       echo "-m 512M -smp 16,sockets=2,cores=4,threads=2" ;;
+    x86-max-modules)
+      # One socket of 2 modules x 4 cores x 2 threads, -cpu max (AuthenticAMD
+      # under TCG), L2 asked per module. The guest's sysfs shows a per-thread L2
+      # and a socket-wide L3; Linux's L2 mask falls back to the SMT siblings, so
+      # CLS and PKG fold away and MC spans the socket. (An Intel model would
+      # show a per-module L2, but QEMU 10.0 asserts in CPUID 0x1F with modules.)
+      echo "-m 512M -cpu max -smp 16,sockets=1,modules=2,cores=4,threads=2 -machine pc,smp-cache.0.cache=l2,smp-cache.0.topology=module" ;;
     x86-4n-dist)
       # Same CPUs, 4 nodes (2 per socket: NUMA inside the package) and a custom
       # asymmetric-looking distance matrix with three remote distances.
@@ -60,7 +67,7 @@ qemu_args() {
         done
       done
       echo "$a" ;;
-    *) echo "unknown machine '$1' (x86-2s4c2t, x86-2s4c2t-smtoff, x86-4n-dist, x86-64c-8n)" >&2; return 1 ;;
+    *) echo "unknown machine '$1' (x86-2s4c2t, x86-2s4c2t-smtoff, x86-max-modules, x86-4n-dist, x86-64c-8n)" >&2; return 1 ;;
   esac
 }
 
@@ -151,7 +158,7 @@ INIT
 }
 
 if [ "$name" = all ]; then
-  for m in x86-2s4c2t x86-2s4c2t-smtoff x86-4n-dist x86-64c-8n; do capture "$m"; done
+  for m in x86-2s4c2t x86-2s4c2t-smtoff x86-max-modules x86-4n-dist x86-64c-8n; do capture "$m"; done
 else
   capture "$name"
 fi

@@ -162,10 +162,13 @@ pub(crate) fn levels_for(
                 "CLS",
                 Flags::of(&[Flag::Cluster, Flag::ShareLlc]),
                 "CPUs sharing the L2 (cpu_l2c_shared_mask)",
+                // set_cpu_sibling_map() links SMT siblings too (and only
+                // them when no L2 id is known).
                 |t, c| {
                     caches
                         .l2(t, c)
                         .unwrap_or_else(|| t.smt_mask(c))
+                        .or(&t.smt_mask(c))
                         .and(&nodes.node_mask(c))
                 },
             ));

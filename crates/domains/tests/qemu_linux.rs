@@ -86,6 +86,13 @@ fn two_sockets_with_smt_threads_offline() {
     );
 }
 
+/// `-cpu max` (AuthenticAMD under TCG), one socket, per-thread L2 in sysfs:
+/// CLS and PKG fold into SMT and MC.
+#[test]
+fn one_socket_amd_max_cpu() {
+    check("x86-max-modules");
+}
+
 #[test]
 fn four_nodes_inside_two_packages_custom_distances() {
     check("x86-4n-dist");
