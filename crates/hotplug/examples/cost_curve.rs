@@ -10,8 +10,8 @@
 //!
 //! Families (see `tests/common`): "64-CPU nodes" (N/64 POWER8-like sockets of
 //! 8 SMT8 cores, one node each: node size fixed as N grows) and "one socket"
-//! (one node of N/4 SMT4 cores: the node grows with N, as on seed 000's
-//! 4096-CPU machine).
+//! (one node of N/8 POWER9-style big cores whose L2 is shared by two SMT4
+//! thread groups: the node to scan grows with N).
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -83,7 +83,7 @@ fn main() {
         "| machine | CPUs | naive ms | scoped ms (median) | naive / scoped | scoped ns per CPU |"
     );
     println!("|---|---:|---:|---:|---:|---:|");
-    let seeds: [(&str, Topology, bool); 3] = [
+    let seeds: [(&str, Topology, bool); 4] = [
         ("power8-lpar-1024", common::power8_lpar_1024(), true),
         (
             "power-4096-1socket",
@@ -93,6 +93,11 @@ fn main() {
         (
             "synthetic-16384 (16 sockets x 2 nodes x 4 coregroups x 32 SMT8 cores)",
             common::synthetic_16384(),
+            false,
+        ),
+        (
+            "x86-16384 (8 sockets x 1024 cores x 2 threads, threads numbered last)",
+            common::x86_16384(),
             false,
         ),
     ];

@@ -467,6 +467,22 @@ impl FirmwareTree {
         }
     }
 
+    /// The first logical CPU listed in a CPU node's `ibm,ppc-interrupt-server#s`
+    /// that satisfies `pred`, without allocating; counts each thread examined.
+    pub fn find_thread(
+        &self,
+        node: NodeId,
+        work: &mut LevelWork,
+        mut pred: impl FnMut(usize) -> bool,
+    ) -> Option<usize> {
+        let servers = self.get_property(node, "ibm,ppc-interrupt-server#s", work)?;
+        servers.chunks_exact(4).find_map(|b| {
+            work.cpus_scanned += 1;
+            self.logical_of(u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+                .filter(|&t| pred(t))
+        })
+    }
+
     fn phandle_node(&self, phandle: u32) -> Option<NodeId> {
         self.phandles
             .get(phandle as usize)

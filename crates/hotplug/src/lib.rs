@@ -31,9 +31,11 @@
 //!
 //! Cost shape: scoped work per CPU depends on the number of groups inside the
 //! enclosing group it scans (the node, or tighter), not on the machine size.
-//! It is flat as machines grow by adding nodes, and grows with the node when
-//! one node holds everything (seed 000's 4096-CPU single socket, where Linux's
-//! series still needed 6 s). `BENCHMARKS.md` has both curves.
+//! Levels equal to the SMT siblings (an L2 per core) cost a look at the CPU
+//! node's thread list. So the cost is flat as machines grow by adding nodes,
+//! and grows with the node when one node holds many shared-L2 groups (a
+//! POWER9-style single socket, the kind of machine on which Linux's series
+//! still needed 6 s for 4096 CPUs). `BENCHMARKS.md` has both curves.
 //!
 //! [`MaskEngine::rebuild_from_scratch`] recomputes every mask from the
 //! [`topology::Topology`] alone (never the firmware tree) and

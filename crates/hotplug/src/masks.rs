@@ -128,7 +128,7 @@ struct LevelState {
 impl LevelState {
     /// A level with `groups` empty slots allocated and written now, as Linux
     /// allocates its cpumasks at boot (`smp_prepare_cpus`), so that onlining
-    /// never allocates or first-touches memory.
+    /// never allocates or first-touches mask memory.
     fn new(nr: usize, groups: usize) -> Self {
         let mut slots = Vec::with_capacity(groups);
         for _ in 0..groups {
@@ -427,8 +427,18 @@ impl MaskEngine {
                     .collect();
             }
             Algo::Scoped => {
-                // Consolidate: a level with the same groups as a coarser one
-                // shares its storage (seed 000's "check for duplicate topologies").
+                // Consolidate: a level with the same groups as another shares
+                // its storage (seed 000's "check for duplicate topologies").
+                // SMT comes first so that levels equal to it (an L2 per core)
+                // are kept through the node's thread list rather than a scan.
+                let representative_first = [
+                    MaskLevel::Smt,
+                    MaskLevel::Node,
+                    MaskLevel::Package,
+                    MaskLevel::Llc,
+                    MaskLevel::Coregroup,
+                    MaskLevel::L2,
+                ];
                 let coarse_first = [
                     MaskLevel::Node,
                     MaskLevel::Package,
@@ -437,11 +447,11 @@ impl MaskEngine {
                     MaskLevel::L2,
                     MaskLevel::Smt,
                 ];
-                for (i, &level) in coarse_first.iter().enumerate() {
+                for (i, &level) in representative_first.iter().enumerate() {
                     if storage[level as usize] != level {
                         continue;
                     }
-                    for &earlier in &coarse_first[..i] {
+                    for &earlier in &representative_first[..i] {
                         if storage[earlier as usize] == earlier
                             && nests(level, earlier)
                             && nests(earlier, level)
@@ -451,7 +461,7 @@ impl MaskEngine {
                         }
                     }
                 }
-                // Follow chains (coregroup → L2 → LLC) to the level really stored.
+                // Follow chains (coregroup → L2 → SMT) to the level really stored.
                 for level in MaskLevel::ALL {
                     let mut target = storage[level as usize];
                     while storage[target as usize] != target {
@@ -718,12 +728,12 @@ impl MaskEngine {
             let li = level as usize;
             let lw = &mut work.levels[li];
             if level == MaskLevel::Smt {
-                // Whole sibling set at once: any online thread of the node.
-                let threads = self.fdt.threads_of(node, lw);
-                let found = threads.into_iter().find(|&t| {
-                    lw.cpus_scanned += 1;
-                    t != cpu && self.online.contains(t)
-                });
+                // Whole sibling set at once: the first online thread listed in
+                // the node's interrupt-server list.
+                let online = &self.online;
+                let found = self
+                    .fdt
+                    .find_thread(node, lw, |t| t != cpu && online.contains(t));
                 match found {
                     Some(t) => {
                         let s = self.levels[li].slot_of[t];

@@ -134,8 +134,13 @@ fn consolidation() {
         MaskLevel::Node
     );
     assert_eq!(scoped.consolidated_into(MaskLevel::Llc), MaskLevel::Node);
-    assert_eq!(scoped.consolidated_into(MaskLevel::Smt), MaskLevel::L2);
-    assert_eq!(scoped.update_order(), &[MaskLevel::Node, MaskLevel::L2]);
+    // L2 and MC equal the SMT siblings: kept through the CPU node's thread list.
+    assert_eq!(scoped.consolidated_into(MaskLevel::L2), MaskLevel::Smt);
+    assert_eq!(
+        scoped.consolidated_into(MaskLevel::Coregroup),
+        MaskLevel::Smt
+    );
+    assert_eq!(scoped.update_order(), &[MaskLevel::Node, MaskLevel::Smt]);
 }
 
 /// The naive algorithm's firmware work grows with the online CPUs; the scoped
