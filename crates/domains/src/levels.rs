@@ -231,16 +231,29 @@ pub(crate) fn levels_for(
         ));
     }
 
-    // sched_init_numa(): the distinct distances between the nodes that count
-    // (v5.9: every node; v6.x: nodes with CPUs), a NODE level for the smallest and
-    // one overlapping NUMA level for each further distance.
+    // sched_init_numa(): a NODE level for the local distance and one overlapping
+    // NUMA level for each further distinct distance. v6.x takes the distances
+    // between every two nodes with CPUs. v5.9 (before the v5.12 rewrite with a
+    // set) assumed node 0's row holds every distance: it took the local
+    // distance and the larger values of row 0 only, over every node.
     let counted: Vec<usize> = (0..nodes.len())
         .filter(|&n| kernel == KernelVersion::V5_9 || nodes.has_cpus(n, &online))
         .collect();
     let mut distances: Vec<u32> = Vec::new();
-    for &i in &counted {
-        for &j in &counted {
-            distances.push(nodes.distance(i, j));
+    if kernel == KernelVersion::V5_9 {
+        let local = nodes.distance(0, 0);
+        distances.push(local);
+        distances.extend(
+            counted
+                .iter()
+                .map(|&k| nodes.distance(0, k))
+                .filter(|&d| d > local),
+        );
+    } else {
+        for &i in &counted {
+            for &j in &counted {
+                distances.push(nodes.distance(i, j));
+            }
         }
     }
     distances.sort_unstable();

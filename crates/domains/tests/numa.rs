@@ -117,3 +117,26 @@ fn diameter_three_line_uses_descendants() {
         }
     }
 }
+
+/// v5.9's sched_init_numa() read the distances from node 0's row only (it
+/// assumed that row holds them all); v5.12+ collects them from every pair. With
+/// a distance (25) that only nodes 1 and 2 see, v5.9 has one NUMA level fewer.
+#[test]
+fn v5_9_takes_numa_distances_from_node_0_only() {
+    let topo = one_cpu_per_node(&[
+        10, 20, 20, //
+        20, 10, 25, //
+        20, 25, 10,
+    ]);
+    let levels = |k| -> Vec<Option<u32>> {
+        domains::build(&topo, k)
+            .unwrap()
+            .levels
+            .iter()
+            .filter(|l| l.numa_distance.is_some())
+            .map(|l| l.numa_distance)
+            .collect()
+    };
+    assert_eq!(levels(KernelVersion::V5_9), [Some(10), Some(20)]);
+    assert_eq!(levels(KernelVersion::V6_12), [Some(10), Some(20), Some(25)]);
+}
