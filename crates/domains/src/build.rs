@@ -345,8 +345,15 @@ pub fn build_with(
                 let (id, first_flags) = match reuse {
                     Some(x) => x,
                     None => {
-                        let (list, first_flags) =
-                            overlap_groups(cpu, li, span, &chains, &cpu_pos, &spans);
+                        let (list, first_flags) = overlap_groups(
+                            kernel >= KernelVersion::V6_8,
+                            cpu,
+                            li,
+                            span,
+                            &chains,
+                            &cpu_pos,
+                            &spans,
+                        );
                         let id = *private_lists.entry(list.clone()).or_insert_with(|| {
                             group_lists.push(list);
                             group_list_built_order.push(true);
@@ -651,6 +658,7 @@ fn shared_groups(
 /// spills out of the span) as the next group. Returns the groups and the first
 /// group's flags.
 fn overlap_groups(
+    descend: bool,
     cpu: u32,
     li: usize,
     span: u32,
@@ -676,7 +684,9 @@ fn overlap_groups(
             continue;
         }
         let mut sib = li;
-        if sib > 0 && !spans.get(chain[sib - 1].span).is_subset(span_mask) {
+        // find_descended_sibling() arrived in v5.13; older kernels took the
+        // sibling's child even when it spilled out of the span.
+        if descend && sib > 0 && !spans.get(chain[sib - 1].span).is_subset(span_mask) {
             // find_descended_sibling()
             while sib > 0 && !spans.get(chain[sib - 1].span).is_subset(span_mask) {
                 sib -= 1;

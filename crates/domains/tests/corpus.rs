@@ -1,7 +1,8 @@
 //! Every real machine of the corpus that the sysfs reader accepts gets domains
 //! on every kernel without panicking, and they hold Linux's structural rules:
 //! each domain contains its CPU and the one below it, its groups lie inside it
-//! and cover it, and the first group holds the CPU.
+//! and cover it (v5.9's NUMA groups may spill out, a bug fixed in v5.13), and
+//! the first group holds the CPU.
 
 use std::path::PathBuf;
 
@@ -67,14 +68,27 @@ fn corpus_machines_get_well_formed_domains() {
                     let groups = d.groups(c.cpu, dom);
                     assert!(groups[0].contains(c.cpu as usize), "{what}");
                     let mut union = CpuMask::new();
+                    // Before v5.13 (find_descended_sibling) NUMA groups could
+                    // spill out of their domain on machines of diameter >= 3.
+                    let may_spill = k == KernelVersion::V5_9 && dom.flags.contains(Flag::Overlap);
                     for g in &groups {
-                        assert!(g.is_subset(&span), "{what}: group {g} outside {span}");
+                        assert!(
+                            g.is_subset(&span) || may_spill,
+                            "{what}: group {g} outside {span}"
+                        );
                         if !dom.flags.contains(Flag::Overlap) {
                             assert!(!g.intersects(&union), "{what}: groups overlap");
                         }
                         union.or_assign(g);
                     }
-                    assert_eq!(union, span, "{what}: groups do not cover the span");
+                    if may_spill {
+                        assert!(
+                            span.is_subset(&union),
+                            "{what}: groups do not cover the span"
+                        );
+                    } else {
+                        assert_eq!(union, span, "{what}: groups do not cover the span");
+                    }
                     below = Some(span);
                 }
             }

@@ -140,3 +140,25 @@ fn v5_9_takes_numa_distances_from_node_0_only() {
     assert_eq!(levels(KernelVersion::V5_9), [Some(10), Some(20)]);
     assert_eq!(levels(KernelVersion::V6_12), [Some(10), Some(20), Some(25)]);
 }
+
+/// Before v5.13 the diameter-3 line got the groups topology.c's comment calls
+/// "obviously buggered": node 0's NUMA-2 domain 0-2 has groups {0-1},{1-3}.
+#[test]
+fn v5_9_diameter_three_line_spills_out() {
+    let topo = one_cpu_per_node(&[
+        10, 20, 30, 40, //
+        20, 10, 20, 30, //
+        30, 20, 10, 20, //
+        40, 30, 20, 10,
+    ]);
+    let d = domains::build(&topo, KernelVersion::V5_9).unwrap();
+    let c = d.cpu(0).unwrap();
+    let numa2 = &c.domains[1];
+    assert_eq!(d.span(numa2).to_list_string(), "0-2");
+    let groups: Vec<String> = d
+        .groups(0, numa2)
+        .iter()
+        .map(|g| g.to_list_string())
+        .collect();
+    assert_eq!(groups, ["0-1", "1-3"]);
+}
