@@ -716,3 +716,38 @@ fn cpus_at_the_top_of_capacity_read() {
     let pkg = &t.level(LevelKind::Package).unwrap().groups[0];
     assert_eq!(pkg.os_id, Some(7));
 }
+
+#[test]
+fn single_cpu_clusters_and_per_cpu_dies_are_not_levels() {
+    // x86 VMs: cluster_id 65535 and each CPU its own cluster; riscv/arm64: die_id
+    // -1 and each CPU its own die. Neither is a level; real clusters are.
+    let mut tree = small();
+    for cpu in 0..8 {
+        let d = format!("sys/devices/system/cpu/cpu{cpu}/topology");
+        tree.file(&format!("{d}/cluster_id"), "65535\n");
+        tree.file(&format!("{d}/cluster_cpus_list"), format!("{cpu}\n"));
+        tree.file(&format!("{d}/die_id"), "-1\n");
+        tree.file(&format!("{d}/die_cpus_list"), format!("{cpu}\n"));
+    }
+    let t = read(&tree).unwrap();
+    assert!(t.level(LevelKind::Cluster).is_none());
+    assert!(t.level(LevelKind::Die).is_none());
+
+    // Two-core clusters inside each package (package p holds cores p*2..p*2+1
+    // in the generator; core c has CPUs c and c+4).
+    for cpu in 0..8usize {
+        let d = format!("sys/devices/system/cpu/cpu{cpu}/topology");
+        let package = (cpu % 4) / 2;
+        tree.file(&format!("{d}/cluster_id"), format!("{package}\n"));
+        let members = format!(
+            "{},{},{},{}",
+            package * 2,
+            package * 2 + 1,
+            package * 2 + 4,
+            package * 2 + 5
+        );
+        tree.file(&format!("{d}/cluster_cpus_list"), format!("{members}\n"));
+    }
+    let t = read(&tree).unwrap();
+    assert_eq!(t.count(LevelKind::Cluster), 2);
+}

@@ -496,12 +496,22 @@ fn group_keys(raws: &[RawCpu], online: &CpuMask) -> Vec<[Option<u32>; 4]> {
 }
 
 /// Whether a die or cluster level carries information: some CPU has a real id
-/// (architectures without the level print `-1` and a mask of the CPU alone) and,
+/// (architectures without the level print `-1` and a mask of the CPU alone),
+/// some group holds more than one CPU, and,
 /// on the online CPUs, every core mask fits in its die/cluster mask, which fits
 /// in the package mask. A level that does not nest is dropped rather than
 /// allowed to split cores (riscv reports per-CPU "dies" around 2-thread cores).
 fn middle_level_is_real(raws: &[RawCpu], level: usize, online: &CpuMask) -> bool {
     if !raws.iter().any(|r| r.ids[level].is_some_and(|v| v >= 0)) {
+        return false;
+    }
+    // Groups of one CPU carry nothing (x86 VMs report `cluster_id` 65535 with
+    // the CPU alone as its cluster; hwloc drops single-PU clusters and dies too).
+    let single = raws
+        .iter()
+        .filter(|r| online.contains(r.id as usize))
+        .all(|r| r.masks[level].is_none_or(|m| m.and(online).weight() <= 1));
+    if single {
         return false;
     }
     raws.iter()
