@@ -117,6 +117,10 @@ pub const SEED_002: [Seed002Case; 4] = [
     },
 ];
 
+/// Seed 002's text: on the 4096-CPU UV, "By specifying lpj=<value>, we reduced
+/// that to 75 seconds" (no log is given for this run).
+pub const SEED_002_UV_LPJ_S: f64 = 75.0;
+
 /// Seed 000's 1024-CPU LPAR: "Bringing up secondary CPUs" → "Brought up 16 nodes,
 /// 1024 CPUs", before (naive masks) and with the patch set (scoped masks).
 pub const SEED_000_LPAR_NAIVE_S: f64 = 233.354676 - 0.354971;
@@ -370,6 +374,8 @@ mod tests {
             assert!(text.contains(s), "{s}");
         }
         assert!(text.contains("30 mins to 6 seconds"));
+        let text_002 = seed_text("002_").unwrap();
+        assert!(text_002.contains("we reduced that to 75 seconds"));
     }
 
     /// The fitted values are physically sensible: positive, and the calibration

@@ -86,16 +86,26 @@ const SEED: u64 = 1;
 /// Predictions that miss the seed by more than 25 %, each with the reason. The
 /// acceptance test holds every other row to 25 %, and checks that these still
 /// miss (so that a model that starts to fit them must say so here).
-pub const KNOWN_MISSES: &[(&str, &str)] = &[(
-    "000 power-4096-1socket",
-    "The 1024-CPU LPAR's fitted costs (3.6 ms fixed per CPU, 1.24 µs per device-tree \
+pub const KNOWN_MISSES: &[(&str, &str)] = &[
+    (
+        "002 x86-uv-4096 lpj=",
+        "With lpj= Linux 2.6.37 skips calibrate_delay() entirely, so the model expects lpj= \
+         to be as fast as parallel calibration (52.7 s, the parallel run's 59.5 s measured). \
+         The seed's author saw 75 s and could not explain it either: \"I am not sure how we \
+         beat the lpj= case, but it did outperform.\" The 75 s comes from the prose of a \
+         different boot, with no log.",
+    ),
+    (
+        "000 power-4096-1socket",
+        "The 1024-CPU LPAR's fitted costs (3.6 ms fixed per CPU, 1.24 µs per device-tree \
          property look-up) do not carry over. Scoped: 4095 × 3.6 ms = 14.8 s against the \
          seed's 6 s — the 4096-CPU machine spends about 1.5 ms per CPU, 2.5× less, so it is \
          a different, faster platform the seed does not name. Naive: of_get_cpu_node() walks \
          every core node, so the naive work is cubic (23 G look-ups against the LPAR's \
          185 M: ~8 h at the LPAR's price); \"about 30 mins\" implies ~80 ns per look-up \
          there, 16× less. No single price per operation fits both machines.",
-)];
+    ),
+];
 
 /// The known-miss reason for a case, if any.
 pub fn known_miss(case: &str) -> Option<&'static str> {
@@ -236,6 +246,27 @@ pub fn validate(progress: &mut dyn FnMut(&str)) -> Result<Report, SimError> {
             rows.push(r);
         }
     }
+
+    // The same UV with lpj= (seed 002's prose; no log).
+    rows.push(
+        row(
+            Case {
+                case: "002 x86-uv-4096 lpj= (no calibration)",
+                kind: Kind::Predict,
+                machine: SeedMachine::X86Uv4096,
+                platform: Platform::X86_2010,
+                strategy: Strategy {
+                    calibrate: Calibrate::Lpj(4_532_810),
+                    ..x86_before
+                },
+                measured_s: fit::SEED_002_UV_LPJ_S,
+                note: "measured figure from the seed's prose, not a log".to_string(),
+                extrapolate_naive: false,
+            },
+            progress,
+        )?
+        .0,
+    );
 
     let ppc = |masks| Strategy {
         kick: Kick::Serial,
