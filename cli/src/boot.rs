@@ -32,7 +32,8 @@ pub struct BootArgs {
     /// Kick order: one CPU at a time, or every kick first (seed 003).
     #[arg(long, default_value = "serial", value_name = "serial|parallel")]
     pub strategy: Kick,
-    /// Delay calibration (seed 002).
+    /// Delay calibration (seed 002). A modern x86 kernel knows lpj from the TSC:
+    /// model that with lpj=N.
     #[arg(
         long,
         default_value = "serial",

@@ -40,6 +40,7 @@
 //! |---|---|---|---|
 //! | 002 UV 4096, serial calibration | 340.4 s | 316.8 s | +7.5 % |
 //! | 002 UV 4096, parallel calibration | 52.7 s | 59.5 s | −11.4 % |
+//! | 002 UV 4096, `lpj=` (seed prose) | 52.7 s | 75 s | −29.8 % (known miss) |
 //! | 000 4096 single socket, naive | 28 516 s | ~1800 s | +1484 % (known miss) |
 //! | 000 4096 single socket, scoped | 14.8 s | 6 s | +147 % (known miss) |
 //! | 003 128 CPUs, serial / parallel kick | 0.701 / 0.100 s | 0.700 / 0.100 s | in-sample |
