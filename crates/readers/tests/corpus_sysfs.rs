@@ -5,9 +5,9 @@
 //! facts we read are compared with that output:
 //!
 //! - hwloc `tests/hwloc/linux/*.tar.bz2` (+ `x86+linux/`, and the `history/`
-//!   ones) against `lstopo -v -` console listings: packages, cores, PUs, NUMA
-//!   nodes with their cpusets, caches (per level and type: every instance's
-//!   cpuset) and the NUMA distance matrix;
+//!   ones) against `lstopo -v -` console listings and `lstopo -.xml` exports:
+//!   packages, cores, PUs, NUMA nodes with their cpusets, caches (per level and
+//!   type: every instance's cpuset and size) and the NUMA distance matrix;
 //! - util-linux `tests/ts/lscpu/dumps/*.tar.gz` (+ `history/`) against
 //!   `lscpu --parse` (and `--parse --physical`) CSV and the summary's NUMA and
 //!   cache-instance lines.
@@ -32,22 +32,19 @@ fn corpus() -> PathBuf {
 
 /// hwloc tests we do not compare, by target name (without extension), and why.
 const HWLOC_SKIPS: &[(&str, &str)] = &[
-    // Targets that are XML exports, not console listings (the XML reader's
-    // teammate owns that format; these tarballs are still read without error
-    // by `every_snapshot_reads` below).
-    ("16amd64-8n2c-cpusets-xml", "XML target"),
-    ("16em64t-4s2c2t-offlines-xml", "XML target"),
-    ("16em64t-4s2c2t-xml", "XML target"),
-    ("2i386-2c-nohugepage", "XML target"),
-    ("2i386-2t-hugepagesizecount", "XML target"),
-    ("32amd64-4s2n4c-cgroup2", "XML target"),
-    ("32em64t-2n8c+dax+nvme+mic+dimms", "XML target"),
-    ("40intel64-2g2n4c+pcilocality", "XML target"),
-    ("fakeheterocpunuma", "XML target"),
-    ("fakepcilocalities", "XML target"),
-    ("nvidia-dgx-gb10", "XML target"),
-    ("nvidia-dgx-gb10-nomidr", "XML target"),
-    ("64amd64-4p2n4ca2co", "XML target"),
+    (
+        "16amd64-8n2c-cpusets-xml",
+        "the process cpuset (proc/self/cpuset + cgroup) hides CPUs and nodes",
+    ),
+    (
+        "32amd64-4s2n4c-cgroup2",
+        "the cgroup v2 cpuset (cpuset.cpus.effective) hides CPUs and nodes",
+    ),
+    (
+        "fakeheterocpunuma",
+        "nodes share CPUs on purpose (hwloc needs HWLOC_DEBUG_ALLOW_OVERLAPPING_NODE_CPUSETS); \
+         the reader rejects a CPU in two nodes by design",
+    ),
     // Process restrictions and presentation options we do not model.
     (
         "16amd64-4n4c-cgroup-distance-merge",
@@ -125,6 +122,11 @@ const HWLOC_SKIPS: &[(&str, &str)] = &[
         "KNL-specific hwloc handling (MCDRAM memory-side caches, no distance matrix)",
     ),
     (
+        "64amd64-4p2n4ca2co",
+        "same Bulldozer machine through hwloc's CPUID backend: one core per PU, where \
+         the kernel reports compute units as SMT siblings",
+    ),
+    (
         "8em64t-2s2ca2c-buggynuma",
         "every node lists every CPU: the reader rejects a CPU in two nodes by design",
     ),
@@ -153,20 +155,21 @@ struct Obj {
     /// PUs below (filled after parsing).
     pus: CpuMask,
     /// `size=` attribute as printed: (value, unit in bytes). lstopo rounds
-    /// to the unit (27.5 MiB prints as 28MiB).
+    /// to the unit (27.5 MiB prints as 28MiB); XML gives bytes (unit 1).
     size: Option<(u64, u64)>,
+    /// The object's own cpuset, when the format states it (XML).
+    cpuset: Option<CpuMask>,
+    /// Cache level and kind, when the format states them apart from the type
+    /// name (XML `L1Cache` with `cache_type`).
+    cache: Option<(u8, CacheKind)>,
 }
-
-/// Column labels and labelled rows of an lstopo latency matrix.
-type LatencyMatrix = (Vec<usize>, Vec<(usize, Vec<u32>)>);
 
 /// What an `lstopo -v` listing says.
 #[derive(Debug, Default)]
 struct Console {
     objs: Vec<Obj>,
-    /// The NUMA latency matrix, if printed: column labels and labelled rows
-    /// (labels are logical indexes).
-    distances: Option<LatencyMatrix>,
+    /// The NUMA latency matrix, if given: (from, to, value) by node OS index.
+    distances: Option<Vec<(u32, u32, u32)>>,
     /// NUMA node os index by logical index (order of appearance).
     numa_os: Vec<u32>,
 }
@@ -241,6 +244,8 @@ fn parse_console(text: &str) -> Console {
             parent,
             pus: CpuMask::new(),
             size: parse_size_attr(attrs),
+            cpuset: None,
+            cache: None,
         });
         let idx = c.objs.len() - 1;
         if ty == "NUMANode" {
@@ -300,10 +305,111 @@ fn parse_console(text: &str) -> Console {
                 let label = nums.next().unwrap() as usize;
                 rows.push((label, nums.collect()));
             }
-            c.distances = Some((columns, rows));
+            let mut triples = Vec::new();
+            for (row_label, row) in rows {
+                for (col_label, &d) in columns.iter().zip(&row) {
+                    triples.push((c.numa_os[row_label], c.numa_os[*col_label], d));
+                }
+            }
+            c.distances = Some(triples);
             break;
         }
     }
+    c
+}
+
+/// The value of `name="..."` in an XML start tag.
+fn xml_attr<'a>(tag: &'a str, name: &str) -> Option<&'a str> {
+    let key = format!(" {name}=\"");
+    let start = tag.find(&key)? + key.len();
+    let end = tag[start..].find('"')? + start;
+    Some(&tag[start..end])
+}
+
+/// An hwloc cpuset string (`0x000000ff,0xffffffff`) as a mask.
+fn xml_cpuset(text: &str) -> CpuMask {
+    let groups: Vec<&str> = text
+        .split(',')
+        .map(|g| g.trim().trim_start_matches("0x"))
+        .collect();
+    CpuMask::parse_hex(&groups.join(",")).expect("cpuset")
+}
+
+/// Parses hwloc's XML export (v2 layout, one element per line as hwloc writes
+/// it) into the same object list as a console listing, with each object's own
+/// cpuset and the NUMA latency matrix by OS index.
+fn parse_xml(text: &str) -> Console {
+    let mut c = Console::default();
+    let mut stack: Vec<usize> = Vec::new();
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        let l = line.trim();
+        if l.starts_with("<object ") {
+            let ty = xml_attr(l, "type").unwrap_or("").to_string();
+            let os = xml_attr(l, "os_index").and_then(|v| v.parse().ok());
+            let cpuset = xml_attr(l, "cpuset").map(xml_cpuset);
+            let size = xml_attr(l, "cache_size")
+                .and_then(|v| v.parse::<u64>().ok())
+                .map(|b| (b, 1));
+            let cache = cache_type(&ty).map(|(level, kind)| {
+                // `L1Cache` + cache_type: 0 unified, 1 data, 2 instruction.
+                let kind = match (kind, xml_attr(l, "cache_type")) {
+                    (CacheKind::Unified, Some("1")) => CacheKind::Data,
+                    (CacheKind::Unified, Some("2")) => CacheKind::Instruction,
+                    (k, _) => k,
+                };
+                (level, kind)
+            });
+            if ty == "NUMANode" {
+                c.numa_os.push(os.expect("NUMANode os_index"));
+            }
+            c.objs.push(Obj {
+                ty,
+                os,
+                parent: stack.last().copied(),
+                pus: cpuset.unwrap_or_default(),
+                size,
+                cpuset,
+                cache,
+            });
+            if !l.ends_with("/>") {
+                stack.push(c.objs.len() - 1);
+            }
+        } else if l.starts_with("</object>") {
+            stack.pop();
+        } else if l.starts_with("<distances2 ")
+            && xml_attr(l, "type") == Some("NUMANode")
+            && xml_attr(l, "name").is_none_or(|n| n == "NUMALatency")
+            && c.distances.is_none()
+        {
+            let n: usize = xml_attr(l, "nbobjs").unwrap().parse().unwrap();
+            let mut indexes: Vec<u32> = Vec::new();
+            let mut values: Vec<u32> = Vec::new();
+            for inner in lines.by_ref() {
+                let il = inner.trim();
+                if il.starts_with("</distances2>") {
+                    break;
+                }
+                let body = il
+                    .split_once('>')
+                    .map(|(_, b)| b.split('<').next().unwrap_or(""))
+                    .unwrap_or("");
+                let nums = body.split_whitespace().map(|w| w.parse::<u32>().unwrap());
+                if il.starts_with("<indexes") {
+                    indexes.extend(nums);
+                } else if il.starts_with("<u64values") {
+                    values.extend(nums);
+                }
+            }
+            assert_eq!(indexes.len(), n);
+            assert_eq!(values.len(), n * n);
+            let triples = (0..n * n)
+                .map(|k| (indexes[k / n], indexes[k % n], values[k]))
+                .collect();
+            c.distances = Some(triples);
+        }
+    }
+    // Cpusets are given per object: no propagation from the PUs is needed.
     c
 }
 
@@ -416,7 +522,9 @@ fn compare_console(t: &Topology, c: &Console, options: &str) -> Vec<String> {
         while let Some(p) = parent.filter(|&p| c.objs[p].ty == "MemCache") {
             parent = c.objs[p].parent;
         }
-        let pus = parent.map(|p| c.objs[p].pus).unwrap_or_default();
+        let pus = o
+            .cpuset
+            .unwrap_or_else(|| parent.map(|p| c.objs[p].pus).unwrap_or_default());
         hwloc_nodes.insert(o.os.unwrap(), pus);
     }
     let our_ids: BTreeSet<u32> = t.nodes.iter().map(|n| n.id).collect();
@@ -453,7 +561,7 @@ fn compare_console(t: &Topology, c: &Console, options: &str) -> Vec<String> {
         type BySet<T> = BTreeMap<(u8, CacheKind), BTreeMap<Vec<usize>, Option<T>>>;
         let mut hwloc_caches: BySet<(u64, u64)> = BTreeMap::new();
         for o in &c.objs {
-            if let Some(key) = cache_type(&o.ty) {
+            if let Some(key) = o.cache.or_else(|| cache_type(&o.ty)) {
                 hwloc_caches
                     .entry(key)
                     .or_default()
@@ -510,27 +618,24 @@ fn compare_console(t: &Topology, c: &Console, options: &str) -> Vec<String> {
     }
 
     // Distances, by logical index → os index.
-    if let Some((columns, rows)) = &c.distances {
+    if let Some(triples) = &c.distances {
         let n = c.numa_os.len();
-        if rows.len() != n || columns.len() != n || !t.has_distances() {
+        if triples.len() != n * n || !t.has_distances() {
             diffs.push(format!(
-                "distances: hwloc {} rows for {n} nodes; ours present: {}",
-                rows.len(),
+                "distances: hwloc {} entries for {n} nodes; ours present: {}",
+                triples.len(),
                 t.has_distances()
             ));
         } else {
-            for (row_label, row) in rows {
-                for (col_label, &d) in columns.iter().zip(row) {
-                    let (from, to) = (c.numa_os[*row_label], c.numa_os[*col_label]);
-                    let ours = t
-                        .node_index(from)
-                        .zip(t.node_index(to))
-                        .map(|(a, b)| t.distance(a, b));
-                    if ours != Some(d) {
-                        diffs.push(format!(
-                            "distance node {from} -> {to}: hwloc {d}, ours {ours:?}"
-                        ));
-                    }
+            for &(from, to, d) in triples {
+                let ours = t
+                    .node_index(from)
+                    .zip(t.node_index(to))
+                    .map(|(a, b)| t.distance(a, b));
+                if ours != Some(d) {
+                    diffs.push(format!(
+                        "distance node {from} -> {to}: hwloc {d}, ours {ours:?}"
+                    ));
                 }
             }
         }
@@ -642,8 +747,8 @@ fn hwloc_console_listings_match() {
         assert!(
             case.target
                 .extension()
-                .is_some_and(|e| e == "console" || e == "output"),
-            "{}: target is not a console listing: add a skip",
+                .is_some_and(|e| e == "console" || e == "output" || e == "xml"),
+            "{}: target is neither a console listing nor XML: add a skip",
             case.name
         );
         assert!(
@@ -660,7 +765,11 @@ fn hwloc_console_listings_match() {
             }
         };
         let text = std::fs::read_to_string(&case.target).unwrap();
-        let console = parse_console(&text);
+        let console = if case.target.extension().is_some_and(|e| e == "xml") {
+            parse_xml(&text)
+        } else {
+            parse_console(&text)
+        };
         let diffs = compare_console(&t, &console, &case.options);
         if diffs.is_empty() {
             checked += 1;
