@@ -1,0 +1,138 @@
+//! End-to-end tests of `manycore boot` and `manycore validate` (crates/sim).
+use std::process::Command;
+
+fn manycore(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_manycore"))
+        .args(args)
+        .output()
+        .expect("run manycore");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn json(text: &str) -> serde_json::Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+/// Seed 003: ~700 ms → ~100 ms on the 128-CPU server, as a before/after table.
+#[test]
+fn compare_prints_seed_003_before_and_after() {
+    let args = [
+        "boot",
+        "--machine",
+        "x86-2n-128",
+        "--calibrate",
+        "lpj=2600000",
+        "--compare",
+        "serial",
+        "parallel",
+        "--quiet",
+    ];
+    let (ok, out, err) = manycore(&[&args[..], &["--format", "json"]].concat());
+    assert!(ok, "{err}");
+    let v = json(&out);
+    let (a, b) = (v["a_s"].as_f64().unwrap(), v["b_s"].as_f64().unwrap());
+    assert!((a / 0.700 - 1.0).abs() < 0.25, "a_s {a}");
+    assert!((b / 0.100 - 1.0).abs() < 0.25, "b_s {b}");
+    let (ok, text, _) = manycore(&args);
+    assert!(ok);
+    assert!(
+        text.contains("serial kick") && text.contains("parallel kick"),
+        "{text}"
+    );
+}
+
+/// The log has seed 002's "Booting Node" lines and "Brought up"; same seed, same bytes.
+#[test]
+fn boot_log_and_determinism() {
+    let args = [
+        "boot",
+        "--machine",
+        "x86-2s-16",
+        "--platform",
+        "x86-2010",
+        "--quiet",
+    ];
+    let (ok, first, err) = manycore(&args);
+    assert!(ok, "{err}");
+    assert!(first.contains("] Booting Node   0, Processors  #1 #2 #3 #4 #5 #6 #7 Ok."));
+    assert!(first.contains("] Brought up 16 CPUs"));
+    assert!(first.contains("Total of 16 processors activated"));
+    let (_, second, _) = manycore(&args);
+    assert_eq!(first, second);
+}
+
+#[test]
+fn svg_and_json_files_are_written() {
+    let dir = std::env::temp_dir().join(format!("manycore-boot-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let svg = dir.join("t.svg");
+    let js = dir.join("t.json");
+    let (ok, _, err) = manycore(&[
+        "boot",
+        "--synthetic",
+        "package:2 numa:2 core:4 pu:2",
+        "--platform",
+        "x86",
+        "--calibrate",
+        "parallel",
+        "--svg",
+        svg.to_str().unwrap(),
+        "--json",
+        js.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert!(ok, "{err}");
+    assert!(std::fs::read_to_string(&svg).unwrap().starts_with("<svg"));
+    let run = json(&std::fs::read_to_string(&js).unwrap());
+    // 2 packages × 2 nodes × 4 cores × 2 threads, less the boot CPU.
+    assert_eq!(run["timeline"].as_array().unwrap().len(), 31);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn bad_options_are_one_clear_error() {
+    let (ok, _, err) = manycore(&["boot", "--synthetic", "pu:2", "--calibrate", "lpj=x"]);
+    assert!(!ok);
+    assert!(
+        err.contains("--calibrate") && err.contains("lpj=x"),
+        "{err}"
+    );
+    let (ok, _, err) = manycore(&["boot", "--synthetic", "pu:2", "--platform", "vax"]);
+    assert!(!ok);
+    assert!(err.contains("'vax'"), "{err}");
+}
+
+/// The acceptance table: predicted against measured, with the error.
+#[test]
+fn validate_json_has_the_table() {
+    let (ok, out, err) = manycore(&["validate", "--format", "json", "--quiet"]);
+    assert!(ok, "{err}");
+    let v = json(&out);
+    let rows = v["rows"].as_array().unwrap();
+    for r in rows {
+        for key in ["case", "predicted_s", "measured_s", "error_pct"] {
+            assert!(!r[key].is_null(), "{key} missing in {r}");
+        }
+    }
+    let uv: Vec<&serde_json::Value> = rows
+        .iter()
+        .filter(|r| {
+            r["case"]
+                .as_str()
+                .unwrap()
+                .starts_with("002 x86-uv-4096 serial")
+                || r["case"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("002 x86-uv-4096 parallel")
+        })
+        .collect();
+    assert_eq!(uv.len(), 2);
+    for r in uv {
+        assert!(r["error_pct"].as_f64().unwrap().abs() <= 25.0, "{r}");
+    }
+}
