@@ -138,18 +138,19 @@ pub fn run(args: &DomainsArgs) -> Result<i32> {
         },
         None => doms.cpus.iter().collect(),
     };
-    let text = match args.format {
-        DomainsFormat::Proc => render::render_files(&doms, Layout::Proc, &selected),
-        DomainsFormat::Debugfs => render::render_files(&doms, Layout::Debugfs, &selected),
-        DomainsFormat::Text => render::render_text(&doms, &selected),
-        DomainsFormat::Json => {
-            let mut s = serde_json::to_string_pretty(&render::render_json(&doms, &selected))?;
-            s.push('\n');
-            s
-        }
-    };
     let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()) {
+    let written = match args.format {
+        DomainsFormat::Proc => {
+            out.write_all(render::render_files(&doms, Layout::Proc, &selected).as_bytes())
+        }
+        DomainsFormat::Debugfs => {
+            out.write_all(render::render_files(&doms, Layout::Debugfs, &selected).as_bytes())
+        }
+        DomainsFormat::Text => out.write_all(render::render_text(&doms, &selected).as_bytes()),
+        // Streamed CPU by CPU: a 16384-CPU machine's tree would not fit nicely.
+        DomainsFormat::Json => render::write_json(&doms, &selected, &mut out),
+    };
+    match written {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(0),
         r => r.map(|()| 0).map_err(Into::into),
     }

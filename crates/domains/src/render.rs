@@ -233,53 +233,7 @@ pub fn render_json(domains: &Domains, cpus: &[&CpuDomains]) -> serde_json::Value
             })
         })
         .collect();
-    let cpus_json: Vec<_> = cpus
-        .iter()
-        .map(|c| {
-            let doms: Vec<_> = c
-                .domains
-                .iter()
-                .enumerate()
-                .map(|(m, d)| {
-                    json!({
-                        "domain": m,
-                        "level": d.level,
-                        "name": domains.name(d),
-                        "span": domains.span(d).to_list_string(),
-                        "groups": domains.groups(c.cpu, d).iter().map(|g| g.to_list_string()).collect::<Vec<_>>(),
-                        "flags": k.encode(d.flags),
-                        "flag_names": k.names(d.flags).collect::<Vec<_>>(),
-                        "groups_flags": if k.has_group_flags() {
-                            json!(k.names(d.groups_flags).collect::<Vec<_>>())
-                        } else {
-                            serde_json::Value::Null
-                        },
-                        "min_interval": d.min_interval(),
-                        "max_interval": d.max_interval(),
-                        "busy_factor": d.busy_factor,
-                        "imbalance_pct": d.imbalance_pct,
-                        "cache_nice_tries": d.cache_nice_tries,
-                    })
-                })
-                .collect();
-            let removed: Vec<_> = c
-                .removed
-                .iter()
-                .map(|r| {
-                    json!({
-                        "level": r.level,
-                        "name": domains.levels[r.level as usize].name,
-                        "reason": match r.reason {
-                            Reason::SingleCpu => "single_cpu".to_string(),
-                            Reason::OneGroup => "one_group".to_string(),
-                            Reason::SameAsChild { .. } => "same_as_child".to_string(),
-                        },
-                    })
-                })
-                .collect();
-            json!({ "cpu": c.cpu, "domains": doms, "removed": removed })
-        })
-        .collect();
+    let cpus_json: Vec<_> = cpus.iter().map(|c| cpu_json(domains, c)).collect();
     json!({
         "kernel": k.as_str(),
         "arch": domains.arch.uname(),
@@ -297,4 +251,76 @@ pub fn native_layout(k: KernelVersion) -> Layout {
         KernelVersion::V5_9 => Layout::Proc,
         _ => Layout::Debugfs,
     }
+}
+
+/// One CPU's entry of [`render_json`].
+fn cpu_json(domains: &Domains, c: &CpuDomains) -> serde_json::Value {
+    use serde_json::json;
+    let k = domains.kernel;
+
+    let doms: Vec<_> = c
+            .domains
+            .iter()
+            .enumerate()
+            .map(|(m, d)| {
+                json!({
+                    "domain": m,
+                    "level": d.level,
+                    "name": domains.name(d),
+                    "span": domains.span(d).to_list_string(),
+                    "groups": domains.groups(c.cpu, d).iter().map(|g| g.to_list_string()).collect::<Vec<_>>(),
+                    "flags": k.encode(d.flags),
+                    "flag_names": k.names(d.flags).collect::<Vec<_>>(),
+                    "groups_flags": if k.has_group_flags() {
+                        json!(k.names(d.groups_flags).collect::<Vec<_>>())
+                    } else {
+                        serde_json::Value::Null
+                    },
+                    "min_interval": d.min_interval(),
+                    "max_interval": d.max_interval(),
+                    "busy_factor": d.busy_factor,
+                    "imbalance_pct": d.imbalance_pct,
+                    "cache_nice_tries": d.cache_nice_tries,
+                })
+            })
+            .collect();
+    let removed: Vec<_> = c
+        .removed
+        .iter()
+        .map(|r| {
+            json!({
+                "level": r.level,
+                "name": domains.levels[r.level as usize].name,
+                "reason": match r.reason {
+                    Reason::SingleCpu => "single_cpu".to_string(),
+                    Reason::OneGroup => "one_group".to_string(),
+                    Reason::SameAsChild { .. } => "same_as_child".to_string(),
+                },
+            })
+        })
+        .collect();
+    json!({ "cpu": c.cpu, "domains": doms, "removed": removed })
+}
+
+/// [`render_json`] written straight to `out`, one CPU at a time, so that a
+/// 16384-CPU machine never holds its whole JSON tree in memory.
+pub fn write_json(
+    domains: &Domains,
+    cpus: &[&CpuDomains],
+    out: &mut dyn io::Write,
+) -> io::Result<()> {
+    let mut head = render_json(domains, &[]);
+    if let Some(obj) = head.as_object_mut() {
+        obj.remove("cpus");
+    }
+    let head = serde_json::to_string_pretty(&head)?;
+    // Re-open the object to append "cpus".
+    let head = head.trim_end().trim_end_matches('}').trim_end();
+    writeln!(out, "{head},\n  \"cpus\": [")?;
+    for (i, c) in cpus.iter().enumerate() {
+        let text = serde_json::to_string(&cpu_json(domains, c))?;
+        let sep = if i + 1 < cpus.len() { "," } else { "" };
+        writeln!(out, "    {text}{sep}")?;
+    }
+    writeln!(out, "  ]\n}}")
 }

@@ -151,3 +151,16 @@ fn written_tree_reads_back_identical() {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
+
+/// The streamed JSON is the same document as the in-memory one.
+#[test]
+fn streamed_json_equals_tree() {
+    let topo = readers::sysfs::read_path(&data("x86-4n-dist-sysfs.tar.gz")).unwrap();
+    let doms = domains::build(&topo, KernelVersion::V6_12).unwrap();
+    let cpus: Vec<&domains::CpuDomains> = doms.cpus.iter().collect();
+    let mut buf = Vec::new();
+    domains::render::write_json(&doms, &cpus, &mut buf).unwrap();
+    let streamed: serde_json::Value = serde_json::from_slice(&buf).unwrap();
+    assert_eq!(streamed, domains::render::render_json(&doms, &cpus));
+    assert_eq!(streamed["cpus"][4]["domains"][3]["span"], "0-7,12-15");
+}
