@@ -623,8 +623,17 @@ fn power_shared_processor_lpar_is_detected() {
         "proc/powerpc/lparcfg",
         "lparcfg 1.9\nshared_processor_mode=1\npartition_entitled_capacity=400\n",
     );
+    for cpu in 0..8 {
+        // Hardware thread ids, unrelated to the logical numbers.
+        tree.file(
+            &format!("sys/devices/system/cpu/cpu{cpu}/physical_id"),
+            format!("{}\n", 0x100 + cpu),
+        );
+    }
     let t = read(&tree).unwrap();
     assert_eq!(t.arch, topology::Arch::PowerPc64);
+    assert_eq!(t.hw_id_kind, topology::HwIdKind::PowerPir);
+    assert_eq!(t.cpu(5).unwrap().hw_id, Some(0x105));
     assert!(t.shared_processor);
     assert_eq!(t.hypervisor.as_deref(), Some("pHyp"));
 

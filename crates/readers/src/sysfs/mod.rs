@@ -16,8 +16,9 @@
 //!   nodes (sparse ids and memory-only nodes allowed), their distance matrix and
 //!   memory size.
 //! - `sys/devices/cpu_core/cpus`, `cpu_atom/cpus`: Intel hybrid core kinds.
-//! - `proc/cpuinfo`: architecture, model name, x86 APIC ids, and the package /
-//!   core ids of old kernels that had no `topology/` directory.
+//! - `cpuN/physical_id` on POWER: the hardware thread id (PIR).
+//! - `proc/cpuinfo`: architecture, model name, x86 APIC ids, RISC-V hart ids,
+//!   and the package / core ids of old kernels that had no `topology/` directory.
 //! - `proc/powerpc/lparcfg`, `proc/sysinfo`: POWER shared-processor mode and the
 //!   hypervisor.
 //!
@@ -301,13 +302,22 @@ fn read_root(root: &Root) -> Result<Topology, Error> {
             raw.ids[CORE] = num("core id");
         }
         raw.capacity = files.uint(&format!("{dir}/cpu_capacity"))?;
+        if matches!(arch, Arch::PowerPc64 | Arch::PowerPc) {
+            // POWER's `physical_id` is the hardware thread id (the PIR /
+            // interrupt server number) that bring-up targets.
+            raw.hw_id = files
+                .int(&format!("{dir}/physical_id"))?
+                .and_then(|v| u64::try_from(v).ok());
+        }
         if let Some(b) = block {
             let hw = match arch {
                 Arch::X86_64 | Arch::X86 => b.get("apicid").or(b.get("initial apicid")),
                 Arch::RiscV64 => b.get("hart"),
                 _ => None,
             };
-            raw.hw_id = hw.and_then(|v| v.parse::<u64>().ok());
+            if let Some(hw) = hw.and_then(|v| v.parse::<u64>().ok()) {
+                raw.hw_id = Some(hw);
+            }
         }
         raws.push(raw);
     }
