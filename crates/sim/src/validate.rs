@@ -365,7 +365,11 @@ pub fn validate(progress: &mut dyn FnMut(&str)) -> Result<Report, SimError> {
 impl Report {
     /// The table and the parameters, as text.
     pub fn to_text(&self) -> String {
-        let mut out = String::new();
+        let mut out = String::from(
+            "Simulated bring-up (virtual seconds to the last CPU online) against the seeds.\n\
+             predict = a machine the fit never saw; fit = a measurement the fit used, re-simulated.\n\
+             Seed 002 windows run from the first \"Booting Node\" line to \"Brought up\".\n\n",
+        );
         out.push_str(&format!(
             "{:<58} {:<8} {:>12} {:>12} {:>8}\n",
             "case", "kind", "predicted_s", "measured_s", "error"
