@@ -172,6 +172,8 @@ struct Console {
     distances: Option<Vec<(u32, u32, u32)>>,
     /// NUMA node os index by logical index (order of appearance).
     numa_os: Vec<u32>,
+    /// CPU kinds' cpusets (console `CPU kind` lines, XML `<cpukind>`).
+    kinds: Vec<CpuMask>,
 }
 
 fn parse_size_attr(attrs: &str) -> Option<(u64, u64)> {
@@ -278,6 +280,12 @@ fn parse_console(text: &str) -> Console {
             }
         }
     }
+    // CPU kinds ("CPU kind #0 efficiency 0 cpuset 0x000ff000").
+    for line in text.lines().filter(|l| l.starts_with("CPU kind #")) {
+        if let Some((_, set)) = line.split_once(" cpuset ") {
+            c.kinds.push(xml_cpuset(set.trim()));
+        }
+    }
     // The NUMA latency matrix, by logical index.
     for line in lines.by_ref() {
         if line.starts_with("Relative latency matrix") && line.contains("NUMANode") {
@@ -377,6 +385,10 @@ fn parse_xml(text: &str) -> Console {
             }
         } else if l.starts_with("</object>") {
             stack.pop();
+        } else if l.starts_with("<cpukind ") {
+            if let Some(set) = xml_attr(l, "cpuset") {
+                c.kinds.push(xml_cpuset(set));
+            }
         } else if l.starts_with("<distances2 ")
             && xml_attr(l, "type") == Some("NUMANode")
             && xml_attr(l, "name").is_none_or(|n| n == "NUMALatency")
@@ -617,6 +629,26 @@ fn compare_console(t: &Topology, c: &Console, options: &str) -> Vec<String> {
         }
     }
 
+    // CPU kinds, where we find some (Intel PMU devices, Arm MIDR parts): hwloc
+    // must list the same sets. hwloc also ranks kinds by frequency and
+    // capacity, which we do not, so a machine where only hwloc finds kinds
+    // (x86 hybrids without PMU directories) is not compared.
+    if !t.core_kinds.is_empty() && !options.contains("no-midr") {
+        let ours: BTreeSet<Vec<usize>> = (0..t.core_kinds.len())
+            .map(|k| {
+                t.cpus
+                    .iter()
+                    .filter(|c| c.kind == Some(k as u16) && online.contains(c.id as usize))
+                    .map(|c| c.id as usize)
+                    .collect()
+            })
+            .collect();
+        let hwloc: BTreeSet<Vec<usize>> = c.kinds.iter().map(set_of).collect();
+        if ours != hwloc {
+            diffs.push(format!("CPU kinds: {}", set_diff(&hwloc, &ours)));
+        }
+    }
+
     // Distances, by logical index → os index.
     if let Some(triples) = &c.distances {
         let n = c.numa_os.len();
@@ -770,7 +802,13 @@ fn hwloc_console_listings_match() {
         } else {
             parse_console(&text)
         };
-        let diffs = compare_console(&t, &console, &case.options);
+        // `HWLOC_CPUKINDS=midr=0` turns off the MIDR source our Arm kinds
+        // come from: kinds are then not comparable.
+        let mut options = case.options.clone();
+        if case.env.iter().any(|e| e.contains("midr=0")) {
+            options.push_str(" no-midr");
+        }
+        let diffs = compare_console(&t, &console, &options);
         if diffs.is_empty() {
             checked += 1;
         } else {

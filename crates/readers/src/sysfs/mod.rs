@@ -15,7 +15,8 @@
 //! - `sys/devices/system/node/nodeN/{cpulist|cpumap,distance,meminfo}`: NUMA
 //!   nodes (sparse ids and memory-only nodes allowed), their distance matrix and
 //!   memory size.
-//! - `sys/devices/cpu_core/cpus`, `cpu_atom/cpus`: Intel hybrid core kinds.
+//! - `sys/devices/cpu_core/cpus`, `cpu_atom/cpus`: Intel hybrid core kinds;
+//!   on Arm, core kinds from cpuinfo's `CPU implementer` / `CPU part`.
 //! - `cpuN/physical_id` on POWER: the hardware thread id (PIR).
 //! - `proc/cpuinfo`: architecture, model name, x86 APIC ids, RISC-V hart ids,
 //!   and the package / core ids of old kernels that had no `topology/` directory.
@@ -366,6 +367,9 @@ fn read_root(root: &Root) -> Result<Topology, Error> {
             }
         }
     }
+    if kind_of.is_empty() && matches!(arch, Arch::Arm64 | Arch::Arm) {
+        arm_core_kinds(&raws, &by_processor, &mut builder, &mut kind_of);
+    }
 
     for (r, k) in raws.iter().zip(&keys) {
         builder.add_cpu(CpuSpec {
@@ -426,6 +430,43 @@ fn restore_os_ids(topo: &mut Topology, raws: &[RawCpu]) {
                 Some(id) if uniform && (0..=u32::MAX as i64).contains(&id) => Some(id as u32),
                 _ => None,
             };
+        }
+    }
+}
+
+/// Arm big.LITTLE / DynamIQ core kinds: one per distinct `CPU implementer` +
+/// `CPU part` (the MIDR fields cpuinfo prints per processor) when there are
+/// several, ranked by the `cpu_capacity` of their CPUs when known (hwloc's
+/// convention: higher efficiency = bigger core).
+fn arm_core_kinds(
+    raws: &[RawCpu],
+    by_processor: &BTreeMap<u32, &cpuinfo::Block>,
+    builder: &mut TopologyBuilder,
+    kind_of: &mut HashMap<u32, u16>,
+) {
+    let mut parts: BTreeMap<String, (Vec<u32>, Option<u32>)> = BTreeMap::new();
+    for r in raws {
+        let Some(block) = by_processor.get(&r.id) else {
+            return; // Without a part for every CPU, kinds would be guesses.
+        };
+        let (Some(implementer), Some(part)) = (block.get("CPU implementer"), block.get("CPU part"))
+        else {
+            return;
+        };
+        let entry = parts.entry(format!("{implementer}:{part}")).or_default();
+        entry.0.push(r.id);
+        entry.1 = entry.1.max(r.capacity);
+    }
+    if parts.len() < 2 {
+        return;
+    }
+    for (name, (cpus, capacity)) in parts {
+        let idx = builder.add_core_kind(CoreKind {
+            name,
+            efficiency: capacity,
+        });
+        for cpu in cpus {
+            kind_of.insert(cpu, idx);
         }
     }
 }
