@@ -76,7 +76,7 @@ const HWLOC_SKIPS: &[(&str, &str)] = &[
     ),
     (
         "16em64t-4s2ca2c-cpusetreorder",
-        "the process cpuset (cgroup cpuset.cpus = 2-11,13) hides the other CPUs",
+        "the process cpuset (/dev/cpuset/prout/cpus = 2-11,13) hides the other CPUs",
     ),
     (
         "4fake-4gr1nu1pu",
