@@ -2,6 +2,8 @@
 //! state machine, optionally cycle random offline/online events, and report the
 //! mask-update work per level, the real time it took, and whether the masks
 //! equal a from-scratch rebuild.
+use std::fmt::Write as _;
+use std::io::Write as _;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
@@ -171,9 +173,10 @@ pub fn run(args: &HotplugArgs) -> Result<()> {
     total += cycles.work;
     total += cycles.offline_work;
 
+    let mut out = String::new();
     match args.format {
         HotplugFormat::Json => {
-            let out = json!({
+            let report = json!({
                 "source": topo.source,
                 "algo": algo.name(),
                 "order": match args.order { OrderArg::Serial => "serial", OrderArg::Parallel => "parallel" },
@@ -197,11 +200,12 @@ pub fn run(args: &HotplugArgs) -> Result<()> {
                 "verified": verified,
                 "mismatch": mismatch,
             });
-            println!("{}", serde_json::to_string_pretty(&out)?);
+            writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
         }
         HotplugFormat::Text => {
-            println!("source:         {}", topo.source);
-            println!(
+            writeln!(out, "source:         {}", topo.source)?;
+            writeln!(
+                out,
                 "algorithm:      {} ({} bring-up), {} CPUs online, boot CPU {}",
                 algo.name(),
                 match args.order {
@@ -210,23 +214,26 @@ pub fn run(args: &HotplugArgs) -> Result<()> {
                 },
                 cpus,
                 engine.boot_cpu()
-            );
-            println!(
+            )?;
+            writeln!(
+                out,
                 "firmware tree:  {} nodes; set-up {:.3} ms; mask storage {:.1} KiB",
                 engine.firmware().node_count(),
                 setup_ns as f64 / 1e6,
                 engine.mask_storage_bytes() as f64 / 1024.0
-            );
-            println!(
+            )?;
+            writeln!(
+                out,
                 "mask updates:   {:.3} ms total ({:.3} ms bring-up of {} CPUs, {:.3} ms for {} cycles)",
                 mask_update_ns as f64 / 1e6,
                 bringup.mask_update_ns as f64 / 1e6,
                 bringup.onlined.len(),
                 (cycles.mask_update_ns + cycles.offline_ns) as f64 / 1e6,
                 args.cycles
-            );
-            println!();
-            println!(
+            )?;
+            writeln!(out)?;
+            writeln!(
+                out,
                 "{:<10} {:<10} {:>14} {:>16} {:>16} {:>12} {:>14}",
                 "level",
                 "stored in",
@@ -235,10 +242,11 @@ pub fn run(args: &HotplugArgs) -> Result<()> {
                 "prop lookups",
                 "bit ops",
                 "word ops"
-            );
+            )?;
             for &l in &MaskLevel::ALL {
                 let w = total.level(l);
-                println!(
+                writeln!(
+                    out,
                     "{:<10} {:<10} {:>14} {:>16} {:>16} {:>12} {:>14}",
                     l.name(),
                     engine.consolidated_into(l).name(),
@@ -247,15 +255,19 @@ pub fn run(args: &HotplugArgs) -> Result<()> {
                     w.property_lookups,
                     w.mask_bit_ops,
                     w.mask_word_ops
-                );
+                )?;
             }
-            println!();
+            writeln!(out)?;
             match &mismatch {
-                None => println!("verified:       yes (every mask equals a from-scratch rebuild)"),
-                Some(m) => println!("verified:       NO: {m}"),
+                None => writeln!(
+                    out,
+                    "verified:       yes (every mask equals a from-scratch rebuild)"
+                )?,
+                Some(m) => writeln!(out, "verified:       NO: {m}")?,
             }
         }
     }
+    write_stdout(&out)?;
     if !verified {
         anyhow::bail!("incremental masks differ from the rebuild");
     }
@@ -272,5 +284,17 @@ fn cycle_delta(now: &BringupReport, before: &BringupReport) -> BringupReport {
         offlined: now.offlined - before.offlined,
         offline_work: now.offline_work - before.offline_work,
         offline_ns: now.offline_ns - before.offline_ns,
+    }
+}
+
+/// Writes the report; a reader that went away (`| head`) is not an error.
+fn write_stdout(text: &str) -> Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other?),
     }
 }
