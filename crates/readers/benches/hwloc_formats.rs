@@ -6,6 +6,8 @@
 //! - `xml/manycore-read-v3` and `-v2`: `readers::xml::read` of the largest
 //!   corpus XML (`192em64t-12gr2n8c2t.xml`, 348 KB, hwloc 3.0 format) and of our
 //!   v2 re-export of it, in process.
+//! - `xml-16384/*`: the 16384-PU machine as XML (our v2 export, 17 MB), read
+//!   in process, by our CLI and by lstopo.
 //! - Baselines, whole processes (spawned in a loop): `lstopo-no-graphics
 //!   --input <same> --of xml -` with output discarded (lstopo 2.9 cannot read
 //!   3.0 files, so it reads the v2 re-export); and, for a fair whole-process
@@ -110,6 +112,38 @@ fn benches(c: &mut Criterion) {
                 run(Command::new(&lstopo)
                     .arg("--input")
                     .arg(&v2_path)
+                    .args(["--of", "xml", "-"]))
+            })
+        });
+    }
+    g.finish();
+
+    // The 16384-PU machine as XML (our v2 export, 17 MB, as large as lstopo's
+    // own export of it): where hwloc's per-object insertion cost shows.
+    let big = readers::synthetic::parse(SYNTHETIC).unwrap();
+    let big_text = readers::xml::write(&big);
+    let big_path = std::env::temp_dir().join("manycore-bench-16384.xml");
+    std::fs::write(&big_path, &big_text).unwrap();
+    let mut g = c.benchmark_group("xml-16384");
+    g.sample_size(10).measurement_time(Duration::from_secs(5));
+    g.bench_function("manycore-read", |b| {
+        b.iter(|| readers::xml::read(black_box(&big_text), "16384").unwrap())
+    });
+    if let Some(cli) = cli() {
+        g.bench_function("manycore-cli-process", |b| {
+            b.iter(|| {
+                run(Command::new(&cli)
+                    .args(["topo", "--format", "json", "--xml"])
+                    .arg(&big_path))
+            })
+        });
+    }
+    if let Some(lstopo) = lstopo() {
+        g.bench_function("lstopo-process", |b| {
+            b.iter(|| {
+                run(Command::new(&lstopo)
+                    .arg("--input")
+                    .arg(&big_path)
                     .args(["--of", "xml", "-"]))
             })
         });

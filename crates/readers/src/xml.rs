@@ -1044,14 +1044,16 @@ fn numa_distances(
 // ---------------------------------------------------------------------------
 // Writing
 
-/// hwloc's bitmap text: 32-bit groups, most significant first.
+/// hwloc's bitmap text: 32-bit groups, most significant first; like hwloc, a
+/// zero group is written as nothing (`0x00000001,,0x0`), which keeps the cpusets
+/// of a 16384-CPU machine from filling the file with zeros.
 fn bitmap(mask: &CpuMask) -> String {
     let Some(last) = mask.last() else {
         return "0x0".into();
     };
     let groups = last / 32 + 1;
     let words = mask.words();
-    let mut s = String::with_capacity(groups * 11);
+    let mut s = String::with_capacity(16 + groups);
     for g in (0..groups).rev() {
         let word = words[g / 2];
         let v = if g % 2 == 0 {
@@ -1059,10 +1061,14 @@ fn bitmap(mask: &CpuMask) -> String {
         } else {
             (word >> 32) as u32
         };
-        if !s.is_empty() {
+        if g + 1 != groups {
             s.push(',');
         }
-        let _ = write!(s, "0x{v:08x}");
+        if v != 0 {
+            let _ = write!(s, "0x{v:08x}");
+        } else if g == 0 {
+            s.push_str("0x0");
+        }
     }
     s
 }

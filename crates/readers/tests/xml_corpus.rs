@@ -219,3 +219,19 @@ fn cpu_kinds_match_cpukind_elements() {
     }
     assert!(seen >= 3, "only {seen} corpus files with CPU kinds");
 }
+
+/// The writer at full scale: the 16384-PU machine written as XML is loaded by
+/// lstopo with the same packages, cores, PUs, caches and NUMA nodes.
+#[test]
+fn sixteen_thousand_pus_written_and_loaded_by_lstopo() {
+    let topo = readers::synthetic::parse("package:4 numa:4 l3:1 core:512 pu:2").unwrap();
+    let path = std::env::temp_dir().join(format!("manycore-16k-{}.xml", std::process::id()));
+    fs::write(&path, xml::write(&topo)).unwrap();
+    let want = expected(&parse_xml(&run_lstopo(
+        path.to_str().unwrap(),
+        &["--of", "xml"],
+    )));
+    let _ = fs::remove_file(&path);
+    assert_eq!(want.pus.len(), 16384);
+    assert_facts("16384 PUs via XML", &facts_of(&topo, &want), &want);
+}
