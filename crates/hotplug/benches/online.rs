@@ -53,6 +53,7 @@ fn benches(c: &mut Criterion) {
         &common::synthetic_16384(),
         &[Algo::Scoped],
     );
+    online_every_cpu(c, "x86-16384", &common::x86_16384(), &[Algo::Scoped]);
 
     // One event on a full machine: take CPU 517 down and bring it back.
     let topo = common::power8_lpar_1024();
