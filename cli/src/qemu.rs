@@ -22,7 +22,7 @@ pub struct QemuArgs {
     /// NUMA nodes (CPUs and memory split evenly; a SRAT and SLIT are generated).
     #[arg(long, default_value_t = 1)]
     pub nodes: u32,
-    /// Sockets (with --cores and --threads; their product must equal --cpus).
+    /// Sockets (with --cores and --threads; their product must equal --cpus, or --max-cpus).
     #[arg(long, requires_all = ["cores", "threads"])]
     pub sockets: Option<u32>,
     /// Cores per socket.
