@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Turns scripts/bench-bringup.sh's JSON lines into the Markdown table of
-# BENCHMARKS.md: median bring-up time (ms) per vCPU count and variant, the
-# serial / parallel ratio, and parallel against Linux's default.
+# BENCHMARKS.md: median bring-up time (ms) per vCPU count and variant, and the
+# median over runs of each run's own ratios (serial / parallel, Linux / parallel:
+# same-run baselines, since host load differs between runs).
 #   scripts/bench-bringup-table.sh target/bench-bringup.jsonl [more.jsonl...]
 set -euo pipefail
 cat "$@" | jq -rs '
@@ -9,16 +10,20 @@ cat "$@" | jq -rs '
     elif length % 2 == 1 then .[length/2|floor]
     else (.[length/2 - 1] + .[length/2]) / 2 end;
   def ms: if . == null then "–" else (. / 1e6 * 10 | round / 10 | tostring) end;
-  def cell($rows; $v): [$rows[] | select(.variant == $v and .cpus_up == .cpus) | .bringup_ns] | median;
+  def x: if . == null then "–" else "\(. * 10 | round / 10)×" end;
+  def ok: select(.cpus_up == .cpus);
+  def cell($rows; $v): [$rows[] | ok | select(.variant == $v) | .bringup_ns] | median;
+  def ratio($rows; $a; $b): [$rows | group_by(.rep)[]
+      | ([.[] | ok | select(.variant == $a) | .bringup_ns][0]) as $x
+      | ([.[] | ok | select(.variant == $b) | .bringup_ns][0]) as $y
+      | select($x != null and $y != null and $y > 0) | $x / $y] | median;
   group_by(.cpus)
-  | (["| vCPUs | serial | parallel | broadcast | serial / parallel | Linux cpuhp.parallel=0 | Linux default | Linux default / parallel | runs |",
-      "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+  | (["| vCPUs | serial | parallel | broadcast | serial / parallel | serial / broadcast | Linux cpuhp.parallel=0 | Linux default | Linux best / parallel | runs |",
+      "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
      + map(. as $rows
-       | (cell($rows; "serial")) as $s | (cell($rows; "parallel")) as $p
-       | (cell($rows; "broadcast")) as $b | (cell($rows; "linux cpuhp.parallel=0")) as $l0
-       | (cell($rows; "linux default")) as $ld
-       | "| \($rows[0].cpus) | \($s|ms) | \($p|ms) | \($b|ms) | "
-         + (if $s and $p then "\($s / $p * 10 | round / 10)×" else "–" end) + " | \($l0|ms) | \($ld|ms) | "
-         + (if $ld and $p then "\($ld / $p * 10 | round / 10)×" else "–" end)
-         + " | \([$rows[] | select(.variant == "parallel")] | length) |"))
+       | "| \($rows[0].cpus) | \(cell($rows; "serial")|ms) | \(cell($rows; "parallel")|ms) | \(cell($rows; "broadcast")|ms) | "
+         + "\(ratio($rows; "serial"; "parallel")|x) | \(ratio($rows; "serial"; "broadcast")|x) | "
+         + "\(cell($rows; "linux cpuhp.parallel=0")|ms) | \(cell($rows; "linux default")|ms) | "
+         + "\([ratio($rows; "linux cpuhp.parallel=0"; "parallel"), ratio($rows; "linux default"; "parallel")] | map(select(. != null)) | if length == 0 then null else min end | x) | "
+         + "\([$rows[] | select(.variant == "parallel")] | length) |"))
   | .[]'
