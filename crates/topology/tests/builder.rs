@@ -90,25 +90,111 @@ fn rejects_duplicates_and_bad_distances() {
     assert_eq!(b.build().unwrap_err(), BuildError::CpuOutOfRange(16384));
 }
 
+/// Seed 001's 320-CPU POWER10 shared-processor LPAR ("40 Entitled cores /
+/// 40 Virtual processor" scenario), `lscpu` lines copied verbatim from
+/// /work/shared/seeds/001_*.txt: the four nodes interleave SMT8 cores
+/// round-robin, and node ids are sparse (0, 1, 4, 5).
+const SEED_001_320_NODES: [(u32, &str); 4] = [
+    (
+        0,
+        "0-7,32-39,64-71,96-103,128-135,160-167,192-199,224-231,256-263,288-295",
+    ),
+    (
+        1,
+        "8-15,40-47,72-79,104-111,136-143,168-175,200-207,232-239,264-271,296-303",
+    ),
+    (
+        4,
+        "16-23,48-55,80-87,112-119,144-151,176-183,208-215,240-247,272-279,304-311",
+    ),
+    (
+        5,
+        "24-31,56-63,88-95,120-127,152-159,184-191,216-223,248-255,280-287,312-319",
+    ),
+];
+
+/// The constants above really are the seed's text (the seed is the truth, so
+/// a missing seed is a failure, not a skip).
+#[test]
+fn seed_001_node_lists_are_the_seeds() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/seeds");
+    let seed = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("seed directory {} missing: {e}", dir.display()))
+        .map(|entry| entry.unwrap().path())
+        .find(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("001_"))
+        })
+        .expect("seed 001 not found in /work/shared/seeds");
+    let text = std::fs::read_to_string(&seed).unwrap();
+    // The 320-CPU scenario is the second lscpu in the seed.
+    let scenario = &text[text
+        .find("CPU(s): 320")
+        .expect("seed 001 has no 320-CPU lscpu")..];
+    for (id, list) in SEED_001_320_NODES {
+        let line = format!("NUMA node{id} CPU(s): {list}");
+        assert!(scenario.contains(&line), "seed 001 lacks `{line}`");
+    }
+}
+
 #[test]
 fn interleaved_power10_numbering() {
-    // Seed 001: node0 = 0-7,32-39,... node1 = 8-15,40-47,... on 8-thread cores.
+    // Per the seed: 4 sockets of 10 SMT8 cores, CPUs 8c..8c+7 form core c,
+    // one node per socket. Package = the node's position, core = cpu / 8.
     let mut b = TopologyBuilder::new(Arch::PowerPc64);
-    let mut n0 = CpuMask::new();
-    let mut n1 = CpuMask::new();
-    for cpu in 0..64u32 {
-        b.add_cpu(spec(cpu, 0, cpu / 8));
-        if (cpu / 8) % 2 == 0 {
-            n0.set(cpu as usize)
-        } else {
-            n1.set(cpu as usize)
-        }
+    let nodes: Vec<(u32, CpuMask)> = SEED_001_320_NODES
+        .iter()
+        .map(|&(id, list)| (id, CpuMask::parse_list(list).unwrap()))
+        .collect();
+    for cpu in 0..320u32 {
+        let package = nodes
+            .iter()
+            .position(|(_, m)| m.contains(cpu as usize))
+            .expect("every CPU of the seed's 0-319 is in one node") as u32;
+        b.add_cpu(spec(cpu, package, cpu / 8));
     }
-    b.add_node(0, n0, None).add_node(1, n1, None);
+    // Added in reverse to check the builder orders nodes by id.
+    for (id, cpus) in nodes.iter().rev() {
+        b.add_node(*id, *cpus, None);
+    }
     let t = b.build().unwrap();
-    assert_eq!(t.nodes[0].cpus.to_list_string(), "0-7,16-23,32-39,48-55");
-    assert_eq!(t.node_of(40).unwrap().id, 1);
-    assert_eq!(t.smt_mask(13).to_list_string(), "8-15");
+
+    // Facts the seed's lscpu states besides the lists: CPU(s) 320,
+    // Thread(s) per core 8, Core(s) per socket 10, Socket(s) 4, NUMA node(s) 4.
+    assert_eq!(t.cpus.len(), 320);
+    assert_eq!(t.max_threads_per_core(), 8);
+    assert_eq!(t.count(LevelKind::Core), 40);
+    assert_eq!(t.count(LevelKind::Package), 4);
+    let ids: Vec<u32> = t.nodes.iter().map(|n| n.id).collect();
+    assert_eq!(ids, [0, 1, 4, 5], "sparse node ids kept, in id order");
+    for node in &t.nodes {
+        assert_eq!(node.cpus.weight(), 80, "node {}: 10 cores x 8", node.id);
+    }
+    let mut all = CpuMask::new();
+    all.set_range(0, 320);
+    let union = t
+        .nodes
+        .iter()
+        .fold(CpuMask::new(), |acc, n| acc.or(&n.cpus));
+    assert_eq!(union, all);
+
+    // Derived: cores go round-robin over the nodes in id order, so core c
+    // sits in node [0, 1, 4, 5][c % 4]; every SMT8 core lies inside one node.
+    for cpu in 0..320usize {
+        let expected = [0, 1, 4, 5][(cpu / 8) % 4];
+        assert_eq!(t.node_of(cpu).unwrap().id, expected, "cpu {cpu}");
+        assert_eq!(t.cpu(cpu).unwrap().thread, (cpu % 8) as u32, "cpu {cpu}");
+        let smt = t.smt_mask(cpu);
+        assert_eq!(smt.weight(), 8);
+        assert_eq!(smt.first(), Some(cpu / 8 * 8));
+        assert!(smt.is_subset(&t.node_of(cpu).unwrap().cpus));
+    }
+    // Node 4 is the third node though its id is 4; its first CPU is core 2's.
+    assert_eq!(t.node_index(4), Some(2));
+    assert_eq!(t.nodes[2].cpus.first(), Some(16));
+    assert_eq!(t.nodes[3].cpus.last(), Some(319));
+    assert_eq!(t.package_mask(300), t.node_of(300).unwrap().cpus);
 }
 
 #[test]
