@@ -28,8 +28,11 @@ pub fn park() -> ! {
 /// wake-up interrupt cannot slip in between the two.
 #[inline]
 pub fn enable_and_hlt() {
-    // SAFETY: the BSP has a valid IDT before it ever calls this.
-    unsafe { asm!("sti", "hlt", "cli", options(nomem, nostack)) }
+    // SAFETY: the BSP (IST stacks) and the APs (AP IDT) have a valid IDT
+    // before they call this. No `nostack`: APs take the wake-up interrupt on
+    // their own stack, so the compiler must keep nothing in the red zone here;
+    // no `nomem`: the handler writes memory (the APIC's EOI).
+    unsafe { asm!("sti", "hlt", "cli") }
 }
 
 /// Reads a model-specific register.
