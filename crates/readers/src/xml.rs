@@ -210,36 +210,47 @@ impl Bits {
 fn parse_bitmap(text: &str) -> Result<Bits, String> {
     let mut words: Vec<(u16, u64)> = Vec::new();
     let trimmed = text.trim();
-    let mut groups = trimmed.rsplit(',').enumerate().peekable();
-    while let Some((index, g)) = groups.next() {
-        let g = g.trim();
-        if g.is_empty() {
-            continue;
-        }
-        let hex = g.strip_prefix("0x").unwrap_or(g);
-        if hex == "f...f" {
-            if groups.peek().is_some() {
-                return Err(format!("bitmap '{text}': 0xf...f must come first"));
+    let bytes = trimmed.as_bytes();
+    // Groups from the least significant (last) one; a high PU's cpuset is mostly
+    // empty groups, so this is a plain byte scan rather than a string split.
+    let mut end = bytes.len();
+    let mut index = 0usize;
+    loop {
+        let start = bytes[..end]
+            .iter()
+            .rposition(|&b| b == b',')
+            .map_or(0, |p| p + 1);
+        let g = trimmed[start..end].trim();
+        if !g.is_empty() {
+            let hex = g.strip_prefix("0x").unwrap_or(g);
+            if hex == "f...f" {
+                if start != 0 {
+                    return Err(format!("bitmap '{text}': 0xf...f must come first"));
+                }
+            } else {
+                let v = u32::from_str_radix(hex, 16)
+                    .map_err(|_| format!("bitmap '{text}': invalid group '{g}'"))?;
+                if v != 0 {
+                    let top = index * 32 + 31 - v.leading_zeros() as usize;
+                    if top >= MAX_CPUS {
+                        return Err(format!(
+                            "bitmap '{text}' has CPU {top}, beyond the supported maximum of {MAX_CPUS} CPUs"
+                        ));
+                    }
+                    let word = (index / 2) as u16;
+                    let value = (v as u64) << (32 * (index % 2));
+                    match words.last_mut() {
+                        Some((w, x)) if *w == word => *x |= value,
+                        _ => words.push((word, value)),
+                    }
+                }
             }
-            continue;
         }
-        let v = u32::from_str_radix(hex, 16)
-            .map_err(|_| format!("bitmap '{text}': invalid group '{g}'"))?;
-        if v == 0 {
-            continue;
+        if start == 0 {
+            break;
         }
-        let top = index * 32 + 31 - v.leading_zeros() as usize;
-        if top >= MAX_CPUS {
-            return Err(format!(
-                "bitmap '{text}' has CPU {top}, beyond the supported maximum of {MAX_CPUS} CPUs"
-            ));
-        }
-        let word = (index / 2) as u16;
-        let value = (v as u64) << (32 * (index % 2));
-        match words.last_mut() {
-            Some((w, x)) if *w == word => *x |= value,
-            _ => words.push((word, value)),
-        }
+        end = start - 1;
+        index += 1;
     }
     Ok(Bits(words))
 }
