@@ -53,30 +53,32 @@ fn machines() -> &'static Vec<(String, Topology)> {
             "arm64-d06",
             "power10-shared-320",
         ] {
-            match readers::catalogue::machine(name) {
-                Ok(t) => list.push((format!("catalogue {name}"), t)),
-                Err(e) => eprintln!("SKIPPED catalogue machine {name}: {e}"),
-            }
+            let topo = readers::catalogue::machine(name)
+                .unwrap_or_else(|e| panic!("catalogue machine {name}: {e}"));
+            list.push((format!("catalogue {name}"), topo));
         }
-        let mut corpus_loaded = 0;
+        // Every corpus machine must load and be accepted by the engine (all
+        // do today): one that drops out would silently shrink the test.
+        let mut failures = Vec::new();
         for rel in CORPUS {
             let path = corpus().join(rel);
-            match readers::sysfs::read_path(&path) {
-                Ok(t) => match MaskEngine::new(&t, Algo::Scoped) {
-                    Ok(_) => {
-                        corpus_loaded += 1;
-                        list.push((format!("corpus {rel}"), t));
-                    }
-                    Err(e) => eprintln!("SKIPPED corpus {rel}: engine refuses it: {e}"),
-                },
-                Err(e) => eprintln!("SKIPPED corpus {rel}: {e}"),
+            let loaded = readers::sysfs::read_path(&path)
+                .map_err(|e| format!("read: {e}"))
+                .and_then(|t| {
+                    MaskEngine::new(&t, Algo::Scoped)
+                        .map(|_| t)
+                        .map_err(|e| format!("engine refuses it: {e}"))
+                });
+            match loaded {
+                Ok(t) => list.push((format!("corpus {rel}"), t)),
+                Err(e) => failures.push(format!("{rel}: {e}")),
             }
         }
-        eprintln!("{} machines, {corpus_loaded} from the corpus", list.len());
         assert!(
-            corpus_loaded >= CORPUS.len() / 2,
-            "only {corpus_loaded} corpus machines usable"
+            failures.is_empty(),
+            "corpus machines failing: {failures:#?}"
         );
+        assert_eq!(list.len(), 3 + 4 + CORPUS.len());
         list
     })
 }

@@ -4,20 +4,19 @@
 use topology::{Arch, Cache, CacheKind, CpuMask, CpuSpec, Shape, Topology, TopologyBuilder};
 
 /// Seed 000's 1024-CPU POWER8 PowerVM LPAR: 16 sockets = 16 nodes of 8 SMT8
-/// cores (lscpu in the seed: node N = CPUs 64N..64N+63). From the catalogue
-/// when it has it, else built here to the same shape.
+/// cores (lscpu in the seed: node N = CPUs 64N..64N+63), from the catalogue.
+/// A missing or unreadable catalogue entry fails the caller: a silent
+/// stand-in would let tests and benchmarks pass on a different machine.
 pub fn power8_lpar_1024() -> Topology {
-    readers::catalogue::machine("power8-lpar-1024").unwrap_or_else(|_| {
-        let mut s = Shape::simple(Arch::PowerPc64, 16, 8, 8);
-        s.distances = (40, 40);
-        s.build().unwrap()
-    })
+    readers::catalogue::machine("power8-lpar-1024")
+        .unwrap_or_else(|e| panic!("catalogue machine power8-lpar-1024: {e}"))
 }
 
-/// Seed 000's 4096-CPU single-socket POWER machine (1024 SMT4 cores, one node).
+/// Seed 000's 4096-CPU single-socket POWER machine (1024 SMT4 cores, one
+/// node), from the catalogue; fails rather than substituting a shape.
 pub fn power_4096_1socket() -> Topology {
     readers::catalogue::machine("power-4096-1socket")
-        .unwrap_or_else(|_| Shape::simple(Arch::PowerPc64, 1, 1024, 4).build().unwrap())
+        .unwrap_or_else(|e| panic!("catalogue machine power-4096-1socket: {e}"))
 }
 
 /// A 16384-CPU POWER10-like machine: 16 sockets, 2 nodes each, 4 coregroups
