@@ -56,6 +56,7 @@
 pub mod costs;
 pub mod engine;
 pub mod fit;
+pub mod linux_walks;
 pub mod machines;
 pub mod masks;
 pub mod report;

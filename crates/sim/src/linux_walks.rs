@@ -1,0 +1,373 @@
+//! Seed 000's device-tree walks counted call by call, as the Linux code the seed
+//! patched makes them, for the two kinds of firmware the seed's machines ran on.
+//!
+//! Why this exists next to [`crate::masks`]: crates/hotplug's `Algo::Naive` is a
+//! generic "scan every online CPU at every level, asking the firmware tree"
+//! algorithm. It walks `/cpus` once per (new CPU, online CPU, level) for five
+//! levels on every machine. Linux v5.9's `add_cpu_to_masks()`
+//! (arch/powerpc/kernel/smp.c) does less, and how much less depends on the
+//! firmware:
+//!
+//! - `update_mask_by_l2()`: one `cpu_to_l2cache()` (an `of_get_cpu_node()` walk)
+//!   for the new CPU; **only if its node has an `l2-cache` phandle**, one more
+//!   walk per online CPU.
+//! - `cpu_core_mask`: `get_physical_package_id()` for the new CPU and for every
+//!   online CPU. It calls `cpu_to_chip_id()` (one walk, then `ibm,chip-id` read
+//!   up the parents); when that is -1 on an LPAR it walks **again** for
+//!   `of_node_to_nid()`. So two walks per online CPU without `ibm,chip-id`, one
+//!   with it.
+//! - Node, LLC and coregroup masks are not found by walking (node masks come
+//!   from `numa_cpu_lookup_table`; the coregroup loop runs only when
+//!   `coregroup_enabled`, which neither machine's firmware sets).
+//!
+//! After the series (v5.10): `cpu_core_mask` is no longer updated ("Stop
+//! updating cpu_core_mask"), and `update_mask_by_l2()` walks once for the new
+//! CPU and, with an `l2-cache` phandle, once per *other L2 group* with online
+//! CPUs in the new CPU's node ("Limit CPUs traversed to within a node",
+//! "Optimize update_mask_by_l2").
+//!
+//! Firmware facts ([`Firmware`]):
+//! - PowerVM (seed 000's 1024-CPU POWER8 LPAR, "Hypervisor vendor: pHyp"): CPU
+//!   nodes carry `l2-cache` phandles and no `ibm,chip-id` (the removed
+//!   `get_physical_package_id()` exists precisely because of that: "If the
+//!   platform is PowerNV or Guest on KVM, ibm,chip-id is defined").
+//! - KVM guest (seed 000's 4096-CPU machine: patch 02/11 of the series says
+//!   "Anton Blanchard reported that his 4096 vcpu KVM guest took around 30
+//!   minutes to boot"): QEMU's pseries machine writes `ibm,chip-id` into every
+//!   CPU node (`spapr_populate_cpu_dt`) and no cache nodes or `l2-cache`
+//!   phandles.
+//!
+//! Every walk's length is measured on the real firmware tree crates/hotplug
+//! builds (`FirmwareTree::of_get_cpu_node`, which visits `/cpus` children in
+//! order, as Linux's `for_each_of_cpu_node` does); the call pattern above only
+//! decides how many walks of each length are made. `replay_matches_bookkeeping`
+//! replays every call on the tree and checks the totals.
+
+use serde::Serialize;
+use topology::{LevelKind, Topology};
+
+use crate::machines::SeedMachine;
+use crate::SimError;
+
+/// The firmware a powerpc machine boots on, as far as seed 000's walks care.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Firmware {
+    /// PowerVM (pHyp) LPAR: `l2-cache` phandles, no `ibm,chip-id`.
+    PowerVm,
+    /// KVM guest under QEMU's pseries machine: `ibm,chip-id`, no cache nodes.
+    KvmGuest,
+}
+
+impl Firmware {
+    /// Walks per `get_physical_package_id()` call (v5.9).
+    fn package_walks(self) -> u64 {
+        match self {
+            Firmware::PowerVm => 2,
+            Firmware::KvmGuest => 1,
+        }
+    }
+
+    /// Whether CPU nodes point to an L2 cache node.
+    fn has_l2_node(self) -> bool {
+        matches!(self, Firmware::PowerVm)
+    }
+}
+
+/// Which side of the series.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Kernel {
+    /// powerpc/next of September 2020 (v5.9-rc2 base): the seed's "before".
+    V5_9,
+    /// With the series (merged for v5.10): the seed's "after".
+    V5_10,
+}
+
+/// Device-tree work of a whole bring-up (every secondary CPU onlined in order).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Walks {
+    /// `of_get_cpu_node()` calls.
+    pub walks: u64,
+    /// `/cpus` children visited by those calls.
+    pub visits: u64,
+}
+
+/// `/cpus` children one `of_get_cpu_node(cpu)` visits, for every CPU (0 for CPUs
+/// without a node), measured on the real tree.
+fn walk_lengths(tree: &hotplug::FirmwareTree, nr: usize) -> Vec<u64> {
+    (0..nr)
+        .map(|cpu| {
+            let mut w = hotplug::LevelWork::default();
+            tree.of_get_cpu_node(cpu, &mut w);
+            w.fdt_nodes_visited
+        })
+        .collect()
+}
+
+/// Counts the walks of bringing up every present CPU of `topology` after the
+/// first, in order, under `kernel` on `firmware` (see the module docs).
+pub fn count(topology: &Topology, firmware: Firmware, kernel: Kernel) -> Result<Walks, SimError> {
+    let tree = hotplug::FirmwareTree::from_topology(topology)
+        .map_err(|e| SimError::Masks(e.to_string()))?;
+    let nr = topology.cpus.last().map_or(0, |c| c.id as usize + 1);
+    let len = walk_lengths(&tree, nr);
+    let mut cpus = topology.present.iter();
+    let Some(boot) = cpus.next() else {
+        return Err(SimError::NoCpus);
+    };
+    let core_of = |cpu: usize| topology.cpu(cpu).and_then(|c| c.group(LevelKind::Core));
+    let node_of = |cpu: usize| topology.cpu(cpu).and_then(|c| c.node);
+    // v5.9: Σ walk lengths over the online CPUs.
+    let mut online_sum = len[boot];
+    // v5.10: per node, Σ walk lengths over its L2 groups with online CPUs (the
+    // L2 group is the SMT core: POWER8 has one L2 per core).
+    let mut node_sum: std::collections::BTreeMap<Option<u32>, u64> = Default::default();
+    let mut online_cores: std::collections::BTreeSet<Option<u32>> = Default::default();
+    *node_sum.entry(node_of(boot)).or_default() += len[boot];
+    online_cores.insert(core_of(boot));
+    let mut w = Walks::default();
+    // `online_count` CPUs are online when `cpu` comes up.
+    for (online_count, cpu) in (1u64..).zip(cpus) {
+        let own = len[cpu];
+        match kernel {
+            Kernel::V5_9 => {
+                let pkg = firmware.package_walks();
+                // get_physical_package_id(cpu), cpu_to_l2cache(cpu).
+                w.walks += pkg + 1;
+                w.visits += (pkg + 1) * own;
+                // The L2 loop (only with an l2-cache phandle) and the
+                // cpu_core_mask loop, over every online CPU.
+                let per_online = pkg + u64::from(firmware.has_l2_node());
+                w.walks += per_online * online_count;
+                w.visits += per_online * online_sum;
+            }
+            Kernel::V5_10 => {
+                // cpu_to_l2cache(cpu).
+                w.walks += 1;
+                w.visits += own;
+                if firmware.has_l2_node() {
+                    // One walk per other online L2 group of the node.
+                    let core = core_of(cpu);
+                    let sum = node_sum.get(&node_of(cpu)).copied().unwrap_or(0);
+                    let mine = if online_cores.contains(&core) { own } else { 0 };
+                    let groups = online_cores_in_node(topology, &online_cores, node_of(cpu));
+                    w.walks += groups - u64::from(mine > 0);
+                    w.visits += sum - mine;
+                }
+            }
+        }
+        online_sum += own;
+        let core = core_of(cpu);
+        if online_cores.insert(core) {
+            *node_sum.entry(node_of(cpu)).or_default() += own;
+        }
+    }
+    Ok(w)
+}
+
+/// Online L2 groups (cores) of `node`.
+fn online_cores_in_node(
+    topology: &Topology,
+    online_cores: &std::collections::BTreeSet<Option<u32>>,
+    node: Option<u32>,
+) -> u64 {
+    let Some(level) = topology.level(LevelKind::Core) else {
+        return 0;
+    };
+    online_cores
+        .iter()
+        .filter_map(|c| *c)
+        .filter(|&c| {
+            level.groups[c as usize]
+                .cpus
+                .first()
+                .and_then(|first| topology.cpu(first))
+                .map(|cpu| cpu.node)
+                == Some(node)
+        })
+        .count() as u64
+}
+
+/// The cross-check of seed 000's 4096-CPU prediction with exact walk counts.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Analysis {
+    /// The LPAR (PowerVM) before and after, and the 4096-vCPU KVM guest before and after.
+    pub lpar_before: Walks,
+    /// See [`Analysis::lpar_before`].
+    pub lpar_after: Walks,
+    /// See [`Analysis::lpar_before`].
+    pub guest_before: Walks,
+    /// See [`Analysis::lpar_before`].
+    pub guest_after: Walks,
+    /// Fitted on the LPAR's two runs: ns per `/cpus` child visited.
+    pub visit_ns: f64,
+    /// Fitted on the LPAR's two runs: everything else, ns per secondary CPU.
+    pub per_cpu_ns: f64,
+    /// Predicted 4096-CPU bring-up before the series, seconds.
+    pub guest_before_s: f64,
+    /// Predicted 4096-CPU bring-up after, seconds.
+    pub guest_after_s: f64,
+    /// What the guest's measurements imply per visit if its per-CPU rest were
+    /// the LPAR's: ns (from "about 30 mins").
+    pub guest_implied_visit_ns: f64,
+    /// What the guest's "6 seconds" leaves per CPU once its walks are priced at
+    /// [`Analysis::guest_implied_visit_ns`]: ns.
+    pub guest_implied_per_cpu_ns: f64,
+}
+
+/// Fits (ns per visit, ns per CPU) on the 1024-CPU LPAR's 233 s and 3.7 s with
+/// the exact PowerVM walk counts, and predicts the 4096-vCPU KVM guest.
+pub fn analysis() -> Result<Analysis, SimError> {
+    let lpar = SeedMachine::Power8Lpar1024.topology();
+    let guest = SeedMachine::Power4096OneSocket.topology();
+    let lpar_before = count(&lpar, Firmware::PowerVm, Kernel::V5_9)?;
+    let lpar_after = count(&lpar, Firmware::PowerVm, Kernel::V5_10)?;
+    let guest_before = count(&guest, Firmware::KvmGuest, Kernel::V5_9)?;
+    let guest_after = count(&guest, Firmware::KvmGuest, Kernel::V5_10)?;
+    let n_lpar = (lpar.present.weight() - 1) as f64;
+    let n_guest = (guest.present.weight() - 1) as f64;
+    let (t_b, t_a) = (
+        crate::fit::SEED_000_LPAR_NAIVE_S * 1e9,
+        crate::fit::SEED_000_LPAR_SCOPED_S * 1e9,
+    );
+    let visit_ns = (t_b - t_a) / (lpar_before.visits as f64 - lpar_after.visits as f64);
+    let per_cpu_ns = (t_a - visit_ns * lpar_after.visits as f64) / n_lpar;
+    let predict = |w: &Walks| (n_guest * per_cpu_ns + visit_ns * w.visits as f64) / 1e9;
+    let (m_b, m_a) = (
+        crate::fit::SEED_000_4096_NAIVE_S * 1e9,
+        crate::fit::SEED_000_4096_SCOPED_S * 1e9,
+    );
+    let guest_implied_visit_ns =
+        (m_b - m_a) / (guest_before.visits as f64 - guest_after.visits as f64);
+    let guest_implied_per_cpu_ns =
+        (m_a - guest_implied_visit_ns * guest_after.visits as f64) / n_guest;
+    Ok(Analysis {
+        lpar_before,
+        lpar_after,
+        guest_before,
+        guest_after,
+        visit_ns,
+        per_cpu_ns,
+        guest_before_s: predict(&guest_before),
+        guest_after_s: predict(&guest_after),
+        guest_implied_visit_ns,
+        guest_implied_per_cpu_ns,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use topology::{Arch, Shape};
+
+    /// Replays every `of_get_cpu_node()` call of the Linux code on the real tree,
+    /// one by one, and compares with [`count`]'s bookkeeping.
+    fn replay(topology: &Topology, firmware: Firmware, kernel: Kernel) -> Walks {
+        let tree = hotplug::FirmwareTree::from_topology(topology).unwrap();
+        let mut w = Walks::default();
+        let walk = |cpu: usize, w: &mut Walks| {
+            let mut lw = hotplug::LevelWork::default();
+            tree.of_get_cpu_node(cpu, &mut lw);
+            w.walks += 1;
+            w.visits += lw.fdt_nodes_visited;
+        };
+        let present: Vec<usize> = topology.present.iter().collect();
+        for (k, &cpu) in present.iter().enumerate().skip(1) {
+            let online = &present[..k];
+            match kernel {
+                Kernel::V5_9 => {
+                    for _ in 0..firmware.package_walks() {
+                        walk(cpu, &mut w);
+                    }
+                    walk(cpu, &mut w);
+                    if firmware.has_l2_node() {
+                        for &i in online {
+                            walk(i, &mut w);
+                        }
+                    }
+                    for &i in online {
+                        for _ in 0..firmware.package_walks() {
+                            walk(i, &mut w);
+                        }
+                    }
+                }
+                Kernel::V5_10 => {
+                    walk(cpu, &mut w);
+                    if firmware.has_l2_node() {
+                        // for_each_cpu over (online ∩ node) \ own L2 mask, lowest
+                        // first, dropping each visited CPU's whole L2 group.
+                        let node = topology.node_of(cpu).map(|n| n.cpus);
+                        let own = topology.smt_mask(cpu);
+                        let mut seen = std::collections::BTreeSet::new();
+                        for &i in online {
+                            let in_node = node.is_none_or(|m| m.contains(i));
+                            if !in_node || own.contains(i) {
+                                continue;
+                            }
+                            if seen.insert(topology.smt_mask(i).first()) {
+                                walk(i, &mut w);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        w
+    }
+
+    #[test]
+    fn replay_matches_bookkeeping() {
+        let shapes = [
+            Shape::simple(Arch::PowerPc64, 1, 6, 4),
+            Shape::simple(Arch::PowerPc64, 3, 4, 8),
+            Shape {
+                distances: (20, 40),
+                ..Shape::simple(Arch::PowerPc64, 4, 3, 2)
+            },
+        ];
+        for shape in shapes {
+            let topo = shape.build().unwrap();
+            for firmware in [Firmware::PowerVm, Firmware::KvmGuest] {
+                for kernel in [Kernel::V5_9, Kernel::V5_10] {
+                    assert_eq!(
+                        count(&topo, firmware, kernel).unwrap(),
+                        replay(&topo, firmware, kernel),
+                        "{shape:?} {firmware:?} {kernel:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// The walk lengths grow with the core's place in `/cpus`: the tree's CPU
+    /// nodes are in core order, so CPU 8c..8c+7 of the LPAR walks c + 1 nodes,
+    /// and the v5.9 totals follow Σ over pairs, ≈ 3·N³/(6·T) on PowerVM.
+    #[test]
+    fn lpar_counts_follow_the_closed_form() {
+        let lpar = SeedMachine::Power8Lpar1024.topology();
+        let w = count(&lpar, Firmware::PowerVm, Kernel::V5_9).unwrap();
+        let (n, t) = (1024u64, 8u64);
+        let pos = |i: u64| i / t + 1;
+        let mut exact = 0;
+        let mut prefix = 0;
+        for k in 1..n {
+            prefix += pos(k - 1);
+            exact += 3 * pos(k) + 3 * prefix;
+        }
+        assert_eq!(w.visits, exact);
+    }
+
+    /// With one price per visit and per CPU fitted on the LPAR, the exact counts
+    /// still miss the 4096-vCPU guest: the seed's two machines differ in what a
+    /// visit and a CPU cost, not only in how many visits they make.
+    #[test]
+    fn exact_counts_still_miss_the_guest() {
+        let a = analysis().unwrap();
+        eprintln!("{a:#?}");
+        assert!(a.visit_ns > 1000.0 && a.visit_ns < 10_000.0, "{a:?}");
+        assert!(a.per_cpu_ns > 1e6 && a.per_cpu_ns < 4e6, "{a:?}");
+        let err_b = a.guest_before_s / crate::fit::SEED_000_4096_NAIVE_S - 1.0;
+        let err_a = a.guest_after_s / crate::fit::SEED_000_4096_SCOPED_S - 1.0;
+        assert!(err_b > 0.25 && err_a > 0.25, "{a:?}");
+        assert!(a.guest_implied_visit_ns < a.visit_ns / 3.0, "{a:?}");
+    }
+}
