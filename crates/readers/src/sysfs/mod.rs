@@ -244,6 +244,8 @@ fn read_root(root: &Root) -> Result<Topology, Error> {
 
     // Per-CPU facts.
     let mut raws: Vec<RawCpu> = Vec::with_capacity(cpu_ids.len());
+    // CPU → index in `raws` of an earlier CPU whose core mask lists it.
+    let mut core_owner: HashMap<u32, usize> = HashMap::new();
     let mut dir_mask = CpuMask::new();
     for &id in &cpu_ids {
         dir_mask.set(id as usize);
@@ -270,7 +272,16 @@ fn read_root(root: &Root) -> Result<Topology, Error> {
             None => online_file.is_none_or(|m| m.contains(id as usize)),
         };
         let topo = format!("{dir}/topology");
-        let has_topology = root.exists(&topo)?;
+        // The core mask first: a CPU in an earlier CPU's core (SMT siblings)
+        // inherits that CPU's outer ids and masks when its own core mask and
+        // core id say the same thing, as the kernel builds them from one
+        // sibling's data. That halves the files read on SMT machines; anything
+        // irregular (a differing mask) is read in full.
+        let core_mask = match files.mask(&topo, "core_cpus_list", "core_cpus")? {
+            Some(m) => Some(m),
+            None => files.mask(&topo, "thread_siblings_list", "thread_siblings")?,
+        };
+        let has_topology = core_mask.is_some() || root.exists(&topo)?;
         let block = by_processor.get(&id);
         if !has_topology && !online {
             continue;
@@ -280,7 +291,15 @@ fn read_root(root: &Root) -> Result<Topology, Error> {
             online,
             ..RawCpu::default()
         };
-        if has_topology {
+        let donor = core_owner
+            .get(&id)
+            .map(|&i| &raws[i])
+            .filter(|d: &&RawCpu| d.masks[CORE] == core_mask);
+        if let (true, Some(d)) = (has_topology, donor) {
+            raw.ids = d.ids;
+            raw.masks = d.masks;
+            raw.ids[CORE] = files.int(&format!("{topo}/core_id"))?;
+        } else if has_topology {
             raw.ids[PACKAGE] = files.int(&format!("{topo}/physical_package_id"))?;
             raw.ids[DIE] = files.int(&format!("{topo}/die_id"))?;
             raw.ids[CLUSTER] = files.int(&format!("{topo}/cluster_id"))?;
@@ -291,10 +310,12 @@ fn read_root(root: &Root) -> Result<Topology, Error> {
             };
             raw.masks[DIE] = files.mask(&topo, "die_cpus_list", "die_cpus")?;
             raw.masks[CLUSTER] = files.mask(&topo, "cluster_cpus_list", "cluster_cpus")?;
-            raw.masks[CORE] = match files.mask(&topo, "core_cpus_list", "core_cpus")? {
-                Some(m) => Some(m),
-                None => files.mask(&topo, "thread_siblings_list", "thread_siblings")?,
-            };
+            raw.masks[CORE] = core_mask;
+            if let Some(m) = core_mask {
+                for sibling in m.iter().filter(|&c| c != id as usize) {
+                    core_owner.entry(sibling as u32).or_insert(raws.len());
+                }
+            }
         } else if let Some(b) = block {
             // Kernels before 2.6.16 had no topology directory; their cpuinfo
             // carries the same ids on x86.
@@ -582,8 +603,25 @@ fn middle_level_is_real(raws: &[RawCpu], level: usize, online: &CpuMask) -> bool
 fn read_caches(files: &Files, raws: &[RawCpu], possible: &CpuMask) -> Result<Vec<Cache>, Error> {
     let mut seen: HashSet<(u8, CacheKind, CpuMask)> = HashSet::new();
     let mut already_read: HashSet<(String, String)> = HashSet::new();
+    // `indexN` name → the sharing sets read from it so far. A CPU inside one of
+    // them has that cache already counted: its `indexN` is not read again
+    // (hwloc skips them the same way). A CPU covered for every index name seen
+    // so far (SMT siblings, once their core's first thread was read) is skipped
+    // without even listing its `cache/`: it could only add an index name no
+    // earlier CPU has, which kernels do not produce for a sibling (CPUs with
+    // fewer caches, as in hwloc's asymcaches test, are still listed).
+    let mut covered: HashMap<String, Vec<CpuMask>> = HashMap::new();
+    let mut names_seen: Vec<String> = Vec::new();
     let mut caches = Vec::new();
     for r in raws {
+        let is_covered = |name: &str, covered: &HashMap<String, Vec<CpuMask>>| {
+            covered
+                .get(name)
+                .is_some_and(|sets| sets.iter().any(|m| m.contains(r.id as usize)))
+        };
+        if !names_seen.is_empty() && names_seen.iter().all(|n| is_covered(n, &covered)) {
+            continue;
+        }
         let dir = format!("{CPU_DIR}/cpu{}/cache", r.id);
         let mut indices: Vec<(u64, String)> = files
             .root
@@ -592,6 +630,11 @@ fn read_caches(files: &Files, raws: &[RawCpu], possible: &CpuMask) -> Result<Vec
             .filter_map(|n| Some((numbered(&n, "index")?, n)))
             .collect();
         indices.sort();
+        for (_, name) in &indices {
+            if !names_seen.contains(name) {
+                names_seen.push(name.clone());
+            }
+        }
         if indices.is_empty() {
             for cache in sparc_caches(files, r.id)? {
                 if seen.insert((cache.level, cache.kind, cache.cpus)) {
@@ -600,6 +643,9 @@ fn read_caches(files: &Files, raws: &[RawCpu], possible: &CpuMask) -> Result<Vec
             }
         }
         for (_, name) in indices {
+            if is_covered(&name, &covered) {
+                continue;
+            }
             let idx = format!("{dir}/{name}");
             // Every CPU sharing a cache lists the same `indexN` with the same
             // sharing map: only the first one needs reading in full (hwloc
@@ -608,7 +654,7 @@ fn read_caches(files: &Files, raws: &[RawCpu], possible: &CpuMask) -> Result<Vec
                 Some(t) => Some(t),
                 None => files.text(&format!("{idx}/shared_cpu_list"))?,
             };
-            if let Some(text) = share_text {
+            let shared_named = if let Some(text) = share_text {
                 // An all-zero map (ia64) means "the core", which differs per CPU.
                 let names_cpus = text
                     .bytes()
@@ -616,7 +662,10 @@ fn read_caches(files: &Files, raws: &[RawCpu], possible: &CpuMask) -> Result<Vec
                 if names_cpus && !already_read.insert((name.clone(), text)) {
                     continue;
                 }
-            }
+                names_cpus
+            } else {
+                false
+            };
             let Some(level) = files.uint(&format!("{idx}/level"))? else {
                 continue;
             };
@@ -660,6 +709,9 @@ fn read_caches(files: &Files, raws: &[RawCpu], possible: &CpuMask) -> Result<Vec
             cpus.set(r.id as usize);
             // Kernels size these maps by NR_CPUS; only possible CPUs are real.
             let cpus = cpus.and(possible);
+            if shared_named {
+                covered.entry(name.clone()).or_default().push(cpus);
+            }
             if seen.insert((level, kind, cpus)) {
                 caches.push(Cache {
                     level,

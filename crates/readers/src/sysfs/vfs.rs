@@ -51,6 +51,12 @@ enum Backing {
         base: PathBuf,
         /// `true` for the live `/`: the kernel's own links are followed by the OS.
         live: bool,
+        /// The dump directory opened once, when the kernel resolves paths
+        /// beneath it chroot-style (`openat2` with `RESOLVE_IN_ROOT`, Linux 5.6+):
+        /// then each file costs one `openat2` (one failed call when absent)
+        /// instead of directory listings and a walk of every path component.
+        #[cfg(target_os = "linux")]
+        in_root: Option<in_root::RootFd>,
     },
     Mem(MemTree),
 }
@@ -76,6 +82,12 @@ impl Root {
             backing: Backing::Dir {
                 base: base.to_path_buf(),
                 live,
+                #[cfg(target_os = "linux")]
+                in_root: if live {
+                    None
+                } else {
+                    in_root::RootFd::open(base)
+                },
             },
             resolved_dirs: RefCell::new(HashMap::new()),
             listings: RefCell::new(HashMap::new()),
@@ -117,6 +129,16 @@ impl Root {
 
     /// The contents of a file, or `None` if it does not exist (or is a directory).
     pub(crate) fn read(&self, path: &str) -> Result<Option<Cow<'_, [u8]>>, Error> {
+        #[cfg(target_os = "linux")]
+        if let Backing::Dir {
+            in_root: Some(fd), ..
+        } = &self.backing
+        {
+            return match fd.read(path) {
+                Ok(bytes) => Ok(bytes.map(Cow::Owned)),
+                Err(e) => Err(Error::new(self.describe(path), format!("cannot read: {e}"))),
+            };
+        }
         let Some(real) = self.resolve(path)? else {
             return Ok(None);
         };
@@ -132,11 +154,26 @@ impl Root {
 
     /// Names of the entries of a directory (empty if it does not exist), sorted.
     pub(crate) fn list(&self, dir: &str) -> Result<Vec<String>, Error> {
+        #[cfg(target_os = "linux")]
+        if let Backing::Dir {
+            in_root: Some(fd), ..
+        } = &self.backing
+        {
+            return match fd.list(dir) {
+                Ok(mut names) => {
+                    names.sort();
+                    Ok(names)
+                }
+                Err(e) => Err(Error::new(self.describe(dir), format!("cannot list: {e}"))),
+            };
+        }
         let Some(real) = self.resolve(dir)? else {
             return Ok(Vec::new());
         };
         match &self.backing {
-            Backing::Dir { base, live: true } => {
+            Backing::Dir {
+                base, live: true, ..
+            } => {
                 let listing = list_dir_kinds(&base.join(&real)).unwrap_or_default();
                 let mut names: Vec<String> = listing.into_keys().collect();
                 names.sort();
@@ -159,6 +196,15 @@ impl Root {
 
     /// Whether `path` exists (as anything).
     pub(crate) fn exists(&self, path: &str) -> Result<bool, Error> {
+        #[cfg(target_os = "linux")]
+        if let Backing::Dir {
+            in_root: Some(fd), ..
+        } = &self.backing
+        {
+            return fd
+                .exists(path)
+                .map_err(|e| Error::new(self.describe(path), format!("cannot look up: {e}")));
+        }
         Ok(self.resolve(path)?.is_some())
     }
 
@@ -596,6 +642,128 @@ fn is_absent(e: &std::io::Error) -> bool {
         std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
     ) || e.raw_os_error() == Some(20) // ENOTDIR on older toolchains' mapping
         || e.raw_os_error() == Some(21) // EISDIR: asked to read a directory
+}
+
+/// Kernel-confined lookups beneath a dump directory: `openat2(2)` with
+/// `RESOLVE_IN_ROOT` treats the directory as `/` for every path and symlink it
+/// resolves (absolute targets and `..` stay inside), which is exactly the
+/// chroot-style rule the hand-written walk implements, done in one system call.
+/// `rustix` provides the call safely; std has no `openat2`.
+#[cfg(target_os = "linux")]
+mod in_root {
+    use rustix::fd::OwnedFd;
+    use rustix::fs::{openat2, Dir, Mode, OFlags, ResolveFlags};
+    use rustix::io::Errno;
+    use std::io;
+    use std::path::Path;
+
+    #[derive(Debug)]
+    pub(super) struct RootFd(OwnedFd);
+
+    const RESOLVE: ResolveFlags = ResolveFlags::IN_ROOT.union(ResolveFlags::NO_MAGICLINKS);
+
+    /// Errors that mean "no such file here" rather than a failure.
+    fn absent(e: Errno) -> bool {
+        e == Errno::NOENT || e == Errno::NOTDIR || e == Errno::ISDIR
+    }
+
+    impl RootFd {
+        /// Opens `base`, or `None` when `openat2` is unavailable (old kernels,
+        /// seccomp filters), in which case the portable walk is used.
+        pub(super) fn open(base: &Path) -> Option<RootFd> {
+            let fd = rustix::fs::open(
+                base,
+                OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                Mode::empty(),
+            )
+            .ok()?;
+            // Probe the call once.
+            openat2(
+                &fd,
+                ".",
+                OFlags::PATH | OFlags::CLOEXEC,
+                Mode::empty(),
+                RESOLVE,
+            )
+            .ok()?;
+            Some(RootFd(fd))
+        }
+
+        fn open_at(&self, path: &str, flags: OFlags) -> Result<Option<OwnedFd>, Errno> {
+            // `path` is root-relative; a leading `/` would also stay inside.
+            let path = if path.is_empty() { "." } else { path };
+            loop {
+                match openat2(
+                    &self.0,
+                    path,
+                    flags | OFlags::CLOEXEC,
+                    Mode::empty(),
+                    RESOLVE,
+                ) {
+                    Ok(fd) => return Ok(Some(fd)),
+                    Err(e) if absent(e) => return Ok(None),
+                    // Raised when a rename raced the lookup: retry.
+                    Err(Errno::AGAIN) | Err(Errno::INTR) => continue,
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+
+        /// A whole file, or `None` if absent or a directory. Sysfs files report
+        /// a size of 4096 whatever they hold, so no `fstat`: read until a short
+        /// read (sysfs and procfs return whole records) or end of file.
+        pub(super) fn read(&self, path: &str) -> io::Result<Option<Vec<u8>>> {
+            let Some(fd) = self.open_at(path, OFlags::RDONLY | OFlags::NOCTTY)? else {
+                return Ok(None);
+            };
+            let mut buf = vec![0u8; 4096];
+            let mut len = 0;
+            loop {
+                if len == buf.len() {
+                    buf.resize(buf.len() * 2, 0);
+                }
+                let n = match rustix::io::read(&fd, &mut buf[len..]) {
+                    Ok(n) => n,
+                    Err(Errno::ISDIR) => return Ok(None),
+                    Err(Errno::INTR) => continue,
+                    Err(e) => return Err(e.into()),
+                };
+                if n == 0 {
+                    break;
+                }
+                len += n;
+                if len < buf.len() && n < 4096 {
+                    break;
+                }
+            }
+            buf.truncate(len);
+            Ok(Some(buf))
+        }
+
+        pub(super) fn exists(&self, path: &str) -> io::Result<bool> {
+            Ok(self.open_at(path, OFlags::PATH)?.is_some())
+        }
+
+        /// Entry names of a directory (unsorted; empty if absent).
+        pub(super) fn list(&self, dir: &str) -> io::Result<Vec<String>> {
+            let Some(fd) = self.open_at(dir, OFlags::RDONLY | OFlags::DIRECTORY)? else {
+                return Ok(Vec::new());
+            };
+            let mut names = Vec::new();
+            let mut entries = Dir::new(fd)?;
+            while let Some(entry) = entries.read() {
+                let entry = entry?;
+                let name = entry.file_name().to_bytes();
+                if name == b"." || name == b".." {
+                    continue;
+                }
+                if let Ok(name) = std::str::from_utf8(name) {
+                    names.push(name.to_string());
+                }
+            }
+            Ok(names)
+        }
+    }
 }
 
 #[cfg(test)]
