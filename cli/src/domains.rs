@@ -1,5 +1,5 @@
 //! `manycore domains`: the scheduler domains Linux would build on a machine.
-use std::io::Write;
+use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
@@ -7,6 +7,7 @@ use clap::{Args, ValueEnum};
 use domains::compare::{compare, Dump};
 use domains::render::{self, Layout};
 use domains::KernelVersion;
+use topology::Arch;
 
 /// Output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -38,7 +39,8 @@ pub struct DomainsArgs {
     /// Kernel whose rules, flag bits and names to follow: 5.9, 6.8 or 6.12.
     #[arg(long, default_value = "6.12", value_parser = parse_kernel)]
     pub kernel: KernelVersion,
-    /// Treat a POWER LPAR as dedicated or shared-processor, whatever the source says.
+    /// Treat a POWER LPAR as dedicated or shared-processor, whatever the source
+    /// says (refused on other architectures).
     #[arg(long, value_enum, value_name = "MODE")]
     pub lpar: Option<LparMode>,
     /// Reproduce the rebuild Linux ran while taking this (now offline) CPU
@@ -58,8 +60,8 @@ pub struct DomainsArgs {
     /// layout of --format proc|debugfs (default: the kernel's native layout).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Compare with a dump taken from a live kernel in that layout (a directory or
-    /// .tar.gz; a dmesg.txt from a sched_verbose boot next to it is checked too).
+    /// Compare with a dump taken from a live kernel in that layout (a directory,
+    /// .tar.gz or .tar.bz2; a dmesg.txt from a sched_verbose boot next to it is checked too).
     /// Exit status 1 when anything differs.
     #[arg(long, value_name = "DIR")]
     pub compare: Option<PathBuf>,
@@ -71,8 +73,17 @@ fn parse_kernel(s: &str) -> std::result::Result<KernelVersion, String> {
 
 /// Runs the subcommand; returns the exit status.
 pub fn run(args: &DomainsArgs) -> Result<i32> {
+    check_kernel_layout(args)?;
     let mut topo = args.source.load()?;
     if let Some(mode) = args.lpar {
+        // Only pseries has LPARs; elsewhere the option would silently do nothing.
+        if !matches!(topo.arch, Arch::PowerPc64 | Arch::PowerPc) {
+            bail!(
+                "--lpar: {} is {}, not POWER; only POWER LPARs are dedicated or shared-processor",
+                topo.source,
+                topo.arch.uname()
+            );
+        }
         topo.shared_processor = mode == LparMode::Shared;
     }
     let options = domains::Options {
@@ -83,7 +94,7 @@ pub fn run(args: &DomainsArgs) -> Result<i32> {
     if let Some(dir) = &args.compare {
         let dump = Dump::read(dir)?;
         let diffs = compare(&doms, &dump);
-        let mut out = std::io::stdout().lock();
+        let mut out = String::new();
         if diffs.is_empty() {
             writeln!(
                 out,
@@ -96,12 +107,19 @@ pub fn run(args: &DomainsArgs) -> Result<i32> {
                 },
                 args.kernel
             )?;
+            crate::write_stdout(&out)?;
             return Ok(0);
         }
         for d in &diffs {
             writeln!(out, "{d}")?;
         }
-        writeln!(out, "{} difference(s)", diffs.len())?;
+        writeln!(
+            out,
+            "{} difference{}",
+            diffs.len(),
+            if diffs.len() == 1 { "" } else { "s" }
+        )?;
+        crate::write_stdout(&out)?;
         return Ok(1);
     }
 
@@ -138,20 +156,48 @@ pub fn run(args: &DomainsArgs) -> Result<i32> {
         },
         None => doms.cpus.iter().collect(),
     };
-    let mut out = std::io::stdout().lock();
-    let written = match args.format {
+    match args.format {
         DomainsFormat::Proc => {
-            out.write_all(render::render_files(&doms, Layout::Proc, &selected).as_bytes())
+            crate::write_stdout(&render::render_files(&doms, Layout::Proc, &selected))?
         }
         DomainsFormat::Debugfs => {
-            out.write_all(render::render_files(&doms, Layout::Debugfs, &selected).as_bytes())
+            crate::write_stdout(&render::render_files(&doms, Layout::Debugfs, &selected))?
         }
-        DomainsFormat::Text => out.write_all(render::render_text(&doms, &selected).as_bytes()),
+        DomainsFormat::Text => crate::write_stdout(&render::render_text(&doms, &selected))?,
         // Streamed CPU by CPU: a 16384-CPU machine's tree would not fit nicely.
-        DomainsFormat::Json => render::write_json(&doms, &selected, &mut out),
-    };
-    match written {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(0),
-        r => r.map(|()| 0).map_err(Into::into),
+        DomainsFormat::Json => {
+            crate::stream_stdout(|out| render::write_json(&doms, &selected, out))?
+        }
     }
+    Ok(0)
+}
+
+/// Refuses a file layout the chosen kernel never had: `/proc/sys/kernel/sched_domain`
+/// went away in 5.13 when the files moved to debugfs, which 5.9 does not have.
+fn check_kernel_layout(args: &DomainsArgs) -> Result<()> {
+    let layout = match args.format {
+        DomainsFormat::Proc => Layout::Proc,
+        DomainsFormat::Debugfs => Layout::Debugfs,
+        DomainsFormat::Json | DomainsFormat::Text => return Ok(()),
+    };
+    let native = render::native_layout(args.kernel);
+    if layout != native {
+        bail!(
+            "--format {}: Linux {} has no {} tree; it has {} (use --format {})",
+            if layout == Layout::Proc {
+                "proc"
+            } else {
+                "debugfs"
+            },
+            args.kernel,
+            layout.kernel_root(),
+            native.kernel_root(),
+            if native == Layout::Proc {
+                "proc"
+            } else {
+                "debugfs"
+            },
+        );
+    }
+    Ok(())
 }

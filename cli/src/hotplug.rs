@@ -3,7 +3,6 @@
 //! mask-update work per level, the real time it took, and whether the masks
 //! equal a from-scratch rebuild.
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
@@ -49,7 +48,9 @@ pub struct HotplugArgs {
     #[arg(long, value_enum, default_value_t = AlgoArg::Scoped)]
     pub algo: AlgoArg,
     /// After bring-up, this many random cycles (offline a CPU, online it again).
-    #[arg(long, default_value_t = 0, value_name = "N")]
+    /// At most 1 000 000: each cycle rebuilds masks, and a typo should not run for hours.
+    #[arg(long, default_value_t = 0, value_name = "N",
+          value_parser = clap::value_parser!(u64).range(0..=MAX_CYCLES))]
     pub cycles: u64,
     /// Seed of the random cycle sequence.
     #[arg(long, default_value_t = 1, value_name = "S")]
@@ -61,6 +62,9 @@ pub struct HotplugArgs {
     #[arg(long, value_enum, default_value_t = HotplugFormat::Text)]
     pub format: HotplugFormat,
 }
+
+/// Upper bound of `--cycles`.
+const MAX_CYCLES: u64 = 1_000_000;
 
 /// The host: nothing to kick, a real clock to time the mask updates.
 struct HostPlatform {
@@ -149,15 +153,20 @@ pub fn run(args: &HotplugArgs) -> Result<()> {
         .iter()
         .filter(|&c| c != hp.engine().boot_cpu())
         .collect();
+    if candidates.is_empty() && args.cycles > 0 {
+        anyhow::bail!(
+            "--cycles {}: {} has no CPU but the boot CPU, so there is nothing to cycle",
+            args.cycles,
+            topo.source
+        );
+    }
     let mut rng = SplitMix64(args.seed);
-    if !candidates.is_empty() {
-        for _ in 0..args.cycles {
-            let cpu = candidates[(rng.next() % candidates.len() as u64) as usize];
-            hp.cpu_down(cpu)
-                .with_context(|| format!("cycle: taking CPU {cpu} down"))?;
-            hp.cpu_up(cpu)
-                .with_context(|| format!("cycle: bringing CPU {cpu} back"))?;
-        }
+    for _ in 0..args.cycles {
+        let cpu = candidates[(rng.next() % candidates.len() as u64) as usize];
+        hp.cpu_down(cpu)
+            .with_context(|| format!("cycle: taking CPU {cpu} down"))?;
+        hp.cpu_up(cpu)
+            .with_context(|| format!("cycle: bringing CPU {cpu} back"))?;
     }
     let cycles = cycle_delta(hp.report(), &before_cycles);
     let verified = verified_after_bringup.is_ok() && hp.engine().verify().is_ok();
@@ -206,13 +215,13 @@ pub fn run(args: &HotplugArgs) -> Result<()> {
             writeln!(out, "source:         {}", topo.source)?;
             writeln!(
                 out,
-                "algorithm:      {} ({} bring-up), {} CPUs online, boot CPU {}",
+                "algorithm:      {} ({} bring-up), {} online, boot CPU {}",
                 algo.name(),
                 match args.order {
                     OrderArg::Serial => "serial",
                     OrderArg::Parallel => "parallel",
                 },
-                cpus,
+                crate::plural(cpus, "CPU"),
                 engine.boot_cpu()
             )?;
             writeln!(
@@ -224,12 +233,12 @@ pub fn run(args: &HotplugArgs) -> Result<()> {
             )?;
             writeln!(
                 out,
-                "mask updates:   {:.3} ms total ({:.3} ms bring-up of {} CPUs, {:.3} ms for {} cycles)",
+                "mask updates:   {:.3} ms total ({:.3} ms bring-up of {}, {:.3} ms for {})",
                 mask_update_ns as f64 / 1e6,
                 bringup.mask_update_ns as f64 / 1e6,
-                bringup.onlined.len(),
+                crate::plural(bringup.onlined.len(), "CPU"),
                 (cycles.mask_update_ns + cycles.offline_ns) as f64 / 1e6,
-                args.cycles
+                crate::plural(args.cycles as usize, "cycle")
             )?;
             writeln!(out)?;
             writeln!(
@@ -267,7 +276,7 @@ pub fn run(args: &HotplugArgs) -> Result<()> {
             }
         }
     }
-    write_stdout(&out)?;
+    crate::write_stdout(&out)?;
     if !verified {
         anyhow::bail!("incremental masks differ from the rebuild");
     }
@@ -284,17 +293,5 @@ fn cycle_delta(now: &BringupReport, before: &BringupReport) -> BringupReport {
         offlined: now.offlined - before.offlined,
         offline_work: now.offline_work - before.offline_work,
         offline_ns: now.offline_ns - before.offline_ns,
-    }
-}
-
-/// Writes the report; a reader that went away (`| head`) is not an error.
-fn write_stdout(text: &str) -> Result<()> {
-    let mut stdout = std::io::stdout().lock();
-    match stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-    {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        other => Ok(other?),
     }
 }

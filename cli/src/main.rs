@@ -8,6 +8,8 @@ mod source;
 mod topo;
 mod validate;
 
+use std::io::Write;
+
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
@@ -61,5 +63,32 @@ fn main() {
             eprintln!("manycore: error: {e:#}");
             std::process::exit(2);
         }
+    }
+}
+
+/// Writes a subcommand's whole rendered output to standard output. A reader that
+/// went away (`manycore topo | head`) is success, not the panic of `print!`:
+/// nothing more is wanted.
+pub(crate) fn write_stdout(text: &str) -> anyhow::Result<()> {
+    stream_stdout(|out| out.write_all(text.as_bytes()))
+}
+
+/// Like [`write_stdout`] for output produced piece by piece by `write`.
+pub(crate) fn stream_stdout(
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    match write(&mut out).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other?),
+    }
+}
+
+/// "1 PU", "2 PUs".
+pub(crate) fn plural(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
     }
 }

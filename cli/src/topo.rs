@@ -46,15 +46,14 @@ pub fn run(args: &TopoArgs) -> Result<()> {
     if args.list_machines {
         let entries = readers::catalogue::list();
         let width = entries.iter().map(|e| e.name.len()).max().unwrap_or(0);
+        let mut out = String::new();
         for e in entries {
-            println!("{:width$}  {}", e.name, e.summary);
+            let _ = writeln!(out, "{:width$}  {}", e.name, e.summary);
         }
-        return Ok(());
+        return crate::write_stdout(&out);
     }
     let topo = args.source.load()?;
-    let out = render(&topo, args.format)?;
-    print!("{out}");
-    Ok(())
+    crate::write_stdout(&render(&topo, args.format)?)
 }
 
 /// Renders `topo` in `format`; the whole output, so that nothing partial is
@@ -445,16 +444,16 @@ pub fn text_tree(t: &Topology) -> String {
     let offline = t.possible.and_not(&t.online).weight();
     let _ = write!(
         out,
-        "Machine ({}, {} PUs online of {} possible",
+        "Machine ({}, {} online of {} possible",
         t.arch.uname(),
-        t.online.weight(),
+        crate::plural(t.online.weight(), "PU"),
         t.possible.weight()
     );
     if offline > 0 {
         let _ = write!(out, ", offline {}", t.possible.and_not(&t.online));
     }
     if !t.nodes.is_empty() {
-        let _ = write!(out, ", {} NUMA nodes", t.nodes.len());
+        let _ = write!(out, ", {}", crate::plural(t.nodes.len(), "NUMA node"));
     }
     if t.shared_processor {
         out.push_str(", shared-processor LPAR");

@@ -1,11 +1,11 @@
 //! Reading a dump taken from a live kernel (`cpuN/domainM/<file>` in the procfs
-//! or debugfs layout, as a directory or a `.tar.gz`) and diffing it against
+//! or debugfs layout, as a directory, a `.tar.gz` or a `.tar.bz2`) and diffing it against
 //! what manycore computes. A `dmesg.txt` next to it, from a `sched_verbose` boot,
 //! also gives spans and groups, which the files do not show; they are compared too.
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::io::Read;
+use std::io::{Read, Seek};
 use std::path::{Path, PathBuf};
 
 use cpumask::CpuMask;
@@ -58,7 +58,7 @@ pub struct Dump {
 }
 
 impl Dump {
-    /// Reads a dump from a directory or a `.tar.gz`. The domain tree may be at the
+    /// Reads a dump from a directory, a `.tar.gz` or a `.tar.bz2`. The domain tree may be at the
     /// top, or under `domains/`, `sys/kernel/debug/sched/domains/` or
     /// `proc/sys/kernel/sched_domain/`.
     pub fn read(path: &Path) -> Result<Dump, DumpError> {
@@ -67,13 +67,29 @@ impl Dump {
         if path.is_dir() {
             walk(path, path, &mut raw)?;
         } else {
-            let file =
+            let mut file =
                 std::fs::File::open(path).map_err(|e| err(&shown, format!("cannot open: {e}")))?;
-            let gz = flate2::read::GzDecoder::new(file);
-            let mut archive = tar::Archive::new(gz);
+            // The compression is told by the first bytes, not the file name:
+            // snapshots get renamed, and `--sysfs` already takes both.
+            let mut magic = [0u8; 3];
+            let got = read_prefix(&mut file, &mut magic)
+                .map_err(|e| err(&shown, format!("cannot read: {e}")))?;
+            file.seek(std::io::SeekFrom::Start(0))
+                .map_err(|e| err(&shown, format!("cannot read: {e}")))?;
+            let (reader, what): (Box<dyn Read>, &str) = match &magic[..got] {
+                [0x1f, 0x8b, ..] => (Box::new(flate2::read::GzDecoder::new(file)), ".tar.gz"),
+                b"BZh" => (Box::new(bzip2::read::BzDecoder::new(file)), ".tar.bz2"),
+                _ => {
+                    return Err(err(
+                        &shown,
+                        "neither a directory nor a .tar.gz/.tar.bz2 archive",
+                    ))
+                }
+            };
+            let mut archive = tar::Archive::new(reader);
             let entries = archive
                 .entries()
-                .map_err(|e| err(&shown, format!("not a .tar.gz: {e}")))?;
+                .map_err(|e| err(&shown, format!("not a {what}: {e}")))?;
             for entry in entries {
                 let mut entry =
                     entry.map_err(|e| err(&shown, format!("bad archive entry: {e}")))?;
@@ -378,4 +394,50 @@ pub fn compare(domains: &Domains, dump: &Dump) -> Vec<Difference> {
         }
     }
     diffs
+}
+/// Reads up to `buf.len()` bytes, fewer only at end of file; returns how many.
+fn read_prefix(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match r.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The same archive read as .tar.gz and recompressed as .tar.bz2 gives the
+    /// same dump; a file that is neither is refused by name.
+    #[test]
+    fn reads_bz2_like_gz() {
+        let gz = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/x86-2s4c2t-domains.tar.gz");
+        let mut tar_bytes = Vec::new();
+        flate2::read::GzDecoder::new(std::fs::File::open(&gz).unwrap())
+            .read_to_end(&mut tar_bytes)
+            .unwrap();
+        let dir = std::env::temp_dir().join(format!("domains-compare-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let bz2 = dir.join("dump.tar.bz2");
+        let mut enc = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::fast());
+        std::io::Write::write_all(&mut enc, &tar_bytes).unwrap();
+        std::fs::write(&bz2, enc.finish().unwrap()).unwrap();
+        let plain = dir.join("dump.tar");
+        std::fs::write(&plain, &tar_bytes).unwrap();
+
+        let from_gz = Dump::read(&gz).unwrap();
+        let from_bz2 = Dump::read(&bz2).unwrap();
+        assert!(!from_gz.files.is_empty());
+        assert_eq!(from_gz.files, from_bz2.files);
+        assert_eq!(from_gz.verbose.len(), from_bz2.verbose.len());
+        let e = Dump::read(&plain).unwrap_err().to_string();
+        assert!(e.contains("dump.tar") && e.contains(".tar.bz2"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
