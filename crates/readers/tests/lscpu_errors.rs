@@ -97,6 +97,54 @@ fn contradicting_counts_are_errors() {
     assert_eq!(e.line, Some(9));
 }
 
+/// A count no machine can have (more than the 16384 CPUs a mask holds) is
+/// refused on its own line, naming the field and the value as written,
+/// instead of a product of counts capped somewhere along the way.
+#[test]
+fn huge_counts_name_their_line_and_value() {
+    for (line, field, from) in [
+        (3, "Thread(s) per core", "Thread(s) per core:  2"),
+        (4, "Core(s) per socket", "Core(s) per socket:  4"),
+        (5, "Socket(s)", "Socket(s):           2"),
+        (6, "NUMA node(s)", "NUMA node(s):        2"),
+    ] {
+        let e = err(&GOOD.replace(from, &format!("{field}: 4294967295")));
+        assert_eq!(e.line, Some(line), "{field}: {e}");
+        assert!(
+            e.message.contains(field) && e.message.contains("4294967295"),
+            "{e}"
+        );
+        assert!(!e.message.contains('×'), "not a product: {e}");
+    }
+    // One past the limit is refused; the limit itself is a count a machine
+    // can have, so it reaches the cross-check, whose product is exact.
+    let e = err(&GOOD.replace("Thread(s) per core:  2", "Thread(s) per core:  16385"));
+    assert_eq!(e.line, Some(3), "{e}");
+    let e = err(&GOOD
+        .replace("Thread(s) per core:  2", "Thread(s) per core:  16384")
+        .replace("Core(s) per socket:  4", "Core(s) per socket:  16384")
+        .replace("Socket(s):           2", "Socket(s):           16384"));
+    assert!(
+        e.message
+            .contains(&format!("= {}", 16384u128 * 16384 * 16384)),
+        "{e}"
+    );
+}
+
+/// lscpu prints each node's list once; a second `NUMA nodeN CPU(s):` line,
+/// with the same list or another, is an error naming the repeat's line.
+#[test]
+fn duplicate_node_lines_are_errors() {
+    for repeat in ["0-7", "0-3"] {
+        let e = err(&format!("{GOOD}NUMA node0 CPU(s):   {repeat}\n"));
+        assert_eq!(e.line, Some(9), "{e}");
+        assert!(
+            e.message.contains("NUMA node0 CPU(s)") && e.message.contains("line 7"),
+            "{e}"
+        );
+    }
+}
+
 #[test]
 fn irregular_but_possible_counts_are_accepted() {
     // Hybrid x86: 8 two-thread and 4 one-thread cores; lscpu prints the most
@@ -138,10 +186,12 @@ fn empty_or_alien_text_is_one_error() {
     }
     let e = err("CPU(s): 100000\n");
     assert!(e.message.contains("maximum"), "{e}");
-    // Counts whose product overflows 64 bits are a contradiction, not a crash.
+    // Counts whose product would overflow 64 bits: the first impossible
+    // count is the error, not a crash or a capped product.
     let huge = "CPU(s): 4\nThread(s) per core: 4294967295\nCore(s) per socket: 4294967295\nSocket(s): 4294967295\n";
     let e = err(huge);
-    assert_eq!(e.line, Some(4));
+    assert_eq!(e.line, Some(2), "{e}");
+    assert!(e.message.contains("Thread(s) per core"), "{e}");
 }
 
 /// catalogue → summary → reader gives the catalogue's counts, nodes and

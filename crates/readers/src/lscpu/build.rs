@@ -474,18 +474,17 @@ fn places_from_counts(
     let check = no_offline && !types.iter().any(|t| t.s390_books);
     let threads_last = matches!(arch, Arch::X86_64 | Arch::X86);
 
-    // Each type's share of the on-line CPUs, in order.
-    let mut sizes = Vec::with_capacity(types.len());
+    // Each type's share of the on-line CPUs, in order; exact (u128 holds any
+    // product of three u32 counts) so error messages print the real product.
+    let mut sizes: Vec<u128> = Vec::with_capacity(types.len());
     for t in &types {
         match t.cores_per_socket {
-            Some(c) => sizes.push(
-                (t.sockets as u128 * c as u128 * t.threads as u128).min(u32::MAX as u128) as usize,
-            ),
-            None => sizes.push(usize::MAX),
+            Some(c) => sizes.push(t.sockets as u128 * c as u128 * t.threads as u128),
+            None => sizes.push(u128::MAX),
         }
     }
     if check {
-        let total: u128 = sizes.iter().map(|&n| n as u128).sum();
+        let total: u128 = sizes.iter().fold(0u128, |sum, &n| sum.saturating_add(n));
         if types.len() == 1 && types[0].cores_per_socket.is_some() {
             let t = &types[0];
             let c = t.cores_per_socket.unwrap_or(0) as usize;
@@ -530,7 +529,7 @@ fn places_from_counts(
         let take = if ti + 1 == types.len() {
             cpus.len() - start
         } else {
-            sizes[ti].min(cpus.len() - start)
+            sizes[ti].min((cpus.len() - start) as u128) as usize
         };
         let slice = &cpus[start..start + take];
         start += take;

@@ -99,6 +99,25 @@ fn number(value: &str, field: &str, source: &str, line: usize) -> Result<u32, Er
     })
 }
 
+/// A topology count (threads, cores, sockets, clusters, books, drawers,
+/// nodes): no machine manycore can hold has more of anything than
+/// [`cpumask::MAX_CPUS`] CPUs, so a larger count is refused here, naming its
+/// line, rather than surfacing later as a confusing product of counts.
+fn count(value: &str, field: &str, source: &str, line: usize) -> Result<u32, Error> {
+    let n = number(value, field, source, line)?;
+    if n as usize > cpumask::MAX_CPUS {
+        return Err(Error::at_line(
+            source,
+            line,
+            format!(
+                "{field} is {n}, more than the {} CPUs a machine can have",
+                cpumask::MAX_CPUS
+            ),
+        ));
+    }
+    Ok(n)
+}
+
 fn mask(value: &str, field: &str, source: &str, line: usize, hex: bool) -> Result<CpuMask, Error> {
     let parsed = if hex {
         CpuMask::parse_hex(value.trim().trim_start_matches("0x")).map_err(|e| e.to_string())
@@ -221,56 +240,52 @@ pub fn scan(text: &str, source: &str) -> Result<Scanned, Error> {
             "Flags" => s.flags = Some(value.to_string()),
             "Model name" => type_field!(model_name, value.to_string()),
             "Thread(s) per core" => {
-                let n = number(value, label, source, line)?;
+                let n = count(value, label, source, line)?;
                 if n == 0 {
                     return Err(Error::at_line(source, line, "Thread(s) per core is 0"));
                 }
                 type_field!(threads_per_core, n)
             }
             "Core(s) per socket" => {
-                type_field!(cores_per_socket, number(value, label, source, line)?)
+                type_field!(cores_per_socket, count(value, label, source, line)?)
             }
             "Core(s) per cluster" => {
-                type_field!(cores_per_cluster, number(value, label, source, line)?)
+                type_field!(cores_per_cluster, count(value, label, source, line)?)
             }
             "Socket(s)" => {
                 let v = if value == "-" {
                     None
                 } else {
-                    Some(number(value, label, source, line)?)
+                    Some(count(value, label, source, line)?)
                 };
                 type_field!(sockets, v)
             }
-            "Cluster(s)" => type_field!(clusters, number(value, label, source, line)?),
+            "Cluster(s)" => type_field!(clusters, count(value, label, source, line)?),
             "Socket(s) per book" => {
-                type_field!(sockets_per_book, number(value, label, source, line)?)
+                type_field!(sockets_per_book, count(value, label, source, line)?)
             }
             "Book(s) per drawer" => {
-                type_field!(books_per_drawer, number(value, label, source, line)?)
+                type_field!(books_per_drawer, count(value, label, source, line)?)
             }
-            "Book(s)" => type_field!(books, number(value, label, source, line)?),
-            "Drawer(s)" => type_field!(drawers, number(value, label, source, line)?),
+            "Book(s)" => type_field!(books, count(value, label, source, line)?),
+            "Drawer(s)" => type_field!(drawers, count(value, label, source, line)?),
             "Hypervisor vendor" => s.hypervisor_vendor = Some(value.to_string()),
             "NUMA node(s)" => {
-                let n = number(value, label, source, line)?;
+                let n = count(value, label, source, line)?;
                 set_once(&mut s.node_count, n, line, label, source)?;
             }
             _ => {
                 if let Some(id) = node_label(label) {
                     let id = number(id, "NUMA node number", source, line)?;
                     let m = mask(value, label, source, line, false)?;
+                    // lscpu prints each node once; a repeat (even with the
+                    // same list) means two outputs were pasted together.
                     if let Some(prev) = s.node_lists.iter().find(|n| n.value.0 == id) {
-                        if prev.value.1 != m {
-                            return Err(Error::at_line(
-                                source,
-                                line,
-                                format!(
-                                    "{label} given again with a different list (first on line {})",
-                                    prev.line
-                                ),
-                            ));
-                        }
-                        continue;
+                        return Err(Error::at_line(
+                            source,
+                            line,
+                            format!("{label} given twice (first on line {})", prev.line),
+                        ));
                     }
                     s.node_lists.push(At {
                         value: (id, m),
