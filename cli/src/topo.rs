@@ -4,6 +4,7 @@
 //! has `cpus_possible`, `cpus_online`, `packages`, `cores`, `pus`, `numa_nodes`,
 //! `distances` and `levels`.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use anyhow::Result;
@@ -237,14 +238,434 @@ impl From<&Topology> for JsonTopology {
     }
 }
 
-/// One object in the display tree.
-struct TreeNode {
-    /// The label without indices, used to detect identical siblings.
-    shape_label: String,
-    /// The label with indices, for the first of a run.
-    label: String,
+/// What one object of the display tree is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ObjKind {
+    Machine,
+    Level(LevelKind),
+    Cache(u8, CacheKind),
+    /// A group made for a NUMA node whose CPUs match no other object, as hwloc
+    /// does, so that the node's CPUs sit under it.
+    NumaGroup,
+    Pu,
+}
+
+impl ObjKind {
+    /// The type name shown, which also numbers the L# indices.
+    fn name(self) -> String {
+        match self {
+            ObjKind::Machine => "Machine".into(),
+            ObjKind::Level(LevelKind::Package) => "Package".into(),
+            ObjKind::Level(LevelKind::Die) => "Die".into(),
+            ObjKind::Level(LevelKind::Cluster) => "Cluster".into(),
+            ObjKind::Level(LevelKind::BigCore) => "BigCore".into(),
+            ObjKind::Level(LevelKind::Core) => "Core".into(),
+            ObjKind::Cache(level, kind) => format!("L{level}{}", kind.suffix()),
+            ObjKind::NumaGroup => "Group".into(),
+            ObjKind::Pu => "PU".into(),
+        }
+    }
+
+    /// Which of two objects with the same CPUs is the outer one: package, die,
+    /// L3 and larger caches, cluster, big core, L2, L1, core, PU (hwloc's order,
+    /// with clusters where Linux's cluster level sits: above the L2 it shares).
+    fn rank(self) -> u32 {
+        match self {
+            ObjKind::Machine => 0,
+            ObjKind::Level(LevelKind::Package) => 10,
+            ObjKind::NumaGroup => 15,
+            ObjKind::Level(LevelKind::Die) => 20,
+            ObjKind::Cache(level, _) if level >= 3 => 40 - u32::from(level.min(9)),
+            ObjKind::Level(LevelKind::Cluster) => 50,
+            ObjKind::Level(LevelKind::BigCore) => 60,
+            ObjKind::Cache(level, kind) => {
+                80 - 10 * u32::from(level)
+                    + match kind {
+                        CacheKind::Unified => 0,
+                        CacheKind::Data => 1,
+                        CacheKind::Instruction => 2,
+                    }
+            }
+            ObjKind::Level(LevelKind::Core) => 90,
+            ObjKind::Pu => 100,
+        }
+    }
+}
+
+/// One object of the display tree (an arena entry; children are indices).
+struct Obj {
+    kind: ObjKind,
     cpus: CpuMask,
-    children: Vec<TreeNode>,
+    first_cpu: usize,
+    os_id: Option<u32>,
+    size_bytes: Option<u64>,
+    offline: bool,
+    /// Normal children, in order of their first CPU.
+    children: Vec<usize>,
+    /// Indices into `Topology::nodes` of the NUMA nodes attached here, by id.
+    memory: Vec<usize>,
+    /// hwloc's logical index: the object's rank among objects of its type in
+    /// depth-first order.
+    logical: usize,
+    /// Equal for two objects exactly when their whole subtrees look the same
+    /// (labels without indices, NUMA node ids included): the fold key.
+    shape: usize,
+}
+
+/// The tree of objects by CPU-set inclusion, with NUMA nodes attached.
+struct Tree<'t> {
+    topo: &'t Topology,
+    objs: Vec<Obj>,
+    /// Logical index of each NUMA node (by position in `Topology::nodes`).
+    node_logical: Vec<usize>,
+}
+
+const ROOT: usize = 0;
+
+impl<'t> Tree<'t> {
+    fn new(t: &'t Topology) -> Tree<'t> {
+        let obj = |kind, cpus: CpuMask, os_id, size_bytes, offline| Obj {
+            kind,
+            first_cpu: cpus.first().unwrap_or(usize::MAX),
+            cpus,
+            os_id,
+            size_bytes,
+            offline,
+            children: Vec::new(),
+            memory: Vec::new(),
+            logical: 0,
+            shape: 0,
+        };
+        let mut objs = vec![obj(ObjKind::Machine, t.known(), None, None, false)];
+        for level in &t.levels {
+            for g in &level.groups {
+                if !g.cpus.is_empty() {
+                    objs.push(obj(
+                        ObjKind::Level(level.kind),
+                        g.cpus,
+                        g.os_id,
+                        None,
+                        false,
+                    ));
+                }
+            }
+        }
+        for c in &t.caches {
+            if !c.cpus.is_empty() {
+                objs.push(obj(
+                    ObjKind::Cache(c.level, c.kind),
+                    c.cpus,
+                    None,
+                    c.size_bytes,
+                    false,
+                ));
+            }
+        }
+        for c in &t.cpus {
+            let cpus = CpuMask::single(c.id as usize);
+            objs.push(obj(ObjKind::Pu, cpus, Some(c.id), None, !c.online));
+        }
+        // Outer objects first, so that each one finds its container already placed.
+        let weights: Vec<usize> = objs.iter().map(|o| o.cpus.weight()).collect();
+        let mut order: Vec<usize> = (1..objs.len()).collect();
+        order.sort_by_key(|&i| {
+            (
+                std::cmp::Reverse(weights[i]),
+                objs[i].kind.rank(),
+                objs[i].first_cpu,
+            )
+        });
+        for i in order {
+            let parent = Self::deepest_container(&objs, &objs[i].cpus, objs[i].first_cpu);
+            objs[parent].children.push(i);
+        }
+        let mut tree = Tree {
+            topo: t,
+            objs,
+            node_logical: vec![0; t.nodes.len()],
+        };
+        let mut nodes: Vec<usize> = (0..t.nodes.len()).collect();
+        nodes.sort_by_key(|&n| t.nodes[n].id);
+        for n in nodes {
+            tree.attach_node(n);
+        }
+        let keys: Vec<(usize, u32)> = tree
+            .objs
+            .iter()
+            .map(|o| (o.first_cpu, o.kind.rank()))
+            .collect();
+        for o in &mut tree.objs {
+            o.children.sort_by_key(|&c| keys[c]);
+        }
+        tree.number(ROOT, &mut HashMap::new(), &mut 0);
+        tree.shape_ids(ROOT, &mut HashMap::new());
+        tree
+    }
+
+    /// The deepest placed object holding all of `cpus` (the root at worst).
+    fn deepest_container(objs: &[Obj], cpus: &CpuMask, first_cpu: usize) -> usize {
+        let mut cur = ROOT;
+        'down: loop {
+            for &c in &objs[cur].children {
+                if objs[c].cpus.contains(first_cpu) && cpus.is_subset(&objs[c].cpus) {
+                    cur = c;
+                    continue 'down;
+                }
+            }
+            return cur;
+        }
+    }
+
+    /// Attaches NUMA node `n` as a memory child of the outermost object with
+    /// exactly its CPUs; failing that, of a new group holding exactly the
+    /// objects inside the node (when no object straddles its boundary), or else
+    /// of the smallest object containing all its CPUs. Memory-only nodes, and
+    /// nodes with CPUs the machine does not list, go to the machine.
+    fn attach_node(&mut self, n: usize) {
+        let node = &self.topo.nodes[n];
+        let cpus = node.cpus;
+        if cpus.is_empty() || !cpus.is_subset(&self.objs[ROOT].cpus) {
+            self.objs[ROOT].memory.push(n);
+            return;
+        }
+        let first = cpus.first().expect("not empty");
+        let mut cur = ROOT;
+        loop {
+            if self.objs[cur].cpus == cpus {
+                self.objs[cur].memory.push(n);
+                return;
+            }
+            let inner =
+                self.objs[cur].children.iter().copied().find(|&c| {
+                    self.objs[c].cpus.contains(first) && cpus.is_subset(&self.objs[c].cpus)
+                });
+            match inner {
+                Some(c) => cur = c,
+                None => break,
+            }
+        }
+        let children = &self.objs[cur].children;
+        let straddles = children.iter().any(|&c| {
+            let o = &self.objs[c].cpus;
+            o.intersects(&cpus) && !o.is_subset(&cpus)
+        });
+        if straddles {
+            self.objs[cur].memory.push(n);
+            return;
+        }
+        let (inside, outside): (Vec<usize>, Vec<usize>) = children
+            .iter()
+            .partition(|&&c| self.objs[c].cpus.is_subset(&cpus));
+        let group = self.objs.len();
+        self.objs.push(Obj {
+            kind: ObjKind::NumaGroup,
+            cpus,
+            first_cpu: first,
+            os_id: None,
+            size_bytes: None,
+            offline: false,
+            children: inside,
+            memory: vec![n],
+            logical: 0,
+            shape: 0,
+        });
+        self.objs[cur].children = outside;
+        self.objs[cur].children.push(group);
+    }
+
+    /// Numbers objects of each type, and NUMA nodes, in depth-first order.
+    fn number(&mut self, i: usize, counters: &mut HashMap<String, usize>, nodes: &mut usize) {
+        let counter = counters.entry(self.objs[i].kind.name()).or_default();
+        self.objs[i].logical = *counter;
+        *counter += 1;
+        for m in self.objs[i].memory.clone() {
+            self.node_logical[m] = *nodes;
+            *nodes += 1;
+        }
+        for c in self.objs[i].children.clone() {
+            self.number(c, counters, nodes);
+        }
+    }
+
+    /// Gives every object its fold key: the same small number for the same
+    /// label-without-indices, NUMA node ids and children's keys.
+    fn shape_ids(&mut self, i: usize, seen: &mut HashMap<(String, Vec<u32>, Vec<usize>), usize>) {
+        for c in self.objs[i].children.clone() {
+            self.shape_ids(c, seen);
+        }
+        let o = &self.objs[i];
+        let key = (
+            self.shape_label(i),
+            o.memory.iter().map(|&m| self.topo.nodes[m].id).collect(),
+            o.children.iter().map(|&c| self.objs[c].shape).collect(),
+        );
+        let next = seen.len();
+        self.objs[i].shape = *seen.entry(key).or_insert(next);
+    }
+
+    /// "L2 (1MB)", "PU (offline)", "Core": what identical siblings share.
+    fn shape_label(&self, i: usize) -> String {
+        let o = &self.objs[i];
+        let mut s = o.kind.name();
+        if let Some(size) = o.size_bytes {
+            let _ = write!(s, " ({})", human_size(size));
+        }
+        if o.offline {
+            s.push_str(" (offline)");
+        }
+        s
+    }
+
+    /// "Core L#3 P#3", "L2 L#0 (1MB)", "PU L#5 P#9 (offline)".
+    fn label(&self, i: usize) -> String {
+        let o = &self.objs[i];
+        let mut s = format!("{} L#{}", o.kind.name(), o.logical);
+        if let Some(os) = o.os_id {
+            let _ = write!(s, " P#{os}");
+        }
+        if let Some(size) = o.size_bytes {
+            let _ = write!(s, " ({})", human_size(size));
+        }
+        if o.offline {
+            s.push_str(" (offline)");
+        }
+        s
+    }
+
+    fn node_label(&self, n: usize, with_index: bool) -> String {
+        let node = &self.topo.nodes[n];
+        let mut s = if with_index {
+            format!("NUMANode L#{} P#{}", self.node_logical[n], node.id)
+        } else {
+            format!("NUMANode P#{}", node.id)
+        };
+        if let Some(m) = node.memory_bytes {
+            let _ = write!(s, " ({})", human_size(m));
+        }
+        if node.cpus.is_empty() {
+            s.push_str(" (memory only)");
+        }
+        s
+    }
+
+    /// The objects printed on one line from `i` down: while an object has a
+    /// single child with the same CPUs and no memory, the child joins the line
+    /// (hwloc's `L2 L#0 (1MB) + L1d L#0 (32KB) + Core L#0 + PU L#0`).
+    fn chain(&self, i: usize) -> Vec<usize> {
+        let mut chain = vec![i];
+        let mut cur = i;
+        while let [only] = self.objs[cur].children[..] {
+            if !self.objs[cur].memory.is_empty() || self.objs[only].cpus != self.objs[cur].cpus {
+                break;
+            }
+            chain.push(only);
+            cur = only;
+        }
+        chain
+    }
+
+    /// Prints the memory and normal children of `i`, folding runs of identical
+    /// siblings. `indexed` is false inside a fold, where only shapes are shown.
+    fn print_children(&self, i: usize, depth: usize, indexed: bool, out: &mut String) {
+        let indent = "  ".repeat(depth);
+        for &m in &self.objs[i].memory {
+            let _ = writeln!(out, "{indent}{}", self.node_label(m, indexed));
+        }
+        let children = &self.objs[i].children;
+        let mut a = 0;
+        while a < children.len() {
+            let shape = self.objs[children[a]].shape;
+            let mut b = a + 1;
+            while b < children.len() && self.objs[children[b]].shape == shape {
+                b += 1;
+            }
+            let run = &children[a..b];
+            let chain = self.chain(run[0]);
+            let last = *chain.last().expect("chain has its head");
+            let has_children =
+                !self.objs[last].children.is_empty() || !self.objs[last].memory.is_empty();
+            if run.len() == 1 {
+                let labels: Vec<String> = chain
+                    .iter()
+                    .map(|&c| {
+                        if indexed {
+                            self.label(c)
+                        } else {
+                            self.shape_label(c)
+                        }
+                    })
+                    .collect();
+                let _ = writeln!(out, "{indent}{}", labels.join(" + "));
+                self.print_children(last, depth + 1, indexed, out);
+            } else {
+                let shapes: Vec<String> = chain.iter().map(|&c| self.shape_label(c)).collect();
+                let _ = write!(out, "{indent}{} × {}", run.len(), shapes.join(" + "));
+                if indexed {
+                    let _ = write!(out, " ({})", self.run_indices(run, chain.len()));
+                }
+                out.push_str(if has_children {
+                    ", each:
+"
+                } else {
+                    "
+"
+                });
+                if has_children {
+                    self.print_children(last, depth + 1, false, out);
+                }
+            }
+            a = b;
+        }
+    }
+
+    /// For a folded run: the first type's L# range, every type's P# list, and
+    /// the PUs the run spans.
+    fn run_indices(&self, run: &[usize], chain_len: usize) -> String {
+        let chains: Vec<Vec<usize>> = run.iter().map(|&r| self.chain(r)).collect();
+        let head = &self.objs[run[0]];
+        let logical: Vec<u32> = run.iter().map(|&r| self.objs[r].logical as u32).collect();
+        let mut parts = vec![format!("{} L#{}", head.kind.name(), id_list(&logical))];
+        for pos in 0..chain_len {
+            let kind = self.objs[chains[0][pos]].kind;
+            let os: Vec<u32> = chains
+                .iter()
+                .filter_map(|c| self.objs[c[pos]].os_id)
+                .collect();
+            if !os.is_empty() {
+                parts.push(format!("{} P#{}", kind.name(), id_list(&os)));
+            }
+        }
+        let last_kind = self.objs[*chains[0].last().expect("chain")].kind;
+        if last_kind != ObjKind::Pu {
+            let span = run
+                .iter()
+                .fold(CpuMask::new(), |acc, &r| acc.or(&self.objs[r].cpus));
+            parts.push(format!("PUs {span}"));
+        }
+        parts.join(", ")
+    }
+}
+
+/// "0-3,8,10-11" for a list of ids in any order.
+fn id_list(ids: &[u32]) -> String {
+    let mut ids = ids.to_vec();
+    ids.sort_unstable();
+    ids.dedup();
+    let mut parts = Vec::new();
+    let mut k = 0;
+    while k < ids.len() {
+        let mut end = k;
+        while end + 1 < ids.len() && ids[end + 1] == ids[end] + 1 {
+            end += 1;
+        }
+        parts.push(if end == k {
+            ids[k].to_string()
+        } else {
+            format!("{}-{}", ids[k], ids[end])
+        });
+        k = end + 1;
+    }
+    parts.join(",")
 }
 
 /// Formats a byte size like lstopo: KB / MB / GB with no decimals when exact.
@@ -258,183 +679,6 @@ fn human_size(bytes: u64) -> String {
         format!("{}KB", bytes / K)
     } else {
         format!("{bytes}B")
-    }
-}
-
-/// Caches whose sharing set equals `cpus`, outermost first, as " + L2 (1MB)" text.
-fn caches_for(t: &Topology, cpus: &CpuMask, used: &mut [bool]) -> String {
-    let mut idx: Vec<usize> = (0..t.caches.len())
-        .filter(|&i| !used[i] && t.caches[i].cpus == *cpus)
-        .collect();
-    idx.sort_by_key(|&i| (std::cmp::Reverse(t.caches[i].level), t.caches[i].kind));
-    let mut s = String::new();
-    for i in idx {
-        used[i] = true;
-        let c = &t.caches[i];
-        let _ = write!(s, " + L{}{}", c.level, c.kind.suffix());
-        if let Some(size) = c.size_bytes {
-            let _ = write!(s, " ({})", human_size(size));
-        }
-    }
-    s
-}
-
-/// Builds the lstopo-like tree: Machine → Package → Die → Cluster → BigCore →
-/// Core → PU, with NUMA nodes under the smallest object holding all their CPUs
-/// and caches attached to the object whose CPUs they are shared by.
-fn build_tree(t: &Topology) -> TreeNode {
-    let mut used = vec![false; t.caches.len()];
-    // Levels from the outermost down.
-    let kinds: Vec<LevelKind> = t.levels.iter().rev().map(|l| l.kind).collect();
-    let all = t.known();
-    let mut root = TreeNode {
-        shape_label: String::new(),
-        label: String::new(),
-        cpus: all,
-        children: Vec::new(),
-    };
-    fn fill(t: &Topology, node: &mut TreeNode, kinds: &[LevelKind], used: &mut [bool]) {
-        let Some((&kind, rest)) = kinds.split_first() else {
-            // PUs.
-            for cpu in node.cpus.iter() {
-                let c = t.cpu(cpu).expect("known CPU");
-                let off = if c.online { "" } else { " (offline)" };
-                node.children.push(TreeNode {
-                    shape_label: format!("PU{off}"),
-                    label: format!("PU P#{cpu}{off}"),
-                    cpus: CpuMask::single(cpu),
-                    children: Vec::new(),
-                });
-            }
-            return;
-        };
-        let level = t.level(kind).expect("level exists");
-        let name = match kind {
-            LevelKind::Core => "Core",
-            LevelKind::BigCore => "BigCore",
-            LevelKind::Cluster => "Cluster",
-            LevelKind::Die => "Die",
-            LevelKind::Package => "Package",
-        };
-        for (i, g) in level.groups.iter().enumerate() {
-            if !g.cpus.is_subset(&node.cpus) {
-                continue;
-            }
-            let caches = caches_for(t, &g.cpus, used);
-            let os = g.os_id.map(|o| format!(" P#{o}")).unwrap_or_default();
-            let mut child = TreeNode {
-                shape_label: format!("{name}{caches}"),
-                label: format!("{name} L#{i}{os}{caches}"),
-                cpus: g.cpus,
-                children: Vec::new(),
-            };
-            fill(t, &mut child, rest, used);
-            node.children.push(child);
-        }
-    }
-    fill(t, &mut root, &kinds, &mut used);
-    // Attach NUMA nodes to the smallest object containing all their CPUs.
-    fn attach(node: &mut TreeNode, numa: &topology::NumaNode) -> bool {
-        if numa.cpus.is_empty() || !numa.cpus.is_subset(&node.cpus) {
-            return false;
-        }
-        for child in node.children.iter_mut() {
-            if attach(child, numa) {
-                return true;
-            }
-        }
-        let mem = numa
-            .memory_bytes
-            .map(|m| format!(" {}", human_size(m)))
-            .unwrap_or_default();
-        node.children.insert(
-            0,
-            TreeNode {
-                shape_label: format!("NUMANode{mem}"),
-                label: format!("NUMANode P#{}{mem}", numa.id),
-                cpus: numa.cpus,
-                children: Vec::new(),
-            },
-        );
-        true
-    }
-    let mut memory_only = Vec::new();
-    for numa in &t.nodes {
-        if !attach(&mut root, numa) {
-            memory_only.push(numa);
-        }
-    }
-    for numa in memory_only {
-        let mem = numa
-            .memory_bytes
-            .map(|m| format!(" {}", human_size(m)))
-            .unwrap_or_default();
-        root.children.insert(
-            0,
-            TreeNode {
-                shape_label: format!("NUMANode{mem} (memory only)"),
-                label: format!("NUMANode P#{}{mem} (memory only)", numa.id),
-                cpus: CpuMask::new(),
-                children: Vec::new(),
-            },
-        );
-    }
-    root
-}
-
-fn shape_of(node: &TreeNode) -> String {
-    let mut s = node.shape_label.clone();
-    s.push('{');
-    for c in &node.children {
-        s.push_str(&shape_of(c));
-        s.push(',');
-    }
-    s.push('}');
-    s
-}
-
-fn print_children(node: &TreeNode, depth: usize, out: &mut String) {
-    let shapes: Vec<String> = node.children.iter().map(shape_of).collect();
-    let mut i = 0;
-    while i < node.children.len() {
-        let mut j = i + 1;
-        while j < node.children.len() && shapes[j] == shapes[i] {
-            j += 1;
-        }
-        let child = &node.children[i];
-        let indent = "  ".repeat(depth);
-        if j - i > 1 {
-            let span: CpuMask = node.children[i..j]
-                .iter()
-                .fold(CpuMask::new(), |a, c| a.or(&c.cpus));
-            if child.children.is_empty() && child.shape_label.starts_with("PU") {
-                // A run of identical PUs: their numbers say everything.
-                let _ = writeln!(out, "{indent}{} × {} (P#{span})", j - i, child.shape_label);
-                i = j;
-                continue;
-            }
-            let first = child.label.split(" + ").next().unwrap_or_default();
-            let last = node.children[j - 1]
-                .label
-                .split(" + ")
-                .next()
-                .unwrap_or_default();
-            let cpus = if span.is_empty() {
-                String::new()
-            } else {
-                format!(", PUs {span}")
-            };
-            let _ = writeln!(
-                out,
-                "{indent}{} × {} ({first} .. {last}{cpus}); each:",
-                j - i,
-                child.shape_label
-            );
-        } else {
-            let _ = writeln!(out, "{indent}{}", child.label);
-        }
-        print_children(child, depth + 1, out);
-        i = j;
     }
 }
 
@@ -463,8 +707,7 @@ pub fn text_tree(t: &Topology) -> String {
         let _ = write!(out, " {m}");
     }
     out.push('\n');
-    let tree = build_tree(t);
-    print_children(&tree, 1, &mut out);
+    Tree::new(t).print_children(ROOT, 1, true, &mut out);
     if t.has_distances() {
         out.push_str("Distances between NUMA nodes:\n");
         let _ = write!(out, "  {:>5}", "");
@@ -486,24 +729,199 @@ pub fn text_tree(t: &Topology) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeMap;
+    use std::path::{Path, PathBuf};
     use topology::{Arch, Numbering, Shape};
 
+    /// Object types whose counts are compared with lstopo.
+    const COUNTED: [&str; 6] = ["Package", "NUMANode", "L3", "L2", "Core", "PU"];
+
+    /// Counts objects in our text tree with every fold unrolled (a line
+    /// `4 × A + B` under a `2 × C` line stands for 8 A and 8 B), and the NUMA
+    /// node ids in order of appearance.
+    fn unfolded_counts(text: &str) -> (BTreeMap<String, usize>, Vec<u32>) {
+        let mut counts = BTreeMap::new();
+        let mut node_ids = Vec::new();
+        let mut multipliers: Vec<usize> = Vec::new();
+        for line in text.lines().skip(1) {
+            if line.starts_with("Distances") {
+                break;
+            }
+            let body = line.trim_start();
+            let depth = (line.len() - body.len()) / 2;
+            assert!(depth >= 1, "unexpected line {line:?} in\n{text}");
+            multipliers.truncate(depth - 1);
+            let (k, rest) = match body.split_once(" × ") {
+                Some((n, rest)) if n.chars().all(|c| c.is_ascii_digit()) => {
+                    (n.parse::<usize>().unwrap(), rest)
+                }
+                _ => (1, body),
+            };
+            let times = multipliers.iter().product::<usize>() * k;
+            for segment in rest.split(" + ") {
+                let word = segment.split_whitespace().next().unwrap_or_default();
+                let kind = word.trim_end_matches(',');
+                *counts.entry(kind.to_string()).or_insert(0) += times;
+                if kind == "NUMANode" {
+                    let id = segment
+                        .split_whitespace()
+                        .find_map(|w| w.strip_prefix("P#"))
+                        .unwrap_or_else(|| panic!("NUMA node without P#: {line:?}"));
+                    node_ids.push(id.parse().unwrap());
+                }
+            }
+            multipliers.push(k);
+        }
+        (counts, node_ids)
+    }
+
+    /// Counts of the same object types in lstopo's console output, and its NUMA
+    /// node ids in order of appearance (`NUMANode L#0 (P#1 8GB)`).
+    fn console_counts(console: &str) -> (BTreeMap<String, usize>, Vec<u32>) {
+        // Verbose consoles (`lstopo -v`) spell caches `L2Cache L#0`.
+        let counts = COUNTED
+            .iter()
+            .map(|k| {
+                let n = console.matches(&format!("{k} L#")).count()
+                    + console.matches(&format!("{k}Cache L#")).count();
+                (k.to_string(), n)
+            })
+            .collect();
+        let node_ids = console
+            .split("NUMANode L#")
+            .skip(1)
+            .map(|rest| {
+                let p = &rest[rest.find("(P#").expect("NUMANode (P#") + 3..];
+                let end = p.find(|c: char| !c.is_ascii_digit()).unwrap_or(p.len());
+                p[..end].parse().unwrap()
+            })
+            .collect();
+        (counts, node_ids)
+    }
+
+    /// `lstopo-no-graphics --of console` on `xml_file`.
+    fn lstopo_console(xml_file: &Path) -> String {
+        let out = std::process::Command::new("lstopo-no-graphics")
+            .arg("--input")
+            .arg(xml_file)
+            .args(["--of", "console"])
+            .output()
+            .unwrap_or_else(|e| {
+                panic!("lstopo-no-graphics cannot run ({e}); install hwloc-nox (Debian/Ubuntu) to test the text tree against hwloc")
+            });
+        assert!(
+            out.status.success(),
+            "lstopo failed on {}: {}",
+            xml_file.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    fn corpus_xml(name: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../shared/corpus/hwloc/tests/hwloc/xml")
+            .join(name)
+    }
+
+    /// Our unfolded tree has as many packages, NUMA nodes, L3, L2, cores and PUs
+    /// as hwloc's console output, never drops one, and shows the NUMA nodes in
+    /// the same order (depth first, by id among siblings), each exactly once.
+    fn assert_matches_console(t: &Topology, console: &str, what: &str) {
+        let text = text_tree(t);
+        let (ours, our_nodes) = unfolded_counts(&text);
+        let (theirs, their_nodes) = console_counts(console);
+        for k in COUNTED {
+            assert_eq!(
+                ours.get(k).copied().unwrap_or(0),
+                theirs[k],
+                "{what}: {k} count differs from lstopo's\n{text}\n{console}"
+            );
+        }
+        assert_eq!(
+            our_nodes, their_nodes,
+            "{what}: NUMA node order\n{text}\n{console}"
+        );
+        let mut ids = our_nodes.clone();
+        ids.sort_unstable();
+        let mut all: Vec<u32> = t.nodes.iter().map(|n| n.id).collect();
+        all.sort_unstable();
+        assert_eq!(ids, all, "{what}: every NUMA node exactly once\n{text}");
+    }
+
+    /// Writes our XML for `t` and compares the text tree with lstopo's reading of it.
+    fn check_via_our_xml(t: &Topology, what: &str) {
+        let dir = std::env::temp_dir().join(format!("manycore-topo-tree-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join(format!(
+            "{}.xml",
+            what.replace(|c: char| !c.is_ascii_alphanumeric(), "_")
+        ));
+        std::fs::write(&file, readers::xml::write(t)).unwrap();
+        assert_matches_console(t, &lstopo_console(&file), what);
+        std::fs::remove_file(&file).unwrap();
+    }
+
     #[test]
-    fn tree_folds_identical_cores() {
+    fn tree_counts_match_lstopo_on_catalogue_and_synthetic() {
+        for name in ["arm64-d06", "power10-shared-320", "x86-2s-16"] {
+            let t = readers::catalogue::machine(name).unwrap();
+            check_via_our_xml(&t, name);
+        }
+        for s in [
+            "package:1 l3:2 core:2 pu:1",
+            "numa:2 pu:2",
+            "package:2 numa:2 l2:3 core:2 pu:2",
+        ] {
+            let t = readers::synthetic::parse(s).unwrap();
+            check_via_our_xml(&t, s);
+        }
+        let mut shape = Shape::simple(Arch::X86_64, 2, 4, 2);
+        shape.numbering = Numbering::ThreadsLast;
+        check_via_our_xml(&shape.build().unwrap(), "shape 2x4x2 threads last");
+    }
+
+    /// hwloc's own test files: against lstopo reading our XML of them (the
+    /// installed hwloc 2 cannot read their XML v3), and against the console
+    /// output hwloc's test suite expects where the corpus has one.
+    #[test]
+    fn tree_counts_match_lstopo_on_corpus_xml() {
+        for (name, console) in [
+            ("16em64t-4s2c2t", true),
+            ("16amd64-4distances", true),
+            ("96em64t-4n4d3ca2co-pci", false),
+            ("192em64t-12gr2n8c2t", false),
+        ] {
+            let file = corpus_xml(&format!("{name}.xml"));
+            let text = std::fs::read_to_string(&file)
+                .unwrap_or_else(|e| panic!("{}: {e} (the corpus is required)", file.display()));
+            let t = readers::xml::read(&text, name).unwrap();
+            check_via_our_xml(&t, name);
+            if console {
+                let expected =
+                    std::fs::read_to_string(corpus_xml(&format!("{name}.console"))).unwrap();
+                assert_matches_console(&t, &expected, &format!("{name}.console"));
+            }
+        }
+    }
+
+    /// Folds show how many objects they stand for and which; the parser
+    /// above is itself checked on a tree whose counts are known by construction.
+    #[test]
+    fn folds_name_their_range_and_keep_nodes_apart() {
         let mut s = Shape::simple(Arch::X86_64, 2, 4, 2);
         s.numbering = Numbering::ThreadsLast;
         let t = s.build().unwrap();
         let text = text_tree(&t);
-        assert!(text.contains("2 × Package + L3 (32MB)"), "{text}");
-        assert!(
-            text.contains("4 × Core + L2 (1MB) + L1d (32KB) + L1i (32KB)"),
-            "{text}"
-        );
-        assert!(text.contains("2 × PU (P#0,8)"), "{text}");
-        assert!(
-            text.contains("(Core L#0 P#0 .. Core L#3 P#3, PUs 0-3,8-11); each:"),
-            "{text}"
-        );
+        let (counts, nodes) = unfolded_counts(&text);
+        assert_eq!(counts["Package"], 2, "{text}");
+        assert_eq!(counts["Core"], 8, "{text}");
+        assert_eq!(counts["PU"], 16, "{text}");
+        assert_eq!(nodes, [0, 1], "{text}");
+        // One package per node: the packages differ by node and must not fold.
+        assert!(!text.contains("2 × Package"), "{text}");
+        // PU span of package 1's cores, with ThreadsLast numbering.
+        assert!(text.contains("PUs 4-7,12-15"), "{text}");
         let json: serde_json::Value =
             serde_json::from_str(&render(&t, TopoFormat::Json).unwrap()).unwrap();
         assert_eq!(json["pus"], 16);
