@@ -17,8 +17,12 @@
 //!   `of_node_to_nid()`. So two walks per online CPU without `ibm,chip-id`, one
 //!   with it.
 //! - Node, LLC and coregroup masks are not found by walking (node masks come
-//!   from `numa_cpu_lookup_table`; the coregroup loop runs only when
-//!   `coregroup_enabled`, which neither machine's firmware sets).
+//!   from `numa_cpu_lookup_table`). The coregroup loop of the powerpc/next base
+//!   runs only when `coregroup_enabled` (set in `find_possible_nodes()` when
+//!   `ibm,max-associativity-domains` has more than primary-domain-index + 2
+//!   cells, a POWER10 PowerVM feature). On the guest it would fall back to
+//!   `cpu_to_core_id()`, one more walk per online CPU, and survive patch 02: the
+//!   guest's 6 s "after" rules it out, so it is counted on neither machine.
 //!
 //! After the series (v5.10): `cpu_core_mask` is no longer updated ("Stop
 //! updating cpu_core_mask"), and `update_mask_by_l2()` walks once for the new
@@ -36,6 +40,35 @@
 //!   minutes to boot"): QEMU's pseries machine writes `ibm,chip-id` into every
 //!   CPU node (`spapr_populate_cpu_dt`) and no cache nodes or `l2-cache`
 //!   phandles.
+//!
+//! # What the counts say (`manycore validate` prints them)
+//!
+//! | machine | before (v5.9) | after (v5.10) |
+//! |---|---|---|
+//! | 1024-CPU PowerVM LPAR, measured | 233.0 s | 3.71 s |
+//! | its `/cpus` children visited | 67 996 413 | 291 839 |
+//! | 4096-vCPU KVM guest, measured | ~1800 s | 6 s |
+//! | its `/cpus` children visited | 2 870 655 998 | 2 099 199 |
+//!
+//! Two prices fitted on the LPAR alone (two runs, two unknowns): 3.39 µs per
+//! visit and 2.66 ms per CPU for everything else. They predict the guest at
+//! 9 733 s (+441 %) and 18.0 s (+200 %). Counting the walks the way Linux makes
+//! them cuts the naive miss (the generic engine's +1484 %) by 3×, because the
+//! guest makes one walk per online CPU where the LPAR makes three; what is left
+//! is price, not count: the guest's own two figures imply 0.63 µs per visit and
+//! 1.14 ms per CPU. A visit runs the same code on both machines (take
+//! `devtree_lock`, compare property names along the node's list to `device_type`
+//! and `ibm,ppc-interrupt-server#s`, compare the 8 or 4 thread ids), so its price
+//! depends on the node's property list, the host CPU, the hypervisor and where
+//! the tree sits in memory (node 0 of 16 on the LPAR, every AP but node 0's
+//! reaching it remotely) — none of which the seed states.
+//!
+//! Sensitivity, by hand (not in the table): if PowerVM interleaved each core's
+//! `l2-cache` and `l3-cache` nodes between the CPU nodes of `/cpus` (unverified;
+//! here they follow the CPU nodes), every LPAR walk would visit 3c + 1 children
+//! instead of c + 1, the fit would give 1.15 µs per visit and 2.65 ms per CPU,
+//! and the guest would be predicted at ~3 300 s (+83 %) and 13.3 s (+121 %):
+//! still outside 25 %.
 //!
 //! Every walk's length is measured on the real firmware tree crates/hotplug
 //! builds (`FirmwareTree::of_get_cpu_node`, which visits `/cpus` children in
