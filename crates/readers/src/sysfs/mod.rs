@@ -75,11 +75,20 @@ pub fn read_archive_bytes(bytes: &[u8], name: &str) -> Result<Topology, Error> {
 /// [`Error`] naming it.
 struct Files<'a> {
     root: &'a Root,
+    /// When set, the sorted entry names of the one directory being read: files
+    /// not listed are absent without asking the file system.
+    only: Option<&'a [String]>,
 }
 
 impl Files<'_> {
     /// A text file, or `None` if absent. Non-UTF-8 content is an error.
     fn text(&self, path: &str) -> Result<Option<String>, Error> {
+        if let Some(names) = self.only {
+            let name = path.rsplit('/').next().unwrap_or(path);
+            if names.binary_search_by(|n| n.as_str().cmp(name)).is_err() {
+                return Ok(None);
+            }
+        }
         let Some(bytes) = self.root.read(path)? else {
             return Ok(None);
         };
@@ -200,7 +209,7 @@ fn numbered(name: &str, prefix: &str) -> Option<u64> {
 }
 
 fn read_root(root: &Root) -> Result<Topology, Error> {
-    let files = Files { root };
+    let files = Files { root, only: None };
     if !root.exists(CPU_DIR)? {
         return Err(Error::new(
             root.describe_root(),
@@ -300,6 +309,14 @@ fn read_root(root: &Root) -> Result<Topology, Error> {
             raw.masks = d.masks;
             raw.ids[CORE] = files.int(&format!("{topo}/core_id"))?;
         } else if has_topology {
+            // One listing (about four system calls) instead of a failed open
+            // per absent file: older kernels lack up to ten of these names.
+            let listed = root.list(&topo)?;
+            let topo_files = Files {
+                root,
+                only: Some(&listed),
+            };
+            let files = &topo_files;
             raw.ids[PACKAGE] = files.int(&format!("{topo}/physical_package_id"))?;
             raw.ids[DIE] = files.int(&format!("{topo}/die_id"))?;
             raw.ids[CLUSTER] = files.int(&format!("{topo}/cluster_id"))?;
@@ -410,7 +427,10 @@ fn read_root(root: &Root) -> Result<Topology, Error> {
     read_nodes(&files, &mut possible, &mut builder)?;
     builder.possible(possible);
     builder.present(present);
-    for cache in read_caches(&files, &raws, &possible)? {
+    // Only SPARC kernels have the per-CPU `l1_dcache_size`-style files; other
+    // architectures skip probing for them (three failed opens per CPU).
+    let sparc_files = matches!(arch, Arch::Sparc64 | Arch::Other(_));
+    for cache in read_caches(&files, &raws, &possible, sparc_files)? {
         builder.add_cache(cache);
     }
 
@@ -600,7 +620,12 @@ fn middle_level_is_real(raws: &[RawCpu], level: usize, online: &CpuMask) -> bool
 
 /// One [`Cache`] per distinct (level, type, sharing set), from every known CPU's
 /// `cache/indexM` directories.
-fn read_caches(files: &Files, raws: &[RawCpu], possible: &CpuMask) -> Result<Vec<Cache>, Error> {
+fn read_caches(
+    files: &Files,
+    raws: &[RawCpu],
+    possible: &CpuMask,
+    sparc_files: bool,
+) -> Result<Vec<Cache>, Error> {
     let mut seen: HashSet<(u8, CacheKind, CpuMask)> = HashSet::new();
     let mut already_read: HashSet<(String, String)> = HashSet::new();
     // `indexN` name → the sharing sets read from it so far. A CPU inside one of
@@ -635,7 +660,7 @@ fn read_caches(files: &Files, raws: &[RawCpu], possible: &CpuMask) -> Result<Vec
                 names_seen.push(name.clone());
             }
         }
-        if indices.is_empty() {
+        if indices.is_empty() && sparc_files {
             for cache in sparc_caches(files, r.id)? {
                 if seen.insert((cache.level, cache.kind, cache.cpus)) {
                     caches.push(cache);
