@@ -150,7 +150,8 @@ pub fn run(args: &DomainsArgs) -> Result<i32> {
         Some(cpu) => match doms.cpu(cpu as usize) {
             Some(c) => vec![c],
             None => bail!(
-                "CPU {cpu} is not online on this machine (online: {})",
+                "--cpu {cpu}: CPU {cpu} is not online on {} (online: {})",
+                topo.source,
                 doms.cpu_map
             ),
         },

@@ -1,0 +1,253 @@
+//! End-to-end tests of `manycore domains`: comparison with a real kernel's dump
+//! (crates/domains/tests/data, from Linux 6.12 under QEMU), refusals, closed pipes.
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn manycore(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_manycore"))
+        .args(args)
+        .output()
+        .expect("run manycore")
+}
+
+fn data(name: &str) -> String {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../crates/domains/tests/data")
+        .join(name);
+    assert!(p.exists(), "{}: test data missing", p.display());
+    p.to_str().unwrap().to_string()
+}
+
+fn assert_refused(args: &[&str], needles: &[&str]) {
+    let out = manycore(args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+    assert!(out.stdout.is_empty(), "{args:?} wrote to stdout");
+    assert_eq!(
+        stderr.lines().count(),
+        1,
+        "{args:?}: not one line: {stderr}"
+    );
+    for n in needles {
+        assert!(stderr.contains(n), "{args:?}: {n:?} missing from {stderr}");
+    }
+}
+
+#[test]
+fn compare_same_machine_is_0_other_machine_is_1() {
+    let sysfs = data("x86-2s4c2t-sysfs.tar.gz");
+    let out = manycore(&[
+        "domains",
+        "--sysfs",
+        &sysfs,
+        "--kernel",
+        "6.12",
+        "--compare",
+        &data("x86-2s4c2t-domains.tar.gz"),
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.starts_with("no difference"), "{text}");
+
+    // The dump taken with every odd CPU offline has no SMT level anywhere.
+    let out = manycore(&[
+        "domains",
+        "--sysfs",
+        &sysfs,
+        "--compare",
+        &data("x86-2s4c2t-smtoff-domains.tar.gz"),
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    let last = text.lines().last().unwrap();
+    assert!(last.ends_with(" differences"), "{last}");
+    assert!(
+        text.contains("kernel 'MC PKG', manycore 'SMT MC PKG'"),
+        "{text}"
+    );
+}
+
+/// A `.tar.bz2` of the same dump compares like the `.tar.gz` (recompressed with
+/// the system's gzip and bzip2).
+#[test]
+fn compare_reads_tar_bz2() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("domains_cli");
+    std::fs::create_dir_all(&dir).unwrap();
+    let bz2 = dir.join("x86-2s4c2t-domains.tar.bz2");
+    let status = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "gzip -dc '{}' | bzip2 -c > '{}'",
+            data("x86-2s4c2t-domains.tar.gz"),
+            bz2.display()
+        ))
+        .status()
+        .expect("sh");
+    assert!(
+        status.success(),
+        "gzip and bzip2 are needed to build the .tar.bz2"
+    );
+    let out = manycore(&[
+        "domains",
+        "--sysfs",
+        &data("x86-2s4c2t-sysfs.tar.gz"),
+        "--compare",
+        bz2.to_str().unwrap(),
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("480 files"), "{text}");
+}
+
+#[test]
+fn bad_input_is_refused_by_name() {
+    let missing = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("no-such-dump.tar.gz");
+    let missing = missing.to_str().unwrap();
+    assert_refused(
+        &["domains", "--machine", "x86-2s-16", "--compare", missing],
+        &[missing],
+    );
+    let empty = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("empty-dump.tar.gz");
+    std::fs::write(&empty, b"").unwrap();
+    let empty = empty.to_str().unwrap();
+    assert_refused(
+        &["domains", "--machine", "x86-2s-16", "--compare", empty],
+        &[empty],
+    );
+    assert_refused(
+        &["domains", "--machine", "x86-2s-16", "--cpu", "16"],
+        &["--cpu 16", "0-15"],
+    );
+    assert_refused(&["domains", "--machine", "nope"], &["nope"]);
+    assert_refused(
+        &["domains", "--machine", "x86-2s-16", "--lpar", "shared"],
+        &["--lpar", "x86_64", "POWER"],
+    );
+    assert_refused(
+        &[
+            "domains",
+            "--machine",
+            "x86-2s-16",
+            "--kernel",
+            "6.12",
+            "--format",
+            "proc",
+        ],
+        &["--format proc", "6.12", "/proc/sys/kernel/sched_domain"],
+    );
+    assert_refused(
+        &[
+            "domains",
+            "--machine",
+            "x86-2s-16",
+            "--kernel",
+            "5.9",
+            "--format",
+            "debugfs",
+        ],
+        &["--format debugfs", "5.9", "/sys/kernel/debug/sched/domains"],
+    );
+    // --out follows --format, so the same pairs are refused there too.
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("domains_cli_out");
+    assert_refused(
+        &[
+            "domains",
+            "--machine",
+            "x86-2s-16",
+            "--kernel",
+            "5.9",
+            "--format",
+            "debugfs",
+            "--out",
+            dir.to_str().unwrap(),
+        ],
+        &["5.9"],
+    );
+    assert!(!dir.exists(), "a refused --out wrote {}", dir.display());
+}
+
+#[test]
+fn native_layouts_and_power_lpar_are_accepted() {
+    let out = manycore(&[
+        "domains",
+        "--machine",
+        "x86-2s-16",
+        "--kernel",
+        "5.9",
+        "--format",
+        "proc",
+        "--cpu",
+        "0",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("cpu0/domain0/"));
+    let out = manycore(&[
+        "domains",
+        "--machine",
+        "power10-shared-320",
+        "--lpar",
+        "dedicated",
+        "--cpu",
+        "0",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn closed_pipe_is_success() {
+    for (args, keep) in [
+        (
+            &[
+                "domains",
+                "--machine",
+                "power8-lpar-1024",
+                "--format",
+                "json",
+            ][..],
+            10,
+        ),
+        (
+            &[
+                "domains",
+                "--machine",
+                "power8-lpar-1024",
+                "--format",
+                "text",
+            ][..],
+            10,
+        ),
+        (
+            &["domains", "--machine", "x86-2s-16", "--format", "debugfs"][..],
+            0,
+        ),
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_manycore"))
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdout = child.stdout.take().unwrap();
+        if keep > 0 {
+            std::io::Read::read_exact(&mut stdout, &mut vec![0; keep]).unwrap();
+        }
+        drop(stdout);
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+        assert!(stderr.is_empty(), "{args:?}: {stderr}");
+    }
+}
