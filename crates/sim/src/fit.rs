@@ -117,7 +117,7 @@ pub const SEED_002: [Seed002Case; 4] = [
     },
 ];
 
-/// Seed 002's text: on the 4096-CPU UV, "By specifying lpj=<value>, we reduced
+/// Seed 002's text: on the 4096-CPU UV, "By specifying `lpj=<value>`, we reduced
 /// that to 75 seconds" (no log is given for this run).
 pub const SEED_002_UV_LPJ_S: f64 = 75.0;
 
