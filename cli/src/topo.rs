@@ -905,6 +905,79 @@ mod tests {
         }
     }
 
+    /// hwloc's Linux test snapshots read by our sysfs reader, against the
+    /// console output hwloc's test suite expects from the same snapshot. Left
+    /// out: snapshots where the reader's model differs from hwloc's on purpose
+    /// or not yet (AMD modules as one core with two threads, cgroup cpusets,
+    /// s390 books, memory tiers, nodes hwloc regroups by distance), which are
+    /// reader questions, not the tree's.
+    #[test]
+    fn tree_counts_match_hwloc_console_on_linux_snapshots() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../shared/corpus/hwloc/tests/hwloc/linux");
+        for stem in [
+            "16amd64-8n2c",
+            "16em64t-4s2c2t-offlines",
+            "16ia64-8n2s",
+            "20em64t-hybrid-1p6c2t+2ca4co1t",
+            "256ia64-64n2s2c",
+            "2pa-pcidomain32bits",
+            "32intel64-2p8co2t+8ve",
+            "48amd64-4pa2n6c-sparse",
+            "64fake-4n2s2ca2c2t",
+            "8em64t-2s2ca2c",
+            "8em64t-2s4c-asymcaches",
+            "8ia64-2n2s2c",
+            "8ia64-2s2c2t",
+            "fakecpuid1f-64intel64-2p4d2n2c2t",
+            "memorysidecaches",
+        ] {
+            let snapshot = dir.join(format!("{stem}.tar.bz2"));
+            let console = dir.join(format!("{stem}.console"));
+            let expected = std::fs::read_to_string(&console)
+                .unwrap_or_else(|e| panic!("{}: {e} (the corpus is required)", console.display()));
+            let t = readers::sysfs::read_path(&snapshot)
+                .unwrap_or_else(|e| panic!("{}: {e}", snapshot.display()));
+            assert_matches_console(&t, &expected, stem);
+        }
+    }
+
+    /// No object of the model is dropped or duplicated by placement or folding:
+    /// the unfolded text has every group of every level, every cache, PU and
+    /// NUMA node, for every catalogue machine and a few synthetic ones.
+    #[test]
+    fn unfolded_tree_has_every_object_of_the_model() {
+        let mut machines: Vec<Topology> = readers::catalogue::list()
+            .iter()
+            .map(|e| readers::catalogue::machine(e.name).unwrap())
+            .collect();
+        for s in [
+            "numa:2 pu:2",
+            "package:1 l3:2 core:2 pu:1",
+            "package:2 numa:3 core:2 pu:3",
+        ] {
+            machines.push(readers::synthetic::parse(s).unwrap());
+        }
+        for t in &machines {
+            let text = text_tree(t);
+            let (counts, _) = unfolded_counts(&text);
+            let mut want: BTreeMap<String, usize> = BTreeMap::new();
+            for level in &t.levels {
+                want.insert(ObjKind::Level(level.kind).name(), level.groups.len());
+            }
+            for c in &t.caches {
+                *want
+                    .entry(ObjKind::Cache(c.level, c.kind).name())
+                    .or_insert(0) += 1;
+            }
+            want.insert("PU".into(), t.cpus.len());
+            want.insert("NUMANode".into(), t.nodes.len());
+            for (kind, n) in &want {
+                assert_eq!(counts.get(kind), Some(n), "{}: {kind}\n{text}", t.source);
+            }
+        }
+    }
+
     /// Folds show how many objects they stand for and which; the parser
     /// above is itself checked on a tree whose counts are known by construction.
     #[test]
