@@ -255,6 +255,8 @@ fn read_root(root: &Root) -> Result<Topology, Error> {
     let mut raws: Vec<RawCpu> = Vec::with_capacity(cpu_ids.len());
     // CPU → index in `raws` of an earlier CPU whose core mask lists it.
     let mut core_owner: HashMap<u32, usize> = HashMap::new();
+    // CPU → index in `raws` of the earlier CPU whose package mask lists it.
+    let mut package_owner: HashMap<u32, usize> = HashMap::new();
     let mut dir_mask = CpuMask::new();
     for &id in &cpu_ids {
         dir_mask.set(id as usize);
@@ -317,14 +319,27 @@ fn read_root(root: &Root) -> Result<Topology, Error> {
                 only: Some(&listed),
             };
             let files = &topo_files;
-            raw.ids[PACKAGE] = files.int(&format!("{topo}/physical_package_id"))?;
+            // A CPU listed in an earlier CPU's package mask takes that CPU's
+            // package id and mask, as hwloc does (it reads a package's id from
+            // its first CPU only).
+            if let Some(&i) = package_owner.get(&id) {
+                raw.ids[PACKAGE] = raws[i].ids[PACKAGE];
+                raw.masks[PACKAGE] = raws[i].masks[PACKAGE];
+            } else {
+                raw.ids[PACKAGE] = files.int(&format!("{topo}/physical_package_id"))?;
+                raw.masks[PACKAGE] = match files.mask(&topo, "package_cpus_list", "package_cpus")? {
+                    Some(m) => Some(m),
+                    None => files.mask(&topo, "core_siblings_list", "core_siblings")?,
+                };
+                if let Some(m) = raw.masks[PACKAGE] {
+                    for other in m.iter().filter(|&c| c > id as usize) {
+                        package_owner.entry(other as u32).or_insert(raws.len());
+                    }
+                }
+            }
             raw.ids[DIE] = files.int(&format!("{topo}/die_id"))?;
             raw.ids[CLUSTER] = files.int(&format!("{topo}/cluster_id"))?;
             raw.ids[CORE] = files.int(&format!("{topo}/core_id"))?;
-            raw.masks[PACKAGE] = match files.mask(&topo, "package_cpus_list", "package_cpus")? {
-                Some(m) => Some(m),
-                None => files.mask(&topo, "core_siblings_list", "core_siblings")?,
-            };
             raw.masks[DIE] = files.mask(&topo, "die_cpus_list", "die_cpus")?;
             raw.masks[CLUSTER] = files.mask(&topo, "cluster_cpus_list", "cluster_cpus")?;
             raw.masks[CORE] = core_mask;
