@@ -1,8 +1,11 @@
 //! `build_sched_domains()`: domains per CPU, their groups, then `cpu_attach_domain()`'s
 //! removal of degenerate domains, following kernel/sched/topology.c step by step.
 
-use std::collections::HashMap;
-use std::fmt;
+use alloc::collections::BTreeMap;
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
+use core::fmt;
 
 use cpumask::CpuMask;
 use topology::{Arch, Topology};
@@ -70,10 +73,10 @@ impl fmt::Display for Error {
     }
 }
 
-impl std::error::Error for Error {}
+impl core::error::Error for Error {}
 
 /// A group of a domain: a CPU alone (lowest level) or an interned span.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(crate) enum GroupSpan {
     Cpu(u32),
     Span(u32),
@@ -263,9 +266,9 @@ pub fn build_with(
     };
 
     // Step 1: per CPU, one domain per level up to the first spanning every CPU.
-    let mut subset_cache: HashMap<(u32, u32), u32> = HashMap::new();
+    let mut subset_cache: BTreeMap<(u32, u32), u32> = BTreeMap::new();
     // tl->mask(cpu) may hold a CPU being deactivated; the span never does.
-    let mut active_of: HashMap<u32, u32> = HashMap::new();
+    let mut active_of: BTreeMap<u32, u32> = BTreeMap::new();
     let mut chains: Vec<Vec<Sd>> = Vec::with_capacity(online.len());
     for &cpu in &online {
         let mut chain: Vec<Sd> = Vec::with_capacity(levels.len());
@@ -315,10 +318,10 @@ pub fn build_with(
     // Step 2: groups.
     let mut group_lists: Vec<Vec<GroupSpan>> = Vec::new();
     let mut group_list_built_order: Vec<bool> = Vec::new();
-    let mut shared_lists: HashMap<(u8, u32), u32> = HashMap::new();
-    let mut private_lists: HashMap<Vec<GroupSpan>, u32> = HashMap::new();
-    let mut group_flags: HashMap<(u8, u32), Flags> = HashMap::new();
-    let mut last_walk: HashMap<(u8, u32), (u32, u32, u32, Flags)> = HashMap::new();
+    let mut shared_lists: BTreeMap<(u8, u32), u32> = BTreeMap::new();
+    let mut private_lists: BTreeMap<Vec<GroupSpan>, u32> = BTreeMap::new();
+    let mut group_flags: BTreeMap<(u8, u32), Flags> = BTreeMap::new();
+    let mut last_walk: BTreeMap<(u8, u32), (u32, u32, u32, Flags)> = BTreeMap::new();
     for ci in 0..chains.len() {
         let cpu = online[ci];
         for li in 0..chains[ci].len() {
@@ -519,7 +522,7 @@ pub fn build_with(
     })
 }
 
-fn set_first_group_flags(sd: &mut Sd, shared: &mut HashMap<(u8, u32), Flags>, flags: Flags) {
+fn set_first_group_flags(sd: &mut Sd, shared: &mut BTreeMap<(u8, u32), Flags>, flags: Flags) {
     match &mut sd.group_key {
         GroupKey::Shared(l, f) => {
             shared.insert((*l, *f), flags);
@@ -737,7 +740,7 @@ impl Capacities {
                 None => by_cap.push((cap, CpuMask::single(c.id as usize))),
             }
         }
-        by_cap.sort_by_key(|c| std::cmp::Reverse(c.0));
+        by_cap.sort_by_key(|c| core::cmp::Reverse(c.0));
         if by_cap.len() < 2 {
             by_cap.clear();
         }

@@ -15,6 +15,9 @@
 //!   and `SD_CLUSTER`, still calling the LLC flag `SD_SHARE_PKG_RESOURCES`.
 //! - v6.12: the same list with `SD_SHARE_PKG_RESOURCES` renamed `SD_SHARE_LLC` (v6.10).
 
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
 use core::fmt;
 use core::str::FromStr;
 

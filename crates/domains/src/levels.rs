@@ -2,7 +2,9 @@
 //! (`x86_topology`, `powerpc_topology`, `default_topology`) followed by the NUMA
 //! levels `sched_init_numa` appends, each with the CPU masks its `tl->mask()` returns.
 
-use std::collections::HashMap;
+use alloc::collections::BTreeSet;
+use alloc::vec;
+use alloc::vec::Vec;
 
 use cpumask::CpuMask;
 use topology::{Arch, CacheKind, LevelKind, Topology};
@@ -12,26 +14,50 @@ use crate::flags::{Flag, Flags, KernelVersion};
 /// Interned CPU masks: every span and group in a [`crate::Domains`] is an index
 /// here, so that CPUs sharing a span share its storage (Linux shares `sched_group`s
 /// the same way) and span equality is an integer comparison.
+///
+/// The lookup table is `(fingerprint, id)` pairs in a `BTreeSet` rather than a
+/// `HashMap<CpuMask, u32>`: it works without `std` (the kernel builds domains
+/// too), keeps no second copy of any 2 KiB mask, and compares 12-byte keys; a
+/// fingerprint shared by two masks only costs one more mask comparison.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Spans {
     pub masks: Vec<CpuMask>,
-    index: HashMap<CpuMask, u32>,
+    index: BTreeSet<(u64, u32)>,
+}
+
+/// A 64-bit digest of a mask's words (a multiply-xorshift mix written here
+/// rather than a hasher crate's: it is ten lines and needs no `std`). Zero
+/// words are skipped cheaply, which is most of a mask on large machines.
+fn fingerprint(mask: &CpuMask) -> u64 {
+    let mut h: u64 = 0x9e37_79b9_7f4a_7c15;
+    for (i, &w) in mask.words().iter().enumerate() {
+        if w != 0 {
+            let x = (w ^ (i as u64).wrapping_mul(0xff51_afd7_ed55_8ccd))
+                .wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+            h = (h ^ x ^ (x >> 29)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+    h ^ (h >> 32)
 }
 
 impl Spans {
     pub fn intern(&mut self, mask: CpuMask) -> u32 {
-        if let Some(&id) = self.index.get(&mask) {
+        let fp = fingerprint(&mask);
+        if let Some(&(_, id)) = self
+            .index
+            .range((fp, 0)..=(fp, u32::MAX))
+            .find(|&&(_, id)| self.masks[id as usize] == mask)
+        {
             return id;
         }
         let id = self.masks.len() as u32;
         self.masks.push(mask);
-        self.index.insert(mask, id);
+        self.index.insert((fp, id));
         id
     }
-    /// Drops the lookup table once nothing more is interned (it holds a second
-    /// copy of every mask).
+    /// Drops the lookup table once nothing more is interned.
     pub fn forget_index(&mut self) {
-        self.index = HashMap::new();
+        self.index = BTreeSet::new();
     }
     pub fn get(&self, id: u32) -> &CpuMask {
         &self.masks[id as usize]

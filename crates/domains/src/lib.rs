@@ -27,10 +27,20 @@
 //! assert_eq!(d.span(&cpu0.domains[2]).to_list_string(), "0-15");
 //! ```
 //!
+//! Without the default `std` feature the crate is `no_std` + `alloc`: [`build`],
+//! [`flags`] and the text renderers work in a freestanding kernel (manycore's
+//! own prints every CPU's domains with them); file writers, JSON and
+//! [`compare`] (dumps, archives) need `std`.
+//!
 //! Spans and groups are interned: CPUs that share a span share its storage, the
 //! way Linux shares `sched_group`s, so a 16384-CPU machine costs a few megabytes.
 
+#![cfg_attr(not(feature = "std"), no_std)]
+
+extern crate alloc;
+
 mod build;
+#[cfg(feature = "std")]
 pub mod compare;
 pub mod flags;
 mod levels;

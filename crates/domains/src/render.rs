@@ -1,8 +1,15 @@
 //! The kernel's own file layouts (v5.9 procfs, v6.x debugfs), a readable text
 //! form that also says why domains were removed, and JSON.
 
-use std::fmt::Write as _;
+use alloc::collections::BTreeMap;
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec;
+use alloc::vec::Vec;
+use core::fmt::Write as _;
+#[cfg(feature = "std")]
 use std::io;
+#[cfg(feature = "std")]
 use std::path::Path;
 
 use crate::build::{CpuDomains, Domain, Domains, Reason};
@@ -89,6 +96,7 @@ pub fn render_files(domains: &Domains, layout: Layout, cpus: &[&CpuDomains]) -> 
 }
 
 /// Writes the kernel's layout under `dir` (`dir/cpuN/domainM/<file>`), for every CPU.
+#[cfg(feature = "std")]
 pub fn write_tree(domains: &Domains, layout: Layout, dir: &Path) -> io::Result<()> {
     for c in &domains.cpus {
         let cpu_dir = dir.join(format!("cpu{}", c.cpu));
@@ -215,6 +223,7 @@ pub fn render_text(domains: &Domains, cpus: &[&CpuDomains]) -> String {
 
 /// JSON: the kernel, the level table, and per CPU its domains with spans
 /// (cpulists), groups, flags (value and names) and tuning.
+#[cfg(feature = "std")]
 pub fn render_json(domains: &Domains, cpus: &[&CpuDomains]) -> serde_json::Value {
     use serde_json::json;
     let k = domains.kernel;
@@ -254,6 +263,7 @@ pub fn native_layout(k: KernelVersion) -> Layout {
 }
 
 /// One CPU's entry of [`render_json`].
+#[cfg(feature = "std")]
 fn cpu_json(domains: &Domains, c: &CpuDomains) -> serde_json::Value {
     use serde_json::json;
     let k = domains.kernel;
@@ -304,6 +314,7 @@ fn cpu_json(domains: &Domains, c: &CpuDomains) -> serde_json::Value {
 
 /// [`render_json`] written straight to `out`, one CPU at a time, so that a
 /// 16384-CPU machine never holds its whole JSON tree in memory.
+#[cfg(feature = "std")]
 pub fn write_json(
     domains: &Domains,
     cpus: &[&CpuDomains],
@@ -323,4 +334,82 @@ pub fn write_json(
         writeln!(out, "    {text}{sep}")?;
     }
     writeln!(out, "  ]\n}}")
+}
+
+/// A compact, line-oriented form of every online CPU's domains, for a console
+/// (manycore's kernel prints it over a serial line): each distinct domain once,
+/// then each CPU's chain as references, so a few hundred CPUs stay a few hundred
+/// lines.
+///
+/// ```text
+/// sched_domains: kernel 6.12 online 0-15 distinct 7
+/// sched_domain: 0 SMT span 0-1 flags SD_BALANCE_NEWIDLE,SD_SHARE_CPUCAPACITY groups 0 1
+/// sched_domain_cpu: 0 domains 0 4 6
+/// ```
+///
+/// A distinct domain is (level, span, groups, flags). Its groups are listed
+/// sorted by first CPU (then by cpulist): the set of groups, not the
+/// per-CPU list order, which Linux rotates to start at each CPU's own group.
+/// Flags are this kernel's names, comma-separated, `-` when there is none.
+/// Every token is free of spaces, so a line splits on whitespace.
+pub fn compact_lines(domains: &Domains) -> Vec<String> {
+    let k = domains.kernel;
+    let mut ids: BTreeMap<(u8, u32, u32, u32), usize> = BTreeMap::new();
+    let mut defs: Vec<String> = Vec::new();
+    let mut chains: Vec<String> = Vec::with_capacity(domains.cpus.len());
+    for c in &domains.cpus {
+        let mut chain = format!("sched_domain_cpu: {} domains", c.cpu);
+        for d in &c.domains {
+            let key = (d.level, d.span, d.groups, k.encode(d.flags));
+            let id = *ids.entry(key).or_insert_with(|| {
+                defs.push(compact_domain(domains, defs.len(), c.cpu, d));
+                defs.len() - 1
+            });
+            let _ = write!(chain, " {id}");
+        }
+        chains.push(chain);
+    }
+    let mut out = Vec::with_capacity(1 + defs.len() + chains.len());
+    out.push(format!(
+        "sched_domains: kernel {} online {} distinct {}",
+        k.as_str(),
+        domains.cpu_map,
+        defs.len()
+    ));
+    out.extend(defs);
+    out.extend(chains);
+    out
+}
+
+/// One `sched_domain:` line of [`compact_lines`].
+fn compact_domain(domains: &Domains, id: usize, cpu: u32, d: &Domain) -> String {
+    let k = domains.kernel;
+    let mut line = format!(
+        "sched_domain: {id} {} span {} flags ",
+        domains.name(d),
+        domains.span(d)
+    );
+    let mut any = false;
+    for name in k.names(d.flags) {
+        if any {
+            line.push(',');
+        }
+        line.push_str(name);
+        any = true;
+    }
+    if !any {
+        line.push('-');
+    }
+    line.push_str(" groups");
+    let mut groups: Vec<(usize, String)> = domains
+        .groups(cpu, d)
+        .iter()
+        .map(|g| (g.first().unwrap_or(0), g.to_list_string()))
+        .collect();
+    groups.sort();
+    for (_, g) in groups {
+        line.push(' ');
+        line.push_str(&g);
+    }
+    line
 }
