@@ -63,6 +63,17 @@
 //! the tree sits in memory (node 0 of 16 on the LPAR, every AP but node 0's
 //! reaching it remotely) — none of which the seed states.
 //!
+//! One more PowerVM-only cost the counts leave out: each `cpu_to_l2cache()`
+//! resolves the `l2-cache` phandle with `of_find_node_by_phandle()`, whose cache
+//! (v5.9) is 128 slots indexed by `hash_32(phandle, 7)`; phandles sharing a slot
+//! evict each other, and a miss scans every node of the tree. With the LPAR's
+//! 128 L2 phandles, 26–70 of them share a slot whether the phandles are
+//! consecutive or spaced by 2 (81 for random values), so each pass of the v5.9 L2
+//! loop takes dozens of whole-tree scans. The guest (no cache phandles) takes
+//! none. How long a scan is depends on the LPAR's tree, which the seed does not
+//! give; whatever it costs is folded into the fitted price per visit, which makes
+//! that price an upper bound for the guest, not a transferable constant.
+//!
 //! Sensitivity, by hand (not in the table): if PowerVM interleaved each core's
 //! `l2-cache` and `l3-cache` nodes between the CPU nodes of `/cpus` (unverified;
 //! here they follow the CPU nodes), every LPAR walk would visit 3c + 1 children
