@@ -49,6 +49,9 @@ pub struct Options {
     pub percpu_dump: bool,
     /// Print one `cputopo:` line per CPU with its topology facts (`topo_dump`).
     pub topo_dump: bool,
+    /// Print every online CPU's scheduler domains (`sched_domains=on|off`,
+    /// default on): one line per distinct domain plus one per CPU.
+    pub sched_domains: bool,
     /// Fault injection: leave only this many KiB free on each node before the
     /// per-CPU areas are allocated (`fault_mem_kib=`), so that some fail.
     pub fault_mem_kib: Option<u64>,
@@ -82,6 +85,7 @@ impl Default for Options {
             ghost_apic: None,
             percpu_dump: false,
             topo_dump: false,
+            sched_domains: true,
             fault_mem_kib: None,
             fault_mem_node: None,
             fault: None,
@@ -134,6 +138,11 @@ pub fn parse<'a>(text: &'a str, mut bad: impl FnMut(BadWord<'a>)) -> Options {
             "ghost_apic" => value.parse().map(|v| o.ghost_apic = Some(v)).is_ok(),
             "percpu_dump" => set(&mut o.percpu_dump, true),
             "topo_dump" => set(&mut o.topo_dump, true),
+            "sched_domains" => match value {
+                "on" => set(&mut o.sched_domains, true),
+                "off" => set(&mut o.sched_domains, false),
+                _ => false,
+            },
             "fault_mem_kib" => value.parse().map(|v| o.fault_mem_kib = Some(v)).is_ok(),
             "fault" => match value {
                 "panic" => set(&mut o.fault, Some(Fault::Panic)),

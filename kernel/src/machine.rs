@@ -353,7 +353,9 @@ pub fn run(start_info: u32) -> Result<(), Fatal> {
             if opts.topo_dump {
                 crate::report::print_cpu_facts(&t);
             }
-            crate::report::print_domains(&t);
+            if opts.sched_domains {
+                crate::report::print_domains(&t);
+            }
         }
         Err(e) => kprintln!("topology: cannot build the model: {e}"),
     }

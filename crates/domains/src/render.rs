@@ -413,3 +413,60 @@ fn compact_domain(domains: &Domains, id: usize, cpu: u32, d: &Domain) -> String 
     }
     line
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use topology::{Arch, Shape};
+
+    /// 2 sockets x 4 cores x 2 threads, one node per socket: Linux 6.12 gives
+    /// CPU 0 SMT {0-1} (groups {0} {1}), MC {0-7} (the four cores), NUMA {0-15}
+    /// (the two sockets). The compact form names each once and every CPU's
+    /// line points at its own.
+    #[test]
+    fn compact_lines_of_a_two_socket_smt_machine() {
+        let topo = Shape::simple(Arch::X86_64, 2, 4, 2).build().unwrap();
+        let d = crate::build(&topo, KernelVersion::V6_12).unwrap();
+        let lines = compact_lines(&d);
+        // 8 SMT pairs, 2 MC packages, 2 NUMA domains (one per socket: their
+        // overlap groups are listed from each socket's own side).
+        assert_eq!(
+            lines[0],
+            "sched_domains: kernel 6.12 online 0-15 distinct 12"
+        );
+        assert_eq!(
+            lines[1],
+            "sched_domain: 0 SMT span 0-1 flags SD_BALANCE_NEWIDLE,SD_BALANCE_EXEC,\
+             SD_BALANCE_FORK,SD_WAKE_AFFINE,SD_SHARE_CPUCAPACITY,SD_SHARE_LLC,\
+             SD_PREFER_SIBLING groups 0 1"
+        );
+        let def = |id: &str| {
+            lines
+                .iter()
+                .find(|l| l.starts_with(&format!("sched_domain: {id} ")))
+                .unwrap()
+                .clone()
+        };
+        let cpu = |c: u32| {
+            lines
+                .iter()
+                .find(|l| l.starts_with(&format!("sched_domain_cpu: {c} domains")))
+                .unwrap()
+                .split_whitespace()
+                .skip(3)
+                .map(def)
+                .collect::<Vec<_>>()
+        };
+        let cpu0 = cpu(0);
+        assert_eq!(cpu0.len(), 3);
+        assert!(cpu0[1].starts_with("sched_domain: 1 MC span 0-7 flags "));
+        assert!(cpu0[1].ends_with(" groups 0-1 2-3 4-5 6-7"), "{}", cpu0[1]);
+        assert!(cpu0[2].contains(" NUMA span 0-15 flags "), "{}", cpu0[2]);
+        assert!(cpu0[2].contains("SD_NUMA"));
+        assert!(cpu0[2].ends_with(" groups 0-7 8-15"), "{}", cpu0[2]);
+        let cpu13 = cpu(13);
+        assert!(cpu13[0].contains(" SMT span 12-13 "), "{}", cpu13[0]);
+        assert!(cpu13[1].contains(" MC span 8-15 "), "{}", cpu13[1]);
+        assert_eq!(lines.len(), 1 + 12 + 16);
+    }
+}

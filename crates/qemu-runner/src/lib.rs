@@ -9,6 +9,7 @@
 mod machine;
 mod parse;
 mod run;
+mod sched;
 
 pub use machine::{Machine, MachineError};
 pub use parse::{
@@ -18,3 +19,4 @@ pub use parse::{
 pub use run::{
     build_kernel, kernel_dir, qemu_version, run_linux, run_manycore, Boot, RunError, RunOptions,
 };
+pub use sched::{parse_kernel_domains, KernelDomain, KernelDomains};

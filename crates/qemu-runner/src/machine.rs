@@ -24,13 +24,15 @@ pub struct Machine {
 /// A machine that QEMU cannot be asked for.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum MachineError {
-    /// Zero CPUs or nodes, or more CPUs than q35 allows (4096).
+    /// Zero CPUs or nodes, more CPUs than q35 allows (4096), or possible
+    /// CPUs (`max_cpus`) fewer than the started ones or above 4096.
     Count(String),
-    /// sockets × cores × threads ≠ cpus.
+    /// sockets × cores × threads ≠ the possible CPUs (`max_cpus`, else `cpus`):
+    /// QEMU lays the shape out over every possible CPU.
     Shape {
         /// The shape given.
         shape: (u32, u32, u32),
-        /// The CPU count given.
+        /// The possible CPU count it must multiply to.
         cpus: u32,
     },
     /// More nodes than CPUs (every node gets at least one CPU here).
@@ -53,8 +55,8 @@ impl fmt::Display for MachineError {
                 cpus,
             } => write!(
                 f,
-                "--sockets {s} --cores {c} --threads {t} gives {} CPUs, not --cpus {cpus}",
-                s * c * t
+                "--sockets {s} --cores {c} --threads {t} gives {} CPUs, not the {cpus} possible CPUs (--max-cpus, else --cpus)",
+                u64::from(*s) * u64::from(*c) * u64::from(*t)
             ),
             MachineError::Nodes { nodes, cpus } => {
                 write!(
@@ -111,14 +113,24 @@ impl Machine {
                 self.cpus
             )));
         }
+        if let Some(max) = self.max_cpus {
+            // Checked before anything divides by the shape or subtracts one
+            // from the possible count (apic_id, max_apic_id).
+            if max < self.cpus || max > 4096 {
+                return Err(MachineError::Count(format!(
+                    "--max-cpus must be between --cpus ({}) and 4096 (q35's limit), got {max}",
+                    self.cpus
+                )));
+            }
+        }
         if self.nodes == 0 {
             return Err(MachineError::Count("--nodes must be at least 1".into()));
         }
         if let Some((s, c, t)) = self.shape {
-            if s.checked_mul(c).and_then(|x| x.checked_mul(t)) != Some(self.cpus) {
+            if s.checked_mul(c).and_then(|x| x.checked_mul(t)) != Some(self.possible()) {
                 return Err(MachineError::Shape {
                     shape: (s, c, t),
-                    cpus: self.cpus,
+                    cpus: self.possible(),
                 });
             }
         }
@@ -350,5 +362,63 @@ mod tests {
             ..Machine::new(2)
         };
         assert!(matches!(m.validate(), Err(MachineError::Nodes { .. })));
+    }
+
+    /// `manycore qemu --cpus 4 --max-cpus 0` used to divide by zero in
+    /// `apic_id` and underflow in `max_apic_id`; now `validate` refuses it
+    /// before either runs, and the shape must cover every possible CPU.
+    #[test]
+    fn max_cpus_must_lie_between_cpus_and_4096() {
+        for bad in [0, 3, 4097] {
+            let m = Machine {
+                max_cpus: Some(bad),
+                ..Machine::new(4)
+            };
+            match m.validate() {
+                Err(MachineError::Count(msg)) => {
+                    assert!(
+                        msg.contains("--max-cpus") && msg.contains(&bad.to_string()),
+                        "{msg}"
+                    )
+                }
+                other => panic!("--max-cpus {bad}: {other:?}"),
+            }
+        }
+        for good in [4, 8, 4096] {
+            let m = Machine {
+                max_cpus: Some(good),
+                ..Machine::new(4)
+            };
+            assert_eq!(m.validate(), Ok(()), "--max-cpus {good}");
+        }
+        // The shape multiplies to the possible CPUs, not the started ones.
+        let shaped = |cpus, max| Machine {
+            shape: Some((2, 2, 2)),
+            max_cpus: max,
+            ..Machine::new(cpus)
+        };
+        assert_eq!(shaped(4, Some(8)).validate(), Ok(()));
+        let err = shaped(8, Some(16)).validate().unwrap_err();
+        assert_eq!(
+            err,
+            MachineError::Shape {
+                shape: (2, 2, 2),
+                cpus: 16
+            }
+        );
+        assert!(
+            err.to_string().contains("not the 16 possible CPUs"),
+            "{err}"
+        );
+        // A shape whose product overflows u32 is an error, not a panic.
+        let huge = Machine {
+            shape: Some((65536, 65536, 2)),
+            ..Machine::new(4)
+        };
+        assert!(huge
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("8589934592"));
     }
 }

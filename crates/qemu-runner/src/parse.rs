@@ -99,7 +99,9 @@ pub struct ManycoreOutput {
     pub srat: Vec<SratRange>,
     /// Per-CPU placement lines.
     pub percpu: Vec<PercpuLine>,
-    /// `sched_domain:` lines, verbatim after the timestamp.
+    /// The scheduler-domain lines (`sched_domains:`, `sched_domain:`,
+    /// `sched_domain_cpu:`), verbatim after the timestamp; see
+    /// [`crate::parse_kernel_domains`].
     pub domains: Vec<String>,
     /// "CPU N failed to come online" CPUs.
     pub failed_lines: Vec<u32>,
@@ -209,7 +211,7 @@ pub fn parse_manycore(output: &str) -> ManycoreOutput {
                 }
             }
             out.topology.push(line.to_string());
-        } else if line.starts_with("sched_domain:") {
+        } else if line.starts_with("sched_domain") {
             out.domains.push(line.to_string());
         } else if let Some(rest) = line.strip_prefix("smpboot: CPU ") {
             if rest.contains("failed to come online") {

@@ -318,12 +318,20 @@ fn panics_and_exceptions_exit_qemu_with_failure() {
 }
 
 #[test]
-fn scheduler_domains_of_the_discovered_topology_equal_the_qemu_topology() {
-    // The kernel builds the shared topology model from MADT/SRAT/SLIT/CPUID
-    // and prints the facts (topo_dump); the host rebuilds it and computes the
-    // scheduler domains with the shared crate, against the same crate's
-    // domains for the topology the QEMU command line describes.
+fn scheduler_domains_the_kernel_prints_equal_the_host_crates_for_the_qemu_topology() {
+    // The kernel builds the shared topology model from MADT/SRAT/SLIT/CPUID,
+    // runs the shared `domains` crate on it (no_std) and prints every CPU's
+    // domains. The host computes the same crate's domains for the topology the
+    // QEMU command line describes, and every CPU's chain must match: names,
+    // spans, flag names and groups. The kernel's facts (topo_dump) must also
+    // rebuild the QEMU topology exactly, so a mismatch points at one side.
     for m in [
+        // SMT, one node: --sockets 2 --cores 4 --threads 2.
+        Machine {
+            shape: Some((2, 4, 2)),
+            ..Machine::new(16)
+        },
+        // SMT and 4 nodes, two per socket (NUMA levels above the packages).
         Machine {
             shape: Some((2, 4, 2)),
             nodes: 4,
@@ -334,23 +342,56 @@ fn scheduler_domains_of_the_discovered_topology_equal_the_qemu_topology() {
             ..Machine::new(64)
         },
     ] {
+        let what = format!("{} vCPUs, shape {:?}, {} nodes", m.cpus, m.shape, m.nodes);
         let b = boot(&m, "calibrate=skip topo_dump");
-        assert_all_up(&b, &m, "domains");
+        assert_all_up(&b, &m, &what);
         assert_eq!(b.parsed.cpu_facts.len(), m.cpus as usize);
-        let kernel = qemu_runner::kernel_topology(&b.parsed).expect("kernel topology builds");
+        let kernel_topo = qemu_runner::kernel_topology(&b.parsed).expect("kernel topology builds");
         let expected = m.expected_topology().expect("QEMU topology builds");
-        assert_eq!(kernel, expected, "topology for {} CPUs", m.cpus);
-        let v = domains::KernelVersion::V6_12;
-        let (dk, de) = (
-            domains::build(&kernel, v).unwrap(),
-            domains::build(&expected, v).unwrap(),
+        assert_eq!(kernel_topo, expected, "{what}: topology");
+
+        let printed = qemu_runner::parse_kernel_domains(&b.parsed.domains)
+            .unwrap_or_else(|e| panic!("{what}: {e}\n{}", b.output));
+        let host = domains::build(&expected, domains::KernelVersion::V6_12).unwrap();
+        assert_eq!(printed.kernel, "6.12");
+        assert_eq!(printed.online, host.cpu_map, "{what}: online");
+        assert_eq!(
+            printed.cpus.len(),
+            host.cpus.len(),
+            "{what}: CPUs with domains"
         );
-        let text = |d: &domains::Domains| {
-            let cpus: Vec<&domains::CpuDomains> = d.cpus.iter().collect();
-            domains::render::render_text(d, &cpus)
-        };
-        let (tk, te) = (text(&dk), text(&de));
-        assert!(tk.contains("NUMA") || tk.contains("NODE"), "{tk}");
-        assert_eq!(tk, te);
+        let mut levels_seen = std::collections::BTreeSet::new();
+        for c in &host.cpus {
+            let got = printed
+                .cpus
+                .get(&c.cpu)
+                .unwrap_or_else(|| panic!("{what}: CPU {} printed no domains", c.cpu));
+            let want: Vec<qemu_runner::KernelDomain> = c
+                .domains
+                .iter()
+                .map(|d| {
+                    let mut groups = host.groups(c.cpu, d);
+                    groups.sort_by_key(|g| (g.first(), g.to_list_string()));
+                    qemu_runner::KernelDomain {
+                        name: host.name(d).to_string(),
+                        span: *host.span(d),
+                        flags: host.kernel.names(d.flags).map(str::to_string).collect(),
+                        groups,
+                    }
+                })
+                .collect();
+            assert_eq!(got, &want, "{what}: CPU {}", c.cpu);
+            levels_seen.extend(want.iter().map(|d| d.name.clone()));
+        }
+        // The comparison must cover the levels this shape is about.
+        if m.shape.is_some() {
+            assert!(levels_seen.contains("SMT"), "{what}: {levels_seen:?}");
+        }
+        if m.nodes > 1 {
+            assert!(
+                levels_seen.contains("NUMA") || levels_seen.contains("NODE"),
+                "{what}: {levels_seen:?}"
+            );
+        }
     }
 }
