@@ -38,9 +38,13 @@
 //!   of the level, or an interleaving, either `step*count:step*count...` or
 //!   `type:type...` (e.g. `pu:2(indexes=numa:core)`), computed like hwloc's
 //!   current source (hwloc 2.9 cannot name the PU level in an interleaving).
-//!   PU and NUMA indexes must be distinct; package, die, group and core
-//!   indexes may repeat under different parents (Linux numbers cores within each
-//!   package) but not under one parent.
+//!   PU and NUMA indexes must be distinct (they are CPU and node numbers in the
+//!   model). Package, die, group and core indexes are only labels, as in hwloc
+//!   (`lstopo -i "package:2(indexes=0,0) core:2(indexes=0,0,5,5) pu:1"` shows
+//!   two packages P#0 holding cores P#0, P#0 and P#5, P#5): they may repeat
+//!   anywhere, and each object stays its own group. Real machines need this:
+//!   Linux gives ia64 packages of one node the same id, and AMD Magny-Cours
+//!   numbers cores within each node of a package.
 //!
 //! Rejected on purpose: `memorysidecachesize=` (memory-side caches are not
 //! modelled), `indexes=` on caches (the model gives caches no id), `memory=`
@@ -802,8 +806,8 @@ fn process_indexes(
         values
     };
     // PU and NUMA indexes must be distinct, as must any interleaving's (hwloc
-    // checks that too); other levels may repeat them (Linux core ids restart
-    // in every package), which the builder checks against the parents.
+    // checks that too); explicit lists of other levels may repeat values, which
+    // hwloc keeps as mere labels (Linux core ids restart in every package).
     let mut seen = std::collections::HashSet::with_capacity(values.len());
     for &v in &values {
         if let Some(max) = max_value {
@@ -870,8 +874,13 @@ fn build(text: &str, parsed: &Parsed) -> Result<Topology, Error> {
 
     let mut b = TopologyBuilder::new(Arch::Other("synthetic".into()));
     b.source(format!("synthetic:{}", text.trim()));
+    // Groups are keyed by the object's position in its level, not by its OS
+    // index: hwloc treats `indexes=` of non-PU levels as mere labels that may
+    // repeat anywhere (Linux ia64 gives two packages of one node the id 0, AMD
+    // numbers cores within each node of a package), while the builder merges
+    // CPUs whose ids agree. The OS indexes are put back after building.
     for (i, &id) in cpu_ids.iter().enumerate() {
-        let at = |k: usize| os_of(k, i / span(k));
+        let at = |k: usize| (i / span(k)) as u32;
         b.add_cpu(CpuSpec {
             id,
             hw_id: None,
@@ -945,21 +954,26 @@ fn build(text: &str, parsed: &Parsed) -> Result<Topology, Error> {
     } else if has_attached {
         add_attached_nodes(&mut b, parsed, &widths, &cpu_ids)?;
     }
-    let topology = b.build().map_err(|e| Error::new(SOURCE, e.to_string()))?;
-    // Repeated indexes= values are fine across parents but would merge two
-    // objects of one parent.
-    for (kind, depth) in [
-        (LevelKind::Package, pkg),
-        (LevelKind::Die, die),
-        (LevelKind::Cluster, cluster),
-        (LevelKind::Core, core),
-    ] {
-        if let Some(k) = depth {
-            if topology.count(kind) != widths[k + 1] {
-                return Err(token_error(
-                    &levels[k].token,
-                    "indexes= gives two objects of the same parent the same index",
-                ));
+    let mut topology = b.build().map_err(|e| Error::new(SOURCE, e.to_string()))?;
+    // Position of each PU in hwloc's depth-first order, by CPU number.
+    let mut position = vec![0usize; cpu_ids.iter().max().map_or(0, |&m| m as usize + 1)];
+    for (i, &id) in cpu_ids.iter().enumerate() {
+        position[id as usize] = i;
+    }
+    for level in topology.levels.iter_mut() {
+        let depth = match level.kind {
+            LevelKind::Package => pkg,
+            LevelKind::Die => die,
+            LevelKind::Cluster => cluster,
+            LevelKind::Core => core,
+            LevelKind::BigCore => None,
+        };
+        // Levels the description lacks keep the builder's ids: package 0, and
+        // cores numbered like their only PU.
+        let Some(k) = depth else { continue };
+        for group in level.groups.iter_mut() {
+            if let Some(first) = group.cpus.first() {
+                group.os_id = Some(os_of(k, position[first] / span(k)));
             }
         }
     }

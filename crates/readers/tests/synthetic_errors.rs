@@ -46,11 +46,6 @@ fn bad_descriptions_name_the_token() {
         ("pu:4(indexes=0,1,2)", "3 values for 4 objects"),
         ("pu:4(indexes=0,1,2,2)", "appears twice"),
         ("numa:2(indexes=1,1) pu:1", "appears twice"),
-        (
-            "package:2 core:2(indexes=0,0,1,1) pu:1",
-            "same parent the same index",
-        ),
-        ("package:2(indexes=1,1) pu:1", "same parent the same index"),
         ("pu:2(indexes=0,16384)", "beyond the supported maximum"),
         ("pu:4(indexes=3*4)", "appears twice"),
         ("pu:4(indexes=1*2)", "covers 2 objects instead of 4"),
