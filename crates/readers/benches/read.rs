@@ -11,7 +11,13 @@
 //!   Rust binding to call in-process; process start-up is measured alone by
 //!   `hwloc/lstopo-version` so the discovery share can be estimated).
 //!
-//! Run: `cargo bench -p readers --bench read`. Results go in BENCHMARKS.md.
+//! - `manycore/cli`: the whole `manycore topo --sysfs DIR --format json` process
+//!   writing to a pipe, the like-for-like counterpart of `hwloc/lstopo`; run
+//!   when the CLI has been built (`cargo build --release -p manycore`) into the
+//!   same target directory, skipped otherwise.
+//!
+//! Run: `cargo build --release -p manycore && cargo bench -p readers --bench read`.
+//! Results go in BENCHMARKS.md.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -140,6 +146,24 @@ fn lstopo_available() -> bool {
         .is_ok_and(|s| s.success())
 }
 
+/// The release CLI binary next to this bench's target directory, if built.
+fn manycore_cli() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    // target/release/deps/read-<hash> → target/release/manycore
+    let bin = exe.parent()?.parent()?.join("manycore");
+    bin.is_file().then_some(bin)
+}
+
+fn cli(bin: &Path, dir: &Path) {
+    let out = Command::new(bin)
+        .args(["topo", "--format", "json", "--sysfs"])
+        .arg(dir)
+        .stderr(Stdio::null())
+        .output()
+        .expect("manycore");
+    assert!(out.status.success() && !out.stdout.is_empty());
+}
+
 fn lstopo(dir: &Path) {
     let out = Command::new("lstopo-no-graphics")
         .arg("--input")
@@ -154,6 +178,10 @@ fn lstopo(dir: &Path) {
 fn bench(c: &mut Criterion) {
     let tmp = tempfile::tempdir().unwrap();
     let with_hwloc = lstopo_available();
+    let cli_bin = manycore_cli();
+    if cli_bin.is_none() {
+        eprintln!("manycore CLI not built in this target directory: manycore/cli skipped");
+    }
     if with_hwloc {
         c.bench_function("hwloc/lstopo-version", |b| {
             b.iter(|| {
@@ -180,6 +208,9 @@ fn bench(c: &mut Criterion) {
         g.bench_function("manycore/archive", |b| {
             b.iter(|| readers::sysfs::read_archive_bytes(&bytes, name).unwrap())
         });
+        if let Some(bin) = &cli_bin {
+            g.bench_function("manycore/cli", |b| b.iter(|| cli(bin, &dir)));
+        }
         if with_hwloc {
             g.bench_function("hwloc/lstopo", |b| b.iter(|| lstopo(&dir)));
         }
@@ -193,6 +224,7 @@ fn bench(c: &mut Criterion) {
 fn bench_generated(c: &mut Criterion) {
     let tmp = tempfile::tempdir().unwrap();
     let with_hwloc = lstopo_available();
+    let cli_bin = manycore_cli();
     let mut shapes = vec![
         ("1024cpu-4p128c2t", 4, 128, 2),
         ("4096cpu-4p512c2t", 4, 512, 2),
@@ -211,6 +243,9 @@ fn bench_generated(c: &mut Criterion) {
         g.bench_function("manycore/dir", |b| {
             b.iter(|| readers::sysfs::read_path(&dir).unwrap())
         });
+        if let Some(bin) = &cli_bin {
+            g.bench_function("manycore/cli", |b| b.iter(|| cli(bin, &dir)));
+        }
         if with_hwloc {
             g.bench_function("hwloc/lstopo", |b| b.iter(|| lstopo(&dir)));
         }

@@ -834,11 +834,6 @@ fn read_nodes(
     let mut rows: Vec<Option<(String, Vec<u32>)>> = Vec::new();
     for &id in &ids {
         let dir = format!("{NODE_DIR}/node{id}");
-        let mask_path = if root.exists(&format!("{dir}/cpumap"))? {
-            format!("{dir}/cpumap")
-        } else {
-            format!("{dir}/cpulist")
-        };
         let mask = match files.mask(&dir, "cpulist", "cpumap")? {
             Some(m) => m,
             None => {
@@ -857,6 +852,12 @@ fn read_nodes(
         possible.or_assign(&mask);
         for cpu in mask.iter() {
             if let Some(other) = claimed.insert(cpu, id) {
+                // Named after the file the mask came from (looked up only now).
+                let mask_path = if root.exists(&format!("{dir}/cpumap"))? {
+                    format!("{dir}/cpumap")
+                } else {
+                    format!("{dir}/cpulist")
+                };
                 return Err(Error::at_line(
                     root.describe(&mask_path),
                     1,

@@ -405,6 +405,11 @@ impl MemTree {
             let member = String::from_utf8_lossy(&raw).into_owned();
             let path =
                 member_path(&member).map_err(|why| Error::new(format!("{name}:{member}"), why))?;
+            if !wanted(&path) {
+                // Skipped without copying its data (hwloc dumps carry megabytes
+                // of PCI and DMI files the reader never looks at).
+                continue;
+            }
             let kind = entry.header().entry_type();
             if kind.is_dir() {
                 dirs.push(path);
@@ -526,6 +531,24 @@ impl MemTree {
         }
         None
     }
+}
+
+/// Whether an archive member can matter to the reader: the CPU and node trees,
+/// the hybrid-PMU CPU lists, and procfs. Everything else (devices, buses,
+/// classes) is neither read nor on the way to anything read, since the links
+/// the reader follows (`cpuN/nodeM`, `nodeM/cpuN`) stay within these trees.
+fn wanted(path: &str) -> bool {
+    path.contains("sys/devices/system/cpu")
+        || path.contains("sys/devices/system/node")
+        || path.contains("sys/devices/cpu_")
+        || path.contains("proc/")
+        || !path.contains('/')
+        || path.ends_with("/sys")
+        || path.ends_with("/proc")
+        || path.ends_with("/devices")
+        || path.ends_with("/devices/system")
+        || path == "sys"
+        || path == "proc"
 }
 
 /// Validates and normalizes an archive member name: relative, no `..`, no empty
