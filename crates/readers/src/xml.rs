@@ -12,7 +12,7 @@
 //!   [`LevelKind::Die`], `Core` → [`LevelKind::Core`], with the objects'
 //!   `os_index` as group ids where they are unique within their parents, else
 //!   hwloc's logical index. No package: every CPU in package 0; a PU outside any
-//!   core is its own core.
+//!   core is its own core, which has no OS index (`os_id` `None`).
 //! - `Group` inside a package or die → [`LevelKind::Cluster`] (the innermost one
 //!   when groups nest), except hwloc's helper groups (kinds 900 distances,
 //!   1000 I/O, 1001 memory), which describe no CPU grouping. Groups above the
@@ -30,7 +30,12 @@
 //!   nesting cannot come from hwloc and are an error.
 //! - `distances2` of type `NUMANode` (latency, not bandwidth; `os` or `gp`
 //!   indexing) → the distance matrix; v1 `distances` over the NUMA level too.
-//!   Other distance matrices (packages, cores, PUs, heterogeneous) are ignored.
+//!   Every NUMA `distances2` must have `nbobjs` indexes and nbobjs² values and
+//!   name existing nodes, each once, or the file is refused naming the
+//!   element's line (hwloc 2.9 drops such a matrix silently). One over a subset
+//!   of the nodes (left by restricting a topology) is valid but cannot fill the
+//!   model's matrix and is not used. Other distance matrices (packages, cores,
+//!   PUs, heterogeneous) are ignored.
 //! - `cpukind` → core kinds: the name is the `CoreType` info (IntelAtom,
 //!   IntelCore...) or `kind<N>`, the efficiency `forced_efficiency`;
 //!   `LinuxCapacity` infos become CPU capacities.
@@ -137,6 +142,8 @@ struct Distances {
     kind: u64,
     name: String,
     gp_indexing: bool,
+    /// The `nbobjs` attribute, checked against the `<indexes>` listed.
+    nbobjs: Option<usize>,
     indexes: Vec<u64>,
     values: Vec<u64>,
     pos: usize,
@@ -512,6 +519,7 @@ fn parse_raw(text: &str, source: &str) -> Result<Raw, Error> {
                             kind: num(&attrs, "kind").map_err(err)?.unwrap_or(0),
                             name: get(&attrs, "name").unwrap_or("").to_string(),
                             gp_indexing: get(&attrs, "indexing") == Some("gp"),
+                            nbobjs: num(&attrs, "nbobjs").map_err(err)?,
                             pos,
                             ..Default::default()
                         });
@@ -813,11 +821,16 @@ fn map_raw(raw: Raw, text: &str, source: &str) -> Result<Topology, Error> {
             }
         }
     }
+    // A PU outside any core is its own core. The builder needs a key that no
+    // real core id takes; the core itself has no OS index (set after building).
+    let mut coreless = CpuMask::new();
     for (&(_, id), p) in pu_ids.iter().zip(&paths) {
-        // A PU outside any core is its own core, numbered after every real core id.
         let core = match p.core {
             Some(c) => core_id(c),
-            None => 0x8000_0000 | id,
+            None => {
+                coreless.set(id as usize);
+                0x8000_0000 | id
+            }
         };
         b.add_cpu(CpuSpec {
             id,
@@ -953,7 +966,19 @@ fn map_raw(raw: Raw, text: &str, source: &str) -> Result<Topology, Error> {
             cpus,
         });
     }
-    b.build().map_err(|e| Error::new(source, e.to_string()))
+    let mut topology = b.build().map_err(|e| Error::new(source, e.to_string()))?;
+    if !coreless.is_empty() {
+        for level in topology.levels.iter_mut() {
+            if level.kind == LevelKind::Core {
+                for g in level.groups.iter_mut() {
+                    if g.cpus.is_subset(&coreless) {
+                        g.os_id = None;
+                    }
+                }
+            }
+        }
+    }
+    Ok(topology)
 }
 
 /// The NUMA latency matrix, row-major in increasing node-id order.
@@ -966,6 +991,13 @@ fn numa_distances(
     source: &str,
 ) -> Result<Option<Vec<u32>>, Error> {
     let n = numa.len();
+    // Every NUMA matrix must name existing nodes, each once: hwloc silently
+    // drops such a matrix, which would hide a broken file behind "no distances".
+    let mut checked: Vec<(&Distances, Vec<u32>)> = Vec::new();
+    for d in raw.distances.iter().filter(|d| d.obj_type == "NUMANode") {
+        let ids = distances2_node_ids(d, objs, numa, node_ids, text, source)?;
+        checked.push((d, ids));
+    }
     if n == 0 {
         return Ok(None);
     }
@@ -973,48 +1005,25 @@ fn numa_distances(
     sorted.sort_unstable();
     let pos_of = |id: u32| sorted.binary_search(&id).ok();
     // hwloc kind bits: 4 = means latency, 8 = means bandwidth.
-    let candidates = raw
-        .distances
-        .iter()
-        .filter(|d| d.obj_type == "NUMANode" && d.kind & 8 == 0);
+    let candidates = checked.iter().filter(|(d, _)| d.kind & 8 == 0);
     let chosen = candidates
         .clone()
-        .find(|d| d.name == "NUMALatency")
+        .find(|(d, _)| d.name == "NUMALatency")
         .or_else(|| candidates.clone().next());
-    if let Some(d) = chosen {
+    if let Some((d, ids)) = chosen {
         let err = |m: String| Error::at_line(source, line_of(text, d.pos), m);
-        let k = d.indexes.len();
-        if d.values.len() != k * k {
-            return Err(err(format!(
-                "distances2 has {} values for {k} objects (expected {})",
-                d.values.len(),
-                k * k
-            )));
-        }
+        let k = ids.len();
         if k != n {
-            // A matrix over a subset of the nodes cannot fill the model's.
+            // A matrix over a subset of the nodes (hwloc keeps those after
+            // restricting a topology) cannot fill the model's.
             return Ok(None);
         }
-        let ids: Vec<u32> = d
-            .indexes
-            .iter()
-            .map(|&ix| {
-                if d.gp_indexing {
-                    numa.iter()
-                        .position(|&i| objs[i].gp_index == Some(ix))
-                        .map(|p| node_ids[p])
-                        .ok_or_else(|| err(format!("distances2 names unknown NUMA gp_index {ix}")))
-                } else {
-                    u32::try_from(ix).map_err(|_| err(format!("NUMA index {ix} out of range")))
-                }
-            })
-            .collect::<Result<_, _>>()?;
         let mut matrix = vec![0u32; n * n];
         for (a, &ia) in ids.iter().enumerate() {
             for (c, &ic) in ids.iter().enumerate() {
                 let (Some(pa), Some(pc)) = (pos_of(ia), pos_of(ic)) else {
                     return Err(err(format!(
-                        "distances2 names NUMA node {} that does not exist",
+                        "distances2 names NUMA node P#{} that does not exist",
                         if pos_of(ia).is_none() { ia } else { ic }
                     )));
                 };
@@ -1055,6 +1064,65 @@ fn numa_distances(
         return Ok(Some(matrix));
     }
     Ok(None)
+}
+
+/// The node ids a NUMA `<distances2>` names, in its order, after checking that
+/// `nbobjs`, `<indexes>` and `<u64values>` agree, that every index names a
+/// NUMA node of the file, and that none is named twice. Errors name the
+/// element's line.
+fn distances2_node_ids(
+    d: &Distances,
+    objs: &[RawObj],
+    numa: &[usize],
+    node_ids: &[u32],
+    text: &str,
+    source: &str,
+) -> Result<Vec<u32>, Error> {
+    let err = |m: String| Error::at_line(source, line_of(text, d.pos), m);
+    let k = d.indexes.len();
+    if let Some(nb) = d.nbobjs {
+        if nb != k {
+            return Err(err(format!(
+                "distances2 has nbobjs=\"{nb}\" but lists {k} indexes"
+            )));
+        }
+    }
+    if d.values.len() != k * k {
+        return Err(err(format!(
+            "distances2 has {} values for {k} objects (expected {})",
+            d.values.len(),
+            k * k
+        )));
+    }
+    if k > numa.len() {
+        return Err(err(format!(
+            "distances2 covers {k} NUMA nodes but the topology has {}",
+            numa.len()
+        )));
+    }
+    let mut ids: Vec<u32> = Vec::with_capacity(k);
+    for &ix in &d.indexes {
+        let id = if d.gp_indexing {
+            numa.iter()
+                .position(|&i| objs[i].gp_index == Some(ix))
+                .map(|p| node_ids[p])
+                .ok_or_else(|| err(format!("distances2 names unknown NUMA gp_index {ix}")))?
+        } else {
+            u32::try_from(ix)
+                .ok()
+                .filter(|id| node_ids.contains(id))
+                .ok_or_else(|| {
+                    err(format!(
+                        "distances2 names NUMA node P#{ix}, which does not exist"
+                    ))
+                })?
+        };
+        if ids.contains(&id) {
+            return Err(err(format!("distances2 names NUMA node P#{id} twice")));
+        }
+        ids.push(id);
+    }
+    Ok(ids)
 }
 
 // ---------------------------------------------------------------------------

@@ -215,3 +215,79 @@ fn repeated_indexes_are_labels_as_in_hwloc() {
         }
     }
 }
+
+/// A corpus XML with a 2-node `<distances2>`; its line is found in the text.
+fn two_node_xml() -> (String, usize) {
+    let path = truth::corpus().join("hwloc/tests/hwloc/xml/24em64t-2n6c2t-pci.xml");
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("corpus missing at {}: {e}", path.display()));
+    let line = text
+        .lines()
+        .position(|l| l.contains("<distances2 type=\"NUMANode\" nbobjs=\"2\""))
+        .expect("the file has a 2-node NUMA distances2")
+        + 1;
+    (text, line)
+}
+
+/// Bad NUMA matrices are refused on the `<distances2>` line, not dropped.
+#[test]
+fn bad_distances2_is_an_error_naming_its_line() {
+    let (good, line) = two_node_xml();
+    let t = readers::xml::read(&good, "good.xml").unwrap();
+    assert_eq!(t.nodes.len(), 2);
+    assert!(t.has_distances(), "the unmodified file has its matrix");
+    let header = "nbobjs=\"2\" kind=\"5\" name=\"NUMALatency\"";
+    let three = "nbobjs=\"3\" kind=\"5\" name=\"NUMALatency\"";
+    let (idx, vals) = (">0 1 </indexes>", ">10 20 20 10 </u64values>");
+    let cases: Vec<(String, &str)> = vec![
+        // nbobjs 3 over a 2-node machine, index 2 naming no node.
+        (
+            good.replace(header, three)
+                .replace(idx, ">0 1 2 </indexes>")
+                .replace(vals, ">10 20 20 20 10 20 20 20 10 </u64values>"),
+            "covers 3 NUMA nodes but the topology has 2",
+        ),
+        // Right count, but a node that does not exist.
+        (
+            good.replace(idx, ">0 5 </indexes>"),
+            "NUMA node P#5, which does not exist",
+        ),
+        // Duplicate indexes.
+        (good.replace(idx, ">1 1 </indexes>"), "NUMA node P#1 twice"),
+        // nbobjs disagreeing with the indexes listed.
+        (
+            good.replace(header, three),
+            "nbobjs=\"3\" but lists 2 indexes",
+        ),
+    ];
+    for (text, want) in cases {
+        assert_ne!(text, good, "the mutation for {want:?} did not apply");
+        let e = readers::xml::read(&text, "bad.xml")
+            .err()
+            .unwrap_or_else(|| panic!("accepted a distances2 that should give {want:?}"));
+        assert_eq!(e.line, Some(line), "{e}");
+        assert!(e.to_string().contains(want), "{e} does not say {want:?}");
+        assert!(e.to_string().starts_with("bad.xml:"), "{e}");
+    }
+}
+
+/// PUs without a Core parent (hwloc's own export of a core-less synthetic
+/// machine) become one-PU cores with no OS index, not a made-up P#2147483648.
+#[test]
+fn coreless_pus_get_cores_without_os_index() {
+    let xml = run_lstopo("package:2 pu:3", &["--of", "xml"]);
+    assert!(!xml.contains("type=\"Core\""), "lstopo made cores");
+    let t = readers::xml::read(&xml, "lstopo").unwrap();
+    let cores = t.level(LevelKind::Core).unwrap();
+    assert_eq!(cores.groups.len(), 6);
+    for g in &cores.groups {
+        assert_eq!(g.cpus.weight(), 1);
+        assert_eq!(g.os_id, None, "core of CPU {:?}", g.cpus.first());
+    }
+    // Packages keep hwloc's indexes.
+    let truth = parse_xml(&xml);
+    assert_eq!(
+        level_ids(&t, LevelKind::Package),
+        Some(lstopo_ids(&truth, "Package"))
+    );
+}
