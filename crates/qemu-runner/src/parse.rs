@@ -84,10 +84,12 @@ fn timestamped(line: &str) -> Option<(u64, &str)> {
     let secs: u64 = s.parse().ok()?;
     let digits = frac.len().min(9) as u32;
     let frac: u64 = frac.get(..digits as usize)?.parse().ok()?;
-    Some((
-        secs * 1_000_000_000 + frac * 10u64.pow(9 - digits),
-        rest.trim_start(),
-    ))
+    // A timestamp beyond u64 nanoseconds (~584 years) is not a kernel's: treat
+    // the line as untimed rather than overflow.
+    let ns = secs
+        .checked_mul(1_000_000_000)?
+        .checked_add(frac * 10u64.pow(9 - digits))?;
+    Some((ns, rest.trim_start()))
 }
 
 /// Everything the manycore kernel printed that the host checks.
