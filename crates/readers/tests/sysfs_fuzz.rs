@@ -760,3 +760,24 @@ fn single_cpu_clusters_and_per_cpu_dies_are_not_levels() {
     let t = read(&tree).unwrap();
     assert_eq!(t.count(LevelKind::Cluster), 2);
 }
+
+#[test]
+fn empty_online_file_is_named() {
+    // An empty `online` would otherwise read as "CPU 0 offline".
+    let mut tree = small();
+    tree.file("sys/devices/system/cpu/online", "\n");
+    let e = read(&tree).unwrap_err();
+    assert_eq!(e.source, "m.tar.gz:m/sys/devices/system/cpu/online");
+    assert_eq!(e.line, Some(1));
+    assert!(e.message.contains("empty CPU list"), "{e}");
+}
+
+#[test]
+fn online_cpu_outside_possible_is_named() {
+    let mut tree = small();
+    tree.file("sys/devices/system/cpu/possible", "0-7\n");
+    tree.file("sys/devices/system/cpu/online", "0-16383\n");
+    let e = read(&tree).unwrap_err();
+    assert_eq!(e.source, "m.tar.gz:m/sys/devices/system/cpu/online");
+    assert!(e.message.contains("CPU 8 is online but not in"), "{e}");
+}

@@ -221,6 +221,31 @@ fn read_root(root: &Root) -> Result<Topology, Error> {
     let possible_file = files.list_mask(&format!("{CPU_DIR}/possible"))?;
     let present_file = files.list_mask(&format!("{CPU_DIR}/present"))?;
     let online_file = files.list_mask(&format!("{CPU_DIR}/online"))?;
+    // The kernel always lists at least the boot CPU in each of these files, and
+    // never an online CPU that is not possible: anything else is a damaged dump,
+    // which would otherwise read as "CPU 0 offline" or as phantom CPUs.
+    for (name, mask) in [
+        ("possible", &possible_file),
+        ("present", &present_file),
+        ("online", &online_file),
+    ] {
+        if mask.is_some_and(|m| m.is_empty()) {
+            return Err(Error::at_line(
+                root.describe(&format!("{CPU_DIR}/{name}")),
+                1,
+                "empty CPU list (the kernel always lists at least the boot CPU)",
+            ));
+        }
+    }
+    if let (Some(online), Some(possible)) = (&online_file, &possible_file) {
+        if let Some(cpu) = online.and_not(possible).first() {
+            return Err(Error::at_line(
+                root.describe(&format!("{CPU_DIR}/online")),
+                1,
+                format!("CPU {cpu} is online but not in {CPU_DIR}/possible"),
+            ));
+        }
+    }
 
     let mut cpu_ids: Vec<u32> = Vec::new();
     for name in root.list(CPU_DIR)? {
