@@ -160,13 +160,6 @@ fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
     Ok(())
 }
 
-/// Writes to standard output; a closed pipe (`| head`) ends the output quietly
-/// instead of panicking like `print!`.
-pub(crate) fn emit(text: &str) {
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
-}
-
 fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
     let stem = path.file_stem().map_or_else(
         || "timeline".to_string(),
@@ -222,17 +215,17 @@ pub fn run(args: &BootArgs) -> Result<()> {
         let cmp = Comparison::new(&run_a, &run_b);
         match args.format {
             Format::Json => {
-                crate::boot::emit(&format!("{}\n", serde_json::to_string_pretty(&cmp)?))
+                crate::write_stdout(&format!("{}\n", serde_json::to_string_pretty(&cmp)?))?
             }
             Format::Text => {
-                emit(&format!(
+                crate::write_stdout(&format!(
                     "{machine}: {} CPUs, platform {platform}, calibrate={} masks={}, seed {}\n\n{}",
                     run_a.cpus,
                     args.calibrate,
                     args.masks,
                     args.seed,
                     cmp.to_text(&format!("{a} kick"), &format!("{b} kick"))
-                ));
+                ))?;
             }
         }
         return Ok(());
@@ -260,9 +253,9 @@ pub fn run(args: &BootArgs) -> Result<()> {
                 ops: &run.ops,
                 log: run.log.iter().map(|l| l.render()).collect(),
             };
-            emit(&format!("{}\n", serde_json::to_string_pretty(&summary)?));
+            crate::write_stdout(&format!("{}\n", serde_json::to_string_pretty(&summary)?))?;
         }
-        Format::Text => emit(&report::text(&run, &machine)),
+        Format::Text => crate::write_stdout(&report::text(&run, &machine))?,
     }
     Ok(())
 }

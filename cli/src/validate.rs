@@ -46,7 +46,7 @@ pub fn run(args: &ValidateArgs) -> Result<()> {
         eprint!("\r\x1b[2K");
     }
     match args.format {
-        Format::Text => crate::boot::emit(&report.to_text()),
+        Format::Text => crate::write_stdout(&report.to_text())?,
         Format::Json => {
             let out = Output {
                 rows: &report.rows,
@@ -56,7 +56,7 @@ pub fn run(args: &ValidateArgs) -> Result<()> {
                     .map(|&(case, reason)| KnownMiss { case, reason })
                     .collect(),
             };
-            crate::boot::emit(&format!("{}\n", serde_json::to_string_pretty(&out)?));
+            crate::write_stdout(&format!("{}\n", serde_json::to_string_pretty(&out)?))?;
         }
     }
     Ok(())
