@@ -1,14 +1,11 @@
 //! End-to-end tests of `manycore domains`: comparison with a real kernel's dump
 //! (crates/domains/tests/data, from Linux 6.12 under QEMU), refusals, closed pipes.
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+mod common;
 
-fn manycore(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_manycore"))
-        .args(args)
-        .output()
-        .expect("run manycore")
-}
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{assert_quiet_on_closed_pipe, assert_refused, manycore};
 
 fn data(name: &str) -> String {
     let p = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -16,21 +13,6 @@ fn data(name: &str) -> String {
         .join(name);
     assert!(p.exists(), "{}: test data missing", p.display());
     p.to_str().unwrap().to_string()
-}
-
-fn assert_refused(args: &[&str], needles: &[&str]) {
-    let out = manycore(args);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-    assert!(out.stdout.is_empty(), "{args:?} wrote to stdout");
-    assert_eq!(
-        stderr.lines().count(),
-        1,
-        "{args:?}: not one line: {stderr}"
-    );
-    for n in needles {
-        assert!(stderr.contains(n), "{args:?}: {n:?} missing from {stderr}");
-    }
 }
 
 #[test]
@@ -234,20 +216,6 @@ fn closed_pipe_is_success() {
             0,
         ),
     ] {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_manycore"))
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stdout = child.stdout.take().unwrap();
-        if keep > 0 {
-            std::io::Read::read_exact(&mut stdout, &mut vec![0; keep]).unwrap();
-        }
-        drop(stdout);
-        let out = child.wait_with_output().unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
-        assert!(stderr.is_empty(), "{args:?}: {stderr}");
+        assert_quiet_on_closed_pipe(args, keep);
     }
 }

@@ -1,13 +1,10 @@
 //! End-to-end tests of `manycore hotplug`: the JSON report's fields, refusals,
 //! closed pipes.
-use std::process::{Command, Output, Stdio};
+mod common;
 
-fn manycore(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_manycore"))
-        .args(args)
-        .output()
-        .expect("run manycore")
-}
+use std::process::Output;
+
+use common::{assert_quiet_on_closed_pipe, manycore};
 
 fn json(out: &Output) -> serde_json::Value {
     assert!(
@@ -116,17 +113,10 @@ fn bad_source_is_refused_by_name() {
 #[test]
 fn closed_pipe_is_success() {
     for format in ["json", "text"] {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_manycore"))
-            .args(["hotplug", "--machine", "x86-uv-4096", "--format", format])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
         // Closed before the report (written in one go after the bring-up).
-        drop(child.stdout.take());
-        let out = child.wait_with_output().unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(0), "{format}: {stderr}");
-        assert!(stderr.is_empty(), "{format}: {stderr}");
+        assert_quiet_on_closed_pipe(
+            &["hotplug", "--machine", "x86-uv-4096", "--format", format],
+            0,
+        );
     }
 }

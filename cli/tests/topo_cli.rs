@@ -1,16 +1,11 @@
 //! End-to-end tests of `manycore topo`: bad input gives exit status 2, one line
 //! on stderr naming the file or field and nothing on stdout; a reader that
 //! closes the pipe early (`| head`) is not an error.
-use std::io::Read;
-use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+mod common;
 
-fn manycore(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_manycore"))
-        .args(args)
-        .output()
-        .expect("run manycore")
-}
+use std::path::PathBuf;
+
+use common::{assert_quiet_on_closed_pipe, assert_refused, manycore};
 
 /// A scratch file under Cargo's per-test-target temporary directory.
 fn scratch(name: &str, bytes: &[u8]) -> PathBuf {
@@ -19,45 +14,6 @@ fn scratch(name: &str, bytes: &[u8]) -> PathBuf {
     let path = dir.join(name);
     std::fs::write(&path, bytes).unwrap();
     path
-}
-
-/// Exit status 2, nothing on stdout, exactly one stderr line that contains
-/// every one of `needles`.
-fn assert_refused(args: &[&str], needles: &[&str]) {
-    let out = manycore(args);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-    assert!(out.stdout.is_empty(), "{args:?} wrote to stdout");
-    assert_eq!(
-        stderr.lines().count(),
-        1,
-        "{args:?}: not one line: {stderr}"
-    );
-    assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
-    for n in needles {
-        assert!(stderr.contains(n), "{args:?}: {n:?} missing from {stderr}");
-    }
-}
-
-/// Spawns manycore with stdout piped, reads `keep` bytes (0: none), closes the
-/// pipe and waits: the exit status must be 0 and stderr free of panics.
-fn assert_quiet_on_closed_pipe(args: &[&str], keep: usize) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_manycore"))
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run manycore");
-    let mut stdout = child.stdout.take().unwrap();
-    if keep > 0 {
-        let mut buf = vec![0; keep];
-        stdout.read_exact(&mut buf).unwrap();
-    }
-    drop(stdout);
-    let out = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
-    assert!(stderr.is_empty(), "{args:?}: {stderr}");
 }
 
 #[test]
