@@ -447,19 +447,6 @@ impl CpuMask {
         }
     }
 
-    /// Parses either form: a hex mask if the text contains only hex digits and
-    /// commas and at least one group is 8 digits wide, else a cpulist.
-    pub fn parse_auto(text: &str) -> Result<CpuMask, ParseError> {
-        let t = text.trim();
-        let looks_hex = t.contains(|c: char| c.is_ascii_hexdigit() && !c.is_ascii_digit())
-            || t.split(',').any(|g| g.len() == 8);
-        if looks_hex && !t.contains('-') {
-            Self::parse_hex(t)
-        } else {
-            Self::parse_list(t)
-        }
-    }
-
     /// Prints the cpulist form into `out`.
     pub fn write_list<W: fmt::Write>(&self, out: &mut W) -> fmt::Result {
         let mut first = true;
