@@ -16,6 +16,11 @@
 //!   when the CLI has been built (`cargo build --release -p manycore`) into the
 //!   same target directory, skipped otherwise.
 //!
+//! - `floor/minimal-files`: only opening, reading and closing the fewest files
+//!   any reader needs for that topology (see `minimal_files`), in process: the
+//!   bound under which no sysfs reader can go on this machine, which tells
+//!   whether a ratio against hwloc is limited by our code or by the kernel.
+//!
 //! Run: `cargo build --release -p manycore && cargo bench -p readers --bench read`.
 //! Results go in BENCHMARKS.md.
 
@@ -175,6 +180,79 @@ fn lstopo(dir: &Path) {
     assert!(out.status.success() && !out.stdout.is_empty());
 }
 
+/// The fewest files any sysfs reader must open to learn `t` from `dir`, if it
+/// trusted every sibling set completely: per core, one SMT-sibling mask and the
+/// core id (of its first CPU); per package, its id and mask; per NUMA node, its
+/// CPU map and distances; per distinct cache, the level, type, size and sharing
+/// map of one CPU's `indexN`; and the `online` list. Only files present in the
+/// dump are kept. Timed with one open, one read and one close each (no parsing),
+/// this is a floor under any reader of the same input, ours or hwloc's.
+fn minimal_files(dir: &Path, t: &topology::Topology) -> Vec<PathBuf> {
+    let cpu = dir.join("sys/devices/system/cpu");
+    let first_existing = |candidates: &[PathBuf]| candidates.iter().find(|p| p.is_file()).cloned();
+    let mut files: Vec<PathBuf> = vec![cpu.join("online")];
+    let mut push = |candidates: &[PathBuf]| {
+        if let Some(p) = first_existing(candidates) {
+            files.push(p);
+        }
+    };
+    for level in &t.levels {
+        for group in &level.groups {
+            let Some(first) = group.cpus.first() else {
+                continue;
+            };
+            let topo = cpu.join(format!("cpu{first}/topology"));
+            match level.kind {
+                topology::LevelKind::Core => {
+                    push(&[topo.join("core_cpus"), topo.join("thread_siblings")]);
+                    push(&[topo.join("core_id")]);
+                }
+                topology::LevelKind::Package => {
+                    push(&[topo.join("package_cpus"), topo.join("core_siblings")]);
+                    push(&[topo.join("physical_package_id")]);
+                }
+                _ => {}
+            }
+        }
+    }
+    for node in &t.nodes {
+        let d = dir.join(format!("sys/devices/system/node/node{}", node.id));
+        push(&[d.join("cpumap"), d.join("cpulist")]);
+        push(&[d.join("distance")]);
+    }
+    for cache in &t.caches {
+        let Some(first) = cache.cpus.first() else {
+            continue;
+        };
+        let cache_dir = cpu.join(format!("cpu{first}/cache"));
+        let Ok(entries) = std::fs::read_dir(&cache_dir) else {
+            continue;
+        };
+        for index in entries.flatten().map(|e| e.path()) {
+            let level = std::fs::read_to_string(index.join("level")).unwrap_or_default();
+            if level.trim() == cache.level.to_string() {
+                for f in ["level", "type", "size", "shared_cpu_map"] {
+                    push(&[index.join(f)]);
+                }
+                break;
+            }
+        }
+    }
+    files
+}
+
+/// One open, one read, one close per file: the least any reader can do.
+fn read_floor(files: &[PathBuf]) -> usize {
+    use std::io::Read;
+    let mut buf = [0u8; 4096];
+    let mut total = 0;
+    for p in files {
+        let mut f = std::fs::File::open(p).unwrap();
+        total += f.read(&mut buf).unwrap();
+    }
+    total
+}
+
 fn bench(c: &mut Criterion) {
     let tmp = tempfile::tempdir().unwrap();
     let with_hwloc = lstopo_available();
@@ -199,8 +277,12 @@ fn bench(c: &mut Criterion) {
         let archive = corpus().join(rel);
         let bytes = std::fs::read(&archive).unwrap();
         let dir = extract(&archive, &tmp.path().join(name));
-        let cpus = readers::sysfs::read_path(&dir).unwrap().cpus.len();
+        let t = readers::sysfs::read_path(&dir).unwrap();
+        let cpus = t.cpus.len();
+        let floor = minimal_files(&dir, &t);
+        eprintln!("{name}: floor reads {} files", floor.len());
         let mut g = c.benchmark_group(format!("{name} ({cpus} CPUs)"));
+        g.bench_function("floor/minimal-files", |b| b.iter(|| read_floor(&floor)));
         g.sample_size(20).measurement_time(Duration::from_secs(4));
         g.bench_function("manycore/dir", |b| {
             b.iter(|| readers::sysfs::read_path(&dir).unwrap())
@@ -238,7 +320,10 @@ fn bench_generated(c: &mut Criterion) {
         let t = readers::sysfs::read_path(&dir).unwrap();
         assert_eq!(t.cpus.len(), n);
         assert_eq!(t.count(topology::LevelKind::Core), packages * cores);
+        let floor = minimal_files(&dir, &t);
+        eprintln!("{name}: floor reads {} files", floor.len());
         let mut g = c.benchmark_group(format!("generated {name}"));
+        g.bench_function("floor/minimal-files", |b| b.iter(|| read_floor(&floor)));
         g.sample_size(10).measurement_time(Duration::from_secs(8));
         g.bench_function("manycore/dir", |b| {
             b.iter(|| readers::sysfs::read_path(&dir).unwrap())

@@ -645,10 +645,30 @@ fn power_shared_processor_lpar_is_detected() {
 }
 
 #[test]
-fn hybrid_core_kinds_and_capacity_are_read() {
+fn hybrid_core_kinds_are_read() {
     let mut tree = small();
     tree.file("sys/devices/cpu_core/cpus", "0-3\n");
     tree.file("sys/devices/cpu_atom/cpus", "4-7\n");
+    let t = read(&tree).unwrap();
+    let kind = |cpu: usize| {
+        let k = t.cpu(cpu).unwrap().kind.unwrap();
+        t.core_kinds[k as usize].name.clone()
+    };
+    assert_eq!(kind(0), "intel_core");
+    assert_eq!(kind(7), "intel_atom");
+}
+
+#[test]
+fn arm64_capacity_is_read() {
+    // `cpu_capacity` comes from the generic arch_topology driver (Arm,
+    // RISC-V), so it is read on those architectures.
+    let mut tree = small();
+    tree.file(
+        "proc/cpuinfo",
+        (0..8)
+            .map(|c| format!("processor\t: {c}\nCPU implementer\t: 0x41\nCPU architecture: 8\nCPU part\t: 0xd0c\n\n"))
+            .collect::<String>(),
+    );
     for cpu in 0..8 {
         let cap = if cpu < 4 { 1024 } else { 512 };
         tree.file(
@@ -657,12 +677,7 @@ fn hybrid_core_kinds_and_capacity_are_read() {
         );
     }
     let t = read(&tree).unwrap();
-    let kind = |cpu: usize| {
-        let k = t.cpu(cpu).unwrap().kind.unwrap();
-        t.core_kinds[k as usize].name.clone()
-    };
-    assert_eq!(kind(0), "intel_core");
-    assert_eq!(kind(7), "intel_atom");
+    assert_eq!(t.arch, topology::Arch::Arm64);
     assert_eq!(t.cpu(1).unwrap().capacity, Some(1024));
     assert_eq!(t.cpu(6).unwrap().capacity, Some(512));
 }

@@ -30,6 +30,7 @@ mod vfs;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
+use std::rc::Rc;
 
 use cpumask::{CpuMask, MAX_CPUS};
 use topology::{Arch, Cache, CacheKind, CoreKind, CpuSpec, LevelKind, Topology, TopologyBuilder};
@@ -182,6 +183,29 @@ impl Files<'_> {
     }
 }
 
+/// The file pairs (cpulist form, hex form) that hold a CPU's SMT siblings,
+/// newest name first: `core_cpus` since Linux 5.6, `thread_siblings` before.
+const CORE_MASK_NAMES: [(&str, &str); 2] = [
+    ("core_cpus_list", "core_cpus"),
+    ("thread_siblings_list", "thread_siblings"),
+];
+
+/// A CPU's core (SMT sibling) mask from `topo`, trying first the pair at
+/// `*first` (the one the previous CPU had) and then the others newest first,
+/// and remembering which one answered. Both names hold the same mask when a
+/// kernel writes both, so the order only saves failed opens.
+fn read_core_mask(files: &Files, topo: &str, first: &mut usize) -> Result<Option<CpuMask>, Error> {
+    let order = std::iter::once(*first).chain((0..CORE_MASK_NAMES.len()).filter(|&i| i != *first));
+    for i in order {
+        let (list_name, map_name) = CORE_MASK_NAMES[i];
+        if let Some(m) = files.mask(topo, list_name, map_name)? {
+            *first = i;
+            return Ok(Some(m));
+        }
+    }
+    Ok(None)
+}
+
 /// What sysfs says about one CPU's place, before grouping.
 #[derive(Debug, Default, Clone)]
 struct RawCpu {
@@ -190,8 +214,11 @@ struct RawCpu {
     hw_id: Option<u64>,
     capacity: Option<u32>,
     /// Ids and sibling masks, outermost level first: package, die, cluster, core.
+    /// The masks are shared (`Rc`): SMT siblings and every CPU of a package
+    /// hold the same one, and a 2 KiB mask copied four times per CPU made the
+    /// reader spend a third of its time in `memcpy` and page faults.
     ids: [Option<i64>; 4],
-    masks: [Option<CpuMask>; 4],
+    masks: [Option<Rc<CpuMask>>; 4],
 }
 
 const PACKAGE: usize = 0;
@@ -283,6 +310,17 @@ fn read_root(root: &Root) -> Result<Topology, Error> {
     // CPU → index in `raws` of the earlier CPU whose package mask lists it.
     let mut package_owner: HashMap<u32, usize> = HashMap::new();
     let mut dir_mask = CpuMask::new();
+    // Which of the core-mask file pairs the previous CPU had (one kernel wrote
+    // them all): tried first, it saves two failed opens per CPU on kernels
+    // older than 5.6 that lack `core_cpus`.
+    let mut core_names_first = 0;
+    let mut topo_names: Option<Vec<String>> = None;
+    // Only the generic arch_topology driver (Arm, RISC-V, PA-RISC) writes
+    // `cpu_capacity`: elsewhere probing for it is a failed open per CPU.
+    let has_capacity_file = matches!(
+        arch,
+        Arch::Arm64 | Arch::Arm | Arch::RiscV64 | Arch::Other(_)
+    );
     for &id in &cpu_ids {
         dir_mask.set(id as usize);
         let dir = format!("{CPU_DIR}/cpu{id}");
@@ -313,10 +351,7 @@ fn read_root(root: &Root) -> Result<Topology, Error> {
         // core id say the same thing, as the kernel builds them from one
         // sibling's data. That halves the files read on SMT machines; anything
         // irregular (a differing mask) is read in full.
-        let core_mask = match files.mask(&topo, "core_cpus_list", "core_cpus")? {
-            Some(m) => Some(m),
-            None => files.mask(&topo, "thread_siblings_list", "thread_siblings")?,
-        };
+        let core_mask = read_core_mask(&files, &topo, &mut core_names_first)?.map(Rc::new);
         let has_topology = core_mask.is_some() || root.exists(&topo)?;
         let block = by_processor.get(&id);
         if !has_topology && !online {
@@ -330,18 +365,23 @@ fn read_root(root: &Root) -> Result<Topology, Error> {
         let donor = core_owner
             .get(&id)
             .map(|&i| &raws[i])
-            .filter(|d: &&RawCpu| d.masks[CORE] == core_mask);
+            .filter(|d: &&RawCpu| d.masks[CORE].as_deref() == core_mask.as_deref());
         if let (true, Some(d)) = (has_topology, donor) {
             raw.ids = d.ids;
-            raw.masks = d.masks;
+            raw.masks = d.masks.clone();
             raw.ids[CORE] = files.int(&format!("{topo}/core_id"))?;
         } else if has_topology {
             // One listing (about four system calls) instead of a failed open
             // per absent file: older kernels lack up to ten of these names.
-            let listed = root.list(&topo)?;
+            // One kernel wrote every CPU's directory, so the first listing
+            // serves them all (a name missing from a later CPU is just a
+            // failed open, as without the listing).
+            if topo_names.is_none() {
+                topo_names = Some(root.list(&topo)?);
+            }
             let topo_files = Files {
                 root,
-                only: Some(&listed),
+                only: topo_names.as_deref(),
             };
             let files = &topo_files;
             // A CPU listed in an earlier CPU's package mask takes that CPU's
@@ -349,14 +389,16 @@ fn read_root(root: &Root) -> Result<Topology, Error> {
             // its first CPU only).
             if let Some(&i) = package_owner.get(&id) {
                 raw.ids[PACKAGE] = raws[i].ids[PACKAGE];
-                raw.masks[PACKAGE] = raws[i].masks[PACKAGE];
+                raw.masks[PACKAGE] = raws[i].masks[PACKAGE].clone();
             } else {
                 raw.ids[PACKAGE] = files.int(&format!("{topo}/physical_package_id"))?;
                 raw.masks[PACKAGE] = match files.mask(&topo, "package_cpus_list", "package_cpus")? {
-                    Some(m) => Some(m),
-                    None => files.mask(&topo, "core_siblings_list", "core_siblings")?,
+                    Some(m) => Some(Rc::new(m)),
+                    None => files
+                        .mask(&topo, "core_siblings_list", "core_siblings")?
+                        .map(Rc::new),
                 };
-                if let Some(m) = raw.masks[PACKAGE] {
+                if let Some(m) = raw.masks[PACKAGE].as_deref() {
                     for other in m.iter().filter(|&c| c > id as usize) {
                         package_owner.entry(other as u32).or_insert(raws.len());
                     }
@@ -365,14 +407,16 @@ fn read_root(root: &Root) -> Result<Topology, Error> {
             raw.ids[DIE] = files.int(&format!("{topo}/die_id"))?;
             raw.ids[CLUSTER] = files.int(&format!("{topo}/cluster_id"))?;
             raw.ids[CORE] = files.int(&format!("{topo}/core_id"))?;
-            raw.masks[DIE] = files.mask(&topo, "die_cpus_list", "die_cpus")?;
-            raw.masks[CLUSTER] = files.mask(&topo, "cluster_cpus_list", "cluster_cpus")?;
-            raw.masks[CORE] = core_mask;
-            if let Some(m) = core_mask {
+            raw.masks[DIE] = files.mask(&topo, "die_cpus_list", "die_cpus")?.map(Rc::new);
+            raw.masks[CLUSTER] = files
+                .mask(&topo, "cluster_cpus_list", "cluster_cpus")?
+                .map(Rc::new);
+            if let Some(m) = core_mask.as_deref() {
                 for sibling in m.iter().filter(|&c| c != id as usize) {
                     core_owner.entry(sibling as u32).or_insert(raws.len());
                 }
             }
+            raw.masks[CORE] = core_mask;
         } else if let Some(b) = block {
             // Kernels before 2.6.16 had no topology directory; their cpuinfo
             // carries the same ids on x86.
@@ -380,7 +424,9 @@ fn read_root(root: &Root) -> Result<Topology, Error> {
             raw.ids[PACKAGE] = num("physical id");
             raw.ids[CORE] = num("core id");
         }
-        raw.capacity = files.uint(&format!("{dir}/cpu_capacity"))?;
+        if has_capacity_file {
+            raw.capacity = files.uint(&format!("{dir}/cpu_capacity"))?;
+        }
         if matches!(arch, Arch::PowerPc64 | Arch::PowerPc) {
             // POWER's `physical_id` is the hardware thread id (the PIR /
             // interrupt server number) that bring-up targets.
@@ -589,22 +635,29 @@ fn group_keys(raws: &[RawCpu], online: &CpuMask) -> Vec<[Option<u32>; 4]> {
             .all(|r| r.ids[level].is_some_and(|v| (0..=u32::MAX as i64).contains(&v)));
         let ids_agree = ids_usable && {
             // Group online CPUs by (enclosing keys, id) and compare with masks.
-            let mut by_id: HashMap<([Option<u32>; 4], i64), CpuMask> = HashMap::new();
+            // Masks live in a side vector so that growing the map moves small
+            // indices, not 2 KiB masks.
+            let mut by_id: HashMap<([Option<u32>; 4], i64), usize> = HashMap::new();
+            let mut groups: Vec<CpuMask> = Vec::new();
             for (r, k) in raws.iter().zip(&keys) {
                 if online.contains(r.id as usize) {
                     let id = r.ids[level].unwrap_or(-1);
-                    by_id.entry((*k, id)).or_default().set(r.id as usize);
+                    let slot = *by_id.entry((*k, id)).or_insert_with(|| {
+                        groups.push(CpuMask::new());
+                        groups.len() - 1
+                    });
+                    groups[slot].set(r.id as usize);
                 }
             }
             raws.iter().zip(&keys).all(|(r, k)| {
                 if !online.contains(r.id as usize) {
                     return true;
                 }
-                match r.masks[level] {
+                match r.masks[level].as_deref() {
                     None => true,
                     Some(m) => {
                         let id = r.ids[level].unwrap_or(-1);
-                        by_id.get(&(*k, id)) == Some(&m.and(&online))
+                        by_id.get(&(*k, id)).map(|&slot| &groups[slot]) == Some(&m.and(&online))
                     }
                 }
             })
@@ -613,7 +666,7 @@ fn group_keys(raws: &[RawCpu], online: &CpuMask) -> Vec<[Option<u32>; 4]> {
             k[level] = Some(if ids_agree {
                 r.ids[level].unwrap_or(0) as u32
             } else {
-                match r.masks[level] {
+                match r.masks[level].as_deref() {
                     Some(m) => {
                         let mut m = m.and(&known);
                         m.set(r.id as usize);
@@ -642,18 +695,26 @@ fn middle_level_is_real(raws: &[RawCpu], level: usize, online: &CpuMask) -> bool
     let single = raws
         .iter()
         .filter(|r| online.contains(r.id as usize))
-        .all(|r| r.masks[level].is_none_or(|m| m.and(online).weight() <= 1));
+        .all(|r| {
+            r.masks[level]
+                .as_deref()
+                .is_none_or(|m| m.and(online).weight() <= 1)
+        });
     if single {
         return false;
     }
     raws.iter()
         .filter(|r| online.contains(r.id as usize))
         .all(|r| {
-            let Some(mid) = r.masks[level].map(|m| m.and(online)) else {
+            let Some(mid) = r.masks[level].as_deref().map(|m| m.and(online)) else {
                 return true;
             };
-            let inner_ok = r.masks[CORE].is_none_or(|c| c.and(online).is_subset(&mid));
-            let outer_ok = r.masks[PACKAGE].is_none_or(|p| mid.is_subset(&p.and(online)));
+            let inner_ok = r.masks[CORE]
+                .as_deref()
+                .is_none_or(|c| c.and(online).is_subset(&mid));
+            let outer_ok = r.masks[PACKAGE]
+                .as_deref()
+                .is_none_or(|p| mid.is_subset(&p.and(online)));
             inner_ok && outer_ok
         })
 }
@@ -695,6 +756,13 @@ fn read_caches(
             .filter_map(|n| Some((numbered(&n, "index")?, n)))
             .collect();
         indices.sort();
+        if indices.is_empty() && names_seen.is_empty() && r.online && !sparc_files {
+            // The kernel builds every online CPU's `cache/` the same way (its
+            // cacheinfo support is per architecture, not per CPU): when the
+            // first online CPU has none, no CPU has, and probing the others
+            // would only cost a failed open each.
+            break;
+        }
         for (_, name) in &indices {
             if !names_seen.contains(name) {
                 names_seen.push(name.clone());
@@ -769,7 +837,7 @@ fn read_caches(
             if cpus.is_empty() {
                 // ia64 kernels print an all-zero map for the L2i and L3; those
                 // caches belong to the core (hwloc makes the same assumption).
-                cpus = r.masks[CORE].unwrap_or_default();
+                cpus = r.masks[CORE].as_deref().copied().unwrap_or_default();
             }
             cpus.set(r.id as usize);
             // Kernels size these maps by NR_CPUS; only possible CPUs are real.
