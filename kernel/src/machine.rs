@@ -277,8 +277,34 @@ pub fn run(start_info: u32) -> Result<(), Fatal> {
         shifts.package
     );
     let distances = numa_distances(&fw, &numa);
+    // The boot CPU's caches from its own CPUID; until the APs read theirs,
+    // each is predicted from it (same CPUID, its own APIC id) so that the
+    // hotplug engine's LLC and L2 masks have caches to go by.
+    let bsp_caches = cpu::read_caches(bsp_apic);
+    if let Some(&bsp) = areas.first() {
+        bsp.caches.call_once(|| bsp_caches);
+    }
+    kprintln!(
+        "cacheinfo: {:?} rules, {}: {} cache leaves",
+        bsp_caches.vendor,
+        bsp_caches.source.describe(),
+        bsp_caches.leaves().count()
+    );
+    let early_caches =
+        crate::cacheinfo::shared_instances(present.iter().map(|c| crate::cacheinfo::Placed {
+            cpu: c.cpu,
+            node: c.node,
+            caches: bsp_caches.for_apic_id(c.apic_id),
+        }));
     let boot_only = CpuMask::single(0);
-    let topo = crate::report::build(&cpus, &boot_only, shifts, &node_facts, &distances);
+    let topo = crate::report::build(
+        &cpus,
+        &boot_only,
+        shifts,
+        &node_facts,
+        &distances,
+        &early_caches,
+    );
 
     let delays = Delays {
         init_us: opts.init_delay_us,
@@ -347,11 +373,26 @@ pub fn run(start_info: u32) -> Result<(), Fatal> {
         kprintln!("{line}");
     }
 
-    match crate::report::build(&cpus, &online, shifts, &node_facts, &distances) {
+    // Every online CPU's caches as it read them at call-in; Linux's shared
+    // maps, too, only link online CPUs.
+    let caches = crate::cacheinfo::shared_instances(
+        areas
+            .iter()
+            .filter(|a| online.contains(a.cpu as usize))
+            .filter_map(|a| {
+                a.caches.get().map(|&c| crate::cacheinfo::Placed {
+                    cpu: a.cpu,
+                    node: a.node,
+                    caches: c,
+                })
+            }),
+    );
+    match crate::report::build(&cpus, &online, shifts, &node_facts, &distances, &caches) {
         Ok(t) => {
             crate::report::print_topology(&t);
             if opts.topo_dump {
                 crate::report::print_cpu_facts(&t);
+                crate::report::print_cache_facts(&t);
             }
             if opts.sched_domains {
                 crate::report::print_domains(&t);

@@ -9,6 +9,7 @@ extern crate alloc;
 
 mod arch;
 mod bringup;
+mod cacheinfo;
 mod cmdline;
 mod firmware;
 mod machine;

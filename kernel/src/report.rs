@@ -7,7 +7,7 @@ use crate::machine::CpuInfo;
 use alloc::string::String;
 use alloc::vec::Vec;
 use cpumask::CpuMask;
-use topology::{Arch, CpuSpec, HwIdKind, LevelKind, Topology, TopologyBuilder};
+use topology::{Arch, Cache, CpuSpec, HwIdKind, LevelKind, Topology, TopologyBuilder};
 
 /// One NUMA node as the kernel saw it: id, bytes of memory.
 pub struct NodeFacts {
@@ -18,14 +18,16 @@ pub struct NodeFacts {
 }
 
 /// Builds the shared topology model from APIC ids split by the CPUID shifts,
-/// SRAT node membership and SLIT distances. Every CPU the firmware lists is
-/// possible; MADT-enabled ones present; those that came up online.
+/// SRAT node membership, SLIT distances and the cache instances CPUID gave
+/// (`crate::cacheinfo`). Every CPU the firmware lists is possible;
+/// MADT-enabled ones present; those that came up online.
 pub fn build(
     cpus: &[CpuInfo],
     online: &CpuMask,
     shifts: ApicShifts,
     nodes: &[NodeFacts],
     distances: &(usize, Vec<u8>),
+    caches: &[Cache],
 ) -> Result<Topology, topology::BuildError> {
     let mut b = TopologyBuilder::new(Arch::X86_64);
     b.source("acpi+cpuid").hw_id_kind(HwIdKind::ApicId);
@@ -77,6 +79,9 @@ pub fn build(
     if *n == ids.len() && *n > 1 {
         b.distances(d.iter().map(|&x| x as u32).collect());
     }
+    for cache in caches {
+        b.add_cache(cache.clone());
+    }
     b.build()
 }
 
@@ -110,7 +115,33 @@ pub fn print_cpu_facts(t: &Topology) {
     }
 }
 
-/// Prints the topology summary: counts per level and each node's CPUs.
+/// `L2`, `L1d`, `L1i`: a cache's name as lscpu and lstopo print it.
+fn cache_name(c: &Cache) -> String {
+    alloc::format!("L{}{}", c.level, c.kind.suffix())
+}
+
+/// Prints one `cputopo: cache` line per cache instance (`topo_dump`), so that
+/// the host can rebuild the same model: level and kind, size in bytes, line
+/// size, ways (`-` unknown, 0 fully associative) and the CPUs sharing it.
+pub fn print_cache_facts(t: &Topology) {
+    let or_dash = |v: Option<u64>| {
+        v.map(|v| alloc::format!("{v}"))
+            .unwrap_or_else(|| String::from("-"))
+    };
+    for c in &t.caches {
+        kprintln!(
+            "cputopo: cache {} size {} line {} ways {} cpus {}",
+            cache_name(c),
+            or_dash(c.size_bytes),
+            or_dash(c.line_bytes.map(u64::from)),
+            or_dash(c.ways.map(u64::from)),
+            c.cpus.to_list_string()
+        );
+    }
+}
+
+/// Prints the topology summary: counts per level, each cache level (how many
+/// instances, how many CPUs share one), and each node's CPUs.
 pub fn print_topology(t: &Topology) {
     let mut counts = String::new();
     for kind in LevelKind::ALL {
@@ -140,6 +171,37 @@ pub fn print_topology(t: &Topology) {
                 );
             }
         }
+    }
+    // Caches, one line per level and kind: instances are listed in the model's
+    // order (level, kind, first CPU), so equal ones are adjacent.
+    let mut i = 0;
+    while let Some(first) = t.caches.get(i) {
+        let same = t.caches[i..]
+            .iter()
+            .take_while(|c| c.level == first.level && c.kind == first.kind)
+            .count();
+        let group = &t.caches[i..i + same];
+        let weights = group.iter().map(|c| c.cpus.weight());
+        let (least, most) = weights.fold((usize::MAX, 0), |(lo, hi), w| (lo.min(w), hi.max(w)));
+        let sharing = if least == most {
+            alloc::format!("{most}")
+        } else {
+            alloc::format!("{least}-{most}")
+        };
+        kprintln!(
+            "topology: cache {} {} KiB, {} instances of {} CPUs{}",
+            cache_name(first),
+            first.size_bytes.unwrap_or(0) >> 10,
+            same,
+            sharing,
+            if same <= 16 {
+                let spans: Vec<String> = group.iter().map(|c| c.cpus.to_list_string()).collect();
+                alloc::format!(": {}", spans.join(" "))
+            } else {
+                String::new()
+            }
+        );
+        i += same;
     }
     for node in &t.nodes {
         let mib = node.memory_bytes.unwrap_or(0) >> 20;

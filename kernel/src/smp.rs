@@ -64,6 +64,9 @@ pub struct PerCpu {
     pub callin_ns: AtomicU64,
     /// Set by the BSP to let the AP calibrate (`calibrate=serial`).
     released: AtomicBool,
+    /// What this CPU's CPUID says about its caches, read by the CPU itself at
+    /// call-in (Linux: `identify_secondary_cpu()` → cacheinfo).
+    pub caches: Once<crate::cacheinfo::CpuCaches>,
 }
 
 impl PerCpu {
@@ -87,6 +90,7 @@ impl PerCpu {
             lpj: AtomicU64::new(0),
             callin_ns: AtomicU64::new(0),
             released: AtomicBool::new(false),
+            caches: Once::new(),
         }
     }
 
@@ -172,7 +176,7 @@ pub fn bogomips_x100(lpj: u64) -> u64 {
 
 /// Rust entry of every application processor, on its own stack.
 #[no_mangle]
-extern "C" fn ap_rust_entry(cpu_nr: u32, _apic_id: u32) -> ! {
+extern "C" fn ap_rust_entry(cpu_nr: u32, apic_id: u32) -> ! {
     let Some(&me) = PERCPU.get(cpu_nr as usize).and_then(Once::get) else {
         cpu::park()
     };
@@ -182,6 +186,8 @@ extern "C" fn ap_rust_entry(cpu_nr: u32, _apic_id: u32) -> ! {
         cpu::park()
     }
     me.callin_ns.store(timer::now_ns(), Ordering::Relaxed);
+    // Its own CPUID, as Linux reads each CPU's: caches may differ per CPU.
+    me.caches.call_once(|| cpu::read_caches(apic_id));
     let config = AP_CONFIG.get().copied().unwrap_or(ApConfig {
         x2apic: false,
         calibrate: Calibrate::Skip,

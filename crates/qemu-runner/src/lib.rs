@@ -17,6 +17,7 @@ pub use parse::{
     PercpuLine, SratRange,
 };
 pub use run::{
-    build_kernel, kernel_dir, qemu_version, run_linux, run_manycore, Boot, RunError, RunOptions,
+    build_kernel, default_bios, default_bios_for, kernel_dir, qemu_version, run_linux,
+    run_manycore, run_manycore_with_args, Boot, RunError, RunOptions, SEABIOS,
 };
 pub use sched::{parse_kernel_domains, KernelDomain, KernelDomains};

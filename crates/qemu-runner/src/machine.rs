@@ -166,6 +166,21 @@ impl Machine {
         self.x2apic.unwrap_or(self.max_apic_id() > 254)
     }
 
+    /// Whether some APIC id does not fit xAPIC's 8-bit destinations (above
+    /// 254; 255 is broadcast). Such a machine gets an `intel-iommu` with
+    /// interrupt remapping in x2APIC mode (`intremap=on,eim=on`) and SeaBIOS,
+    /// which hands over with x2APIC enabled, because Linux 6.12 needs both:
+    /// it registers MADT x2APIC entries only when the firmware left x2APIC on
+    /// (otherwise it boots 255 CPUs in xAPIC mode, where QEMU also delivers
+    /// an INIT/SIPI for APIC id n to id n + 256, and two CPUs enter the same
+    /// trampoline: the reset seen at 1024 vCPUs), and it keeps x2APIC only if
+    /// interrupt remapping can address every id ("x2apic: IRQ remapping
+    /// doesn't support X2APIC mode" turns it back off otherwise). The
+    /// manycore kernel needs neither and ignores both.
+    pub fn beyond_xapic(&self) -> bool {
+        self.max_apic_id() > 254
+    }
+
     /// The node of logical CPU `index`: CPUs split into `nodes` contiguous runs.
     pub fn node_of(&self, index: u32) -> u32 {
         (index as u64 * self.nodes as u64 / self.cpus as u64) as u32
@@ -229,6 +244,10 @@ impl Machine {
         ));
         a.push("-m".into());
         a.push(format!("{}M", self.memory()));
+        if self.beyond_xapic() {
+            a.push("-device".into());
+            a.push("intel-iommu,intremap=on,eim=on".into());
+        }
         if self.nodes > 1 {
             let per = self.memory() / self.nodes;
             for n in 0..self.nodes {
@@ -252,9 +271,18 @@ impl Machine {
 impl Machine {
     /// The topology QEMU presents for this machine, in the shared model: what
     /// the kernel should discover from MADT, SRAT, SLIT and CPUID (all CPUs
-    /// online, no caches: the kernel reads none).
+    /// online), caches included as a Linux 6.12 guest reads them.
+    ///
+    /// The caches are QEMU's legacy AMD model, which `-cpu qemu64` (vendor
+    /// AuthenticAMD, no TOPOEXT) reports in CPUID 0x8000_0005/6 (target/i386/cpu.c:
+    /// `legacy_l1d_cache_amd`, `legacy_l1i_cache_amd` 64 KiB 2-way,
+    /// `legacy_l2_cache_amd` 512 KiB 16-way, `legacy_l3_cache` 16 MiB 16-way
+    /// shared per die; 64-byte lines). Those leaves carry no sharing, so Linux
+    /// keeps L1 and L2 private to each CPU, and shares the L3 among the CPUs
+    /// whose APIC ids agree above the package bits (its LLC id) and that sit
+    /// on the same node (`topology_sane()`).
     pub fn expected_topology(&self) -> Result<topology::Topology, topology::BuildError> {
-        use topology::{Arch, CpuSpec, HwIdKind, TopologyBuilder};
+        use topology::{Arch, Cache, CacheKind, CpuSpec, HwIdKind, TopologyBuilder};
         let (_, cores, threads) = self.effective_shape();
         let mut b = TopologyBuilder::new(Arch::X86_64);
         b.source("qemu").hw_id_kind(HwIdKind::ApicId);
@@ -282,6 +310,29 @@ impl Machine {
                 .map(|(a, b)| self.distance(a, b))
                 .collect();
             b.distances(d);
+        }
+        let cache = |level, kind, kib: u64, ways, cpus| Cache {
+            level,
+            kind,
+            size_bytes: Some(kib * 1024),
+            line_bytes: Some(64),
+            ways: Some(ways),
+            cpus,
+        };
+        let mut l3: std::collections::BTreeMap<(u32, u32), cpumask::CpuMask> =
+            std::collections::BTreeMap::new();
+        let package_bits = bits(cores) + bits(threads);
+        for i in 0..self.cpus {
+            let me = cpumask::CpuMask::single(i as usize);
+            b.add_cache(cache(1, CacheKind::Data, 64, 2, me));
+            b.add_cache(cache(1, CacheKind::Instruction, 64, 2, me));
+            b.add_cache(cache(2, CacheKind::Unified, 512, 16, me));
+            l3.entry((self.apic_id(i) >> package_bits, self.node_of(i)))
+                .or_default()
+                .set(i as usize);
+        }
+        for cpus in l3.into_values() {
+            b.add_cache(cache(3, CacheKind::Unified, 16 * 1024, 16, cpus));
         }
         b.build()
     }
@@ -329,6 +380,32 @@ mod tests {
             ..Machine::new(300)
         };
         assert_eq!(off.validate(), Err(MachineError::NeedsX2apic(299)));
+    }
+
+    #[test]
+    fn interrupt_remapping_only_beyond_apic_id_254() {
+        let iommu = |m: &Machine| {
+            m.qemu_args()
+                .windows(2)
+                .any(|w| w[0] == "-device" && w[1] == "intel-iommu,intremap=on,eim=on")
+        };
+        // 255 CPUs end at APIC id 254: xAPIC can address them all.
+        assert!(!Machine::new(255).beyond_xapic());
+        assert!(!iommu(&Machine::new(255)));
+        assert!(Machine::new(256).beyond_xapic());
+        assert!(iommu(&Machine::new(1024)));
+        // x2APIC forced on below 255 ids does not need remapping.
+        let forced = Machine {
+            x2apic: Some(true),
+            ..Machine::new(8)
+        };
+        assert!(forced.uses_x2apic() && !iommu(&forced));
+        // 195 CPUs whose third socket starts at APIC id 256.
+        let sparse = Machine {
+            shape: Some((3, 65, 1)),
+            ..Machine::new(195)
+        };
+        assert!(iommu(&sparse));
     }
 
     #[test]

@@ -113,6 +113,47 @@ pub struct ManycoreOutput {
     pub cpu_facts: Vec<CpuFacts>,
     /// `topology: node N distances ...` rows, by node.
     pub distances: Vec<(u32, Vec<u32>)>,
+    /// `cputopo: cache` lines (`topo_dump`): the cache instances of the
+    /// kernel's model, read from CPUID.
+    pub caches: Vec<topology::Cache>,
+}
+
+/// Parses `L1d size 65536 line 64 ways 2 cpus 0-1` (after `cputopo: cache `):
+/// level and kind, size in bytes, line size, ways (`-` unknown, 0 fully
+/// associative), sharing CPUs. `None` if any field is malformed.
+fn parse_cache_line(rest: &str) -> Option<topology::Cache> {
+    use topology::CacheKind;
+    let w: Vec<&str> = rest.split_whitespace().collect();
+    if w.len() != 9 || w[1] != "size" || w[3] != "line" || w[5] != "ways" || w[7] != "cpus" {
+        return None;
+    }
+    let name = w[0].strip_prefix('L')?;
+    let (level, kind) = match name.strip_suffix('d') {
+        Some(l) => (l, CacheKind::Data),
+        None => match name.strip_suffix('i') {
+            Some(l) => (l, CacheKind::Instruction),
+            None => (name, CacheKind::Unified),
+        },
+    };
+    fn opt<T: std::str::FromStr>(v: &str) -> Option<Option<T>> {
+        if v == "-" {
+            Some(None)
+        } else {
+            v.parse().ok().map(Some)
+        }
+    }
+    let cpus = cpumask::CpuMask::parse_list(w[8]).ok()?;
+    if cpus.is_empty() {
+        return None;
+    }
+    Some(topology::Cache {
+        level: level.parse().ok()?,
+        kind,
+        size_bytes: opt(w[2])?,
+        line_bytes: opt(w[4])?,
+        ways: opt(w[6])?,
+        cpus,
+    })
 }
 
 /// One `cputopo: cpu C apic A package P die D core K node N online O` line.
@@ -182,6 +223,10 @@ pub fn parse_manycore(output: &str) -> ManycoreOutput {
                         fallback,
                     });
                 }
+            }
+        } else if let Some(rest) = line.strip_prefix("cputopo: cache ") {
+            if let Some(cache) = parse_cache_line(rest) {
+                out.caches.push(cache);
             }
         } else if let Some(rest) = line.strip_prefix("cputopo: ") {
             let w: Vec<&str> = rest.split_whitespace().collect();
@@ -257,8 +302,8 @@ pub fn parse_linux(output: &str) -> Option<KernelResult> {
     None
 }
 
-/// Rebuilds the shared topology model from the kernel's `cputopo:` and
-/// distance lines, the way the kernel built it.
+/// Rebuilds the shared topology model from the kernel's `cputopo:` (CPU and
+/// cache) and distance lines, the way the kernel built it.
 pub fn kernel_topology(out: &ManycoreOutput) -> Result<topology::Topology, topology::BuildError> {
     use topology::{Arch, CpuSpec, HwIdKind, TopologyBuilder};
     let mut b = TopologyBuilder::new(Arch::X86_64);
@@ -296,12 +341,64 @@ pub fn kernel_topology(out: &ManycoreOutput) -> Result<topology::Topology, topol
         }
         b.distances(d);
     }
+    for cache in &out.caches {
+        b.add_cache(cache.clone());
+    }
     b.build()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parses_cache_facts_and_skips_malformed_ones() {
+        use topology::CacheKind;
+        let out = "[    0.36] cputopo: cache L1d size 65536 line 64 ways 2 cpus 0\n\
+            [    0.36] cputopo: cache L1i size - line - ways - cpus 1\n\
+            [    0.37] cputopo: cache L3 size 16777216 line 64 ways 0 cpus 0-7\n\
+            [    0.37] cputopo: cache L3 size 16M line 64 ways 16 cpus 8-15\n\
+            [    0.37] cputopo: cache L2 size 1 line 64 ways 16 cpus\n\
+            [    0.37] cputopo: cache X2 size 1 line 64 ways 16 cpus 3\n";
+        let o = parse_manycore(out);
+        let got: Vec<_> = o
+            .caches
+            .iter()
+            .map(|c| {
+                (
+                    c.level,
+                    c.kind,
+                    c.size_bytes,
+                    c.line_bytes,
+                    c.ways,
+                    c.cpus.to_list_string(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    1,
+                    CacheKind::Data,
+                    Some(65536),
+                    Some(64),
+                    Some(2),
+                    "0".to_string()
+                ),
+                (1, CacheKind::Instruction, None, None, None, "1".to_string()),
+                (
+                    3,
+                    CacheKind::Unified,
+                    Some(16 << 20),
+                    Some(64),
+                    Some(0),
+                    "0-7".to_string()
+                ),
+            ]
+        );
+        assert!(o.cpu_facts.is_empty(), "cache lines are not CPU lines");
+    }
 
     #[test]
     fn parses_linux_bringup_lines() {

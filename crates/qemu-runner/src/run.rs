@@ -74,7 +74,8 @@ pub struct RunOptions {
     pub timeout: Duration,
     /// Extra QEMU arguments appended after the machine's.
     pub extra_qemu: Vec<String>,
-    /// Firmware image for `-bios` (`None`: QEMU's default, SeaBIOS).
+    /// Firmware image for `-bios`; `None` picks one for the machine
+    /// ([`default_bios_for`]), the same for both kernels.
     pub bios: Option<PathBuf>,
 }
 
@@ -83,7 +84,7 @@ impl Default for RunOptions {
         Self {
             timeout: Duration::from_secs(180),
             extra_qemu: Vec::new(),
-            bios: default_bios(),
+            bios: None,
         }
     }
 }
@@ -94,6 +95,32 @@ impl Default for RunOptions {
 pub fn default_bios() -> Option<PathBuf> {
     let qboot = PathBuf::from("/usr/share/qemu/qboot.rom");
     qboot.is_file().then_some(qboot)
+}
+
+/// QEMU's SeaBIOS image, named as QEMU finds it in its firmware directories
+/// (its default `-bios`, spelt out so that the printed command line says it).
+pub const SEABIOS: &str = "bios-256k.bin";
+
+/// The firmware a boot of `machine` gets when [`RunOptions::bios`] is `None`:
+/// [`default_bios`] (qboot), except for machines with APIC ids above 254,
+/// which get SeaBIOS: qboot leaves the local APICs in xAPIC mode, and Linux
+/// then ignores every MADT x2APIC entry (see [`Machine::beyond_xapic`]);
+/// SeaBIOS 1.16 enables x2APIC when the CPU has it. Starting every vCPU once
+/// costs SeaBIOS wall-clock time before either kernel runs, not bring-up time.
+pub fn default_bios_for(machine: &Machine) -> Option<PathBuf> {
+    if machine.beyond_xapic() {
+        Some(PathBuf::from(SEABIOS))
+    } else {
+        default_bios()
+    }
+}
+
+/// `opts` with the firmware for `machine` filled in.
+fn with_firmware(opts: &RunOptions, machine: &Machine) -> RunOptions {
+    RunOptions {
+        bios: opts.bios.clone().or_else(|| default_bios_for(machine)),
+        ..opts.clone()
+    }
 }
 
 /// One finished boot.
@@ -203,6 +230,13 @@ const KERNEL_SUCCESS: i32 = (0x10 << 1) | 1;
 
 fn common_args(m: &Machine) -> Vec<String> {
     let mut a = m.qemu_args();
+    a.extend(console_args());
+    a
+}
+
+/// The console and exit device every boot gets, whatever the machine.
+fn console_args() -> Vec<String> {
+    let mut a = Vec::new();
     for s in [
         "-nodefaults",
         "-no-user-config",
@@ -228,7 +262,7 @@ fn run_qemu(
 ) -> Result<(String, Option<i32>, Duration, String), RunError> {
     qemu_version()?;
     let mut args = args.to_vec();
-    if let Some(bios) = &opts.bios {
+    if let Some(bios) = opts.bios.clone().or_else(default_bios) {
         args.push("-bios".into());
         args.push(bios.display().to_string());
     }
@@ -335,6 +369,41 @@ pub fn run_manycore(
     args.push(kernel.display().to_string());
     args.push("-append".into());
     args.push(cmdline.to_string());
+    let opts = &with_firmware(opts, machine);
+    let (output, code, wall, command) = run_qemu(&args, opts, |_| false)?;
+    let parsed = parse_manycore(&output);
+    match (&parsed.result, code) {
+        (Some(r), Some(KERNEL_SUCCESS)) => Ok(Boot {
+            result: r.clone(),
+            parsed,
+            output,
+            wall,
+            command,
+        }),
+        _ => Err(RunError::NoResult {
+            exit_code: code,
+            output,
+        }),
+    }
+}
+
+/// Boots the manycore kernel at `kernel` on a machine given as raw QEMU
+/// arguments (`-smp`, `-m`, `-numa`, `-cpu`, `-machine`, `-accel`...) instead of
+/// a [`Machine`]: for example the exact command line a Linux guest was captured
+/// on (crates/domains/tests/data/*.README), so that both kernels see the same
+/// CPUID and firmware tables.
+pub fn run_manycore_with_args(
+    kernel: &Path,
+    machine_args: &[String],
+    cmdline: &str,
+    opts: &RunOptions,
+) -> Result<Boot, RunError> {
+    let mut args = machine_args.to_vec();
+    args.extend(console_args());
+    args.push("-kernel".into());
+    args.push(kernel.display().to_string());
+    args.push("-append".into());
+    args.push(cmdline.to_string());
     let (output, code, wall, command) = run_qemu(&args, opts, |_| false)?;
     let parsed = parse_manycore(&output);
     match (&parsed.result, code) {
@@ -372,6 +441,7 @@ pub fn run_linux(
     }
     args.push("-append".into());
     args.push(format!("console=ttyS0 panic=-1 {cmdline}"));
+    let opts = &with_firmware(opts, machine);
     let (output, code, wall, command) = run_qemu(&args, opts, |out| {
         out.lines()
             .last()
@@ -389,5 +459,31 @@ pub fn run_linux(
             exit_code: code,
             output,
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn firmware_is_seabios_only_beyond_apic_id_254() {
+        let pick = |m: &Machine, bios: Option<&str>| {
+            let opts = RunOptions {
+                bios: bios.map(PathBuf::from),
+                ..RunOptions::default()
+            };
+            with_firmware(&opts, m).bios
+        };
+        assert_eq!(pick(&Machine::new(255), None), default_bios());
+        assert_eq!(
+            pick(&Machine::new(1024), None),
+            Some(PathBuf::from(SEABIOS))
+        );
+        // An explicit firmware is kept, whatever the machine.
+        assert_eq!(
+            pick(&Machine::new(1024), Some("/x/qboot.rom")),
+            Some(PathBuf::from("/x/qboot.rom"))
+        );
     }
 }

@@ -319,7 +319,8 @@ fn panics_and_exceptions_exit_qemu_with_failure() {
 
 #[test]
 fn scheduler_domains_the_kernel_prints_equal_the_host_crates_for_the_qemu_topology() {
-    // The kernel builds the shared topology model from MADT/SRAT/SLIT/CPUID,
+    // The kernel builds the shared topology model from MADT/SRAT/SLIT/CPUID
+    // (caches included, from each CPU's CPUID),
     // runs the shared `domains` crate on it (no_std) and prints every CPU's
     // domains. The host computes the same crate's domains for the topology the
     // QEMU command line describes, and every CPU's chain must match: names,
@@ -383,7 +384,9 @@ fn scheduler_domains_the_kernel_prints_equal_the_host_crates_for_the_qemu_topolo
             assert_eq!(got, &want, "{what}: CPU {}", c.cpu);
             levels_seen.extend(want.iter().map(|d| d.name.clone()));
         }
-        // The comparison must cover the levels this shape is about.
+        // The comparison must cover the levels this shape is about: every one
+        // has CPUs sharing an L3 on a node (CPUID's caches), hence MC.
+        assert!(levels_seen.contains("MC"), "{what}: {levels_seen:?}");
         if m.shape.is_some() {
             assert!(levels_seen.contains("SMT"), "{what}: {levels_seen:?}");
         }

@@ -116,6 +116,14 @@ pub fn apic_shifts() -> ApicShifts {
     out
 }
 
+/// This CPU's caches from CPUID (`crate::cacheinfo`, Linux 6.12's rules), for
+/// the CPU with APIC id `apic_id` that executes it.
+pub fn read_caches(apic_id: u32) -> crate::cacheinfo::CpuCaches {
+    let shifts = apic_shifts();
+    let xtopology_core_shift = (shifts.leaf != 1).then_some(shifts.core);
+    crate::cacheinfo::read(&CpuId::new(), apic_id, xtopology_core_shift)
+}
+
 /// The delay loop BogoMIPS measures: `loops` iterations of dec/jnz, as Linux's
 /// `delay_loop`.
 #[inline(never)]

@@ -1,0 +1,199 @@
+//! The manycore kernel against a real Linux guest on the same QEMU command
+//! line. crates/domains/tests/data holds, for each machine, Debian's Linux 6.12
+//! booted under QEMU 10 TCG (scripts/domains-capture.sh): the guest's sysfs
+//! snapshot and its scheduler-domain dump (/sys/kernel/debug/sched/domains plus
+//! the sched_verbose log). Here the manycore kernel boots with the exact QEMU
+//! arguments of that capture (from its README) and must agree with the guest:
+//! the caches it reads from CPUID equal the guest's sysfs caches, and every
+//! CPU's printed domains — names, spans, flags, groups — equal the guest's.
+//! The kernel's model, rebuilt on the host from its `cputopo:` lines, must also
+//! reproduce every file of the dump (intervals, imbalance, ...).
+//!
+//! Needs `qemu-system-x86_64` (10.x, as the captures): without it these tests
+//! fail with the install hint rather than pass silently.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use domains::compare::{compare, Dump};
+use qemu_runner::{build_kernel, run_manycore_with_args, Boot, RunOptions};
+
+fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../domains/tests/data")
+        .join(name)
+}
+
+fn kernel() -> PathBuf {
+    static KERNEL: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    KERNEL
+        .get_or_init(|| {
+            qemu_runner::qemu_version().map_err(|e| e.to_string())?;
+            build_kernel().map_err(|e| e.to_string())
+        })
+        .clone()
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The machine part of the capture's QEMU command line (its README's
+/// `command:` line): `-accel ...` and everything after the `-append "..."`
+/// string. The kernel, initrd and Linux command line are the capture's own.
+fn capture_args(machine: &str) -> Vec<String> {
+    let readme_path = data(&format!("{machine}.README"));
+    let readme = std::fs::read_to_string(&readme_path)
+        .unwrap_or_else(|e| panic!("{}: {e}", readme_path.display()));
+    let command = readme
+        .lines()
+        .find_map(|l| l.strip_prefix("command: "))
+        .unwrap_or_else(|| panic!("{}: no 'command:' line", readme_path.display()));
+    let words: Vec<&str> = command.split_whitespace().collect();
+    let mut args = Vec::new();
+    if let Some(i) = words.iter().position(|&w| w == "-accel") {
+        args.push("-accel".to_string());
+        args.push(words[i + 1].to_string());
+    }
+    // The -append value is one quoted string without inner quotes.
+    let (_, after_append) = command
+        .split_once("-append \"")
+        .and_then(|(a, rest)| Some((a, rest.split_once('"')?.1)))
+        .unwrap_or_else(|| panic!("{}: no -append \"...\"", readme_path.display()));
+    args.extend(after_append.split_whitespace().map(str::to_string));
+    assert!(
+        args.iter().any(|a| a == "-smp"),
+        "{machine}: no -smp in {args:?}"
+    );
+    args
+}
+
+fn boot(machine: &str) -> Boot {
+    let opts = RunOptions {
+        timeout: Duration::from_secs(600),
+        ..RunOptions::default()
+    };
+    let args = capture_args(machine);
+    run_manycore_with_args(&kernel(), &args, "calibrate=skip topo_dump", &opts)
+        .unwrap_or_else(|e| panic!("{machine}: booting with {args:?}: {e}"))
+}
+
+fn check(machine: &str) {
+    let b = boot(machine);
+    let guest = readers::sysfs::read_path(&data(&format!("{machine}-sysfs.tar.gz")))
+        .unwrap_or_else(|e| panic!("{machine}: reading the guest's sysfs: {e}"));
+    let dump = Dump::read(&data(&format!("{machine}-domains.tar.gz")))
+        .unwrap_or_else(|e| panic!("{machine}: {e}"));
+    let ours = qemu_runner::kernel_topology(&b.parsed)
+        .unwrap_or_else(|e| panic!("{machine}: the kernel's facts do not build: {e}"));
+
+    // The CPUs and how they group, as both kernels saw them.
+    assert_eq!(ours.online, guest.online, "{machine}: online CPUs");
+    for cpu in guest.online.iter() {
+        assert_eq!(
+            ours.smt_mask(cpu),
+            guest.smt_mask(cpu),
+            "{machine}: CPU {cpu} SMT"
+        );
+        assert_eq!(
+            ours.package_mask(cpu),
+            guest.package_mask(cpu),
+            "{machine}: CPU {cpu} package"
+        );
+        assert_eq!(
+            ours.node_of(cpu).map(|n| (n.id, n.cpus)),
+            guest.node_of(cpu).map(|n| (n.id, n.cpus)),
+            "{machine}: CPU {cpu} node"
+        );
+    }
+    // Caches from CPUID: every level, size, line, ways and sharing set as
+    // the guest's /sys/devices/system/cpu/cpu*/cache shows them.
+    assert!(
+        !guest.caches.is_empty(),
+        "{machine}: the snapshot has caches"
+    );
+    assert_eq!(ours.caches, guest.caches, "{machine}: caches\n{}", b.output);
+
+    // The domains the kernel printed, CPU by CPU, against the guest's dump.
+    let printed = qemu_runner::parse_kernel_domains(&b.parsed.domains)
+        .unwrap_or_else(|e| panic!("{machine}: {e}\n{}", b.output));
+    assert_eq!(printed.kernel, "6.12");
+    assert!(
+        !dump.verbose.is_empty(),
+        "{machine}: the dump has a sched_verbose log"
+    );
+    assert_eq!(
+        printed.cpus.keys().collect::<Vec<_>>(),
+        dump.verbose.keys().collect::<Vec<_>>(),
+        "{machine}: CPUs with domains"
+    );
+    let mut names_seen = std::collections::BTreeSet::new();
+    for (&cpu, tree) in &dump.verbose {
+        let got = &printed.cpus[&cpu];
+        let want_names: Vec<&str> = tree.iter().map(|d| d.name.as_str()).collect();
+        let got_names: Vec<&str> = got.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(got_names, want_names, "{machine}: CPU {cpu} levels");
+        for (m, (ours, linux)) in got.iter().zip(tree).enumerate() {
+            let what = format!("{machine}: cpu{cpu}/domain{m} ({})", linux.name);
+            let file = |f: &str| {
+                dump.files
+                    .get(&format!("cpu{cpu}/domain{m}/{f}"))
+                    .unwrap_or_else(|| panic!("{what}: no {f} file in the dump"))
+                    .trim()
+                    .to_string()
+            };
+            assert_eq!(ours.name, file("name"), "{what}: name file");
+            assert_eq!(ours.span, linux.span, "{what}: span");
+            // The kernel prints the group set sorted; Linux rotates it to start
+            // at the CPU's own group.
+            let mut groups = linux.groups.clone();
+            groups.sort_by_key(|g| (g.first(), g.to_list_string()));
+            assert_eq!(ours.groups, groups, "{what}: groups");
+            let flags: Vec<String> = file("flags")
+                .split_whitespace()
+                .map(str::to_string)
+                .collect();
+            assert_eq!(ours.flags, flags, "{what}: flags");
+            names_seen.insert(ours.name.clone());
+        }
+    }
+    // The point of reading caches: x86's MC level (CPUs sharing the LLC).
+    assert!(names_seen.contains("MC"), "{machine}: {names_seen:?}");
+
+    // Beyond what the kernel prints: its model, rebuilt on the host, gives
+    // every file of the dump (min_interval, imbalance_pct, ...).
+    let doms = domains::build(&ours, domains::KernelVersion::V6_12).expect("domains");
+    let diffs = compare(&doms, &dump);
+    let shown: Vec<String> = diffs.iter().take(20).map(|d| d.to_string()).collect();
+    assert!(
+        diffs.is_empty(),
+        "{machine}: {} differences:\n{}",
+        diffs.len(),
+        shown.join("\n")
+    );
+}
+
+/// 2 sockets x 4 cores x 2 threads, one node: MC is the socket's L3.
+#[test]
+fn two_sockets_smt2_one_node_matches_linux() {
+    check("x86-2s4c2t");
+}
+
+/// The same CPUs on 4 nodes, two per socket: Linux cuts the socket's L3 at the
+/// node (topology_sane), so MC spans 4 CPUs and NUMA levels follow.
+#[test]
+fn numa_inside_the_package_matches_linux() {
+    check("x86-4n-dist");
+}
+
+/// `-cpu max` (AuthenticAMD under TCG), one socket of 2 modules x 4 cores x 2
+/// threads with the L2 asked per module: the legacy leaves still give a
+/// per-CPU L2 (CLS folds into SMT) and a socket-wide L3 (MC = the socket).
+#[test]
+fn max_cpu_with_modules_matches_linux() {
+    check("x86-max-modules");
+}
+
+/// 64 CPUs, 8 sockets of 8 cores, one node per socket, distances 16/32.
+#[test]
+fn sixty_four_cpus_eight_nodes_matches_linux() {
+    check("x86-64c-8n");
+}

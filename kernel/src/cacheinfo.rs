@@ -1,0 +1,452 @@
+//! The cache hierarchy from CPUID, read on each CPU and grouped into shared
+//! instances the way Linux 6.12 does (arch/x86/kernel/cpu/cacheinfo.c,
+//! topology_amd.c, smpboot.c), so that the shared topology model's caches —
+//! and with them the scheduler's MC level (CPUs sharing the last-level cache)
+//! and CLS level (CPUs sharing the L2) — are the ones a Linux guest on the same
+//! QEMU machine builds.
+//!
+//! Which leaves, by vendor (as Linux's `cpuid4_cache_lookup_regs`):
+//! - Intel and every vendor other than AMD: leaf 4. A cache is shared by the CPUs
+//!   whose APIC ids agree above `order(EAX[25:14] + 1)` bits.
+//! - AMD with TOPOEXT: leaf 0x8000_001D, same fields. Below the fourth leaf a
+//!   cache is shared by the aligned block of `EAX[25:14] + 1` APIC ids; the
+//!   fourth (the L3) is shared by the CPUs with the same *LLC id* on the same
+//!   NUMA node (`cpu_llc_shared_mask`, which `topology_sane()` cuts at the node).
+//! - AMD without TOPOEXT (QEMU TCG's `qemu64` and `max` models): the legacy leaves
+//!   0x8000_0005 (L1d, L1i) and 0x8000_0006 (L2, and an L3 when its associativity
+//!   field is non-zero). They say nothing about sharing: L1 and L2 are private to
+//!   the CPU, the L3 goes by the LLC id as above.
+//!
+//! The AMD LLC id (`topo.llc_id`): with TOPOEXT and an L3, by family — below 0x17
+//! the node id of leaf 0x8000_001E, 0x17 models up to 0x1F `APIC id >> 3`, later
+//! ones `APIC id >> order(L3 sharing)`; otherwise (`legacy_set_llc`) the initial
+//! APIC id shifted right by the core domain's width: leaf 0x1F/0xB's core-level
+//! shift when the CPU has them (Linux 6.12.117 parses those on AMD with or
+//! without TOPOEXT — the Debian guest's SMT siblings under `qemu64` show it), else
+//! 0x8000_0008's `ApicIdCoreIdSize` or `order(NC + 1)`.
+//!
+//! Not modelled, because no CPU QEMU emulates needs it: leaf 2 descriptors (Intel
+//! CPUs without leaf 4, where Linux takes the package as the LLC), Hygon's leaf
+//! handling, the family 10h-16h node-id MSR, and AMD's leaf 0x8000_0026.
+//!
+//! Kept free of kernel dependencies (raw-cpuid, topology, cpumask, alloc) so that
+//! crates/qemu-runner's tests compile it on the host and feed it recorded CPUID.
+
+use alloc::collections::BTreeMap;
+use alloc::vec::Vec;
+use cpumask::CpuMask;
+use raw_cpuid::{Associativity, CacheParameter, CacheType, CpuId, CpuIdReader};
+use topology::{Cache, CacheKind};
+
+/// Cache leaves kept per CPU; real CPUs report 4 or 5, leaf 4 allows more, and
+/// anything beyond is dropped rather than allocated for.
+pub const MAX_LEAVES: usize = 8;
+
+/// Whose rules apply (Linux picks its cache parser by vendor).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Vendor {
+    /// `GenuineIntel`.
+    Intel,
+    /// `AuthenticAMD`.
+    Amd,
+    /// Anything else: read like Intel, through leaf 4.
+    Other,
+}
+
+/// The CPUID leaves the caches came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// Leaf 4 (deterministic cache parameters).
+    Leaf4,
+    /// AMD leaf 0x8000_001D (cache topology, with TOPOEXT).
+    Amd8000001d,
+    /// AMD legacy leaves 0x8000_0005 and 0x8000_0006 (no TOPOEXT).
+    AmdLegacy,
+    /// None of them: no caches are known.
+    Nothing,
+}
+
+impl Source {
+    /// How the kernel's log names it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Source::Leaf4 => "leaf 4",
+            Source::Amd8000001d => "leaf 0x8000001d (TOPOEXT)",
+            Source::AmdLegacy => "legacy leaves 0x80000005/6 (no TOPOEXT)",
+            Source::Nothing => "no cache leaf",
+        }
+    }
+}
+
+/// Which CPUs share one cache leaf with this CPU, as Linux decides it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sharing {
+    /// The CPUs whose APIC ids agree above this many low bits (leaf 4).
+    ApicShift(u32),
+    /// The CPUs whose APIC ids fall in the same aligned block of this many
+    /// (AMD leaf 0x8000_001D below the L3).
+    ApicBlock(u32),
+    /// This CPU only (AMD's legacy L1 and L2 leaves carry no sharing).
+    Alone,
+    /// AMD's L3: the CPUs on the same NUMA node whose LLC ids agree, the LLC id
+    /// being the APIC id shifted right by `bits` — only its low 8 bits when
+    /// `low8` (leaf 1's initial APIC id, what Linux shifts when neither leaf
+    /// 0xB/0x1F nor TOPOEXT gives a wider one).
+    LlcShift {
+        /// Bits shifted out.
+        bits: u32,
+        /// Shift leaf 1's 8-bit initial APIC id, not the full one.
+        low8: bool,
+    },
+    /// AMD's L3 before family 0x17 with TOPOEXT: the CPUs on the same NUMA node
+    /// with this LLC id (leaf 0x8000_001E's node id).
+    LlcId(u32),
+}
+
+/// One cache leaf as this CPU reported it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Leaf {
+    /// 1 for L1...
+    pub level: u8,
+    /// Data, instruction or unified.
+    pub kind: CacheKind,
+    /// Size in bytes.
+    pub size_bytes: u64,
+    /// Line size in bytes.
+    pub line_bytes: u32,
+    /// Ways (0 = fully associative), if the leaf encodes a known value.
+    pub ways: Option<u32>,
+    /// Which CPUs share it.
+    pub sharing: Sharing,
+}
+
+/// What one CPU's CPUID says about its caches: fixed-size, so that an AP can
+/// store it in its per-CPU area without allocating.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CpuCaches {
+    /// Vendor whose rules were applied.
+    pub vendor: Vendor,
+    /// Leaves read.
+    pub source: Source,
+    /// The APIC id the sharing rules were applied to.
+    pub apic_id: u32,
+    leaves: [Option<Leaf>; MAX_LEAVES],
+    count: usize,
+}
+
+impl CpuCaches {
+    fn new(vendor: Vendor, source: Source, apic_id: u32) -> Self {
+        Self {
+            vendor,
+            source,
+            apic_id,
+            leaves: [None; MAX_LEAVES],
+            count: 0,
+        }
+    }
+
+    fn push(&mut self, leaf: Leaf) {
+        if let Some(slot) = self.leaves.get_mut(self.count) {
+            *slot = Some(leaf);
+            self.count += 1;
+        }
+    }
+
+    /// The leaves in CPUID order (Linux's cache `index0`, `index1`...).
+    pub fn leaves(&self) -> impl Iterator<Item = &Leaf> {
+        self.leaves.iter().flatten()
+    }
+
+    /// What a CPU with APIC id `apic_id` and otherwise the same CPUID would
+    /// report: the prediction for CPUs not yet started (homogeneous machines).
+    /// An `LlcId` read from leaf 0x8000_001E is kept as it is.
+    pub fn for_apic_id(&self, apic_id: u32) -> CpuCaches {
+        CpuCaches { apic_id, ..*self }
+    }
+}
+
+/// `get_count_order`: the bits needed to number `n` things (0 for 0 or 1).
+pub fn count_order(n: u32) -> u32 {
+    if n <= 1 {
+        0
+    } else {
+        32 - (n - 1).leading_zeros()
+    }
+}
+
+fn kind_of(t: CacheType) -> Option<CacheKind> {
+    match t {
+        CacheType::Data => Some(CacheKind::Data),
+        CacheType::Instruction => Some(CacheKind::Instruction),
+        CacheType::Unified => Some(CacheKind::Unified),
+        CacheType::Null | CacheType::Reserved => None,
+    }
+}
+
+fn ways_of(a: Associativity) -> Option<u32> {
+    match a {
+        Associativity::DirectMapped => Some(1),
+        Associativity::NWay(n) => Some(u32::from(n)),
+        Associativity::FullyAssociative => Some(0),
+        Associativity::Disabled | Associativity::Unknown => None,
+    }
+}
+
+/// Reads this CPU's caches through `cpuid` (the CPU executing it, or recorded
+/// values on the host). `apic_id` is the CPU's APIC id (x2APIC id when it has
+/// one); `xtopology_core_shift` is leaf 0x1F/0xB's core-level shift when the
+/// CPU has either leaf (`None` otherwise).
+pub fn read<R: CpuIdReader>(
+    cpuid: &CpuId<R>,
+    apic_id: u32,
+    xtopology_core_shift: Option<u32>,
+) -> CpuCaches {
+    let vendor = match cpuid.get_vendor_info().as_ref().map(|v| v.as_str()) {
+        Some("GenuineIntel") => Vendor::Intel,
+        Some("AuthenticAMD") => Vendor::Amd,
+        _ => Vendor::Other,
+    };
+    if vendor == Vendor::Amd {
+        read_amd(cpuid, apic_id, xtopology_core_shift)
+    } else {
+        read_leaf4(cpuid, vendor, apic_id)
+    }
+}
+
+/// A leaf 4 / 0x8000_001D entry; `sharing` gets the number of logical
+/// processors sharing it (`EAX[25:14] + 1`).
+fn leaf_from_parameters(
+    p: &CacheParameter,
+    kind: CacheKind,
+    sharing: impl Fn(u32) -> Sharing,
+) -> Leaf {
+    // Linux: (sets) * (line) * (partitions) * (ways), each field plus one.
+    // Saturating, as CPUID may hold anything.
+    let size_bytes = [
+        p.coherency_line_size(),
+        p.physical_line_partitions(),
+        p.associativity(),
+    ]
+    .iter()
+    .fold(p.sets() as u64, |acc, &f| acc.saturating_mul(f as u64));
+    Leaf {
+        level: p.level(),
+        kind,
+        size_bytes,
+        line_bytes: p.coherency_line_size() as u32,
+        ways: Some(if p.is_fully_associative() {
+            0
+        } else {
+            p.associativity() as u32
+        }),
+        sharing: sharing(p.max_cores_for_cache() as u32),
+    }
+}
+
+fn read_leaf4<R: CpuIdReader>(cpuid: &CpuId<R>, vendor: Vendor, apic_id: u32) -> CpuCaches {
+    let Some(params) = cpuid.get_cache_parameters() else {
+        return CpuCaches::new(vendor, Source::Nothing, apic_id);
+    };
+    let mut out = CpuCaches::new(vendor, Source::Leaf4, apic_id);
+    // Bounded: a CPU (or a hypervisor) that never reports a null leaf must not
+    // keep this loop going; Linux's find_num_cache_leaves() would spin.
+    for p in params.take(MAX_LEAVES) {
+        let Some(kind) = kind_of(p.cache_type()) else {
+            break;
+        };
+        out.push(leaf_from_parameters(&p, kind, |n| {
+            Sharing::ApicShift(count_order(n))
+        }));
+    }
+    if out.count == 0 {
+        out.source = Source::Nothing;
+    }
+    out
+}
+
+fn read_amd<R: CpuIdReader>(
+    cpuid: &CpuId<R>,
+    apic_id: u32,
+    xtopology_core_shift: Option<u32>,
+) -> CpuCaches {
+    let topoext = cpuid
+        .get_extended_processor_and_feature_identifiers()
+        .is_some_and(|f| f.has_topology_extensions());
+    let l2l3 = cpuid.get_l2_l3_cache_and_tlb_info();
+    // `cpuid_edx(0x80000006) != 0`: Linux's test for "this CPU has an L3".
+    let l3_leaf_nonzero = l2l3.as_ref().is_some_and(|c| {
+        c.l3cache_size() != 0
+            || c.l3cache_line_size() != 0
+            || c.l3cache_lines_per_tag() != 0
+            || c.l3cache_associativity() != Associativity::Disabled
+    });
+    let feature = cpuid.get_feature_info();
+    let family = feature.as_ref().map_or(0, |f| f.family_id());
+    let model = feature.as_ref().map_or(0, |f| f.model_id());
+
+    // legacy_set_llc() shifts the initial APIC id: leaf 0xB/0x1F's x2APIC id
+    // when parsed, else 0x8000_001E's extended one (TOPOEXT), else leaf 1's
+    // 8 bits (`low8` below).
+    // The core domain's width: leaf 0x1F/0xB, else 0x8000_0008, else leaf 1's
+    // logical processor count (Linux's default before any vendor parser).
+    let core_shift =
+        xtopology_core_shift.unwrap_or_else(|| match cpuid.get_processor_capacity_feature_info() {
+            Some(c) if c.apic_id_size() != 0 => u32::from(c.apic_id_size()),
+            Some(c) => count_order(c.num_phys_threads() as u32),
+            None => count_order(
+                feature
+                    .as_ref()
+                    .map_or(1, |f| u32::from(f.max_logical_processor_ids())),
+            ),
+        });
+    let legacy_llc = Sharing::LlcShift {
+        bits: core_shift,
+        low8: xtopology_core_shift.is_none() && !topoext,
+    };
+
+    if topoext {
+        let mut out = CpuCaches::new(Vendor::Amd, Source::Amd8000001d, apic_id);
+        let mut last_sharing = 1;
+        if let Some(params) = cpuid.get_cache_parameters() {
+            for p in params.take(MAX_LEAVES) {
+                let Some(kind) = kind_of(p.cache_type()) else {
+                    break;
+                };
+                last_sharing = p.max_cores_for_cache() as u32;
+                out.push(leaf_from_parameters(&p, kind, |n| {
+                    Sharing::ApicBlock(n.max(1))
+                }));
+            }
+        }
+        // cacheinfo_amd_init_llc_id(), from parse_8000_001e().
+        let llc = if !l3_leaf_nonzero {
+            legacy_llc
+        } else if family < 0x17 {
+            cpuid
+                .get_processor_topology_info()
+                .map_or(legacy_llc, |t| Sharing::LlcId(u32::from(t.node_id())))
+        } else if family == 0x17 && model <= 0x1f {
+            Sharing::LlcShift {
+                bits: 3,
+                low8: false,
+            }
+        } else {
+            Sharing::LlcShift {
+                bits: count_order(last_sharing),
+                low8: false,
+            }
+        };
+        // __cache_amd_cpumap_setup(): index 3 always takes cpu_llc_shared_mask.
+        if let Some(Some(l3)) = out.leaves.get_mut(3) {
+            l3.sharing = llc;
+        }
+        if out.count == 0 {
+            out.source = Source::Nothing;
+        }
+        return out;
+    }
+
+    let mut out = CpuCaches::new(Vendor::Amd, Source::AmdLegacy, apic_id);
+    if let Some(l1) = cpuid.get_l1_cache_and_tlb_info() {
+        for (kind, kib, line, assoc) in [
+            (
+                CacheKind::Data,
+                l1.dcache_size(),
+                l1.dcache_line_size(),
+                l1.dcache_associativity(),
+            ),
+            (
+                CacheKind::Instruction,
+                l1.icache_size(),
+                l1.icache_line_size(),
+                l1.icache_associativity(),
+            ),
+        ] {
+            if kib != 0 {
+                out.push(Leaf {
+                    level: 1,
+                    kind,
+                    size_bytes: u64::from(kib) * 1024,
+                    line_bytes: u32::from(line),
+                    ways: ways_of(assoc),
+                    sharing: Sharing::Alone,
+                });
+            }
+        }
+    }
+    if let Some(c) = l2l3 {
+        if c.l2cache_size() != 0 {
+            out.push(Leaf {
+                level: 2,
+                kind: CacheKind::Unified,
+                size_bytes: u64::from(c.l2cache_size()) * 1024,
+                line_bytes: u32::from(c.l2cache_line_size()),
+                ways: ways_of(c.l2cache_associativity()),
+                sharing: Sharing::Alone,
+            });
+        }
+        // init_amd_cacheinfo(): a fourth leaf when EDX[15:12] is non-zero.
+        if c.l3cache_associativity() != Associativity::Disabled {
+            out.push(Leaf {
+                level: 3,
+                kind: CacheKind::Unified,
+                size_bytes: u64::from(c.l3cache_size()) * 512 * 1024,
+                line_bytes: u32::from(c.l3cache_line_size()),
+                ways: ways_of(c.l3cache_associativity()),
+                sharing: legacy_llc,
+            });
+        }
+    }
+    if out.count == 0 {
+        out.source = Source::Nothing;
+    }
+    out
+}
+
+/// One CPU's caches with where it sits.
+#[derive(Clone, Copy, Debug)]
+pub struct Placed {
+    /// Logical CPU number.
+    pub cpu: u32,
+    /// Its NUMA node.
+    pub node: u32,
+    /// What its CPUID said.
+    pub caches: CpuCaches,
+}
+
+/// Groups every CPU's leaves into shared cache instances for the topology
+/// model: CPUs share an instance when they report it at the same leaf index
+/// with the same level and kind, and their sharing rule puts them together.
+/// Each instance keeps the description of its first CPU.
+pub fn shared_instances(cpus: impl IntoIterator<Item = Placed>) -> Vec<Cache> {
+    // (leaf index, level, kind, rule, id, node) -> instance.
+    let mut groups: BTreeMap<(usize, u8, CacheKind, u8, u64, u32), Cache> = BTreeMap::new();
+    for p in cpus {
+        let apic = p.caches.apic_id;
+        for (index, leaf) in p.caches.leaves().enumerate() {
+            let (rule, id, node) = match leaf.sharing {
+                Sharing::ApicShift(bits) => (0, u64::from(apic.checked_shr(bits).unwrap_or(0)), 0),
+                Sharing::ApicBlock(n) => (1, u64::from(apic / n.max(1)), 0),
+                Sharing::Alone => (2, u64::from(p.cpu), 0),
+                Sharing::LlcShift { bits, low8 } => {
+                    let id = if low8 { apic & 0xff } else { apic };
+                    (3, u64::from(id.checked_shr(bits).unwrap_or(0)), p.node)
+                }
+                Sharing::LlcId(id) => (4, u64::from(id), p.node),
+            };
+            groups
+                .entry((index, leaf.level, leaf.kind, rule, id, node))
+                .or_insert_with(|| Cache {
+                    level: leaf.level,
+                    kind: leaf.kind,
+                    size_bytes: Some(leaf.size_bytes),
+                    line_bytes: Some(leaf.line_bytes).filter(|&l| l > 0),
+                    ways: leaf.ways,
+                    cpus: CpuMask::new(),
+                })
+                .cpus
+                .set(p.cpu as usize);
+        }
+    }
+    groups.into_values().collect()
+}
