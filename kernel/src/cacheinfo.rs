@@ -281,8 +281,30 @@ fn read_amd<R: CpuIdReader>(
             || c.l3cache_associativity() != Associativity::Disabled
     });
     let feature = cpuid.get_feature_info();
-    let family = feature.as_ref().map_or(0, |f| f.family_id());
-    let model = feature.as_ref().map_or(0, |f| f.model_id());
+    // Linux's x86_family()/x86_model(), in u32: raw-cpuid's family_id() adds
+    // the two u8 fields and overflows on an extended family above 0xf0 (found
+    // by the host fuzz test).
+    let base_family = feature
+        .as_ref()
+        .map_or(0, |f| u32::from(f.base_family_id()));
+    let family = if base_family == 0xf {
+        base_family
+            + feature
+                .as_ref()
+                .map_or(0, |f| u32::from(f.extended_family_id()))
+    } else {
+        base_family
+    };
+    let base_model = feature.as_ref().map_or(0, |f| u32::from(f.base_model_id()));
+    let model = if family >= 6 {
+        base_model
+            | feature
+                .as_ref()
+                .map_or(0, |f| u32::from(f.extended_model_id()))
+                << 4
+    } else {
+        base_model
+    };
 
     // legacy_set_llc() shifts the initial APIC id: leaf 0xB/0x1F's x2APIC id
     // when parsed, else 0x8000_001E's extended one (TOPOEXT), else leaf 1's
