@@ -280,15 +280,18 @@ pub fn run(start_info: u32) -> Result<(), Fatal> {
     // The boot CPU's caches from its own CPUID; until the APs read theirs,
     // each is predicted from it (same CPUID, its own APIC id) so that the
     // hotplug engine's LLC and L2 masks have caches to go by.
+    let t_read = cpu::rdtsc();
     let bsp_caches = cpu::read_caches(bsp_apic);
+    let read_ns = timer::tsc_to_ns(cpu::rdtsc() - t_read);
     if let Some(&bsp) = areas.first() {
         bsp.caches.call_once(|| bsp_caches);
     }
     kprintln!(
-        "cacheinfo: {:?} rules, {}: {} cache leaves",
+        "cacheinfo: {:?} rules, {}: {} cache leaves (read in {} ns)",
         bsp_caches.vendor,
         bsp_caches.source.describe(),
-        bsp_caches.leaves().count()
+        bsp_caches.leaves().count(),
+        read_ns
     );
     let early_caches =
         crate::cacheinfo::shared_instances(present.iter().map(|c| crate::cacheinfo::Placed {
