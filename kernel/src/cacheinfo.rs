@@ -306,11 +306,12 @@ fn read_amd<R: CpuIdReader>(
         base_model
     };
 
-    // legacy_set_llc() shifts the initial APIC id: leaf 0xB/0x1F's x2APIC id
-    // when parsed, else 0x8000_001E's extended one (TOPOEXT), else leaf 1's
-    // 8 bits (`low8` below).
-    // The core domain's width: leaf 0x1F/0xB, else 0x8000_0008, else leaf 1's
-    // logical processor count (Linux's default before any vendor parser).
+    // legacy_set_llc(): the initial APIC id shifted right by the core
+    // domain's width. The id is leaf 0xB/0x1F's x2APIC id when those leaves
+    // were parsed, else 0x8000_001E's extended one (TOPOEXT), else leaf 1's
+    // 8 bits (`low8`). The width is leaf 0x1F/0xB's core-level shift, else
+    // 0x8000_0008's (ApicIdCoreIdSize, or the order of NC + 1), else the
+    // order of leaf 1's logical processor count (CPUs older than 0x8000_0008).
     let core_shift =
         xtopology_core_shift.unwrap_or_else(|| match cpuid.get_processor_capacity_feature_info() {
             Some(c) if c.apic_id_size() != 0 => u32::from(c.apic_id_size()),
