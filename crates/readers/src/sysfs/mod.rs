@@ -324,9 +324,16 @@ fn read_root(root: &Root) -> Result<Topology, Error> {
     for &id in &cpu_ids {
         dir_mask.set(id as usize);
         let dir = format!("{CPU_DIR}/cpu{id}");
-        // An empty `online` file is what hwloc-gather-topology leaves for a file
-        // it could not read (CPU 0's is often root-only): treat it as absent.
-        let online_text = files.text(&format!("{dir}/online"))?;
+        // The kernel writes `cpu/online` and every `cpuN/online` from the same
+        // mask (all 50 corpus dumps holding both agree), so with the former the
+        // latter is not read: one open per CPU saved. Without it, an empty
+        // `cpuN/online` is what hwloc-gather-topology leaves for a file it
+        // could not read (CPU 0's is often root-only): treat it as absent.
+        let online_text = if online_file.is_some() {
+            None
+        } else {
+            files.text(&format!("{dir}/online"))?
+        };
         let online = match online_text
             .as_deref()
             .map(str::trim)
@@ -727,7 +734,19 @@ fn read_caches(
     possible: &CpuMask,
     sparc_files: bool,
 ) -> Result<Vec<Cache>, Error> {
-    let mut seen: HashSet<(u8, CacheKind, CpuMask)> = HashSet::new();
+    // Caches kept so far, indexed by (level, kind, first CPU) so that
+    // duplicates are found without hashing 2 KiB masks.
+    let mut seen: HashMap<(u8, CacheKind, Option<usize>), Vec<usize>> = HashMap::new();
+    let mut caches: Vec<Cache> = Vec::new();
+    let mut keep = |cache: Cache, caches: &mut Vec<Cache>| {
+        let slots = seen
+            .entry((cache.level, cache.kind, cache.cpus.first()))
+            .or_default();
+        if slots.iter().all(|&i| caches[i].cpus != cache.cpus) {
+            slots.push(caches.len());
+            caches.push(cache);
+        }
+    };
     let mut already_read: HashSet<(String, String)> = HashSet::new();
     // `indexN` name → the sharing sets read from it so far. A CPU inside one of
     // them has that cache already counted: its `indexN` is not read again
@@ -736,14 +755,12 @@ fn read_caches(
     // without even listing its `cache/`: it could only add an index name no
     // earlier CPU has, which kernels do not produce for a sibling (CPUs with
     // fewer caches, as in hwloc's asymcaches test, are still listed).
-    let mut covered: HashMap<String, Vec<CpuMask>> = HashMap::new();
+    // (The union of those sets is kept: a CPU is covered when it is in it.)
+    let mut covered: HashMap<String, CpuMask> = HashMap::new();
     let mut names_seen: Vec<String> = Vec::new();
-    let mut caches = Vec::new();
     for r in raws {
-        let is_covered = |name: &str, covered: &HashMap<String, Vec<CpuMask>>| {
-            covered
-                .get(name)
-                .is_some_and(|sets| sets.iter().any(|m| m.contains(r.id as usize)))
+        let is_covered = |name: &str, covered: &HashMap<String, CpuMask>| {
+            covered.get(name).is_some_and(|m| m.contains(r.id as usize))
         };
         if !names_seen.is_empty() && names_seen.iter().all(|n| is_covered(n, &covered)) {
             continue;
@@ -770,9 +787,7 @@ fn read_caches(
         }
         if indices.is_empty() && sparc_files {
             for cache in sparc_caches(files, r.id)? {
-                if seen.insert((cache.level, cache.kind, cache.cpus)) {
-                    caches.push(cache);
-                }
+                keep(cache, &mut caches);
             }
         }
         for (_, name) in indices {
@@ -783,21 +798,45 @@ fn read_caches(
             // Every CPU sharing a cache lists the same `indexN` with the same
             // sharing map: only the first one needs reading in full (hwloc
             // reads them the same way). Saves most file reads on big machines.
-            let share_text = match files.text(&format!("{idx}/shared_cpu_map"))? {
-                Some(t) => Some(t),
-                None => files.text(&format!("{idx}/shared_cpu_list"))?,
-            };
-            let shared_named = if let Some(text) = share_text {
-                // An all-zero map (ia64) means "the core", which differs per CPU.
-                let names_cpus = text
-                    .bytes()
-                    .any(|b| b.is_ascii_hexdigit() && b != b'0' && b != b',');
-                if names_cpus && !already_read.insert((name.clone(), text)) {
-                    continue;
+            // The map is read once, both as the key that recognises a cache
+            // already read and as its sharing set.
+            let map_path = format!("{idx}/shared_cpu_map");
+            let list_path = format!("{idx}/shared_cpu_list");
+            let shared = match files.text(&map_path)? {
+                Some(text) => {
+                    let mask = CpuMask::parse_hex(&text).map_err(|e| {
+                        Error::at_line(
+                            files.root.describe(&map_path),
+                            1,
+                            format!("bad CPU map: {e}"),
+                        )
+                    })?;
+                    Some((text, mask))
                 }
-                names_cpus
-            } else {
-                false
+                None => match files.text(&list_path)? {
+                    Some(text) => {
+                        let mask = CpuMask::parse_list(&text).map_err(|e| {
+                            Error::at_line(
+                                files.root.describe(&list_path),
+                                1,
+                                format!("bad CPU list: {e}"),
+                            )
+                        })?;
+                        Some((text, mask))
+                    }
+                    None => None,
+                },
+            };
+            let (shared_named, shared_mask) = match shared {
+                Some((text, mask)) => {
+                    // An all-zero map (ia64) means "the core", which differs per CPU.
+                    let names_cpus = !mask.is_empty();
+                    if names_cpus && !already_read.insert((name.clone(), text)) {
+                        continue;
+                    }
+                    (names_cpus, mask)
+                }
+                None => (false, CpuMask::new()),
             };
             let Some(level) = files.uint(&format!("{idx}/level"))? else {
                 continue;
@@ -831,9 +870,7 @@ fn read_caches(
             };
             let line_bytes = files.uint(&format!("{idx}/coherency_line_size"))?;
             let ways = files.uint(&format!("{idx}/ways_of_associativity"))?;
-            let mut cpus = files
-                .mask(&idx, "shared_cpu_list", "shared_cpu_map")?
-                .unwrap_or_default();
+            let mut cpus = shared_mask;
             if cpus.is_empty() {
                 // ia64 kernels print an all-zero map for the L2i and L3; those
                 // caches belong to the core (hwloc makes the same assumption).
@@ -843,18 +880,19 @@ fn read_caches(
             // Kernels size these maps by NR_CPUS; only possible CPUs are real.
             let cpus = cpus.and(possible);
             if shared_named {
-                covered.entry(name.clone()).or_default().push(cpus);
+                covered.entry(name.clone()).or_default().or_assign(&cpus);
             }
-            if seen.insert((level, kind, cpus)) {
-                caches.push(Cache {
+            keep(
+                Cache {
                     level,
                     kind,
                     size_bytes,
                     line_bytes: line_bytes.filter(|&v| v > 0),
                     ways,
                     cpus,
-                });
-            }
+                },
+                &mut caches,
+            );
         }
     }
     Ok(caches)
