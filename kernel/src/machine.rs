@@ -293,12 +293,15 @@ pub fn run(start_info: u32) -> Result<(), Fatal> {
         bsp_caches.leaves().count(),
         read_ns
     );
-    let early_caches =
+    let early_caches = whole_core_caches(
         crate::cacheinfo::shared_instances(present.iter().map(|c| crate::cacheinfo::Placed {
             cpu: c.cpu,
             node: c.node,
             caches: bsp_caches.for_apic_id(c.apic_id),
-        }));
+        })),
+        &present,
+        shifts.smt,
+    );
     let boot_only = CpuMask::single(0);
     let topo = crate::report::build(
         &cpus,
@@ -424,6 +427,36 @@ pub fn run(start_info: u32) -> Result<(), Fatal> {
     );
     crate::arch::console::print(format_args!("MANYCORE-RESULT {json}\n"));
     Ok(())
+}
+
+/// The caches the hotplug engine can be given: those holding every present
+/// thread of each core they touch. Its masks follow a device tree with one
+/// node (and one cache chain) per SMT core, so a cache split between SMT
+/// siblings makes it refuse the whole machine — and AMD's legacy leaves give
+/// exactly that, a private L1 and L2 per thread. Leaving such caches out
+/// makes its L2 mask fall back to the SMT siblings, which is also what
+/// Linux's `cpu_l2c_shared_mask` is on such CPUs (no L2 id); the model built
+/// after bring-up keeps every cache.
+fn whole_core_caches(
+    caches: Vec<topology::Cache>,
+    present: &[&CpuInfo],
+    smt_bits: u32,
+) -> Vec<topology::Cache> {
+    let core_of = |apic: u32| apic.checked_shr(smt_bits).unwrap_or(0);
+    caches
+        .into_iter()
+        .filter(|cache| {
+            let cores: Vec<u32> = present
+                .iter()
+                .filter(|c| cache.cpus.contains(c.cpu as usize))
+                .map(|c| core_of(c.apic_id))
+                .collect();
+            present
+                .iter()
+                .filter(|c| cores.contains(&core_of(c.apic_id)))
+                .all(|c| cache.cpus.contains(c.cpu as usize))
+        })
+        .collect()
 }
 
 fn fmt_bogo(x100: u64) -> String {

@@ -119,6 +119,40 @@ fn check(machine: &str) {
     );
     assert_eq!(ours.caches, guest.caches, "{machine}: caches\n{}", b.output);
 
+    // The hotplug engine kept the boot CPU's masks during bring-up from caches
+    // predicted by its own CPUID: its LLC and L2 masks are Linux's
+    // cpu_llc_shared_mask and cpu_l2c_shared_mask (the L2 sharers plus the
+    // SMT siblings; both cut at the node by topology_sane()).
+    let engine_mask = |level: &str| {
+        let prefix = format!("hotplug: cpu0 {level} mask ");
+        b.output
+            .lines()
+            .find_map(|l| l.split_once(&prefix).map(|(_, m)| m.trim().to_string()))
+            .map(|m| cpumask::CpuMask::parse_list(&m).expect("mask list"))
+            .unwrap_or_else(|| {
+                panic!(
+                    "{machine}: no '{prefix}' line (engine refused?)\n{}",
+                    b.output
+                )
+            })
+    };
+    let node0 = guest.node_of(0).expect("CPU 0 has a node").cpus;
+    assert_eq!(
+        engine_mask("llc"),
+        guest.llc_mask(0).and(&node0),
+        "{machine}: LLC mask"
+    );
+    let l2 = guest
+        .caches_of(0)
+        .find(|c| c.level == 2 && c.kind != topology::CacheKind::Instruction)
+        .map(|c| c.cpus)
+        .expect("an L2");
+    assert_eq!(
+        engine_mask("l2"),
+        l2.or(&guest.smt_mask(0)).and(&node0),
+        "{machine}: L2 mask"
+    );
+
     // The domains the kernel printed, CPU by CPU, against the guest's dump.
     let printed = qemu_runner::parse_kernel_domains(&b.parsed.domains)
         .unwrap_or_else(|e| panic!("{machine}: {e}\n{}", b.output));
