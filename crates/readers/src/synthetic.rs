@@ -954,7 +954,7 @@ fn build(text: &str, parsed: &Parsed) -> Result<Topology, Error> {
     } else if has_attached {
         add_attached_nodes(&mut b, parsed, &widths, &cpu_ids)?;
     }
-    let mut topology = b.build().map_err(|e| Error::new(SOURCE, e.to_string()))?;
+    let mut topology = b.finish().map_err(|e| Error::new(SOURCE, e.to_string()))?;
     // Position of each PU in hwloc's depth-first order, by CPU number.
     let mut position = vec![0usize; cpu_ids.iter().max().map_or(0, |&m| m as usize + 1)];
     for (i, &id) in cpu_ids.iter().enumerate() {

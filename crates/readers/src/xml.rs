@@ -966,7 +966,7 @@ fn map_raw(raw: Raw, text: &str, source: &str) -> Result<Topology, Error> {
             cpus,
         });
     }
-    let mut topology = b.build().map_err(|e| Error::new(source, e.to_string()))?;
+    let mut topology = b.finish().map_err(|e| Error::new(source, e.to_string()))?;
     if !coreless.is_empty() {
         for level in topology.levels.iter_mut() {
             if level.kind == LevelKind::Core {

@@ -94,7 +94,7 @@ pub fn build(s: &Scanned, source: &str) -> Result<Topology, Error> {
         b.add_cache(cache);
     }
     b.possible(possible).present(present);
-    b.build()
+    b.finish()
         .map_err(|e| Error::new(source, format!("inconsistent lscpu output: {e}")))
 }
 

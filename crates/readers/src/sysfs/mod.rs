@@ -528,7 +528,7 @@ fn read_root(root: &Root) -> Result<Topology, Error> {
     }
 
     let mut topo = builder
-        .build()
+        .finish()
         .map_err(|e| Error::new(root.describe_root(), e.to_string()))?;
     restore_os_ids(&mut topo, &raws);
     Ok(topo)
