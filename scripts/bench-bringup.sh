@@ -10,11 +10,20 @@
 #
 # Both kernels get lpj= so neither spends time calibrating delay loops; the
 # numbers compare bring-up itself. Needs jq.
+#
+# Above 255 vCPUs (APIC ids > 254) `manycore qemu` adds an intel-iommu with
+# interrupt remapping in x2APIC mode and boots SeaBIOS instead of qboot, for
+# both kernels: Linux needs the firmware to hand over in x2APIC mode and IR to
+# stay in it (qemu-runner's Machine::beyond_xapic says why). SeaBIOS starts
+# every vCPU once, which adds minutes of wall time at 1024, not bring-up time.
+# TIMEOUT (seconds per QEMU run, default 1800) bounds each boot; Linux's
+# spinning APs make its default (parallel) bring-up slow in wall time at 1024.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 out="${OUT:-$root/target/bench-bringup.jsonl}"
 sizes="${SIZES:-8 64 255 1024}"
 reps="${REPS:-3}"
+timeout="${TIMEOUT:-1800}"
 lpj=1000000
 if [ -n "${MANYCORE:-}" ]; then
   mc=("$MANYCORE")
@@ -34,11 +43,11 @@ for n in $sizes; do
   r=1; [ "$n" -lt 1024 ] && r="$reps"
   for i in $(seq "$r"); do
     "${mc[@]}" qemu --cpus "$n" --memory "$mem" --bringup serial,parallel,broadcast \
-      --calibrate skip --lpj "$lpj" --timeout 1800 --format json |
+      --calibrate skip --lpj "$lpj" --timeout "$timeout" --format json |
       jq -c --arg rep "$i" '.[] | . + {rep: ($rep|tonumber), variant: .bringup}' >>"$out"
     for variant in "cpuhp.parallel=0" ""; do
       "${mc[@]}" qemu --cpus "$n" --memory "$mem" --linux "$vmlinuz" --linux-only \
-        --linux-append "$variant" --lpj "$lpj" --timeout 1800 --format json |
+        --linux-append "$variant" --lpj "$lpj" --timeout "$timeout" --format json |
         jq -c --arg rep "$i" --arg v "linux ${variant:-default}" \
           '.[] | . + {rep: ($rep|tonumber), variant: $v}' >>"$out"
     done
