@@ -309,7 +309,7 @@ pub fn run(start_info: u32) -> Result<(), Fatal> {
         shifts,
         &node_facts,
         &distances,
-        &early_caches,
+        early_caches,
     );
 
     let delays = Delays {
@@ -321,6 +321,9 @@ pub fn run(start_info: u32) -> Result<(), Fatal> {
     kprintln!("smp: Bringing up secondary CPUs ...");
     let t0 = cpu::rdtsc();
     let outcome = crate::bringup::run(platform, topo.as_ref().ok(), opts.bringup, cpus.len());
+    // The model after bring-up replaces it; its caches alone take megabytes
+    // with thousands of CPUs.
+    drop(topo);
     let bringup_ns = timer::tsc_to_ns(cpu::rdtsc() - t0);
     let mut failed: Vec<u32> = Vec::new();
     for (cpu, why) in &outcome.failed {
@@ -393,7 +396,7 @@ pub fn run(start_info: u32) -> Result<(), Fatal> {
                 })
             }),
     );
-    match crate::report::build(&cpus, &online, shifts, &node_facts, &distances, &caches) {
+    match crate::report::build(&cpus, &online, shifts, &node_facts, &distances, caches) {
         Ok(t) => {
             crate::report::print_topology(&t);
             if opts.topo_dump {
@@ -429,8 +432,8 @@ pub fn run(start_info: u32) -> Result<(), Fatal> {
     Ok(())
 }
 
-/// The caches the hotplug engine can be given: those holding every present
-/// thread of each core they touch. Its masks follow a device tree with one
+/// The caches the hotplug engine can be given: those of level 2 and up
+/// holding every present thread of each core they touch. Its masks follow a device tree with one
 /// node (and one cache chain) per SMT core, so a cache split between SMT
 /// siblings makes it refuse the whole machine — and AMD's legacy leaves give
 /// exactly that, a private L1 and L2 per thread. Leaving such caches out
@@ -445,6 +448,9 @@ fn whole_core_caches(
     let core_of = |apic: u32| apic.checked_shr(smt_bits).unwrap_or(0);
     caches
         .into_iter()
+        // The engine's masks read the L2 and the outermost cache only; an L1
+        // per CPU would only cost memory (2 KiB a cache).
+        .filter(|cache| cache.level >= 2)
         .filter(|cache| {
             let cores: Vec<u32> = present
                 .iter()

@@ -83,7 +83,9 @@ fn boot(machine: &str) -> Boot {
         .unwrap_or_else(|e| panic!("{machine}: booting with {args:?}: {e}"))
 }
 
-fn check(machine: &str) {
+/// Boots the kernel on `machine`'s capture command line and checks it against
+/// the guest; returns the boot for further checks.
+fn check(machine: &str) -> Boot {
     let b = boot(machine);
     let guest = readers::sysfs::read_path(&data(&format!("{machine}-sysfs.tar.gz")))
         .unwrap_or_else(|e| panic!("{machine}: reading the guest's sysfs: {e}"));
@@ -214,6 +216,7 @@ fn check(machine: &str) {
         diffs.len(),
         shown.join("\n")
     );
+    b
 }
 
 /// 2 sockets x 4 cores x 2 threads, one node: MC is the socket's L3.
@@ -254,9 +257,8 @@ fn intel_leaf_4_two_sockets_matches_linux() {
 /// share it, Linux's CLS spans the socket and MC (same span) folds away.
 #[test]
 fn intel_l2_per_socket_gives_linuxs_cls() {
-    let b = boot("x86-intel-l2socket");
+    let b = check("x86-intel-l2socket");
     let printed = qemu_runner::parse_kernel_domains(&b.parsed.domains).expect("domains");
     let names: Vec<&str> = printed.cpus[&0].iter().map(|d| d.name.as_str()).collect();
     assert_eq!(names, ["SMT", "CLS", "PKG"]);
-    check("x86-intel-l2socket");
 }
