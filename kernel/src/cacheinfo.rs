@@ -437,16 +437,24 @@ pub struct Placed {
     pub caches: CpuCaches,
 }
 
-/// Groups every CPU's leaves into shared cache instances for the topology
-/// model: CPUs share an instance when they report it at the same leaf index
-/// with the same level and kind, and their sharing rule puts them together.
-/// Each instance keeps the description of its first CPU.
-pub fn shared_instances(cpus: impl IntoIterator<Item = Placed>) -> Vec<Cache> {
-    // (leaf index, level, kind, rule, id, node) -> instance.
-    let mut groups: BTreeMap<(usize, u8, CacheKind, u8, u64, u32), Cache> = BTreeMap::new();
+/// Groups every CPU's leaves of level `min_level` and up into shared cache
+/// instances for the topology model: CPUs share an instance when they report
+/// it at the same leaf index with the same level and kind, and their sharing
+/// rule puts them together. Each instance keeps the description of its first
+/// CPU; instances come in the order first seen.
+///
+/// An instance costs 2 KiB (its CPU mask), so the map only holds indices and
+/// the instances are built once, in place.
+pub fn shared_instances(cpus: impl IntoIterator<Item = Placed>, min_level: u8) -> Vec<Cache> {
+    // (leaf index, level, kind, rule, id, node) -> position in `out`.
+    let mut index_of: BTreeMap<(usize, u8, CacheKind, u8, u64, u32), usize> = BTreeMap::new();
+    let mut out: Vec<Cache> = Vec::new();
     for p in cpus {
         let apic = p.caches.apic_id;
         for (index, leaf) in p.caches.leaves().enumerate() {
+            if leaf.level < min_level {
+                continue;
+            }
             let (rule, id, node) = match leaf.sharing {
                 Sharing::ApicShift(bits) => (0, u64::from(apic.checked_shr(bits).unwrap_or(0)), 0),
                 Sharing::ApicBlock(n) => (1, u64::from(apic / n.max(1)), 0),
@@ -457,19 +465,21 @@ pub fn shared_instances(cpus: impl IntoIterator<Item = Placed>) -> Vec<Cache> {
                 }
                 Sharing::LlcId(id) => (4, u64::from(id), p.node),
             };
-            groups
+            let at = *index_of
                 .entry((index, leaf.level, leaf.kind, rule, id, node))
-                .or_insert_with(|| Cache {
-                    level: leaf.level,
-                    kind: leaf.kind,
-                    size_bytes: Some(leaf.size_bytes),
-                    line_bytes: Some(leaf.line_bytes).filter(|&l| l > 0),
-                    ways: leaf.ways,
-                    cpus: CpuMask::new(),
-                })
-                .cpus
-                .set(p.cpu as usize);
+                .or_insert_with(|| {
+                    out.push(Cache {
+                        level: leaf.level,
+                        kind: leaf.kind,
+                        size_bytes: Some(leaf.size_bytes),
+                        line_bytes: Some(leaf.line_bytes).filter(|&l| l > 0),
+                        ways: leaf.ways,
+                        cpus: CpuMask::new(),
+                    });
+                    out.len() - 1
+                });
+            out[at].cpus.set(p.cpu as usize);
         }
     }
-    groups.into_values().collect()
+    out
 }

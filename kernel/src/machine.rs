@@ -37,6 +37,10 @@ impl fmt::Display for Fatal {
     }
 }
 
+/// Cache leaves (over all CPUs) beyond which L1 caches stay out of the
+/// final topology model: each instance is 2 KiB, and 4096 leaves is 8 MiB.
+const CACHE_INSTANCE_BUDGET: usize = 4096;
+
 /// Bytes of stack each AP gets.
 const STACK_SIZE: u64 = 16 * 1024;
 
@@ -294,11 +298,16 @@ pub fn run(start_info: u32) -> Result<(), Fatal> {
         read_ns
     );
     let early_caches = whole_core_caches(
-        crate::cacheinfo::shared_instances(present.iter().map(|c| crate::cacheinfo::Placed {
-            cpu: c.cpu,
-            node: c.node,
-            caches: bsp_caches.for_apic_id(c.apic_id),
-        })),
+        // Level 2 and up: the engine's masks read the L2 and the outermost
+        // cache only, and an L1 per CPU would cost 2 KiB each.
+        crate::cacheinfo::shared_instances(
+            present.iter().map(|c| crate::cacheinfo::Placed {
+                cpu: c.cpu,
+                node: c.node,
+                caches: bsp_caches.for_apic_id(c.apic_id),
+            }),
+            2,
+        ),
         &present,
         shifts.smt,
     );
@@ -383,8 +392,11 @@ pub fn run(start_info: u32) -> Result<(), Fatal> {
     }
 
     // Every online CPU's caches as it read them at call-in; Linux's shared
-    // maps, too, only link online CPUs.
-    let caches = crate::cacheinfo::shared_instances(
+    // maps, too, only link online CPUs. A cache instance costs 2 KiB of the
+    // 64 MiB heap (its CPU mask): past CACHE_INSTANCE_BUDGET the private L1s,
+    // which no scheduler level reads, are left out (4096 CPUs would have
+    // 8192 of them, 16 MiB, copied twice while the model is built).
+    let own = || {
         areas
             .iter()
             .filter(|a| online.contains(a.cpu as usize))
@@ -394,8 +406,19 @@ pub fn run(start_info: u32) -> Result<(), Fatal> {
                     node: a.node,
                     caches: c,
                 })
-            }),
-    );
+            })
+    };
+    let leaves: usize = own().map(|p| p.caches.leaves().count()).sum();
+    let min_level = if leaves > CACHE_INSTANCE_BUDGET {
+        kprintln!(
+            "cacheinfo: {leaves} cache leaves on {} CPUs: L1 caches left out of the model",
+            online.weight()
+        );
+        2
+    } else {
+        1
+    };
+    let caches = crate::cacheinfo::shared_instances(own(), min_level);
     match crate::report::build(&cpus, &online, shifts, &node_facts, &distances, caches) {
         Ok(t) => {
             crate::report::print_topology(&t);
@@ -432,8 +455,8 @@ pub fn run(start_info: u32) -> Result<(), Fatal> {
     Ok(())
 }
 
-/// The caches the hotplug engine can be given: those of level 2 and up
-/// holding every present thread of each core they touch. Its masks follow a device tree with one
+/// The caches the hotplug engine can be given: those holding every present
+/// thread of each core they touch. Its masks follow a device tree with one
 /// node (and one cache chain) per SMT core, so a cache split between SMT
 /// siblings makes it refuse the whole machine — and AMD's legacy leaves give
 /// exactly that, a private L1 and L2 per thread. Leaving such caches out
@@ -448,9 +471,6 @@ fn whole_core_caches(
     let core_of = |apic: u32| apic.checked_shr(smt_bits).unwrap_or(0);
     caches
         .into_iter()
-        // The engine's masks read the L2 and the outermost cache only; an L1
-        // per CPU would only cost memory (2 KiB a cache).
-        .filter(|cache| cache.level >= 2)
         .filter(|cache| {
             let cores: Vec<u32> = present
                 .iter()

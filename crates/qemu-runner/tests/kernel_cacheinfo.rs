@@ -92,7 +92,7 @@ fn instances(
         .iter()
         .zip(&read_all)
         .map(|(&(cpu, _, node), &caches)| Placed { cpu, node, caches });
-    let mut out = shared_instances(placed);
+    let mut out = shared_instances(placed, 1);
     out.sort_by_key(|c| (c.level, c.kind, c.cpus.first()));
     (read_all, out)
 }
@@ -151,6 +151,22 @@ fn qemu64_legacy_leaves_give_the_linux_guests_sysfs_caches() {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../domains/tests/data/x86-2s4c2t-sysfs.tar.gz");
     let guest = readers::sysfs::read_path(&snapshot).expect("guest sysfs");
     assert_eq!(ours, guest.caches);
+
+    // From level 2 up (what the kernel keeps past its memory budget, and
+    // gives the hotplug engine): the same minus the L1s.
+    let placed = cpus
+        .iter()
+        .zip(&read_all)
+        .map(|(&(cpu, _, node), &caches)| Placed { cpu, node, caches });
+    let mut from_l2 = shared_instances(placed, 2);
+    from_l2.sort_by_key(|c| (c.level, c.kind, c.cpus.first()));
+    let want: Vec<Cache> = guest
+        .caches
+        .iter()
+        .filter(|c| c.level >= 2)
+        .cloned()
+        .collect();
+    assert_eq!(from_l2, want);
 
     // Without leaf 0xB Linux shifts leaf 1's 8-bit initial APIC id by
     // 0x8000_0008's width: the same L3s here.
@@ -383,8 +399,8 @@ fn random_table() -> impl Strategy<Value = Table> {
 
 proptest! {
     /// Whatever CPUID says, reading never panics, keeps at most MAX_LEAVES,
-    /// and grouping puts each CPU in exactly one instance per leaf it has,
-    /// never a CPU that was not given.
+    /// and grouping puts each CPU in exactly one instance per leaf it has (of
+    /// level 1 and up), never a CPU that was not given.
     #[test]
     fn random_cpuid_never_panics(
         tables in prop::collection::vec(random_table(), 1..6),
@@ -409,9 +425,13 @@ proptest! {
         for c in &read_all {
             prop_assert!(c.leaves().count() <= cacheinfo::MAX_LEAVES);
         }
-        let out = shared_instances(placed);
+        let out = shared_instances(placed, 1);
         let total: usize = out.iter().map(|c| c.cpus.weight()).sum();
-        let leaves: usize = read_all.iter().map(|c| c.leaves().count()).sum();
+        // Level 0 is no cache level: min_level 1 drops such leaves.
+        let leaves: usize = read_all
+            .iter()
+            .map(|c| c.leaves().filter(|l| l.level >= 1).count())
+            .sum();
         prop_assert_eq!(total, leaves);
         for c in &out {
             prop_assert!(c.cpus.is_subset(&given));
