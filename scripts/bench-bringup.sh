@@ -34,6 +34,29 @@ fi
 vmlinuz="$("$root/scripts/fetch-linux.sh")"
 mkdir -p "$(dirname "$out")"
 
+# QEMU 10's TCG at 1024 vCPUs holds ~21 GiB of heap for a minute while the
+# guest boots (measured: 16-21 GiB RSS whichever firmware), so on a 24 GiB host
+# a second big guest gets one of them OOM-killed. Before each boot of
+# $big_cpus vCPUs or more, wait (up to $mem_wait s) until MemAvailable reaches
+# $min_avail_mib.
+big_cpus="${BIG_CPUS:-1024}"
+min_avail_mib="${MIN_AVAIL_MIB:-22000}"
+mem_wait="${MEM_WAIT:-3600}"
+wait_for_memory() {
+  [ "$1" -ge "$big_cpus" ] || return 0
+  local waited=0 avail
+  while :; do
+    avail=$(awk '/^MemAvailable:/ {print int($2 / 1024)}' /proc/meminfo)
+    [ "$avail" -ge "$min_avail_mib" ] && return 0
+    if [ "$waited" -ge "$mem_wait" ]; then
+      echo "bench-bringup: only ${avail} MiB available after ${waited} s; booting anyway" >&2
+      return 0
+    fi
+    [ "$waited" -eq 0 ] && echo "bench-bringup: waiting for ${min_avail_mib} MiB free (${avail} MiB now)" >&2
+    sleep 10; waited=$((waited + 10))
+  done
+}
+
 mem_for() { # same memory for both kernels; Linux needs more with many CPUs
   if [ "$1" -ge 1024 ]; then echo 4096; elif [ "$1" -ge 255 ]; then echo 2048; else echo 1024; fi
 }
@@ -42,14 +65,20 @@ for n in $sizes; do
   mem="$(mem_for "$n")"
   r=1; [ "$n" -lt 1024 ] && r="$reps"
   for i in $(seq "$r"); do
-    "${mc[@]}" qemu --cpus "$n" --memory "$mem" --bringup serial,parallel,broadcast \
-      --calibrate skip --lpj "$lpj" --timeout "$timeout" --format json |
-      jq -c --arg rep "$i" '.[] | . + {rep: ($rep|tonumber), variant: .bringup}' >>"$out"
+    for strategy in serial parallel broadcast; do
+      wait_for_memory "$n"
+      "${mc[@]}" qemu --cpus "$n" --memory "$mem" --bringup "$strategy" \
+        --calibrate skip --lpj "$lpj" --timeout "$timeout" --format json |
+        jq -c --arg rep "$i" '.[] | . + {rep: ($rep|tonumber), variant: .bringup}' >>"$out" ||
+        echo "bench-bringup: $n vCPUs, $strategy: no result (see above); going on" >&2
+    done
     for variant in "cpuhp.parallel=0" ""; do
+      wait_for_memory "$n"
       "${mc[@]}" qemu --cpus "$n" --memory "$mem" --linux "$vmlinuz" --linux-only \
         --linux-append "$variant" --lpj "$lpj" --timeout "$timeout" --format json |
         jq -c --arg rep "$i" --arg v "linux ${variant:-default}" \
-          '.[] | . + {rep: ($rep|tonumber), variant: $v}' >>"$out"
+          '.[] | . + {rep: ($rep|tonumber), variant: $v}' >>"$out" ||
+        echo "bench-bringup: $n vCPUs, Linux ${variant:-default}: no result (see above); going on" >&2
     done
   done
 done
