@@ -190,12 +190,13 @@ fn lstopo(dir: &Path) {
 fn minimal_files(dir: &Path, t: &topology::Topology) -> Vec<PathBuf> {
     let cpu = dir.join("sys/devices/system/cpu");
     let first_existing = |candidates: &[PathBuf]| candidates.iter().find(|p| p.is_file()).cloned();
-    let mut files: Vec<PathBuf> = vec![cpu.join("online")];
+    let mut files: Vec<PathBuf> = Vec::new();
     let mut push = |candidates: &[PathBuf]| {
         if let Some(p) = first_existing(candidates) {
             files.push(p);
         }
     };
+    push(&[cpu.join("online")]);
     for level in &t.levels {
         for group in &level.groups {
             let Some(first) = group.cpus.first() else {
