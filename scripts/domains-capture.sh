@@ -11,6 +11,9 @@
 #   scripts/domains-capture.sh <name> [out-dir]     # one of the names below
 #   scripts/domains-capture.sh all [out-dir]
 #
+# The x86-intel-* captures live in crates/qemu-runner/tests/data (pass that as
+# out-dir); `all` makes the five in crates/domains/tests/data.
+#
 # Default out-dir: crates/domains/tests/data. No KVM needed (TCG); 64 vCPUs take a few
 # minutes on 2 host cores.
 set -euo pipefail
@@ -67,7 +70,16 @@ qemu_args() {
         done
       done
       echo "$a" ;;
-    *) echo "unknown machine '$1' (x86-2s4c2t, x86-2s4c2t-smtoff, x86-max-modules, x86-4n-dist, x86-64c-8n)" >&2; return 1 ;;
+    x86-intel-2s4c2t)
+      # QEMU's legacy Intel cache model (leaf 4): L1 and L2 per core, L3 per
+      # socket. Kept in crates/qemu-runner/tests/data (the kernel's leaf-4 test).
+      echo "-m 512M -cpu qemu64,vendor=GenuineIntel -smp 16,sockets=2,cores=4,threads=2" ;;
+    x86-intel-l2socket)
+      # The L2 asked per socket: leaf 4 says 8 threads share it, so Linux's CLS
+      # (cpu_l2c_shared_mask) spans the socket and MC folds into it. (QEMU 10.0
+      # aborts in CPUID 0x1F for an Intel vendor with dies or modules.)
+      echo "-m 512M -cpu qemu64,vendor=GenuineIntel -smp 16,sockets=2,cores=4,threads=2 -machine pc,smp-cache.0.cache=l2,smp-cache.0.topology=socket,smp-cache.1.cache=l3,smp-cache.1.topology=socket" ;;
+    *) echo "unknown machine '$1' (x86-2s4c2t, x86-2s4c2t-smtoff, x86-max-modules, x86-4n-dist, x86-64c-8n, x86-intel-2s4c2t, x86-intel-l2socket)" >&2; return 1 ;;
   esac
 }
 
