@@ -207,3 +207,39 @@ fn shapes_number_like_linux() {
     assert_eq!(t.nodes[1].cpus.to_list_string(), "8-15,24-31");
     assert_eq!(t.llc_mask(3).to_list_string(), "0-7,16-23");
 }
+
+proptest::proptest! {
+    /// Caches come out sorted by (level, kind, first CPU) with exact duplicates
+    /// removed, whatever order they were added in: checked against sorting a
+    /// plain copy of them (the builder sorts in place, by index permutation).
+    #[test]
+    fn caches_come_out_sorted_and_deduplicated(
+        raw in proptest::collection::vec((1u8..4, 0u8..3, 0u32..8, 1u32..4), 0..40)
+    ) {
+        let mut b = TopologyBuilder::new(Arch::X86_64);
+        for cpu in 0..8 {
+            b.add_cpu(spec(cpu, 0, cpu));
+        }
+        let caches: Vec<Cache> = raw
+            .iter()
+            .map(|&(level, kind, first, width)| Cache {
+                level,
+                kind: [CacheKind::Data, CacheKind::Instruction, CacheKind::Unified][kind as usize],
+                size_bytes: Some(u64::from(level) << 15),
+                line_bytes: Some(64),
+                ways: None,
+                cpus: (first..(first + width).min(8)).map(|c| c as usize).collect(),
+            })
+            .collect();
+        let mut expected = caches.clone();
+        expected.sort_by_key(|c| (c.level, c.kind, c.cpus.first()));
+        expected.dedup();
+        let (half, rest) = caches.split_at(caches.len() / 2);
+        b.add_caches(half.to_vec());
+        for c in rest {
+            b.add_cache(c.clone());
+        }
+        let t = b.finish().unwrap();
+        proptest::prop_assert_eq!(t.caches, expected);
+    }
+}

@@ -523,9 +523,7 @@ fn read_root(root: &Root) -> Result<Topology, Error> {
     // Only SPARC kernels have the per-CPU `l1_dcache_size`-style files; other
     // architectures skip probing for them (three failed opens per CPU).
     let sparc_files = matches!(arch, Arch::Sparc64 | Arch::Other(_));
-    for cache in read_caches(&files, &raws, &possible, sparc_files)? {
-        builder.add_cache(cache);
-    }
+    builder.add_caches(read_caches(&files, &raws, &possible, sparc_files)?);
 
     let mut topo = builder
         .finish()
