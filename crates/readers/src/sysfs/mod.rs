@@ -639,32 +639,33 @@ fn group_keys(raws: &[RawCpu], online: &CpuMask) -> Vec<[Option<u32>; 4]> {
             .iter()
             .all(|r| r.ids[level].is_some_and(|v| (0..=u32::MAX as i64).contains(&v)));
         let ids_agree = ids_usable && {
-            // Group online CPUs by (enclosing keys, id) and compare with masks.
-            // Masks live in a side vector so that growing the map moves small
-            // indices, not 2 KiB masks.
-            let mut by_id: HashMap<([Option<u32>; 4], i64), usize> = HashMap::new();
-            let mut groups: Vec<CpuMask> = Vec::new();
-            for (r, k) in raws.iter().zip(&keys) {
+            // Group online CPUs by (enclosing keys, id); every online CPU's
+            // mask (on the online CPUs) must then hold exactly its group. The
+            // groups are kept as member lists, not 2 KiB masks, and a mask
+            // shared (`Rc`) by several members is checked once per group.
+            let mut by_id: HashMap<([Option<u32>; 4], i64), Vec<usize>> = HashMap::new();
+            for (i, (r, k)) in raws.iter().zip(&keys).enumerate() {
                 if online.contains(r.id as usize) {
-                    let id = r.ids[level].unwrap_or(-1);
-                    let slot = *by_id.entry((*k, id)).or_insert_with(|| {
-                        groups.push(CpuMask::new());
-                        groups.len() - 1
-                    });
-                    groups[slot].set(r.id as usize);
+                    by_id
+                        .entry((*k, r.ids[level].unwrap_or(-1)))
+                        .or_default()
+                        .push(i);
                 }
             }
-            raws.iter().zip(&keys).all(|(r, k)| {
-                if !online.contains(r.id as usize) {
-                    return true;
-                }
-                match r.masks[level].as_deref() {
-                    None => true,
-                    Some(m) => {
-                        let id = r.ids[level].unwrap_or(-1);
-                        by_id.get(&(*k, id)).map(|&slot| &groups[slot]) == Some(&m.and(&online))
+            by_id.values().all(|members| {
+                let mut checked: Option<&Rc<CpuMask>> = None;
+                members.iter().all(|&i| {
+                    let Some(mask) = raws[i].masks[level].as_ref() else {
+                        return true;
+                    };
+                    if checked.is_some_and(|c| Rc::ptr_eq(c, mask)) {
+                        return true;
                     }
-                }
+                    let holds_exactly = mask.and(&online).weight() == members.len()
+                        && members.iter().all(|&j| mask.contains(raws[j].id as usize));
+                    checked = Some(mask);
+                    holds_exactly
+                })
             })
         };
         for (r, k) in raws.iter().zip(keys.iter_mut()) {
