@@ -796,3 +796,27 @@ fn online_cpu_outside_possible_is_named() {
     assert_eq!(e.source, "m.tar.gz:m/sys/devices/system/cpu/online");
     assert!(e.message.contains("CPU 8 is online but not in"), "{e}");
 }
+
+#[test]
+fn caches_are_read_when_only_the_first_cpus_cache_directory_is_missing() {
+    // A dump that lost cpu0/cache (a partial capture): the other CPUs still
+    // describe their caches, so they must not be dropped along with it.
+    let mut tree = small();
+    tree.files
+        .retain(|path, _| !path.starts_with("sys/devices/system/cpu/cpu0/cache/"));
+    let t = read(&tree).unwrap();
+    // 2 packages x 2 cores: an L3 per package and an L1d per core; cpu0's core
+    // keeps its L1d through its SMT sibling.
+    let count = |level: u8| t.caches.iter().filter(|c| c.level == level).count();
+    assert_eq!(count(3), 2, "{:?}", t.caches);
+    assert_eq!(count(1), 4, "{:?}", t.caches);
+}
+
+#[test]
+fn no_cache_directories_at_all_gives_no_caches() {
+    let mut tree = small();
+    tree.files.retain(|path, _| !path.contains("/cache/"));
+    let t = read(&tree).unwrap();
+    assert!(t.caches.is_empty());
+    assert_eq!(t.count(LevelKind::Core), 4);
+}

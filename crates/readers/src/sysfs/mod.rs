@@ -314,7 +314,9 @@ fn read_root(root: &Root) -> Result<Topology, Error> {
     // them all): tried first, it saves two failed opens per CPU on kernels
     // older than 5.6 that lack `core_cpus`.
     let mut core_names_first = 0;
-    let mut topo_names: Option<Vec<String>> = None;
+    // The listing of the last CPU read in full, with the core-mask file pair
+    // it had.
+    let mut topo_names: Option<(usize, Vec<String>)> = None;
     // Only the generic arch_topology driver (Arm, RISC-V, PA-RISC) writes
     // `cpu_capacity`: elsewhere probing for it is a failed open per CPU.
     let has_capacity_file = matches!(
@@ -383,12 +385,17 @@ fn read_root(root: &Root) -> Result<Topology, Error> {
             // One kernel wrote every CPU's directory, so the first listing
             // serves them all (a name missing from a later CPU is just a
             // failed open, as without the listing).
-            if topo_names.is_none() {
-                topo_names = Some(root.list(&topo)?);
+            // A CPU whose core mask came from another file pair than the
+            // listed CPU's was written differently: it is listed itself.
+            if topo_names
+                .as_ref()
+                .is_none_or(|(pair, _)| *pair != core_names_first)
+            {
+                topo_names = Some((core_names_first, root.list(&topo)?));
             }
             let topo_files = Files {
                 root,
-                only: topo_names.as_deref(),
+                only: topo_names.as_ref().map(|(_, names)| names.as_slice()),
             };
             let files = &topo_files;
             // A CPU listed in an earlier CPU's package mask takes that CPU's
@@ -757,6 +764,7 @@ fn read_caches(
     // (The union of those sets is kept: a CPU is covered when it is in it.)
     let mut covered: HashMap<String, CpuMask> = HashMap::new();
     let mut names_seen: Vec<String> = Vec::new();
+    let mut last_asked = false;
     for r in raws {
         let is_covered = |name: &str, covered: &HashMap<String, CpuMask>| {
             covered.get(name).is_some_and(|m| m.contains(r.id as usize))
@@ -772,12 +780,27 @@ fn read_caches(
             .filter_map(|n| Some((numbered(&n, "index")?, n)))
             .collect();
         indices.sort();
-        if indices.is_empty() && names_seen.is_empty() && r.online && !sparc_files {
+        if indices.is_empty() && names_seen.is_empty() && r.online && !sparc_files && !last_asked {
+            last_asked = true;
             // The kernel builds every online CPU's `cache/` the same way (its
             // cacheinfo support is per architecture, not per CPU): when the
             // first online CPU has none, no CPU has, and probing the others
-            // would only cost a failed open each.
-            break;
+            // would only cost a failed open each. The last online CPU is
+            // asked too (one listing), so that a dump missing only the first
+            // CPU's directory, or a RISC-V hart without cache nodes in its
+            // device tree, does not hide everyone's caches.
+            let last_online = raws.iter().rev().find(|l| l.online && l.id != r.id);
+            let last_has_caches = match last_online {
+                Some(l) => files
+                    .root
+                    .list(&format!("{CPU_DIR}/cpu{}/cache", l.id))?
+                    .iter()
+                    .any(|n| numbered(n, "index").is_some()),
+                None => false,
+            };
+            if !last_has_caches {
+                break;
+            }
         }
         for (_, name) in &indices {
             if !names_seen.contains(name) {
