@@ -443,12 +443,16 @@ pub struct Placed {
 /// rule puts them together. Each instance keeps the description of its first
 /// CPU; instances come in the order first seen.
 ///
-/// An instance costs 2 KiB (its CPU mask), so the map only holds indices and
-/// the instances are built once, in place.
+/// An instance costs 2 KiB (its CPU mask), so the first pass only numbers the
+/// instances and records who is in which; the instances are then built once,
+/// in a vector of exactly their number (a growing vector of 2 KiB entries
+/// would hold up to twice that, and copy it on every growth).
 pub fn shared_instances(cpus: impl IntoIterator<Item = Placed>, min_level: u8) -> Vec<Cache> {
-    // (leaf index, level, kind, rule, id, node) -> position in `out`.
+    // (leaf index, level, kind, rule, id, node) -> instance number.
     let mut index_of: BTreeMap<(usize, u8, CacheKind, u8, u64, u32), usize> = BTreeMap::new();
-    let mut out: Vec<Cache> = Vec::new();
+    // Each instance's description, from its first CPU, and (instance, CPU) pairs.
+    let mut descriptions: Vec<(u8, CacheKind, u64, u32, Option<u32>)> = Vec::new();
+    let mut members: Vec<(usize, u32)> = Vec::new();
     for p in cpus {
         let apic = p.caches.apic_id;
         for (index, leaf) in p.caches.leaves().enumerate() {
@@ -468,18 +472,31 @@ pub fn shared_instances(cpus: impl IntoIterator<Item = Placed>, min_level: u8) -
             let at = *index_of
                 .entry((index, leaf.level, leaf.kind, rule, id, node))
                 .or_insert_with(|| {
-                    out.push(Cache {
-                        level: leaf.level,
-                        kind: leaf.kind,
-                        size_bytes: Some(leaf.size_bytes),
-                        line_bytes: Some(leaf.line_bytes).filter(|&l| l > 0),
-                        ways: leaf.ways,
-                        cpus: CpuMask::new(),
-                    });
-                    out.len() - 1
+                    descriptions.push((
+                        leaf.level,
+                        leaf.kind,
+                        leaf.size_bytes,
+                        leaf.line_bytes,
+                        leaf.ways,
+                    ));
+                    descriptions.len() - 1
                 });
-            out[at].cpus.set(p.cpu as usize);
+            members.push((at, p.cpu));
         }
+    }
+    let mut out: Vec<Cache> = Vec::with_capacity(descriptions.len());
+    for (level, kind, size_bytes, line_bytes, ways) in descriptions {
+        out.push(Cache {
+            level,
+            kind,
+            size_bytes: Some(size_bytes),
+            line_bytes: Some(line_bytes).filter(|&l| l > 0),
+            ways,
+            cpus: CpuMask::new(),
+        });
+    }
+    for (at, cpu) in members {
+        out[at].cpus.set(cpu as usize);
     }
     out
 }

@@ -80,11 +80,10 @@ pub fn build(
         b.distances(d.iter().map(|&x| x as u32).collect());
     }
     // Moved, not cloned: a cache is 2 KiB (its CPU mask), and 4096 CPUs with
-    // private L1d, L1i and L2 have some 12 000 of them.
-    for cache in caches {
-        b.add_cache(cache);
-    }
-    b.build()
+    // private L1d, L1i and L2 have some 12 000 of them. `add_caches` takes the
+    // vector as it is and `finish` moves it into the topology.
+    b.add_caches(caches);
+    b.finish()
 }
 
 /// Prints one `cputopo:` line per CPU: the facts the model was built from, so
