@@ -6,6 +6,7 @@ use crate::cmdline::{self, Bringup, Calibrate, Options};
 use crate::firmware::{self, Firmware};
 use crate::kprintln;
 use crate::smp::{self, ApConfig, Delays, KernelPlatform, PerCpu};
+use alloc::collections::BTreeMap;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt::{self, Write};
@@ -468,19 +469,28 @@ fn whole_core_caches(
     present: &[&CpuInfo],
     smt_bits: u32,
 ) -> Vec<topology::Cache> {
+    // Each present CPU's core, and each core's CPUs, built once: checking a
+    // cache then costs its own CPUs times their siblings, not a pass over
+    // every present CPU per cache (quadratic at thousands of CPUs under TCG).
     let core_of = |apic: u32| apic.checked_shr(smt_bits).unwrap_or(0);
+    let mut core_of_cpu: BTreeMap<u32, u32> = BTreeMap::new();
+    let mut cpus_of_core: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+    for c in present {
+        let core = core_of(c.apic_id);
+        core_of_cpu.insert(c.cpu, core);
+        cpus_of_core.entry(core).or_default().push(c.cpu);
+    }
     caches
         .into_iter()
         .filter(|cache| {
-            let cores: Vec<u32> = present
-                .iter()
-                .filter(|c| cache.cpus.contains(c.cpu as usize))
-                .map(|c| core_of(c.apic_id))
-                .collect();
-            present
-                .iter()
-                .filter(|c| cores.contains(&core_of(c.apic_id)))
-                .all(|c| cache.cpus.contains(c.cpu as usize))
+            cache.cpus.iter().all(|cpu| {
+                let Some(core) = core_of_cpu.get(&(cpu as u32)) else {
+                    return true; // not present: no core to split
+                };
+                cpus_of_core[core]
+                    .iter()
+                    .all(|&sibling| cache.cpus.contains(sibling as usize))
+            })
         })
         .collect()
 }
