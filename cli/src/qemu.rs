@@ -71,7 +71,8 @@ pub struct QemuArgs {
     /// virtual time, so results do not depend on host load (slower to run).
     #[arg(long)]
     pub icount: bool,
-    /// Firmware for -bios (default: QEMU's qboot when installed, else SeaBIOS).
+    /// Firmware for -bios (default: QEMU's qboot when installed, else SeaBIOS; SeaBIOS
+    /// whenever an APIC id exceeds 254, as Linux needs x2APIC on at hand-over there).
     #[arg(long)]
     pub bios: Option<PathBuf>,
 }
