@@ -157,9 +157,7 @@ impl Files<'_> {
         let Some(text) = self.text(path)? else {
             return Ok(None);
         };
-        CpuMask::parse_list(&text)
-            .map(Some)
-            .map_err(|e| Error::at_line(self.root.describe(path), 1, format!("bad CPU list: {e}")))
+        self.parse_list(path, &text).map(Some)
     }
 
     /// A hex cpumap file (`00000000,000000ff`).
@@ -167,8 +165,18 @@ impl Files<'_> {
         let Some(text) = self.text(path)? else {
             return Ok(None);
         };
-        CpuMask::parse_hex(&text)
-            .map(Some)
+        self.parse_hex(path, &text).map(Some)
+    }
+
+    /// The cpulist `text` read from `path`, an error naming `path` if bad.
+    fn parse_list(&self, path: &str, text: &str) -> Result<CpuMask, Error> {
+        CpuMask::parse_list(text)
+            .map_err(|e| Error::at_line(self.root.describe(path), 1, format!("bad CPU list: {e}")))
+    }
+
+    /// The hex cpumap `text` read from `path`, an error naming `path` if bad.
+    fn parse_hex(&self, path: &str, text: &str) -> Result<CpuMask, Error> {
+        CpuMask::parse_hex(text)
             .map_err(|e| Error::at_line(self.root.describe(path), 1, format!("bad CPU map: {e}")))
     }
 
@@ -826,24 +834,12 @@ fn read_caches(
             let list_path = format!("{idx}/shared_cpu_list");
             let shared = match files.text(&map_path)? {
                 Some(text) => {
-                    let mask = CpuMask::parse_hex(&text).map_err(|e| {
-                        Error::at_line(
-                            files.root.describe(&map_path),
-                            1,
-                            format!("bad CPU map: {e}"),
-                        )
-                    })?;
+                    let mask = files.parse_hex(&map_path, &text)?;
                     Some((text, mask))
                 }
                 None => match files.text(&list_path)? {
                     Some(text) => {
-                        let mask = CpuMask::parse_list(&text).map_err(|e| {
-                            Error::at_line(
-                                files.root.describe(&list_path),
-                                1,
-                                format!("bad CPU list: {e}"),
-                            )
-                        })?;
+                        let mask = files.parse_list(&list_path, &text)?;
                         Some((text, mask))
                     }
                     None => None,
