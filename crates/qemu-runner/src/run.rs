@@ -364,27 +364,12 @@ pub fn run_manycore(
     opts: &RunOptions,
 ) -> Result<Boot, RunError> {
     machine.validate()?;
-    let mut args = common_args(machine);
-    args.push("-kernel".into());
-    args.push(kernel.display().to_string());
-    args.push("-append".into());
-    args.push(cmdline.to_string());
-    let opts = &with_firmware(opts, machine);
-    let (output, code, wall, command) = run_qemu(&args, opts, |_| false)?;
-    let parsed = parse_manycore(&output);
-    match (&parsed.result, code) {
-        (Some(r), Some(KERNEL_SUCCESS)) => Ok(Boot {
-            result: r.clone(),
-            parsed,
-            output,
-            wall,
-            command,
-        }),
-        _ => Err(RunError::NoResult {
-            exit_code: code,
-            output,
-        }),
-    }
+    run_manycore_with_args(
+        kernel,
+        &machine.qemu_args(),
+        cmdline,
+        &with_firmware(opts, machine),
+    )
 }
 
 /// Boots the manycore kernel at `kernel` on a machine given as raw QEMU

@@ -4,21 +4,10 @@
 //! these tests fail with the install hint (CI installs it via
 //! scripts/install-deps.sh) rather than pass silently.
 
-use qemu_runner::{build_kernel, run_manycore, Boot, Machine, RunError, RunOptions};
-use std::path::PathBuf;
-use std::sync::OnceLock;
+mod common;
+use common::kernel;
+use qemu_runner::{run_manycore, Boot, Machine, RunError, RunOptions};
 use std::time::Duration;
-
-fn kernel() -> PathBuf {
-    static KERNEL: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    KERNEL
-        .get_or_init(|| {
-            qemu_runner::qemu_version().map_err(|e| e.to_string())?;
-            build_kernel().map_err(|e| e.to_string())
-        })
-        .clone()
-        .unwrap_or_else(|e| panic!("{e}"))
-}
 
 fn boot(m: &Machine, cmdline: &str) -> Boot {
     let opts = RunOptions {

@@ -13,12 +13,13 @@
 //! Needs `qemu-system-x86_64` (10.x, as the captures): without it these tests
 //! fail with the install hint rather than pass silently.
 
+mod common;
+use common::kernel;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use domains::compare::{compare, Dump};
-use qemu_runner::{build_kernel, run_manycore_with_args, Boot, RunOptions};
+use qemu_runner::{run_manycore_with_args, Boot, RunOptions};
 
 /// Where a capture lives: crates/domains/tests/data (the AuthenticAMD ones
 /// the domains crate is tested with) or this crate's tests/data (GenuineIntel).
@@ -30,17 +31,6 @@ fn data(name: &str) -> PathBuf {
     } else {
         manifest.join("../domains/tests/data").join(name)
     }
-}
-
-fn kernel() -> PathBuf {
-    static KERNEL: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    KERNEL
-        .get_or_init(|| {
-            qemu_runner::qemu_version().map_err(|e| e.to_string())?;
-            build_kernel().map_err(|e| e.to_string())
-        })
-        .clone()
-        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// The machine part of the capture's QEMU command line (its README's
