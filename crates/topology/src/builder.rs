@@ -283,9 +283,8 @@ impl TopologyBuilder {
     }
 
     /// As [`build`](Self::build), consuming the builder so that its caches
-    /// move into the topology instead of being copied: each holds a 2 KiB CPU
-    /// mask, and the copy was most of the page faults of reading a
-    /// 200-CPU hwloc XML file.
+    /// move into the topology instead of being copied (each holds a 2 KiB CPU
+    /// mask, so on large machines the copy is a large share of a read).
     pub fn finish(mut self) -> Result<Topology, BuildError> {
         let caches = core::mem::take(&mut self.caches);
         self.build_with_caches(caches)
@@ -400,7 +399,7 @@ impl TopologyBuilder {
         if !online.is_subset(&present) {
             return Err(BuildError::MaskNotSubset("online CPUs are not all present"));
         }
-        for cache in &self.caches {
+        for cache in &caches {
             if let Some(cpu) = cache.cpus.and_not(&possible).first() {
                 return Err(BuildError::CacheOutsidePossible {
                     level: cache.level,
@@ -518,7 +517,7 @@ impl TopologyBuilder {
         }
 
         sort_caches(&mut caches);
-        caches.dedup();
+        dedup_caches(&mut caches);
 
         Ok(Topology {
             arch: self.arch.clone(),
@@ -541,11 +540,30 @@ impl TopologyBuilder {
     }
 }
 
+/// Removes exact duplicates from sorted caches. Equal caches share a sort key
+/// but need not be adjacent (another cache with the same level, kind and
+/// first CPU may sit between them), so each is compared with every earlier
+/// cache of its key run; runs are a handful of caches long.
+fn dedup_caches(caches: &mut Vec<Cache>) {
+    let key = |c: &Cache| (c.level, c.kind, c.cpus.first());
+    let mut kept = 0;
+    for i in 0..caches.len() {
+        let mut run = kept;
+        while run > 0 && key(&caches[run - 1]) == key(&caches[i]) {
+            run -= 1;
+        }
+        if !caches[run..kept].contains(&caches[i]) {
+            caches.swap(kept, i);
+            kept += 1;
+        }
+    }
+    caches.truncate(kept);
+}
+
 /// Sorts caches by (level, kind, first CPU) without a scratch copy of them: the
 /// keys are sorted as indices, then the caches are put in place by following
-/// the permutation's cycles with swaps. A merge sort of the caches themselves
-/// allocated and touched another 2 KiB per cache, which showed as a tenth of
-/// the page faults of reading a small machine.
+/// the permutation's cycles with swaps, because a merge sort of the caches
+/// themselves would allocate and touch another 2 KiB per cache.
 fn sort_caches(caches: &mut [Cache]) {
     let key = |c: &Cache| (c.level, c.kind, c.cpus.first());
     if caches.windows(2).all(|w| key(&w[0]) <= key(&w[1])) {
