@@ -142,6 +142,20 @@ impl NodeMem {
         Ok(())
     }
 
+    /// Makes `node` known without adding memory: a memoryless node (CPUs or
+    /// devices only). Allocations that prefer it fall back by its distances,
+    /// as Linux's zonelist for a memoryless node does. Call before
+    /// [`NodeMem::set_distances`]. Nothing happens if `node` is known.
+    pub fn add_node(&mut self, node: u32) {
+        if self.index(node).is_none() {
+            self.nodes.push(Node {
+                id: node,
+                free: Vec::new(),
+                total: 0,
+            });
+        }
+    }
+
     /// Removes `[base, base + len)` from every node's free memory (the kernel
     /// image, the AP trampoline page, firmware data). Parts not free are ignored.
     pub fn reserve(&mut self, base: u64, len: u64) {
@@ -184,7 +198,8 @@ impl NodeMem {
         self.distance = d;
     }
 
-    /// Node ids that have memory, in the order they were first added.
+    /// Node ids known (given memory, or by [`NodeMem::add_node`]), in the
+    /// order they were first added.
     pub fn nodes(&self) -> impl Iterator<Item = u32> + '_ {
         self.nodes.iter().map(|n| n.id)
     }
@@ -409,6 +424,34 @@ mod tests {
             m.add_range(1, 8 * MIB, MIB),
             Err(AllocError::BadRange { .. })
         ));
+    }
+
+    #[test]
+    fn memoryless_node_falls_back_by_its_distances() {
+        // Linux 6.12 on QEMU virt with node 2 memoryless printed
+        // "Fallback order for Node 2: 1 0" for these distances
+        // (crates/irq/tests/data/arm64-its-dt-node2).
+        let mut m = NodeMem::new();
+        m.add_range(0, 0, 16 * MIB).unwrap();
+        m.add_range(1, 16 * MIB, 16 * MIB).unwrap();
+        m.add_node(2);
+        m.add_node(1);
+        #[rustfmt::skip]
+        let d = [10, 20, 30,
+                 20, 10, 15,
+                 30, 15, 10];
+        m.set_distances(&[0, 1, 2], &d);
+        assert_eq!(m.fallback_order(2).unwrap(), [2, 1, 0]);
+        assert_eq!(m.free_bytes(2), 0);
+        let f = m.alloc(2, 64 * 1024, 64 * 1024).unwrap();
+        assert_eq!(f.node, 1);
+        assert_eq!(
+            m.alloc_exact(2, PAGE_SIZE, PAGE_SIZE),
+            Err(AllocError::OutOfMemory {
+                node: 2,
+                bytes: PAGE_SIZE
+            })
+        );
     }
 
     #[test]

@@ -1,0 +1,222 @@
+#!/usr/bin/env bash
+# Boots Debian's arm64 Linux 6.12 under QEMU's virt machine (TCG, GICv3 with an
+# ITS, two NUMA nodes) and captures where Linux put the ITS's tables:
+#   <out>/arm64-its-<variant>.tar.gz   the firmware Linux saw (/sys/firmware/fdt, or
+#                                      /sys/firmware/acpi/tables/{APIC,SRAT,SLIT}),
+#                                      dmesg, node meminfo/distance, /proc/iomem, and
+#                                      the ITS's GITS_CBASER/GITS_BASERn registers
+#                                      read with devmem;
+#   <out>/arm64-its-<variant>.README   the exact commands.
+# Variants:
+#   dt-qemu    the device tree exactly as QEMU writes it (no numa-node-id on the ITS);
+#   dt-node1   QEMU's device tree, dumped with -machine dumpdtb, numa-node-id = <1>
+#              added to the ITS node with dtc, booted back with -dtb;
+#   dt-node0   the same with numa-node-id = <0>;
+#   dt-node2   three nodes, node 2 with CPUs but no memory, the ITS on node 2
+#              (Linux's distance-ordered fallback: node 2 -> 1 at 15, -> 0 at 30);
+#   acpi-qemu  UEFI (qemu-efi-aarch64's AAVMF) and ACPI: the tables as QEMU writes
+#              them. QEMU's SRAT has no GIC ITS Affinity, and Linux turns NUMA off
+#              here: AAVMF describes the variable-store flash at 0x04000000 as
+#              cacheable memory, which no SRAT range covers;
+#   acpi-its1  the same, with QEMU's SRAT upgraded through the initrd (Linux's
+#              CONFIG_ACPI_TABLE_UPGRADE: kernel/firmware/acpi/srat.aml in an
+#              uncompressed cpio before the initramfs): QEMU's entries plus a
+#              Memory Affinity for that flash on PXM 0 and a GIC ITS Affinity
+#              putting ITS 0 on PXM 1 (QEMU cannot write either; arm has no -acpitable);
+#   acpi-its0  the same with the ITS on PXM 0.
+# The kernel and busybox are Debian's arm64 packages, unpacked with dpkg -x, never
+# installed. Guests: 1 GiB (1.5 GiB for dt-node2), 4 vCPUs, 10 minutes at most.
+#
+#   scripts/its-capture.sh <variant>|all [out-dir]     # default out-dir crates/irq/tests/data
+#   LINUX_CACHE=/some/dir scripts/its-capture.sh all   # where the unpacked packages live
+set -euo pipefail
+
+root="$(cd "$(dirname "$0")/.." && pwd)"
+name="${1:?usage: its-capture.sh dt-qemu|dt-node1|dt-node0|dt-node2|acpi-qemu|acpi-its1|acpi-its0|all [out-dir]}"
+out="$(realpath -m "${2:-$root/crates/irq/tests/data}")"
+cache="${LINUX_CACHE:-$root/target/linux}"
+mkdir -p "$out" "$cache"
+
+# Unpacks an arm64 Debian package into $cache/<pkg>-arm64 (idempotent) and prints
+# that directory. Needs `dpkg --add-architecture arm64` and bookworm-backports.
+unpack_arm64() {
+  local pkg="$1" dest="$cache/$1-arm64"
+  # Another script may have unpacked it under the bare package name.
+  [ -d "$dest" ] || [ ! -d "$cache/$pkg" ] || dest="$cache/$pkg"
+  if [ ! -d "$dest" ]; then
+    local tmp; tmp="$(mktemp -d "$cache/.dl.XXXXXX")"
+    (cd "$tmp" && apt-get download -qq "$pkg:arm64" >&2)
+    mkdir -p "$tmp/x"
+    dpkg -x "$tmp"/*.deb "$tmp/x"
+    mv "$tmp/x" "$dest"
+    rm -rf "$tmp"
+  fi
+  echo "$dest"
+}
+
+kernel_image() {
+  local pkg="${LINUX_PKG:-}"
+  if [ -z "$pkg" ]; then
+    pkg="$(cd "$cache" && ls -d linux-image-6.12.*+deb12-arm64-unsigned* 2>/dev/null \
+           | sed 's/-unsigned.*$/-unsigned/' | sort -V | tail -1)"
+  fi
+  if [ -z "$pkg" ]; then
+    pkg="$(apt-cache search --names-only '^linux-image-6\.12\.[0-9]+\+deb12-arm64-unsigned$' \
+           | awk '{print $1}' | sort -V | tail -1)"
+  fi
+  [ -n "$pkg" ] || { echo "its-capture: no linux-image-6.12.*+deb12-arm64-unsigned (dpkg --add-architecture arm64; apt-get update)" >&2; exit 1; }
+  ls "$(unpack_arm64 "$pkg")"/boot/vmlinuz-* | head -1
+}
+
+# QEMU options shared by every variant: 2 sockets x 2 cores, node 0 = socket 0.
+machine_args() {
+  local a="-machine virt,gic-version=3,its=on -cpu cortex-a57 -smp 4,sockets=2,cores=2"
+  if [ "$1" = dt-node2 ]; then
+    # Node 2: the CPUs of a third socket, no memory. Distances make node 1 the
+    # nearest node that has memory.
+    a="-machine virt,gic-version=3,its=on -cpu cortex-a57 -smp 6,sockets=3,cores=2 -m 1G"
+    a="$a -object memory-backend-ram,id=m0,size=512M -object memory-backend-ram,id=m1,size=512M"
+    a="$a -numa node,nodeid=0,cpus=0-1,memdev=m0 -numa node,nodeid=1,cpus=2-3,memdev=m1"
+    a="$a -numa node,nodeid=2,cpus=4-5"
+    a="$a -numa dist,src=0,dst=1,val=20 -numa dist,src=0,dst=2,val=30 -numa dist,src=1,dst=2,val=15"
+    echo "$a"; return
+  fi
+  a="$a -m 1G -object memory-backend-ram,id=m0,size=512M -object memory-backend-ram,id=m1,size=512M"
+  a="$a -numa node,nodeid=0,cpus=0-1,memdev=m0 -numa node,nodeid=1,cpus=2-3,memdev=m1"
+  a="$a -numa dist,src=0,dst=1,val=20"
+  echo "$a"
+}
+
+# The guest's init: copy what we want into tmpfs, print one base64 tarball.
+write_initramfs() {
+  local rd="$1" busybox="$2"
+  mkdir -p "$rd/bin" "$rd/proc" "$rd/sys" "$rd/tmp" "$rd/dev"
+  cp "$busybox" "$rd/bin/busybox"
+  cat > "$rd/init" <<'INIT'
+#!/bin/busybox sh
+/bin/busybox --install -s /bin
+export PATH=/bin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+mount -t tmpfs tmp /tmp
+o=/tmp/cap
+mkdir -p $o/acpi $o/node
+[ -f /sys/firmware/fdt ] && cat /sys/firmware/fdt > $o/fdt.dtb
+for t in APIC SRAT SLIT; do
+  [ -f /sys/firmware/acpi/tables/$t ] && cat /sys/firmware/acpi/tables/$t > $o/acpi/$t
+done
+for d in /sys/devices/system/node/node[0-9]*; do
+  n=${d##*/}; mkdir -p $o/node/$n
+  cat $d/cpulist $d/distance $d/meminfo > /dev/null 2>&1
+  cp $d/cpulist $d/distance $d/meminfo $o/node/$n/
+done
+cat /proc/iomem > $o/iomem.txt
+# The ITS's registers (QEMU virt puts it at 0x08080000): GITS_TYPER, GITS_CBASER,
+# GITS_BASER0..1. CONFIG_IO_STRICT_DEVMEM may refuse; then the file says so.
+for r in 0x08080008 0x08080080 0x08080100 0x08080108; do
+  echo "$r $(devmem $r 64 2>&1)"
+done > $o/gits-regs.txt
+dmesg > $o/dmesg.txt
+uname -a > $o/uname.txt
+cat /proc/cmdline > $o/cmdline.txt
+echo ===CAPTURE-BEGIN===; (cd /tmp/cap && tar czf - .) | base64; echo ===CAPTURE-END===
+poweroff -f
+INIT
+  chmod +x "$rd/init"
+}
+
+# Writes $3/upgrade.cpio: QEMU's SRAT (from the acpi-qemu capture $1) with two
+# structures appended, for Linux's ACPI table upgrade from the initrd.
+upgrade_srat() {
+  local capture="$1" pxm="$2" dir="$3"
+  mkdir -p "$dir/up/kernel/firmware/acpi"
+  tar xzf "$capture" -C "$dir" ./acpi/SRAT
+  python3 - "$dir/acpi/SRAT" "$pxm" "$dir/up/kernel/firmware/acpi/srat.aml" <<'PY'
+import struct, sys
+srat = bytearray(open(sys.argv[1], 'rb').read())
+pxm = int(sys.argv[2])
+# Memory Affinity (type 1, 40 bytes): PXM 0, base 0x04000000, length 64 MiB, enabled.
+srat += struct.pack('<BBIHIIIIIIQ', 1, 40, 0, 0, 0x04000000, 0, 0x04000000, 0, 0, 1, 0)
+# GIC ITS Affinity (type 4, 12 bytes): proximity domain, reserved, ITS id 0.
+srat += struct.pack('<BBIHI', 4, 12, pxm, 0, 0)
+struct.pack_into('<I', srat, 4, len(srat))
+struct.pack_into('<I', srat, 24, struct.unpack_from('<I', srat, 24)[0] + 1)
+srat[9] = 0
+srat[9] = (-sum(srat)) & 0xff
+open(sys.argv[3], 'wb').write(srat)
+PY
+  (cd "$dir/up" && find kernel | cpio -o -H newc --quiet) > "$dir/upgrade.cpio"
+}
+
+capture() {
+  local v="$1"
+  local vmlinuz; vmlinuz="$(kernel_image)"
+  local busybox; busybox="$(unpack_arm64 busybox-static)/bin/busybox"
+  local work; work="$(mktemp -d)"
+  trap 'rm -rf "$work"' RETURN
+  write_initramfs "$work/rd" "$busybox"
+  (cd "$work/rd" && find . | cpio -o -H newc --quiet | gzip -9) > "$work/initrd.gz"
+
+  local args; args="$(machine_args "$v")"
+  local cmdline="console=ttyAMA0 rdinit=/init panic=-1 loglevel=7"
+  local fw="" steps=()
+  case "$v" in
+    dt-qemu) ;;
+    dt-node0|dt-node1|dt-node2)
+      local node="${v#dt-node}"
+      # shellcheck disable=SC2086
+      qemu-system-aarch64 $args -machine dumpdtb="$work/qemu.dtb" -nographic >/dev/null 2>&1
+      dtc -q -I dtb -O dts -o "$work/qemu.dts" "$work/qemu.dtb"
+      sed "/compatible = \"arm,gic-v3-its\";/a numa-node-id = <$node>;" "$work/qemu.dts" > "$work/its.dts"
+      grep -q "numa-node-id = <$node>;" "$work/its.dts" || { echo "its-capture: no ITS node in QEMU's DT" >&2; return 1; }
+      dtc -q -I dts -O dtb -o "$work/its.dtb" "$work/its.dts"
+      fw="-dtb $work/its.dtb"
+      steps=("qemu-system-aarch64 $args -machine dumpdtb=qemu.dtb -nographic"
+             "dtc -I dtb -O dts -o qemu.dts qemu.dtb"
+             "sed '/compatible = \"arm,gic-v3-its\";/a numa-node-id = <$node>;' qemu.dts > its.dts"
+             "dtc -I dts -O dtb -o its.dtb its.dts") ;;
+    acpi-qemu|acpi-its0|acpi-its1)
+      cp /usr/share/AAVMF/AAVMF_VARS.fd "$work/vars.fd"
+      fw="-drive if=pflash,format=raw,readonly=on,file=/usr/share/AAVMF/AAVMF_CODE.fd"
+      fw="$fw -drive if=pflash,format=raw,file=$work/vars.fd"
+      cmdline="$cmdline acpi=force"
+      if [ "$v" != acpi-qemu ]; then
+        [ -f "$out/arm64-its-acpi-qemu.tar.gz" ] || capture acpi-qemu
+        upgrade_srat "$out/arm64-its-acpi-qemu.tar.gz" "${v#acpi-its}" "$work"
+        cat "$work/upgrade.cpio" "$work/initrd.gz" > "$work/initrd-up"
+        mv "$work/initrd-up" "$work/initrd.gz"
+        steps=("tar xzf arm64-its-acpi-qemu.tar.gz ./acpi/SRAT (QEMU's SRAT, from the acpi-qemu boot)"
+               "append to it: Memory Affinity {PXM 0, 0x04000000 + 0x04000000, enabled} and GIC ITS Affinity {PXM ${v#acpi-its}, ITS id 0}; oem_revision + 1; fix length and checksum (upgrade_srat in this script)"
+               "kernel/firmware/acpi/srat.aml in an uncompressed newc cpio, prepended to the busybox initramfs")
+      fi ;;
+    *) echo "unknown variant '$v'" >&2; return 1 ;;
+  esac
+  echo "capture $v: qemu-system-aarch64 -nographic -no-reboot $args $fw -kernel vmlinuz -initrd initrd.gz -append \"$cmdline\"" >&2
+  # shellcheck disable=SC2086
+  timeout 600 qemu-system-aarch64 -nographic -no-reboot $args $fw \
+    -kernel "$vmlinuz" -initrd "$work/initrd.gz" -append "$cmdline" \
+    > "$work/console.log" 2>&1 || true
+  if ! grep -q "===CAPTURE-END===" "$work/console.log"; then
+    echo "capture $v: no output; console tail:" >&2; tail -30 "$work/console.log" >&2; return 1
+  fi
+  sed -n '/===CAPTURE-BEGIN===/,/===CAPTURE-END===/p' "$work/console.log" | sed '1d;$d' | tr -d '\r' \
+    | base64 -d > "$out/arm64-its-$v.tar.gz"
+  {
+    echo "variant: arm64-its-$v"
+    echo "kernel: $(basename "$vmlinuz") (Debian package $(basename "$(dirname "$(dirname "$vmlinuz")")"), unpacked with dpkg -x)"
+    echo "qemu: $(qemu-system-aarch64 --version | head -1)"
+    local s
+    for s in "${steps[@]}"; do echo "step: $s"; done
+    echo "command: qemu-system-aarch64 -nographic -no-reboot $args ${fw//$work\//} -kernel vmlinuz -initrd initrd.gz -append \"$cmdline\""
+    echo "initramfs: Debian's busybox-static (arm64) and the init in scripts/its-capture.sh"
+    echo "made by: scripts/its-capture.sh $v"
+  } > "$out/arm64-its-$v.README"
+  echo "capture $v: wrote $out/arm64-its-$v.tar.gz" >&2
+}
+
+if [ "$name" = all ]; then
+  for v in dt-qemu dt-node1 dt-node0 dt-node2 acpi-qemu acpi-its1 acpi-its0; do capture "$v"; done
+else
+  capture "$name"
+fi
