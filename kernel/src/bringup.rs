@@ -3,12 +3,12 @@
 //! each AP, and its incremental mask engine updates the topology masks as each
 //! CPU goes online.
 
-use crate::cmdline::Bringup;
 use crate::smp::KernelPlatform;
 use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
+use bootproto::cmdline::Bringup;
 use cpumask::CpuMask;
 use hotplug::{Algo, Hotplug, MaskEngine, MaskLevel, Platform, Stage};
 use topology::Topology;

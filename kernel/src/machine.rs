@@ -1,18 +1,27 @@
-//! The boot sequence: discover, set up memory and per-CPU areas, bring up the
-//! APs, report.
+//! The boot sequence as five phases, each a function: discover the machine
+//! (firmware tables, clocks, the local APIC, CPU numbering), split its memory
+//! by node, place each CPU's per-CPU area and stack on its node, bring the
+//! APs up, report.
 
-use crate::arch::{acpi::Tables, apic, cpu, heap, phys, timer};
-use crate::cmdline::{self, Bringup, Calibrate, Options};
-use crate::firmware::{self, Firmware};
+use crate::arch::acpi::Tables;
+use crate::arch::phys::{BootInfo, PhysMem};
+use crate::arch::{apic, cpu, heap, phys, timer};
+use crate::bringup::Outcome;
+use crate::firmware::{self, CpuInfo, Firmware};
 use crate::kprintln;
+use crate::report::{self, NodeFacts};
 use crate::smp::{self, ApConfig, Delays, KernelPlatform, PerCpu};
 use alloc::collections::BTreeMap;
 use alloc::string::String;
 use alloc::vec::Vec;
-use core::fmt::{self, Write};
+use bootproto::cmdline::{self, Options};
+use bootproto::report::{FailedCpu, KernelResult, PercpuLine, SratRange};
+use core::fmt;
 use core::sync::atomic::Ordering;
 use cpumask::CpuMask;
-use nodemem::{AllocError, NodeMem, PAGE_SIZE};
+use nodemem::{AllocError, PAGE_SIZE};
+use x86desc::cacheinfo::{self, CpuCaches, Placed};
+use x86desc::shifts::ApicShifts;
 
 /// Why the kernel gave up before bringing anything up.
 #[derive(Debug)]
@@ -23,6 +32,8 @@ pub enum Fatal {
     Acpi(crate::arch::acpi::AcpiFailure),
     /// The MADT lists no enabled CPU.
     NoCpus,
+    /// The node memory was already built (a second boot path).
+    MemoryTwice,
     /// No per-CPU memory for the boot CPU itself.
     BspMemory(AllocError),
 }
@@ -33,6 +44,7 @@ impl fmt::Display for Fatal {
             Fatal::NoStartInfo => write!(f, "no valid PVH start info"),
             Fatal::Acpi(e) => write!(f, "cannot read ACPI tables: {:?}", e.0),
             Fatal::NoCpus => write!(f, "MADT lists no enabled processor"),
+            Fatal::MemoryTwice => write!(f, "node memory built twice"),
             Fatal::BspMemory(e) => write!(f, "no memory for the boot CPU's per-CPU area: {e}"),
         }
     }
@@ -45,50 +57,62 @@ const CACHE_INSTANCE_BUDGET: usize = 4096;
 /// Bytes of stack each AP gets.
 const STACK_SIZE: u64 = 16 * 1024;
 
-/// One logical CPU as the kernel numbers it.
-#[derive(Clone, Copy, Debug)]
-pub struct CpuInfo {
-    /// Logical number (0 = boot CPU, then MADT order; disabled entries last).
-    pub cpu: u32,
-    /// APIC id.
-    pub apic_id: u32,
-    /// NUMA node (0 without SRAT).
-    pub node: u32,
-    /// Present (MADT enabled) as opposed to possible only.
-    pub present: bool,
+/// What the discover phase found.
+struct Machine {
+    fw: Firmware,
+    /// Logical CPUs, possible ones included.
+    cpus: Vec<CpuInfo>,
+    bsp_apic: u32,
+    apic_mode: apic::Mode,
+    tsc_khz: u64,
+    shifts: ApicShifts,
 }
 
-/// Proximity domains → node numbers, in increasing PXM order (what Linux
-/// yields for QEMU's tables, whose PXMs are 0..K-1).
-struct Numa {
-    pxms: Vec<u32>,
+impl Machine {
+    fn x2apic(&self) -> bool {
+        matches!(self.apic_mode, apic::Mode::X2apic(_))
+    }
+
+    fn present(&self) -> impl Iterator<Item = &CpuInfo> {
+        self.cpus.iter().filter(|c| c.present)
+    }
 }
 
-impl Numa {
-    fn new(fw: &Firmware) -> Self {
-        let mut pxms: Vec<u32> = fw
-            .srat_cpus
-            .iter()
-            .map(|c| c.domain)
-            .chain(fw.srat_mem.iter().map(|m| m.domain))
-            .collect();
-        pxms.sort_unstable();
-        pxms.dedup();
-        Numa { pxms }
-    }
+/// The per-CPU areas the per-CPU phase placed.
+struct Areas {
+    /// Indexed by logical CPU; `None` for CPUs without memory or a slot.
+    by_cpu: Vec<Option<&'static PerCpu>>,
+}
 
-    fn node(&self, pxm: u32) -> u32 {
-        self.pxms.iter().position(|&p| p == pxm).unwrap_or(0) as u32
-    }
-
-    fn count(&self) -> usize {
-        self.pxms.len().max(1)
+impl Areas {
+    fn iter(&self) -> impl Iterator<Item = &'static PerCpu> + '_ {
+        self.by_cpu.iter().flatten().copied()
     }
 }
 
 /// Runs the whole boot; `Ok` once the result line is printed.
 pub fn run(start_info: u32) -> Result<(), Fatal> {
     let boot = phys::boot_info(start_info).ok_or(Fatal::NoStartInfo)?;
+    let opts = command_line(&boot);
+    let m = discover(&boot, &opts)?;
+    let mut mem = memory(&boot, &m.fw, &opts)?;
+    let areas = percpu_areas(&mut mem, &m)?;
+    let nodes: Vec<NodeFacts> = mem
+        .nodes()
+        .into_iter()
+        .map(|id| NodeFacts {
+            id,
+            bytes: mem.total_bytes(id),
+        })
+        .collect();
+    let (outcome, bringup_ns) = bring_up(&m, &areas, &nodes, &opts);
+    report(&m, &areas, &nodes, &outcome, bringup_ns, &opts);
+    Ok(())
+}
+
+/// Reads the command line, reporting words it ignores, and runs the fault
+/// injections that act at once.
+fn command_line(boot: &BootInfo) -> Options {
     kprintln!("Linux-like manycore kernel, PVH boot");
     kprintln!("Command line: {}", boot.cmdline);
     let opts = cmdline::parse(boot.cmdline, |w| kprintln!("cmdline: {w}"));
@@ -97,10 +121,14 @@ pub fn run(start_info: u32) -> Result<(), Fatal> {
         Some(cmdline::Fault::InvalidOpcode) => cpu::invalid_opcode(),
         None => {}
     }
+    opts
+}
 
+/// Discover: ACPI tables, the TSC and APIC timer, the local APIC mode, and
+/// the logical CPU numbering, with every firmware fault logged.
+fn discover(boot: &BootInfo, opts: &Options) -> Result<Machine, Fatal> {
     let tables = Tables::open(boot.rsdp).map_err(Fatal::Acpi)?;
-    let fw = firmware::discover(&tables);
-
+    let mut fw = firmware::discover(&tables);
     let (clock, khz) = timer::calibrate(fw.hpet);
     kprintln!(
         "tsc: Detected {}.{:03} MHz processor (calibrated against {:?})",
@@ -108,16 +136,16 @@ pub fn run(start_info: u32) -> Result<(), Fatal> {
         khz % 1000,
         clock
     );
-
-    let x2apic = match opts.x2apic {
-        Some(true) if !cpu::has_x2apic() => {
+    let apic_mode = match (opts.x2apic, cpu::x2apic_supported()) {
+        (Some(false), _) | (None, None) => apic::Mode::Xapic,
+        (_, Some(proof)) => apic::Mode::X2apic(proof),
+        (Some(true), None) => {
             kprintln!("x2apic: requested but not supported by this CPU, staying in xAPIC mode");
-            false
+            apic::Mode::Xapic
         }
-        Some(on) => on,
-        None => cpu::has_x2apic(),
     };
-    apic::enable(x2apic, Some(fw.lapic_base));
+    apic::enable(apic_mode);
+    let x2apic = matches!(apic_mode, apic::Mode::X2apic(_));
     kprintln!(
         "x2apic: {}",
         if x2apic {
@@ -129,68 +157,90 @@ pub fn run(start_info: u32) -> Result<(), Fatal> {
     let bsp_apic = apic::id();
     let apic_mhz = timer::calibrate_apic_timer();
     kprintln!("APIC: timer runs at {apic_mhz} MHz; waits halt between checks");
+    for m in &fw.srat.mem {
+        let line = SratRange {
+            node: fw.numa.node(m.domain).unwrap_or_default(),
+            pxm: m.domain,
+            start: m.base,
+            end: m.base + m.len.saturating_sub(1),
+            hotplug: m.hotplug,
+        };
+        kprintln!("{line}");
+    }
+    let cpus = firmware::number_cpus(&mut fw, bsp_apic, opts.ghost_apic);
+    for fault in &fw.faults {
+        kprintln!("ACPI: firmware fault: {fault}");
+    }
+    let present = cpus.iter().filter(|c| c.present).count();
+    if present == 0 {
+        return Err(Fatal::NoCpus);
+    }
+    kprintln!(
+        "smpboot: Allowing {} CPUs, {} hotplug CPUs",
+        cpus.len(),
+        cpus.len() - present
+    );
+    Ok(Machine {
+        fw,
+        cpus,
+        bsp_apic,
+        apic_mode,
+        tsc_khz: khz,
+        shifts: cpu::apic_shifts(),
+    })
+}
 
-    let numa = Numa::new(&fw);
-    for m in &fw.srat_mem {
-        kprintln!(
-            "ACPI: SRAT: Node {} PXM {} [mem {:#010x}-{:#010x}]{}",
-            numa.node(m.domain),
-            m.domain,
-            m.base,
-            m.base + m.len.saturating_sub(1),
-            if m.hotplug { " hotplug" } else { "" }
-        );
-    }
-    let mut mem = build_memory(&boot.memmap, &fw, &numa);
+/// Memory: usable RAM split by the SRAT's node ranges (all on node 0
+/// without one), SLIT distances for the fallback order, the fault injection
+/// that takes memory away.
+fn memory(boot: &BootInfo, fw: &Firmware, opts: &Options) -> Result<PhysMem, Fatal> {
+    let ranges: Vec<(u32, u64, u64)> = fw
+        .srat
+        .mem
+        .iter()
+        .filter(|m| !m.hotplug)
+        .filter_map(|m| Some((fw.numa.node(m.domain)?, m.base, m.len)))
+        .collect();
+    let mut mem = PhysMem::new(&boot.memmap, &ranges).ok_or(Fatal::MemoryTwice)?;
     if let Some((n, d)) = &fw.slit {
-        let ids: Vec<u32> = (0..*n as u32).map(|p| numa.node(p)).collect();
-        mem.set_distances(&ids, d);
+        // Only a SLIT whose every locality is a node orders the fallback
+        // (an unknown one is a logged fault).
+        let ids: Option<Vec<u32>> = (0..*n as u32).map(|p| fw.numa.node(p)).collect();
+        if let Some(ids) = ids {
+            mem.set_distances(&ids, d);
+        }
     }
-    for node in mem.nodes().collect::<Vec<_>>() {
+    for node in mem.nodes() {
         kprintln!(
             "NUMA: node {node}: {} MiB, {} MiB free",
             mem.total_bytes(node) >> 20,
             mem.free_bytes(node) >> 20
         );
     }
-
     if let Some(kib) = opts.fault_mem_kib {
-        let nodes: Vec<u32> = mem
-            .nodes()
-            .filter(|&n| opts.fault_mem_node.is_none_or(|f| f == n))
-            .collect();
-        for node in nodes {
-            // Held for good: this is fault injection, the memory is gone. Free
-            // memory is in several ranges, so take it in shrinking pieces.
-            let mut want = mem.free_bytes(node).saturating_sub(kib * 1024) & !(PAGE_SIZE - 1);
-            while want >= PAGE_SIZE {
-                if mem.alloc_exact(node, want, PAGE_SIZE).is_err() {
-                    want = (want / 2) & !(PAGE_SIZE - 1);
-                    continue;
-                }
-                want = mem.free_bytes(node).saturating_sub(kib * 1024) & !(PAGE_SIZE - 1);
+        for node in mem.nodes() {
+            if opts.fault_mem_node.is_none_or(|f| f == node) {
+                mem.leak_all_but(node, kib * 1024);
             }
         }
         kprintln!("NUMA: fault injection: {kib} KiB left free per node");
     }
-    let cpus = number_cpus(&fw, &numa, bsp_apic, &opts);
-    let present: Vec<&CpuInfo> = cpus.iter().filter(|c| c.present).collect();
-    if present.is_empty() {
-        return Err(Fatal::NoCpus);
-    }
-    kprintln!(
-        "smpboot: Allowing {} CPUs, {} hotplug CPUs",
-        cpus.len(),
-        cpus.len() - present.len()
-    );
+    Ok(mem)
+}
 
-    // Per-CPU areas and stacks, each on its CPU's node. Failures here are
-    // reported and the CPU skipped (its kick fails in the hotplug engine).
-    let mut by_cpu: Vec<Option<&'static PerCpu>> = alloc::vec![None; cpus.len()];
-    for c in &present {
-        match alloc_percpu(&mut mem, c) {
-            Ok(area) => {
-                if smp::register(area).is_err() {
+/// Per-CPU areas: each present CPU's stack and per-CPU area in one frame on
+/// its own node, registered for the trampoline. A CPU that gets no memory or
+/// no slot is reported and skipped (its kick then fails in the hotplug
+/// engine); the boot CPU without memory is fatal.
+fn percpu_areas(mem: &mut PhysMem, m: &Machine) -> Result<Areas, Fatal> {
+    let mut by_cpu: Vec<Option<&'static PerCpu>> = alloc::vec![None; m.cpus.len()];
+    for c in m.present() {
+        let placed = mem.alloc_percpu(c.node, STACK_SIZE, |at| {
+            PerCpu::new(c.cpu, c.apic_id, c.node, at.node, at.area, at.stack)
+        });
+        match placed {
+            Ok((area, stack)) => {
+                if smp::register(area, stack).is_err() {
                     kprintln!(
                         "smpboot: CPU {} (APIC id {}) does not fit the tables, skipped",
                         c.cpu,
@@ -207,102 +257,102 @@ pub fn run(start_info: u32) -> Result<(), Fatal> {
             ),
         }
     }
-    let areas: Vec<&'static PerCpu> = by_cpu.iter().flatten().copied().collect();
-    if opts.percpu_dump {
-        for a in &areas {
-            kprintln!(
-                "percpu: cpu {} apic {} node {} area {:#x} stack {:#x}-{:#x}{}",
-                a.cpu,
-                a.apic_id,
-                a.node,
-                a.area,
-                a.stack.0,
-                a.stack.1,
-                if a.mem_node != a.node {
-                    alloc::format!(" fallback node {}", a.mem_node)
-                } else {
-                    String::new()
-                }
-            );
-        }
-    }
-    let on_node = areas
-        .iter()
-        .filter(|a| {
-            in_node(&fw, &numa, a.node, a.area, PAGE_SIZE)
-                && in_node(&fw, &numa, a.node, a.stack.0, STACK_SIZE)
-        })
-        .count();
-    crate::arch::boot::install_trampoline();
+    Ok(Areas { by_cpu })
+}
 
-    // The boot CPU's own delay loop.
-    let bsp_lpj = match opts.lpj {
-        Some(lpj) => {
-            kprintln!(
-                "Calibrating delay loop (skipped) preset value.. {} BogoMIPS (lpj={lpj})",
-                fmt_bogo(smp::bogomips_x100(lpj))
-            );
-            lpj
-        }
-        None => {
-            let lpj = smp::calibrate_delay();
-            kprintln!(
-                "Calibrating delay loop... {} BogoMIPS (lpj={lpj})",
-                fmt_bogo(smp::bogomips_x100(lpj))
-            );
-            lpj
-        }
+/// The boot CPU's delay loop: measured, or `lpj=` as given.
+fn calibrate_bsp(opts: &Options) -> u64 {
+    let (lpj, how) = match opts.lpj {
+        Some(lpj) => (lpj, " (skipped) preset value.."),
+        None => (smp::calibrate_delay(), "..."),
     };
-    if let Some(&bsp) = areas.first() {
+    kprintln!(
+        "Calibrating delay loop{how} {} BogoMIPS (lpj={lpj})",
+        fmt_bogo(smp::bogomips_x100(lpj))
+    );
+    lpj
+}
+
+/// Bring-up: the boot CPU's own state (delay loop, caches), the AP
+/// configuration, the topology model with only the boot CPU online for the
+/// hotplug engine, then the engine's run. Returns what it achieved and how
+/// long it took.
+fn bring_up(m: &Machine, areas: &Areas, nodes: &[NodeFacts], opts: &Options) -> (Outcome, u64) {
+    crate::arch::boot::install_trampoline();
+    let bsp_lpj = calibrate_bsp(opts);
+    let bsp_caches = read_bsp_caches(m.bsp_apic);
+    if let Some(bsp) = areas.by_cpu.first().copied().flatten() {
         bsp.lpj.store(bsp_lpj, Ordering::Relaxed);
+        bsp.caches.call_once(|| bsp_caches);
+        bsp.record_callin_apic();
         bsp.mark_online();
     }
     smp::configure(ApConfig {
-        x2apic,
+        apic_mode: m.apic_mode,
         calibrate: opts.calibrate,
         default_lpj: opts.lpj.unwrap_or(bsp_lpj),
-        bsp_apic_id: bsp_apic,
+        bsp_apic_id: m.bsp_apic,
     });
-
-    // The shared topology model, with only the boot CPU online, drives the
-    // hotplug engine's incremental masks.
-    let node_facts: Vec<crate::report::NodeFacts> = mem
-        .nodes()
-        .map(|id| crate::report::NodeFacts {
-            id,
-            bytes: mem.total_bytes(id),
-        })
-        .collect();
-    let shifts = cpu::apic_shifts();
+    let s = m.shifts;
     kprintln!(
         "topology: CPUID leaf {:#x}: SMT shift {}, core shift {}, package shift {}",
-        shifts.leaf,
-        shifts.smt,
-        shifts.core,
-        shifts.package
+        s.leaf,
+        s.smt,
+        s.core,
+        s.package
     );
-    let distances = numa_distances(&fw, &numa);
-    // The boot CPU's caches from its own CPUID; until the APs read theirs,
-    // each is predicted from it (same CPUID, its own APIC id) so that the
-    // hotplug engine's LLC and L2 masks have caches to go by.
+    let topo = early_topology(m, nodes, &bsp_caches);
+    let delays = Delays {
+        init_us: opts.init_delay_us,
+        sipi_us: opts.sipi_delay_us,
+        timeout_ms: opts.callin_timeout_ms,
+    };
+    let platform = KernelPlatform::new(
+        areas.by_cpu.clone(),
+        opts.bringup,
+        delays,
+        opts.calibrate,
+        m.x2apic(),
+    );
+    kprintln!("smp: Bringing up secondary CPUs ...");
+    let t0 = cpu::rdtsc();
+    let outcome = crate::bringup::run(platform, topo.as_ref().ok(), opts.bringup, m.cpus.len());
+    // The model after bring-up replaces it; its caches alone take megabytes
+    // with thousands of CPUs.
+    drop(topo);
+    (outcome, timer::tsc_to_ns(cpu::rdtsc() - t0))
+}
+
+/// The boot CPU's caches from its own CPUID, logged.
+fn read_bsp_caches(bsp_apic: u32) -> CpuCaches {
     let t_read = cpu::rdtsc();
-    let bsp_caches = cpu::read_caches(bsp_apic);
+    let caches = smp::read_caches(bsp_apic);
     let read_ns = timer::tsc_to_ns(cpu::rdtsc() - t_read);
-    if let Some(&bsp) = areas.first() {
-        bsp.caches.call_once(|| bsp_caches);
-    }
     kprintln!(
         "cacheinfo: {:?} rules, {}: {} cache leaves (read in {} ns)",
-        bsp_caches.vendor,
-        bsp_caches.source.describe(),
-        bsp_caches.leaves().count(),
+        caches.vendor,
+        caches.source.describe(),
+        caches.leaves().count(),
         read_ns
     );
+    caches
+}
+
+/// The topology model with only the boot CPU online, for the hotplug
+/// engine. Until the APs read their caches, each is predicted from the boot
+/// CPU's reading with its own APIC id, so that the engine's LLC and L2 masks
+/// have caches to go by.
+fn early_topology(
+    m: &Machine,
+    nodes: &[NodeFacts],
+    bsp_caches: &CpuCaches,
+) -> Result<topology::Topology, topology::BuildError> {
+    let present: Vec<&CpuInfo> = m.present().collect();
     let early_caches = whole_core_caches(
         // Level 2 and up: the engine's masks read the L2 and the outermost
         // cache only, and an L1 per CPU would cost 2 KiB each.
-        crate::cacheinfo::shared_instances(
-            present.iter().map(|c| crate::cacheinfo::Placed {
+        cacheinfo::shared_instances(
+            present.iter().map(|c| Placed {
                 cpu: c.cpu,
                 node: c.node,
                 caches: bsp_caches.for_apic_id(c.apic_id),
@@ -310,42 +360,31 @@ pub fn run(start_info: u32) -> Result<(), Fatal> {
             2,
         ),
         &present,
-        shifts.smt,
+        m.shifts.smt,
     );
-    let boot_only = CpuMask::single(0);
-    let topo = crate::report::build(
-        &cpus,
-        &boot_only,
-        shifts,
-        &node_facts,
-        &distances,
+    report::build(
+        &m.cpus,
+        &CpuMask::single(0),
+        m.shifts,
+        nodes,
+        &numa_distances(&m.fw),
         early_caches,
-    );
+    )
+}
 
-    let delays = Delays {
-        init_us: opts.init_delay_us,
-        sipi_us: opts.sipi_delay_us,
-        timeout_ms: opts.callin_timeout_ms,
-    };
-    let platform = KernelPlatform::new(by_cpu, opts.bringup, delays, opts.calibrate, x2apic);
-    kprintln!("smp: Bringing up secondary CPUs ...");
-    let t0 = cpu::rdtsc();
-    let outcome = crate::bringup::run(platform, topo.as_ref().ok(), opts.bringup, cpus.len());
-    // The model after bring-up replaces it; its caches alone take megabytes
-    // with thousands of CPUs.
-    drop(topo);
-    let bringup_ns = timer::tsc_to_ns(cpu::rdtsc() - t0);
-    let mut failed: Vec<u32> = Vec::new();
-    for (cpu, why) in &outcome.failed {
-        kprintln!("smpboot: CPU {cpu} failed to come online ({why}), skipped");
-        failed.push(*cpu as u32);
-    }
-    if let Some(note) = &outcome.note {
-        kprintln!("hotplug: {note}");
-    }
-
+/// Report: the Linux-like summary, per-CPU placement (`percpu_dump`), the
+/// topology model after bring-up and its scheduler domains, the result line.
+fn report(
+    m: &Machine,
+    areas: &Areas,
+    nodes: &[NodeFacts],
+    outcome: &Outcome,
+    bringup_ns: u64,
+    opts: &Options,
+) {
+    let failed = report_outcome(outcome);
     let online = outcome.online;
-    let up: Vec<&&PerCpu> = areas
+    let up: Vec<&PerCpu> = areas
         .iter()
         .filter(|a| online.contains(a.cpu as usize))
         .collect();
@@ -356,13 +395,6 @@ pub fn run(start_info: u32) -> Result<(), Fatal> {
         .iter()
         .map(|a| smp::bogomips_x100(a.lpj.load(Ordering::Relaxed)))
         .sum();
-    let plural = |n: usize, w: &str| {
-        if n == 1 {
-            alloc::format!("{n} {w}")
-        } else {
-            alloc::format!("{n} {w}s")
-        }
-    };
     kprintln!(
         "smp: Brought up {}, {}",
         plural(up_nodes.len(), "node"),
@@ -374,7 +406,6 @@ pub fn run(start_info: u32) -> Result<(), Fatal> {
         fmt_bogo(bogo)
     );
     if !failed.is_empty() {
-        failed.sort_unstable();
         kprintln!(
             "smpboot: {} CPUs failed to come online: {}",
             failed.len(),
@@ -391,18 +422,83 @@ pub fn run(start_info: u32) -> Result<(), Fatal> {
     for line in &outcome.bsp_masks {
         kprintln!("{line}");
     }
+    if opts.percpu_dump {
+        print_percpu(areas);
+    }
+    final_topology(m, areas, nodes, &online, opts);
+    let result = KernelResult {
+        kernel: String::from("manycore"),
+        bringup: String::from(opts.bringup.name()),
+        calibrate: String::from(opts.calibrate.name()),
+        x2apic: m.x2apic(),
+        cpus_possible: m.cpus.len() as u32,
+        cpus_present: m.present().count() as u32,
+        cpus_up: up.len() as u32,
+        nodes: up_nodes.len() as u32,
+        bringup_ns,
+        failed_cpus: failed,
+        percpu_on_node: areas.iter().filter(|a| on_own_node(&m.fw, a)).count() as u32,
+        bogomips: bogo as f64 / 100.0,
+        tsc_khz: m.tsc_khz,
+        heap_used: heap::used() as u64,
+        firmware_faults: m.fw.faults.len() as u32,
+    };
+    crate::arch::console::print(format_args!("{}\n", result.to_line()));
+}
 
-    // Every online CPU's caches as it read them at call-in; Linux's shared
-    // maps, too, only link online CPUs. A cache instance costs 2 KiB of the
-    // 64 MiB heap (its CPU mask): past CACHE_INSTANCE_BUDGET the private L1s,
-    // which no scheduler level reads, are left out (4096 CPUs would have
-    // 8192 of them, 16 MiB, copied twice while the model is built).
+/// Logs each failed CPU; returns them sorted.
+fn report_outcome(outcome: &Outcome) -> Vec<u32> {
+    let mut failed: Vec<u32> = Vec::new();
+    for (cpu, why) in &outcome.failed {
+        let line = FailedCpu {
+            cpu: *cpu as u32,
+            why: why.clone(),
+        };
+        kprintln!("{line}");
+        failed.push(*cpu as u32);
+    }
+    if let Some(note) = &outcome.note {
+        kprintln!("hotplug: {note}");
+    }
+    failed.sort_unstable();
+    failed
+}
+
+/// One `percpu:` line per CPU with an area: where its memory is and which
+/// APIC id its own local APIC reported at call-in.
+fn print_percpu(areas: &Areas) {
+    for a in areas.iter() {
+        let line = PercpuLine {
+            cpu: a.cpu,
+            apic: a.apic_id,
+            node: a.node,
+            area: a.area,
+            stack: a.stack,
+            callin_apic: a.callin_apic(),
+            fallback: (a.mem_node != a.node).then_some(a.mem_node),
+        };
+        kprintln!("{line}");
+    }
+}
+
+/// The topology model after bring-up, from every online CPU's caches as it
+/// read them at call-in (Linux's shared maps, too, only link online CPUs),
+/// printed with its scheduler domains. A cache instance costs 2 KiB of the
+/// 64 MiB heap (its CPU mask): past CACHE_INSTANCE_BUDGET the private L1s,
+/// which no scheduler level reads, are left out.
+fn final_topology(
+    m: &Machine,
+    areas: &Areas,
+    nodes: &[NodeFacts],
+    online: &CpuMask,
+    opts: &Options,
+) {
     let own = || {
         areas
             .iter()
             .filter(|a| online.contains(a.cpu as usize))
             .filter_map(|a| {
-                a.caches.get().map(|&c| crate::cacheinfo::Placed {
+                a.caches.get().map(|&c| Placed {
                     cpu: a.cpu,
                     node: a.node,
                     caches: c,
@@ -419,41 +515,21 @@ pub fn run(start_info: u32) -> Result<(), Fatal> {
     } else {
         1
     };
-    let caches = crate::cacheinfo::shared_instances(own(), min_level);
-    match crate::report::build(&cpus, &online, shifts, &node_facts, &distances, caches) {
+    let caches = cacheinfo::shared_instances(own(), min_level);
+    let distances = numa_distances(&m.fw);
+    match report::build(&m.cpus, online, m.shifts, nodes, &distances, caches) {
         Ok(t) => {
-            crate::report::print_topology(&t);
+            report::print_topology(&t);
             if opts.topo_dump {
-                crate::report::print_cpu_facts(&t);
-                crate::report::print_cache_facts(&t);
+                report::print_cpu_facts(&t);
+                report::print_cache_facts(&t);
             }
             if opts.sched_domains {
-                crate::report::print_domains(&t);
+                report::print_domains(&t);
             }
         }
         Err(e) => kprintln!("topology: cannot build the model: {e}"),
     }
-
-    let mut json = String::new();
-    let _ = write!(
-        json,
-        "{{\"bringup\":\"{}\",\"calibrate\":\"{}\",\"x2apic\":{},\"cpus_possible\":{},\"cpus_present\":{},\"cpus_up\":{},\"nodes\":{},\"bringup_ns\":{},\"failed_cpus\":[{}],\"percpu_on_node\":{},\"bogomips\":{},\"tsc_khz\":{},\"heap_used\":{}}}",
-        match opts.bringup { Bringup::Serial => "serial", Bringup::Parallel => "parallel", Bringup::Broadcast => "broadcast" },
-        match opts.calibrate { Calibrate::Serial => "serial", Calibrate::Parallel => "parallel", Calibrate::Skip => "skip" },
-        x2apic,
-        cpus.len(),
-        present.len(),
-        up.len(),
-        up_nodes.len(),
-        bringup_ns,
-        failed.iter().map(|c| alloc::format!("{c}")).collect::<Vec<_>>().join(","),
-        on_node,
-        fmt_bogo(bogo),
-        khz,
-        heap::used(),
-    );
-    crate::arch::console::print(format_args!("MANYCORE-RESULT {json}\n"));
-    Ok(())
 }
 
 /// The caches the hotplug engine can be given: those holding every present
@@ -499,6 +575,14 @@ fn fmt_bogo(x100: u64) -> String {
     alloc::format!("{}.{:02}", x100 / 100, x100 % 100)
 }
 
+fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        alloc::format!("{n} {word}")
+    } else {
+        alloc::format!("{n} {word}s")
+    }
+}
+
 /// Linux cpulist form of sorted CPU numbers.
 fn cpulist(cpus: &[u32]) -> String {
     let mut m = CpuMask::new();
@@ -509,8 +593,9 @@ fn cpulist(cpus: &[u32]) -> String {
 }
 
 /// The node distance matrix (10/20 defaults without a SLIT), nodes × nodes.
-fn numa_distances(fw: &Firmware, numa: &Numa) -> (usize, Vec<u8>) {
-    let n = numa.count();
+/// SLIT localities that are no node were logged as faults and are skipped.
+fn numa_distances(fw: &Firmware) -> (usize, Vec<u8>) {
+    let n = fw.numa.len().max(1);
     let mut d = alloc::vec![20u8; n * n];
     for i in 0..n {
         d[i * n + i] = 10;
@@ -518,8 +603,8 @@ fn numa_distances(fw: &Firmware, numa: &Numa) -> (usize, Vec<u8>) {
     if let Some((k, m)) = &fw.slit {
         for a in 0..*k {
             for b in 0..*k {
-                let (na, nb) = (numa.node(a as u32) as usize, numa.node(b as u32) as usize);
-                if na < n && nb < n {
+                let node = |p: usize| fw.numa.node(p as u32).map(|x| x as usize);
+                if let (Some(na), Some(nb)) = (node(a), node(b)) {
                     d[na * n + nb] = m[a * k + b];
                 }
             }
@@ -528,95 +613,16 @@ fn numa_distances(fw: &Firmware, numa: &Numa) -> (usize, Vec<u8>) {
     (n, d)
 }
 
-/// Usable RAM from the PVH memory map, split by SRAT node ranges (everything on
-/// node 0 without a SRAT), minus the first MiB and the kernel image and heap.
-fn build_memory(memmap: &[(u64, u64, u32)], fw: &Firmware, numa: &Numa) -> NodeMem {
-    let limit = (crate::arch::boot::IDENTITY_GIB as u64) << 30;
-    let mut mem = NodeMem::new();
-    for &(base, len, ty) in memmap {
-        if ty != 1 {
-            continue;
-        }
-        let end = base.saturating_add(len).min(limit);
-        if fw.srat_mem.is_empty() {
-            if base < end {
-                let _ = mem.add_range(0, base, end - base);
-            }
-            continue;
-        }
-        for m in fw.srat_mem.iter().filter(|m| !m.hotplug) {
-            let s = base.max(m.base);
-            let e = end.min(m.base.saturating_add(m.len));
-            if s < e {
-                let _ = mem.add_range(numa.node(m.domain), s, e - s);
-            }
-        }
-    }
-    mem.reserve(0, 1 << 20);
-    let (ks, ke) = heap::kernel_range();
-    mem.reserve(ks, ke - ks);
-    mem
-}
-
-/// Whether `[addr, addr + len)` lies inside one of `node`'s SRAT ranges (or
-/// anywhere, without a SRAT).
-fn in_node(fw: &Firmware, numa: &Numa, node: u32, addr: u64, len: u64) -> bool {
-    fw.srat_mem.is_empty()
-        || fw
-            .srat_mem
-            .iter()
-            .any(|m| numa.node(m.domain) == node && addr >= m.base && addr + len <= m.base + m.len)
-}
-
-fn alloc_percpu(mem: &mut NodeMem, c: &CpuInfo) -> Result<&'static PerCpu, AllocError> {
-    // One allocation for the stack and, above it, the per-CPU area: both land
-    // on the same node, the CPU's own unless it had to fall back.
-    let frame = mem.alloc(c.node, STACK_SIZE + PAGE_SIZE, PAGE_SIZE)?;
-    let area = frame.addr + STACK_SIZE;
-    let value = PerCpu::new(
-        c.cpu,
-        c.apic_id,
-        c.node,
-        frame.node,
-        area,
-        (frame.addr, frame.addr + STACK_SIZE),
-    );
-    phys::place(area, PAGE_SIZE, value).map_err(|_| AllocError::BadAlign(PAGE_SIZE))
-}
-
-/// Logical CPU numbers: the boot CPU is 0, then enabled MADT entries in table
-/// order, then the ghost (fault injection), then disabled entries (possible,
-/// not present), as Linux numbers them.
-fn number_cpus(fw: &Firmware, numa: &Numa, bsp_apic: u32, opts: &Options) -> Vec<CpuInfo> {
-    let node_of = |apic: u32| {
-        fw.srat_cpus
-            .iter()
-            .find(|s| s.apic_id == apic)
-            .map(|s| numa.node(s.domain))
-            .unwrap_or(0)
+/// Whether a CPU's per-CPU area and stack lie inside one of its node's SRAT
+/// ranges (anywhere, without a SRAT).
+fn on_own_node(fw: &Firmware, a: &PerCpu) -> bool {
+    let inside = |addr: u64, len: u64| {
+        fw.srat.mem.is_empty()
+            || fw.srat.mem.iter().any(|r| {
+                fw.numa.node(r.domain) == Some(a.node)
+                    && addr >= r.base
+                    && addr + len <= r.base + r.len
+            })
     };
-    let mut out: Vec<CpuInfo> = Vec::with_capacity(fw.cpus.len() + 1);
-    let push = |apic_id: u32, present: bool, out: &mut Vec<CpuInfo>| {
-        if out.iter().any(|c| c.apic_id == apic_id) {
-            return;
-        }
-        let cpu = out.len() as u32;
-        out.push(CpuInfo {
-            cpu,
-            apic_id,
-            node: node_of(apic_id),
-            present,
-        });
-    };
-    push(bsp_apic, true, &mut out);
-    for c in fw.cpus.iter().filter(|c| c.enabled) {
-        push(c.apic_id, true, &mut out);
-    }
-    if let Some(g) = opts.ghost_apic {
-        push(g, true, &mut out);
-    }
-    for c in fw.cpus.iter().filter(|c| !c.enabled) {
-        push(c.apic_id, false, &mut out);
-    }
-    out
+    inside(a.area, PAGE_SIZE) && inside(a.stack.0, STACK_SIZE)
 }

@@ -1,13 +1,14 @@
 //! The topology summary (through the shared `topology` crate) and scheduler
 //! domains (through the shared `domains` crate).
 
-use crate::arch::cpu::ApicShifts;
+use crate::firmware::CpuInfo;
 use crate::kprintln;
-use crate::machine::CpuInfo;
 use alloc::string::String;
 use alloc::vec::Vec;
+use bootproto::report::{CacheLine, CpuFacts, DistanceRow};
 use cpumask::CpuMask;
 use topology::{Arch, Cache, CpuSpec, HwIdKind, LevelKind, Topology, TopologyBuilder};
+use x86desc::shifts::ApicShifts;
 
 /// One NUMA node as the kernel saw it: id, bytes of memory.
 pub struct NodeFacts {
@@ -95,24 +96,18 @@ pub fn print_cpu_facts(t: &Topology) {
                 .zip(c.group(k))
                 .and_then(|(l, g)| l.groups.get(g as usize))
                 .and_then(|g| g.os_id)
-                .map(|id| alloc::format!("{id}"))
-                .unwrap_or_else(|| String::from("-"))
         };
-        let node = c
-            .node
-            .and_then(|n| t.nodes.get(n as usize))
-            .map(|n| alloc::format!("{}", n.id))
-            .unwrap_or_else(|| String::from("-"));
-        kprintln!(
-            "cputopo: cpu {} apic {} package {} die {} core {} node {} online {}",
-            c.id,
-            c.hw_id.unwrap_or(0),
-            group(LevelKind::Package),
-            group(LevelKind::Die),
-            group(LevelKind::Core),
-            node,
-            c.online as u8
-        );
+        let line = CpuFacts {
+            cpu: c.id,
+            apic: c.hw_id.unwrap_or(0) as u32,
+            // Every CPU `build` adds names its package and core.
+            package: group(LevelKind::Package).unwrap_or_default(),
+            die: group(LevelKind::Die),
+            core: group(LevelKind::Core).unwrap_or_default(),
+            node: c.node.and_then(|n| t.nodes.get(n as usize)).map(|n| n.id),
+            online: c.online,
+        };
+        kprintln!("{line}");
     }
 }
 
@@ -122,22 +117,10 @@ fn cache_name(c: &Cache) -> String {
 }
 
 /// Prints one `cputopo: cache` line per cache instance (`topo_dump`), so that
-/// the host can rebuild the same model: level and kind, size in bytes, line
-/// size, ways (`-` unknown, 0 fully associative) and the CPUs sharing it.
+/// the host can rebuild the same model.
 pub fn print_cache_facts(t: &Topology) {
-    let or_dash = |v: Option<u64>| {
-        v.map(|v| alloc::format!("{v}"))
-            .unwrap_or_else(|| String::from("-"))
-    };
     for c in &t.caches {
-        kprintln!(
-            "cputopo: cache {} size {} line {} ways {} cpus {}",
-            cache_name(c),
-            or_dash(c.size_bytes),
-            or_dash(c.line_bytes.map(u64::from)),
-            or_dash(c.ways.map(u64::from)),
-            c.cpus.to_list_string()
-        );
+        kprintln!("{}", CacheLine(c.clone()));
     }
 }
 
@@ -216,14 +199,11 @@ pub fn print_topology(t: &Topology) {
     if t.has_distances() {
         let k = t.nodes.len();
         for i in 0..k {
-            let row: Vec<String> = (0..k)
-                .map(|j| alloc::format!("{}", t.distance(i, j)))
-                .collect();
-            kprintln!(
-                "topology: node {} distances {}",
-                t.nodes[i].id,
-                row.join(" ")
-            );
+            let line = DistanceRow {
+                node: t.nodes[i].id,
+                row: (0..k).map(|j| t.distance(i, j)).collect(),
+            };
+            kprintln!("{line}");
         }
     }
 }

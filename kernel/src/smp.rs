@@ -2,11 +2,13 @@
 //! (call-in, delay calibration, going online), and time-outs for APs that never
 //! answer.
 
-use crate::arch::{apic, boot, cpu, timer};
-use crate::cmdline::{Bringup, Calibrate};
+use crate::arch::apic::{self, Dest, Ipi};
+use crate::arch::phys::Stack;
+use crate::arch::{boot, cpu, timer};
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
+use bootproto::cmdline::{Bringup, Calibrate};
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use spin::Once;
 
@@ -62,11 +64,14 @@ pub struct PerCpu {
     pub lpj: AtomicU64,
     /// Nanoseconds since boot when the AP called in.
     pub callin_ns: AtomicU64,
+    /// The APIC id the CPU's own local APIC reported at call-in
+    /// ([`NO_CALLIN`] until then): hardware's word, not the MADT's.
+    callin_apic: AtomicU32,
     /// Set by the BSP to let the AP calibrate (`calibrate=serial`).
     released: AtomicBool,
     /// What this CPU's CPUID says about its caches, read by the CPU itself at
     /// call-in (Linux: `identify_secondary_cpu()` → cacheinfo).
-    pub caches: Once<crate::cacheinfo::CpuCaches>,
+    pub caches: Once<x86desc::cacheinfo::CpuCaches>,
 }
 
 impl PerCpu {
@@ -89,6 +94,7 @@ impl PerCpu {
             state: AtomicU32::new(State::Offline as u32),
             lpj: AtomicU64::new(0),
             callin_ns: AtomicU64::new(0),
+            callin_apic: AtomicU32::new(NO_CALLIN),
             released: AtomicBool::new(false),
             caches: Once::new(),
         }
@@ -97,6 +103,16 @@ impl PerCpu {
     /// Current bring-up state.
     pub fn state(&self) -> State {
         State::from_u32(self.state.load(Ordering::Acquire))
+    }
+
+    /// The APIC id this CPU's local APIC reported when it called in.
+    pub fn callin_apic(&self) -> Option<u32> {
+        Some(self.callin_apic.load(Ordering::Acquire)).filter(|&a| a != NO_CALLIN)
+    }
+
+    /// Records this CPU's own APIC id (the boot CPU's, or an AP's at call-in).
+    pub fn record_callin_apic(&self) {
+        self.callin_apic.store(apic::id(), Ordering::Release);
     }
 
     /// Marks the CPU online (the hotplug engine's online stage).
@@ -115,6 +131,9 @@ impl PerCpu {
     }
 }
 
+/// [`PerCpu::callin_apic`] before the CPU called in.
+const NO_CALLIN: u32 = u32::MAX;
+
 /// Logical CPU → per-CPU area: the AP's second O(1) lookup, after the
 /// trampoline's APIC id → CPU table.
 static PERCPU: [Once<&'static PerCpu>; boot::MAX_KERNEL_CPUS] =
@@ -123,8 +142,8 @@ static PERCPU: [Once<&'static PerCpu>; boot::MAX_KERNEL_CPUS] =
 /// What every AP needs to know, set once by the BSP before the first IPI.
 #[derive(Clone, Copy, Debug)]
 pub struct ApConfig {
-    /// Run the local APIC in x2APIC mode.
-    pub x2apic: bool,
+    /// The local APIC mode.
+    pub apic_mode: apic::Mode,
     /// Delay-loop calibration policy.
     pub calibrate: Calibrate,
     /// Loops per jiffy used when calibration is skipped.
@@ -135,10 +154,11 @@ pub struct ApConfig {
 
 static AP_CONFIG: Once<ApConfig> = Once::new();
 
-/// Registers `area` for its CPU. Also publishes the trampoline's lookup entries.
-pub fn register(area: &'static PerCpu) -> Result<(), boot::SlotOutOfRange> {
+/// Registers `area` for its CPU. Also publishes the trampoline's lookup
+/// entries, giving the CPU `stack`.
+pub fn register(area: &'static PerCpu, stack: Stack) -> Result<(), boot::SlotOutOfRange> {
     let slot = PERCPU.get(area.cpu as usize).ok_or(boot::SlotOutOfRange)?;
-    boot::set_ap_slot(area.apic_id, area.cpu, area.stack.1)?;
+    boot::set_ap_slot(area.apic_id, area.cpu, stack)?;
     slot.call_once(|| area);
     Ok(())
 }
@@ -174,9 +194,9 @@ pub fn bogomips_x100(lpj: u64) -> u64 {
     lpj * HZ / 5000
 }
 
-/// Rust entry of every application processor, on its own stack.
-#[no_mangle]
-extern "C" fn ap_rust_entry(cpu_nr: u32, apic_id: u32) -> ! {
+/// Each application processor's kernel, on its own stack (entered from
+/// `arch::boot` with the CPU number and APIC id it looked itself up by).
+pub fn ap_main(cpu_nr: u32, apic_id: u32) -> ! {
     let Some(&me) = PERCPU.get(cpu_nr as usize).and_then(Once::get) else {
         cpu::park()
     };
@@ -187,17 +207,23 @@ extern "C" fn ap_rust_entry(cpu_nr: u32, apic_id: u32) -> ! {
     }
     me.callin_ns.store(timer::now_ns(), Ordering::Relaxed);
     // Its own CPUID, as Linux reads each CPU's: caches may differ per CPU.
-    me.caches.call_once(|| cpu::read_caches(apic_id));
+    me.caches.call_once(|| read_caches(apic_id));
     let config = AP_CONFIG.get().copied().unwrap_or(ApConfig {
-        x2apic: false,
+        apic_mode: apic::Mode::Xapic,
         calibrate: Calibrate::Skip,
         default_lpj: 0,
         bsp_apic_id: 0,
     });
-    apic::enable(config.x2apic, None);
+    apic::enable(config.apic_mode);
+    me.record_callin_apic();
     crate::arch::idt::init_ap();
     // Tell the halted BSP it can go on (it also wakes by itself every ms).
-    let wake_bsp = || apic::send_ipi(config.bsp_apic_id, crate::arch::idt::WAKE_VECTOR as u32);
+    let wake_bsp = || {
+        apic::send_ipi(
+            Dest::Apic(config.bsp_apic_id),
+            Ipi::Fixed(crate::arch::idt::WAKE_VECTOR),
+        )
+    };
     if config.calibrate != Calibrate::Skip {
         wake_bsp();
     }
@@ -230,13 +256,20 @@ pub struct Delays {
     pub timeout_ms: u64,
 }
 
-fn sipi() -> u32 {
-    apic::ICR_STARTUP | (boot::TRAMPOLINE_BASE >> 12) as u32
+/// This CPU's caches from its own CPUID (Linux 6.12's rules), for the CPU
+/// with APIC id `apic_id` that executes it.
+pub fn read_caches(apic_id: u32) -> x86desc::cacheinfo::CpuCaches {
+    let shifts = cpu::apic_shifts();
+    x86desc::cacheinfo::read(&cpu::cpuid(), apic_id, shifts.xtopology_core_shift())
 }
 
+const SIPI: Ipi = Ipi::Startup {
+    page: boot::TRAMPOLINE_PAGE,
+};
+
 fn send_init(dest: u32) {
-    apic::send_ipi(dest, apic::ICR_INIT_ASSERT);
-    apic::send_ipi(dest, apic::ICR_INIT_DEASSERT);
+    apic::send_ipi(Dest::Apic(dest), Ipi::InitAssert);
+    apic::send_ipi(Dest::Apic(dest), Ipi::InitDeassert);
 }
 
 /// The architecture half of the shared hotplug state machine
@@ -304,7 +337,7 @@ impl KernelPlatform {
                     for ap in &aps {
                         // The MP spec's second SIPI only for APs not yet running.
                         if round == 0 || ap.state() == State::Kicked {
-                            apic::send_ipi(ap.apic_id, sipi());
+                            apic::send_ipi(Dest::Apic(ap.apic_id), SIPI);
                             sent = true;
                         }
                     }
@@ -316,10 +349,10 @@ impl KernelPlatform {
             Bringup::Broadcast => {
                 // No de-assert: the SDM allows INIT de-assert only to "all
                 // including self", and every CPU since the Pentium 4 ignores it.
-                apic::send_ipi(0, apic::ICR_INIT_ASSERT | apic::ICR_ALL_BUT_SELF);
+                apic::send_ipi(Dest::AllButSelf, Ipi::InitAssert);
                 timer::sleep_us(self.delays.init_us);
                 for _ in 0..2 {
-                    apic::send_ipi(0, sipi() | apic::ICR_ALL_BUT_SELF);
+                    apic::send_ipi(Dest::AllButSelf, SIPI);
                     timer::sleep_us(self.delays.sipi_us);
                 }
             }
@@ -370,7 +403,10 @@ impl hotplug::Platform for KernelPlatform {
         let ap = self.area(cpu)?;
         if self.calibrate == Calibrate::Serial {
             ap.released.store(true, Ordering::Release);
-            apic::send_ipi(ap.apic_id, crate::arch::idt::WAKE_VECTOR as u32);
+            apic::send_ipi(
+                Dest::Apic(ap.apic_id),
+                Ipi::Fixed(crate::arch::idt::WAKE_VECTOR),
+            );
         }
         if timer::wait_until(self.deadline(), || ap.state() == State::Calibrated) {
             Ok(())

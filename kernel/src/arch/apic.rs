@@ -1,7 +1,7 @@
 //! Local APIC access in xAPIC (MMIO) or x2APIC (MSR) mode, and the IPIs that
 //! start application processors.
 
-use super::cpu::{pause, rdmsr, wrmsr};
+use super::cpu::{pause, rdmsr, wrmsr, X2apicSupported};
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 const IA32_APIC_BASE: u32 = 0x1b;
@@ -19,14 +19,61 @@ const REG_TIMER_INIT: u32 = 0x380;
 const REG_TIMER_DIV: u32 = 0x3e0;
 
 const ICR_DELIVERY_PENDING: u32 = 1 << 12;
-/// INIT, level-triggered, asserted (Intel SDM vol. 3 §10.6.1).
-pub const ICR_INIT_ASSERT: u32 = 0x500 | (1 << 14) | (1 << 15);
-/// INIT level de-assert, which old CPUs need after the assert.
-pub const ICR_INIT_DEASSERT: u32 = 0x500 | (1 << 15);
-/// Start-up IPI; the low byte is the vector (page number of the trampoline).
-pub const ICR_STARTUP: u32 = 0x600;
-/// Destination shorthand "all excluding self".
-pub const ICR_ALL_BUT_SELF: u32 = 0b11 << 18;
+/// Physical base of the xAPIC MMIO page in IA32_APIC_BASE (bits 12 to 51).
+const APIC_BASE_ADDR_MASK: u64 = 0x000f_ffff_ffff_f000;
+
+/// What an inter-processor interrupt does: the ICR's delivery mode, level,
+/// trigger and vector, encoded in one place (Intel SDM vol. 3 §11.6.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ipi {
+    /// INIT, level-triggered, asserted: the target resets into
+    /// wait-for-SIPI.
+    InitAssert,
+    /// INIT level de-assert, which CPUs before the Pentium 4 need after the
+    /// assert.
+    InitDeassert,
+    /// Start-up: the target runs real-mode code at physical page `page`.
+    Startup {
+        /// Page number of the code (its address >> 12), below 1 MiB.
+        page: u8,
+    },
+    /// A fixed interrupt on `vector`.
+    Fixed(u8),
+}
+
+impl Ipi {
+    /// The ICR's low word for this IPI, destination shorthand left 0.
+    fn icr_low(self) -> u32 {
+        const INIT: u32 = 0b101 << 8;
+        const STARTUP: u32 = 0b110 << 8;
+        const ASSERT: u32 = 1 << 14;
+        const LEVEL: u32 = 1 << 15;
+        match self {
+            Ipi::InitAssert => INIT | ASSERT | LEVEL,
+            Ipi::InitDeassert => INIT | LEVEL,
+            Ipi::Startup { page } => STARTUP | u32::from(page),
+            Ipi::Fixed(vector) => u32::from(vector),
+        }
+    }
+}
+
+/// Whom an IPI goes to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dest {
+    /// The CPU with this APIC id (only the low 8 bits in xAPIC mode).
+    Apic(u32),
+    /// Every CPU but the sender (destination shorthand 0b11).
+    AllButSelf,
+}
+
+/// How the local APICs run.
+#[derive(Clone, Copy, Debug)]
+pub enum Mode {
+    /// xAPIC: registers in the MMIO page IA32_APIC_BASE names.
+    Xapic,
+    /// x2APIC: registers as MSRs; only with the CPUID proof that it exists.
+    X2apic(X2apicSupported),
+}
 
 static X2APIC: AtomicBool = AtomicBool::new(false);
 static MMIO_BASE: AtomicU64 = AtomicU64::new(0xfee0_0000);
@@ -38,18 +85,23 @@ pub fn x2apic_mode() -> bool {
 
 fn read(reg: u32) -> u32 {
     if x2apic_mode() {
-        rdmsr(0x800 + (reg >> 4)) as u32
+        // SAFETY: in x2APIC mode (enabled by `enable` with the CPUID proof)
+        // the APIC registers are the MSRs 0x800 + offset / 16, and `reg` is
+        // one of the readable register offsets above.
+        unsafe { rdmsr(0x800 + (reg >> 4)) as u32 }
     } else {
         let addr = MMIO_BASE.load(Ordering::Relaxed) + reg as u64;
-        // SAFETY: the LAPIC MMIO page is identity-mapped by the boot page tables
-        // and `reg` is one of the architectural register offsets above.
+        // SAFETY: MMIO_BASE is this CPU's IA32_APIC_BASE page (set by
+        // `enable`), inside the boot identity map, and `reg` is one of the
+        // architectural register offsets above.
         unsafe { core::ptr::read_volatile(addr as *const u32) }
     }
 }
 
 fn write(reg: u32, value: u32) {
     if x2apic_mode() {
-        wrmsr(0x800 + (reg >> 4), value as u64);
+        // SAFETY: as in `read`; the registers written here take any value.
+        unsafe { wrmsr(0x800 + (reg >> 4), value as u64) };
     } else {
         let addr = MMIO_BASE.load(Ordering::Relaxed) + reg as u64;
         // SAFETY: as in `read`.
@@ -57,19 +109,23 @@ fn write(reg: u32, value: u32) {
     }
 }
 
-/// Enables this CPU's local APIC, in x2APIC mode if `x2apic`, and software-enables
-/// it with spurious vector 0xff. Called by the BSP first (which sets the mode for
-/// all) and then by each AP, whose APIC comes out of INIT in xAPIC mode.
-pub fn enable(x2apic: bool, mmio_base: Option<u64>) {
-    if let Some(base) = mmio_base {
-        MMIO_BASE.store(base, Ordering::Relaxed);
-    }
-    let mut base = rdmsr(IA32_APIC_BASE) | APIC_BASE_ENABLE;
-    if x2apic {
+/// Enables this CPU's local APIC in `mode` and software-enables it with
+/// spurious vector 0xff. Called by the BSP first (which sets the mode for
+/// all) and then by each AP, whose APIC comes out of INIT in xAPIC mode. The
+/// xAPIC MMIO page is the one the CPU's own IA32_APIC_BASE names.
+pub fn enable(mode: Mode) {
+    // SAFETY: IA32_APIC_BASE exists on every x86_64 CPU. Setting its global
+    // enable bit, and the x2APIC bit only with the CPUID proof that the mode
+    // exists, is the architectural way to enable the APIC.
+    let msr = unsafe { rdmsr(IA32_APIC_BASE) };
+    MMIO_BASE.store(msr & APIC_BASE_ADDR_MASK, Ordering::Relaxed);
+    let mut base = msr | APIC_BASE_ENABLE;
+    if let Mode::X2apic(_) = mode {
         base |= APIC_BASE_X2APIC;
     }
-    wrmsr(IA32_APIC_BASE, base);
-    X2APIC.store(x2apic, Ordering::Relaxed);
+    // SAFETY: as above.
+    unsafe { wrmsr(IA32_APIC_BASE, base) };
+    X2APIC.store(matches!(mode, Mode::X2apic(_)), Ordering::Relaxed);
     write(REG_SVR, 0x1ff);
 }
 
@@ -88,12 +144,19 @@ pub fn eoi() {
     write(REG_EOI, 0);
 }
 
-/// Sends an IPI with ICR low word `icr` to `dest` (ignored with a shorthand).
-pub fn send_ipi(dest: u32, icr: u32) {
+/// Sends `ipi` to `dest`.
+pub fn send_ipi(dest: Dest, ipi: Ipi) {
+    let (dest, shorthand) = match dest {
+        Dest::Apic(id) => (id, 0),
+        Dest::AllButSelf => (0, 0b11 << 18),
+    };
+    let icr = ipi.icr_low() | shorthand;
     if x2apic_mode() {
         // x2APIC: one 64-bit MSR write, destination in the high half; no
         // delivery-status bit to poll.
-        wrmsr(0x830, ((dest as u64) << 32) | icr as u64);
+        // SAFETY: MSR 0x830 is the x2APIC ICR, present in x2APIC mode; the
+        // value is an ICR encoding built above.
+        unsafe { wrmsr(0x830, ((dest as u64) << 32) | icr as u64) };
     } else {
         wait_icr_idle();
         write(REG_ICR_HIGH, dest << 24);

@@ -13,6 +13,7 @@
 //! stack from its APIC id through `AP_APIC_TO_CPU` / `AP_STACK_TOPS` — one
 //! indexed load each, where Linux scans `cpuid_to_apicid` linearly.
 
+use super::phys::Stack;
 use core::arch::global_asm;
 
 /// GiB of physical address space the boot page tables identity-map.
@@ -20,6 +21,13 @@ pub const IDENTITY_GIB: usize = 16;
 
 /// Physical page the AP trampoline is copied to; the SIPI vector is its page number.
 pub const TRAMPOLINE_BASE: usize = 0x8000;
+
+/// The start-up IPI's vector: the trampoline's page number, which must fit
+/// the 8-bit vector (real-mode code below 1 MiB).
+pub const TRAMPOLINE_PAGE: u8 = {
+    assert!(TRAMPOLINE_BASE < 1 << 20 && TRAMPOLINE_BASE.is_multiple_of(4096));
+    (TRAMPOLINE_BASE >> 12) as u8
+};
 
 /// Size of the table indexed by APIC id (x2APIC ids up to 2^15).
 pub const APIC_ID_LIMIT: usize = 1 << 15;
@@ -252,19 +260,34 @@ boot_stack_top:
     options(att_syntax)
 );
 
+/// The boot CPU's first Rust code, called by `bsp_start64` on the boot stack.
+#[no_mangle]
+extern "C" fn kernel_main(start_info: u32) -> ! {
+    crate::start_kernel(start_info)
+}
+
+/// Each AP's first Rust code, called by `ap_start64` on its own stack with
+/// the logical CPU number and APIC id the trampoline looked it up by.
+#[no_mangle]
+extern "C" fn ap_rust_entry(cpu: u32, apic_id: u32) -> ! {
+    crate::smp::ap_main(cpu, apic_id)
+}
+
 /// Error from [`set_ap_slot`]: the APIC id or CPU number does not fit the tables.
 #[derive(Clone, Copy, Debug)]
 pub struct SlotOutOfRange;
 
-/// Publishes where the AP with `apic_id` finds its logical CPU number and stack.
-/// Must happen before that AP is started; the IPI orders it for the AP.
-pub fn set_ap_slot(apic_id: u32, cpu: u32, stack_top: u64) -> Result<(), SlotOutOfRange> {
+/// Publishes where the AP with `apic_id` finds its logical CPU number and
+/// stack; the AP reads them when it starts (the start-up IPI orders the
+/// writes before its reads). The stack is consumed: no two CPUs get one.
+pub fn set_ap_slot(apic_id: u32, cpu: u32, stack: Stack) -> Result<(), SlotOutOfRange> {
     let (a, c) = (apic_id as usize, cpu as usize);
     if a >= APIC_ID_LIMIT || c >= MAX_KERNEL_CPUS {
         return Err(SlotOutOfRange);
     }
-    // SAFETY: only the BSP writes these tables, before it sends the IPI that
-    // starts the AP that reads them; indices are bounds-checked above.
+    // SAFETY: only the BSP writes these tables (this function is called from
+    // the boot path alone); the indices are bounds-checked above; the stack
+    // is RAM nobody else owns (`Stack`'s only maker is `PhysMem`).
     unsafe {
         (&raw mut AP_APIC_TO_CPU)
             .cast::<u32>()
@@ -273,7 +296,7 @@ pub fn set_ap_slot(apic_id: u32, cpu: u32, stack_top: u64) -> Result<(), SlotOut
         (&raw mut AP_STACK_TOPS)
             .cast::<u64>()
             .add(c)
-            .write_volatile(stack_top & !0xf);
+            .write_volatile(stack.top());
     }
     Ok(())
 }

@@ -1,7 +1,7 @@
 //! Small CPU primitives: TSC, MSRs, halting, CPUID-derived facts.
 
 use core::arch::asm;
-use raw_cpuid::CpuId;
+use raw_cpuid::{CpuId, CpuIdReaderNative};
 
 /// Reads the time-stamp counter.
 #[inline]
@@ -36,92 +36,47 @@ pub fn enable_and_hlt() {
 }
 
 /// Reads a model-specific register.
-pub fn rdmsr(msr: u32) -> u64 {
-    // SAFETY: callers only name architectural MSRs that exist on every x86_64
-    // CPU the kernel runs on (APIC base, x2APIC registers).
+///
+/// # Safety
+/// `msr` must exist on this CPU (reading an absent MSR raises #GP), and
+/// reading it must have no side effect the caller has not accounted for.
+pub unsafe fn rdmsr(msr: u32) -> u64 {
+    // SAFETY: the caller guarantees the MSR exists and may be read.
     unsafe { x86_64::registers::model_specific::Msr::new(msr).read() }
 }
 
 /// Writes a model-specific register.
-pub fn wrmsr(msr: u32, value: u64) {
-    // SAFETY: as for `rdmsr`; the values written are architecturally defined.
+///
+/// # Safety
+/// `msr` must exist on this CPU and `value` must be valid for it; the write
+/// must not break what the rest of the kernel relies on (paging, the APIC
+/// mode it was told about).
+pub unsafe fn wrmsr(msr: u32, value: u64) {
+    // SAFETY: the caller guarantees the MSR and the value.
     unsafe { x86_64::registers::model_specific::Msr::new(msr).write(value) }
 }
 
-/// Whether this CPU supports x2APIC mode.
-pub fn has_x2apic() -> bool {
+/// Proof that this machine's CPUs support x2APIC mode (CPUID.1:ECX[21]):
+/// only [`x2apic_supported`] makes one, and enabling x2APIC mode takes it.
+#[derive(Clone, Copy, Debug)]
+pub struct X2apicSupported(());
+
+/// `Some` proof when this CPU supports x2APIC mode.
+pub fn x2apic_supported() -> Option<X2apicSupported> {
     CpuId::new()
         .get_feature_info()
         .is_some_and(|f| f.has_x2apic())
+        .then_some(X2apicSupported(()))
 }
 
-/// Bit widths that split an APIC id into SMT, core and package fields.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ApicShifts {
-    /// Bits of the APIC id that number threads within a core.
-    pub smt: u32,
-    /// Bits (from bit 0) that number threads within a package.
-    pub package: u32,
-    /// Bits (from bit 0) that number threads within the level above cores
-    /// (module/die, or the package when CPUID reports no such level).
-    pub core: u32,
-    /// Which CPUID leaf the shifts came from.
-    pub leaf: u32,
+/// This CPU's APIC-id field widths from its own CPUID.
+pub fn apic_shifts() -> x86desc::shifts::ApicShifts {
+    x86desc::shifts::apic_shifts(CpuIdReaderNative)
 }
 
-/// Reads the SMT / core / die shifts from CPUID leaf 0x1F (preferred) or 0xB,
-/// falling back to leaf 1's logical-processor count when neither exists.
-///
-/// The sub-leaves are read with raw-cpuid's `cpuid!` rather than its
-/// `ExtendedTopologyLevel::level_type`, which panics on level types newer than
-/// the crate knows (the kernel must not panic on what a CPU reports).
-pub fn apic_shifts() -> ApicShifts {
-    let max_leaf = raw_cpuid::cpuid!(0).eax;
-    let mut out = ApicShifts::default();
-    for leaf in [0x1f_u32, 0xb] {
-        if max_leaf < leaf {
-            continue;
-        }
-        let mut any = false;
-        for sub in 0..8 {
-            let r = raw_cpuid::cpuid!(leaf, sub);
-            let kind = (r.ecx >> 8) & 0xff;
-            if kind == 0 {
-                break;
-            }
-            let shift = r.eax & 0x1f;
-            any = true;
-            match kind {
-                1 => out.smt = shift,
-                2 => out.core = shift,
-                _ => {}
-            }
-            out.package = shift;
-        }
-        if any {
-            if out.core == 0 {
-                out.core = out.package;
-            }
-            out.leaf = leaf;
-            return out;
-        }
-    }
-    let per_pkg = CpuId::new()
-        .get_feature_info()
-        .map(|f| f.max_logical_processor_ids().max(1) as u32)
-        .unwrap_or(1);
-    out.package = 32 - (per_pkg.next_power_of_two() - 1).leading_zeros();
-    out.core = out.package;
-    out.leaf = 1;
-    out
-}
-
-/// This CPU's caches from CPUID (`crate::cacheinfo`, Linux 6.12's rules), for
-/// the CPU with APIC id `apic_id` that executes it.
-pub fn read_caches(apic_id: u32) -> crate::cacheinfo::CpuCaches {
-    let shifts = apic_shifts();
-    let xtopology_core_shift = (shifts.leaf != 1).then_some(shifts.core);
-    crate::cacheinfo::read(&CpuId::new(), apic_id, xtopology_core_shift)
+/// This CPU's own CPUID, for decoders that take a reader.
+pub fn cpuid() -> CpuId<CpuIdReaderNative> {
+    CpuId::new()
 }
 
 /// The delay loop BogoMIPS measures: `loops` iterations of dec/jnz, as Linux's

@@ -28,9 +28,6 @@
 //! Not modelled, because no CPU QEMU emulates needs it: leaf 2 descriptors (Intel
 //! CPUs without leaf 4, where Linux takes the package as the LLC), Hygon's leaf
 //! handling, the family 10h-16h node-id MSR, and AMD's leaf 0x8000_0026.
-//!
-//! Kept free of kernel dependencies (raw-cpuid, topology, cpumask, alloc) so that
-//! crates/qemu-runner's tests compile it on the host and feed it recorded CPUID.
 
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;

@@ -1,24 +1,21 @@
-//! Host tests of the kernel's CPUID cache reader (kernel/src/cacheinfo.rs,
-//! compiled straight from the kernel's source) fed CPUID tables encoded by the
+//! Host tests of the CPUID cache reader the bare-metal kernel runs
+//! (`x86desc::cacheinfo`) fed CPUID tables encoded by the
 //! Intel SDM (leaf 4) and the AMD APM (0x8000_0005/6, 0x8000_001D/1E). The
 //! expected caches come from those encodings and Linux 6.12's sharing rules,
 //! and for QEMU's `qemu64` from the Linux guest's own sysfs snapshot; random
 //! tables must never panic or loop.
 
-extern crate alloc;
-
-#[path = "../../../kernel/src/cacheinfo.rs"]
-mod cacheinfo;
-
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use cacheinfo::{read, shared_instances, CpuCaches, Placed, Sharing, Source, Vendor};
 use cpumask::CpuMask;
 use proptest::prelude::*;
 use raw_cpuid::{CpuId, CpuIdResult};
 use topology::{Cache, CacheKind};
+use x86desc::cacheinfo::{
+    self, read, shared_instances, CpuCaches, Placed, Sharing, Source, Vendor,
+};
 
 /// A CPU's CPUID as a table of (leaf, subleaf) → registers; absent = zeros.
 #[derive(Clone, Debug, Default)]

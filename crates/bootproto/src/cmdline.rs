@@ -1,6 +1,7 @@
-//! The kernel command line: `bringup=`, `calibrate=`, `lpj=`, `init_delay_us=`,
-//! `x2apic=` and a few knobs for tests and fault injection. Unknown or malformed
-//! words are reported and ignored, never fatal.
+//! The kernel command line the host writes (`-append`) and the kernel
+//! parses: `bringup=`, `calibrate=`, `lpj=`, `init_delay_us=`, `x2apic=` and a
+//! few knobs for tests and fault injection. Unknown or malformed words are
+//! reported and ignored, never fatal.
 
 use core::fmt;
 
@@ -15,6 +16,17 @@ pub enum Bringup {
     Broadcast,
 }
 
+impl Bringup {
+    /// The word `bringup=` takes for it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Bringup::Serial => "serial",
+            Bringup::Parallel => "parallel",
+            Bringup::Broadcast => "broadcast",
+        }
+    }
+}
+
 /// When the APs calibrate their delay loop.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Calibrate {
@@ -24,6 +36,17 @@ pub enum Calibrate {
     Parallel,
     /// Not at all: APs take `lpj=` or the BSP's value.
     Skip,
+}
+
+impl Calibrate {
+    /// The word `calibrate=` takes for it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Calibrate::Serial => "serial",
+            Calibrate::Parallel => "parallel",
+            Calibrate::Skip => "skip",
+        }
+    }
 }
 
 /// Parsed options with their defaults.

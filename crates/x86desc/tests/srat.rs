@@ -1,17 +1,8 @@
-//! Host tests of the kernel's pure parsers (compiled straight from kernel/src):
-//! the command line and SRAT/SLIT byte parsing. The kernel must never panic on
-//! what firmware or the user hands it.
+//! SRAT/SLIT byte parsing (`x86desc::srat`) on tables written here byte by
+//! byte to ACPI 6.5 §5.2.16/§5.2.17: the kernel must never panic on what
+//! firmware hands it, and must say what it could not use.
 
-extern crate alloc;
-
-#[path = "../../../kernel/src/cmdline.rs"]
-#[allow(dead_code)]
-mod cmdline;
-#[path = "../../../kernel/src/srat.rs"]
-mod srat;
-
-use cmdline::{Bringup, Calibrate};
-use srat::{parse_slit, parse_srat, SratCpu, SratMem};
+use x86desc::srat::{parse_slit, parse_srat, ProximityMap, SratCpu, SratMem, TableFault};
 
 fn header(sig: &[u8; 4], len: usize) -> Vec<u8> {
     let mut h = vec![0u8; 36];
@@ -73,8 +64,9 @@ fn srat_entries_of_every_kind() {
         memory(1, 1 << 32, 1 << 30, 1 | 2),
         memory(2, 1 << 33, 1 << 30, 0),
     ]);
-    let (mut cpus, mut mem) = (Vec::new(), Vec::new());
-    parse_srat(&t, &mut cpus, &mut mem);
+    let parsed = parse_srat(&t);
+    assert_eq!(parsed.faults, []);
+    let (cpus, mem) = (parsed.cpus, parsed.mem);
     assert_eq!(
         cpus,
         [
@@ -116,48 +108,102 @@ fn malformed_srat_and_slit_never_panic() {
     let good = srat(&[lapic(0, 0, true), memory(0, 0, 1 << 20, 1), x2apic(7, 1)]);
     // Every truncation, and every single-byte corruption of the entry area.
     for cut in 0..=good.len() {
-        let (mut c, mut m) = (Vec::new(), Vec::new());
-        parse_srat(&good[..cut], &mut c, &mut m);
-        assert!(c.len() <= 2 && m.len() <= 1);
+        let s = parse_srat(&good[..cut]);
+        assert!(s.cpus.len() <= 2 && s.mem.len() <= 1);
+        // Cut anywhere but between entries: said so.
+        let boundary = [48, 64, 104, 128].contains(&cut);
+        assert_eq!(
+            s.faults.is_empty(),
+            boundary,
+            "cut at {cut}: {:?}",
+            s.faults
+        );
     }
     for i in 48..good.len() {
         for v in [0u8, 1, 2, 0x7f, 0xff] {
             let mut bad = good.clone();
             bad[i] = v;
-            let (mut c, mut m) = (Vec::new(), Vec::new());
-            parse_srat(&bad, &mut c, &mut m);
+            let _ = parse_srat(&bad);
         }
     }
     // SLIT: header, locality count, matrix.
     let mut slit = header(b"SLIT", 44 + 4);
     slit.extend_from_slice(&2u64.to_le_bytes());
     slit.extend_from_slice(&[10, 20, 20, 10]);
-    assert_eq!(parse_slit(&slit), Some((2, vec![10, 20, 20, 10])));
+    assert_eq!(parse_slit(&slit), Ok((2, vec![10, 20, 20, 10])));
     for cut in 0..slit.len() {
-        assert_eq!(parse_slit(&slit[..cut]), None, "cut at {cut}");
+        assert!(parse_slit(&slit[..cut]).is_err(), "cut at {cut}");
     }
     let mut huge = slit.clone();
     huge[36..44].copy_from_slice(&u64::MAX.to_le_bytes());
-    assert_eq!(parse_slit(&huge), None);
+    assert_eq!(
+        parse_slit(&huge),
+        Err(TableFault::BadLocalityCount { count: u64::MAX })
+    );
 }
 
 #[test]
-fn command_line_options_and_bad_words() {
-    let mut bad = Vec::new();
-    let o = cmdline::parse(
-        "bringup=broadcast calibrate=skip lpj=4000000 init_delay_us=0 x2apic=off junk lpj=0 bringup=fast percpu_dump",
-        |w| bad.push(w.0.to_string()),
-    );
-    assert_eq!(o.bringup, Bringup::Broadcast);
-    assert_eq!(o.calibrate, Calibrate::Skip);
-    assert_eq!(o.lpj, Some(4_000_000));
-    assert_eq!(o.init_delay_us, 0);
-    assert_eq!(o.x2apic, Some(false));
-    assert!(o.percpu_dump);
-    assert_eq!(bad, ["junk", "lpj=0", "bringup=fast"]);
-    let d = cmdline::parse("", |_| panic!("nothing to reject"));
+fn faults_name_what_was_wrong() {
+    // An entry claiming length 1, a local APIC entry cut to 10 bytes (its
+    // layout is 16), and a table cut inside its header.
+    let mut bad_len = srat(&[lapic(0, 0, true)]);
+    bad_len.extend_from_slice(&[0, 1, 0, 0]);
     assert_eq!(
-        (d.bringup, d.calibrate, d.init_delay_us, d.sipi_delay_us),
-        (Bringup::Parallel, Calibrate::Parallel, 10_000, 200)
+        parse_srat(&bad_len).faults,
+        [TableFault::BadLength { offset: 64, len: 1 }]
     );
+    let mut short = lapic(3, 1, true);
+    short.truncate(10);
+    short[1] = 10;
+    let s = parse_srat(&srat(&[short, lapic(4, 1, true)]));
+    assert_eq!(
+        s.faults,
+        [TableFault::ShortEntry {
+            offset: 48,
+            kind: 0,
+            len: 10,
+            need: 16
+        }]
+    );
+    assert_eq!(
+        s.cpus,
+        [SratCpu {
+            apic_id: 4,
+            domain: 1
+        }]
+    );
+    assert_eq!(
+        parse_srat(&srat(&[])[..20]).faults,
+        [TableFault::NoHeader { len: 20, need: 48 }]
+    );
+    let text = TableFault::ShortEntry {
+        offset: 48,
+        kind: 0,
+        len: 10,
+        need: 16,
+    }
+    .to_string();
+    assert!(
+        text.contains("offset 48") && text.contains("needs 16"),
+        "{text}"
+    );
+}
+
+#[test]
+fn proximity_domains_number_nodes_and_unknown_ones_are_none() {
+    // PXMs 7, 2 and 40 (sparse, out of order) are nodes 1, 0 and 2; PXM 3,
+    // which no entry names, is no node (a SLIT row for it must not land on
+    // node 0).
+    let s = parse_srat(&srat(&[
+        lapic(0, 7, true),
+        x2apic(300, 40),
+        memory(2, 0, 1 << 20, 1),
+    ]));
+    let map = ProximityMap::new(&s);
+    assert_eq!(map.len(), 3);
+    assert_eq!(
+        [map.node(2), map.node(7), map.node(40), map.node(3)],
+        [Some(0), Some(1), Some(2), None]
+    );
+    assert!(ProximityMap::new(&parse_srat(&srat(&[]))).is_empty());
 }

@@ -1,0 +1,273 @@
+//! Every report line the kernel writes parses back to the value it was
+//! written from (`Display` then `parse`), whatever the values; a line cut
+//! short or of another kind is refused, never misread; random text never
+//! panics. The examples are lines the kernel printed on a real boot (see
+//! crates/qemu-runner/tests/parse_fuzz.rs), so a change of format on either
+//! side shows here.
+
+use bootproto::report::{
+    CacheLine, CpuFacts, DistanceRow, FailedCpu, KernelResult, PercpuLine, SratRange,
+};
+use cpumask::CpuMask;
+use proptest::prelude::*;
+use topology::{Cache, CacheKind};
+
+#[test]
+fn lines_of_a_real_boot_read_as_they_say() {
+    assert_eq!(
+        SratRange::parse("ACPI: SRAT: Node 1 PXM 1 [mem 0x10100000-0x201fffff]"),
+        Some(SratRange {
+            node: 1,
+            pxm: 1,
+            start: 0x1010_0000,
+            end: 0x201f_ffff,
+            hotplug: false
+        })
+    );
+    assert_eq!(
+        CpuFacts::parse("cputopo: cpu 2 apic 2 package 1 die - core 0 node 1 online 1"),
+        Some(CpuFacts {
+            cpu: 2,
+            apic: 2,
+            package: 1,
+            die: None,
+            core: 0,
+            node: Some(1),
+            online: true
+        })
+    );
+    assert_eq!(
+        DistanceRow::parse("topology: node 1 distances 15 10"),
+        Some(DistanceRow {
+            node: 1,
+            row: vec![15, 10]
+        })
+    );
+    let r = KernelResult::parse(r#"MANYCORE-RESULT {"bringup":"parallel","calibrate":"parallel","x2apic":false,"cpus_possible":4,"cpus_present":4,"cpus_up":4,"nodes":2,"bringup_ns":54237042,"failed_cpus":[],"percpu_on_node":4,"bogomips":790.02,"tsc_khz":2600020,"heap_used":18264}"#).unwrap();
+    assert_eq!(
+        (r.cpus_up, r.nodes, r.bringup_ns, r.heap_used),
+        (4, 2, 54_237_042, 18_264)
+    );
+    assert_eq!(
+        FailedCpu::parse(
+            "smpboot: CPU 8 failed to come online (APIC id 77: no call-in within 100 ms), skipped"
+        ),
+        Some(FailedCpu {
+            cpu: 8,
+            why: "APIC id 77: no call-in within 100 ms".into()
+        })
+    );
+}
+
+fn srat() -> impl Strategy<Value = SratRange> {
+    (
+        any::<u32>(),
+        any::<u32>(),
+        any::<u64>(),
+        any::<u64>(),
+        any::<bool>(),
+    )
+        .prop_map(|(node, pxm, start, end, hotplug)| SratRange {
+            node,
+            pxm,
+            start,
+            end,
+            hotplug,
+        })
+}
+
+fn percpu() -> impl Strategy<Value = PercpuLine> {
+    (
+        (any::<u32>(), any::<u32>(), any::<u32>()),
+        (any::<u64>(), any::<u64>(), any::<u64>()),
+        (any::<Option<u32>>(), any::<Option<u32>>()),
+    )
+        .prop_map(
+            |((cpu, apic, node), (area, s0, s1), (callin_apic, fallback))| PercpuLine {
+                cpu,
+                apic,
+                node,
+                area,
+                stack: (s0, s1),
+                callin_apic,
+                fallback,
+            },
+        )
+}
+
+fn facts() -> impl Strategy<Value = CpuFacts> {
+    (
+        (any::<u32>(), any::<u32>(), any::<u32>()),
+        (
+            any::<Option<u32>>(),
+            any::<u32>(),
+            any::<Option<u32>>(),
+            any::<bool>(),
+        ),
+    )
+        .prop_map(
+            |((cpu, apic, package), (die, core, node, online))| CpuFacts {
+                cpu,
+                apic,
+                package,
+                die,
+                core,
+                node,
+                online,
+            },
+        )
+}
+
+fn cache() -> impl Strategy<Value = Cache> {
+    (
+        (
+            1u8..=9,
+            prop_oneof![
+                Just(CacheKind::Data),
+                Just(CacheKind::Instruction),
+                Just(CacheKind::Unified)
+            ],
+        ),
+        (
+            any::<Option<u64>>(),
+            any::<Option<u32>>(),
+            any::<Option<u32>>(),
+        ),
+        prop::collection::btree_set(0usize..16384, 1..40),
+    )
+        .prop_map(
+            |((level, kind), (size_bytes, line_bytes, ways), cpus)| Cache {
+                level,
+                kind,
+                size_bytes,
+                line_bytes,
+                ways,
+                cpus: cpus.into_iter().collect::<CpuMask>(),
+            },
+        )
+}
+
+fn result() -> impl Strategy<Value = KernelResult> {
+    (
+        ("[a-z]{0,10}", "[a-z\"\\\\ ]{0,10}", "[a-z]{0,10}"),
+        (
+            any::<u32>(),
+            any::<u32>(),
+            any::<u64>(),
+            prop::collection::vec(any::<u32>(), 0..8),
+        ),
+        (any::<u32>(), any::<u32>(), any::<u32>(), any::<bool>()),
+        (0u64..1 << 40, any::<u64>(), any::<u64>(), any::<u32>()),
+    )
+        .prop_map(
+            |(
+                (kernel, bringup, calibrate),
+                (cpus_up, nodes, bringup_ns, failed_cpus),
+                (cpus_possible, cpus_present, percpu_on_node, x2apic),
+                (bogo_x100, tsc_khz, heap_used, firmware_faults),
+            )| KernelResult {
+                kernel,
+                bringup,
+                calibrate,
+                cpus_up,
+                nodes,
+                bringup_ns,
+                failed_cpus,
+                cpus_possible,
+                cpus_present,
+                percpu_on_node,
+                x2apic,
+                bogomips: bogo_x100 as f64 / 100.0,
+                tsc_khz,
+                heap_used,
+                firmware_faults,
+            },
+        )
+}
+
+/// Each proper prefix of `line` (cut at a character boundary) is refused or
+/// read as something else than `value`: a cut line is never taken for the
+/// whole one.
+fn cuts_are_not_the_line<T: PartialEq + std::fmt::Debug>(
+    line: &str,
+    value: &T,
+    parse: impl Fn(&str) -> Option<T>,
+) -> Result<(), TestCaseError> {
+    for (i, _) in line.char_indices().skip(1) {
+        if let Some(v) = parse(&line[..i]) {
+            prop_assert_ne!(&v, value, "cut at {} of '{}'", i, line);
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn srat_lines_round_trip(v in srat()) {
+        let line = v.to_string();
+        prop_assert_eq!(SratRange::parse(&line), Some(v));
+        cuts_are_not_the_line(&line, &v, SratRange::parse)?;
+    }
+
+    #[test]
+    fn percpu_lines_round_trip(v in percpu()) {
+        let line = v.to_string();
+        prop_assert_eq!(PercpuLine::parse(&line), Some(v));
+        cuts_are_not_the_line(&line, &v, PercpuLine::parse)?;
+    }
+
+    #[test]
+    fn cpu_fact_lines_round_trip(v in facts()) {
+        let line = v.to_string();
+        prop_assert_eq!(CpuFacts::parse(&line), Some(v));
+        cuts_are_not_the_line(&line, &v, CpuFacts::parse)?;
+    }
+
+    #[test]
+    fn cache_lines_round_trip(c in cache()) {
+        let v = CacheLine(c);
+        let line = v.to_string();
+        prop_assert_eq!(CacheLine::parse(&line), Some(v.clone()));
+        cuts_are_not_the_line(&line, &v, CacheLine::parse)?;
+    }
+
+    #[test]
+    fn distance_rows_round_trip(node in any::<u32>(), row in prop::collection::vec(any::<u32>(), 1..16)) {
+        let v = DistanceRow { node, row };
+        let line = v.to_string();
+        prop_assert_eq!(DistanceRow::parse(&line), Some(v.clone()));
+        cuts_are_not_the_line(&line, &v, DistanceRow::parse)?;
+    }
+
+    #[test]
+    fn failed_cpu_lines_round_trip(cpu in any::<u32>(), why in "[ -~]{0,40}") {
+        let v = FailedCpu { cpu, why };
+        let line = v.to_string();
+        prop_assert_eq!(FailedCpu::parse(&line), Some(v.clone()));
+    }
+
+    /// The JSON result reads back field for field (BogoMIPS, which the kernel
+    /// prints to two decimals, to within a rounding step of that).
+    #[test]
+    fn result_lines_round_trip(v in result(), junk in "[ -~]{0,8}") {
+        let line = format!("{junk}{}", v.to_line());
+        let got = KernelResult::parse(&line).expect("result line parses");
+        prop_assert!((got.bogomips - v.bogomips).abs() <= 1e-9 * v.bogomips.abs().max(1.0));
+        prop_assert_eq!(KernelResult { bogomips: 0.0, ..got }, KernelResult { bogomips: 0.0, ..v.clone() });
+        let cut = &line[..line.len() - 1];
+        prop_assert!(KernelResult::parse(cut).is_none());
+    }
+
+    #[test]
+    fn random_text_never_panics(text in "\\PC{0,120}") {
+        let _ = SratRange::parse(&text);
+        let _ = PercpuLine::parse(&text);
+        let _ = CpuFacts::parse(&text);
+        let _ = CacheLine::parse(&text);
+        let _ = DistanceRow::parse(&text);
+        let _ = FailedCpu::parse(&text);
+        let _ = KernelResult::parse(&text);
+    }
+}
