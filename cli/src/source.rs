@@ -1,7 +1,7 @@
 //! The SOURCE options every subcommand takes: where the topology comes from.
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
 use topology::Topology;
 
@@ -32,30 +32,17 @@ impl SourceArgs {
             return Ok(readers::sysfs::read_path(path)?);
         }
         if let Some(path) = &self.lscpu {
-            let text = read_text(path)?;
-            return Ok(readers::lscpu::parse(&text, &path.display().to_string())?);
+            return Ok(readers::lscpu::read_path(path)?);
         }
         if let Some(s) = &self.synthetic {
             return Ok(readers::synthetic::parse(s)?);
         }
         if let Some(path) = &self.xml {
-            let text = read_text(path)?;
-            return Ok(readers::xml::read(&text, &path.display().to_string())?);
+            return Ok(readers::xml::read_path(path)?);
         }
         if let Some(name) = &self.machine {
             return Ok(readers::catalogue::machine(name)?);
         }
         Ok(readers::sysfs::read_live()?)
     }
-}
-
-fn read_text(path: &PathBuf) -> Result<String> {
-    let bytes = std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
-    String::from_utf8(bytes).map_err(|e| {
-        anyhow::anyhow!(
-            "{}: not UTF-8 text (byte {})",
-            path.display(),
-            e.utf8_error().valid_up_to()
-        )
-    })
 }

@@ -13,6 +13,7 @@
 
 pub mod catalogue;
 pub mod error;
+pub mod limits;
 pub mod lscpu;
 pub mod synthetic;
 pub mod sysfs;

@@ -95,6 +95,14 @@ pub fn parse(text: &str, source: &str) -> Result<Topology, Error> {
     build::build(&scanned, source)
 }
 
+/// Reads a file of lscpu output, refusing FIFOs, devices and files past
+/// [`crate::limits::LSCPU_FILE_LIMIT`] before reading them.
+pub fn read_path(path: &std::path::Path) -> Result<Topology, Error> {
+    let limit = crate::limits::LSCPU_FILE_LIMIT;
+    let text = crate::limits::read_text_input(path, limit, "lscpu output")?;
+    parse(&text, &path.display().to_string())
+}
+
 /// The counts lscpu's summary prints, computed from a topology the way
 /// util-linux computes them from sysfs.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -324,6 +324,14 @@ pub fn read(text: &str, source: &str) -> Result<Topology, Error> {
     map_raw(raw, text, source)
 }
 
+/// Reads an hwloc XML file, refusing FIFOs, devices and files past
+/// [`crate::limits::XML_FILE_LIMIT`] before reading them.
+pub fn read_path(path: &std::path::Path) -> Result<Topology, Error> {
+    let limit = crate::limits::XML_FILE_LIMIT;
+    let text = crate::limits::read_text_input(path, limit, "hwloc XML")?;
+    read(&text, &path.display().to_string())
+}
+
 fn parse_raw(text: &str, source: &str) -> Result<Raw, Error> {
     let mut reader = Reader::from_str(text);
     reader.config_mut().trim_text(true);

@@ -25,6 +25,7 @@
 //!
 //! Every problem is one [`Error`] naming the file (or `archive:member`) and line.
 
+mod archive;
 mod cpuinfo;
 mod vfs;
 
@@ -35,6 +36,8 @@ use std::rc::Rc;
 use cpumask::{CpuMask, MAX_CPUS};
 use topology::{Arch, Cache, CacheKind, CoreKind, CpuSpec, LevelKind, Topology, TopologyBuilder};
 
+use crate::limits::open_input;
+pub use crate::limits::ArchiveLimits;
 use crate::Error;
 use cpuinfo::CpuInfo;
 use vfs::Root;
@@ -49,15 +52,25 @@ pub fn read_live() -> Result<Topology, Error> {
 
 /// Reads a sysfs/procfs root: a directory holding `sys/` (and `proc/`), or a
 /// `.tar`, `.tar.gz` or `.tar.bz2` snapshot with that layout (the archive may
-/// have one top directory above `sys/`).
+/// have one top directory above `sys/`), within the default [`ArchiveLimits`].
 pub fn read_path(path: &Path) -> Result<Topology, Error> {
+    read_path_with(path, &ArchiveLimits::default())
+}
+
+/// [`read_path`] with an explicit archive budget.
+pub fn read_path_with(path: &Path, limits: &ArchiveLimits) -> Result<Topology, Error> {
     if path.is_dir() {
-        read_dir(path)
-    } else {
-        let bytes = std::fs::read(path)
-            .map_err(|e| Error::new(path.display().to_string(), format!("cannot read: {e}")))?;
-        read_archive_bytes(&bytes, &path.display().to_string())
+        return read_dir(path);
     }
+    let name = path.display().to_string();
+    // The file is checked (regular, not past the input budget) before it is
+    // read, and then decoded as a stream: it is never held whole.
+    let file = open_input(path, limits.input_bytes, "an archive (archive too large)")?;
+    read_root(&Root::archive(
+        std::io::BufReader::new(file),
+        &name,
+        limits,
+    )?)
 }
 
 /// Reads an extracted snapshot directory holding `sys/` (and `proc/`). Symbolic
@@ -69,7 +82,26 @@ pub fn read_dir(path: &Path) -> Result<Topology, Error> {
 /// Reads a snapshot archive from memory; `name` is used in error messages.
 /// Members with absolute or `..` paths are rejected with an error naming them.
 pub fn read_archive_bytes(bytes: &[u8], name: &str) -> Result<Topology, Error> {
-    read_root(&Root::archive(bytes, name)?)
+    read_archive_bytes_with(bytes, name, &ArchiveLimits::default())
+}
+
+/// [`read_archive_bytes`] with an explicit archive budget.
+pub fn read_archive_bytes_with(
+    bytes: &[u8],
+    name: &str,
+    limits: &ArchiveLimits,
+) -> Result<Topology, Error> {
+    if bytes.len() as u64 > limits.input_bytes {
+        return Err(Error::new(
+            name,
+            format!(
+                "archive too large: {} bytes, more than {}",
+                bytes.len(),
+                limits.input_bytes
+            ),
+        ));
+    }
+    read_root(&Root::archive(bytes, name, limits)?)
 }
 
 /// Small typed accessors over a [`Root`] that turn every malformed file into an

@@ -1,0 +1,544 @@
+//! Snapshot archives (`.tar`, `.tar.gz`, `.tar.bz2`) decoded as one stream into
+//! an in-memory tree of the members the reader can need, under a budget.
+//!
+//! Nothing in an archive is trusted: member sizes come from headers anyone can
+//! write, and a few kilobytes of compressed zeros inflate to gigabytes. So the
+//! decompressed stream is counted as it flows (never held whole), members the
+//! reader never looks at are skipped without being kept, every kept member is
+//! read through a cap rather than into a buffer sized from its header, hard
+//! links share their target's bytes, and the total kept, the member count and
+//! the stream length each have a limit past which the answer is one
+//! "archive too large" error naming the archive.
+//!
+//! The formats themselves are decoded by the `tar`, `flate2` and `bzip2`
+//! crates; the header watch below is hand-written because `tar` reads GNU
+//! long-name and pax records whole, at whatever size their header claims.
+
+use std::cell::Cell;
+use std::collections::{HashMap, HashSet};
+use std::io::{self, Read};
+use std::rc::Rc;
+
+use crate::limits::{ArchiveLimits, SYSFS_FILE_LIMIT};
+use crate::Error;
+
+/// The largest GNU long-name or pax record accepted: real ones hold one path
+/// (`PATH_MAX` is 4096) or a few attributes.
+const MAX_META_RECORD: u64 = 64 * 1024;
+
+/// An archive's contents keyed by normalized path relative to the detected root.
+#[derive(Debug, Default)]
+pub(super) struct MemTree {
+    /// Name of the archive, for error messages.
+    pub(super) name: String,
+    /// The member-path prefix the root was found under (`16em64t-4s2c2t/`).
+    pub(super) prefix: String,
+    /// File contents; hard links hold the same allocation as their target.
+    pub(super) files: HashMap<String, Rc<[u8]>>,
+    pub(super) links: HashMap<String, String>,
+    /// Directory → sorted names of its entries.
+    pub(super) children: HashMap<String, Vec<String>>,
+}
+
+/// Why the stream reader stopped early (read after the `io::Error` it returned).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    None,
+    StreamTooLong,
+    TooManyMembers,
+    MetaRecordTooLarge(u64),
+    SparseMember,
+}
+
+/// The decompressed stream, counted and watched header by header: it refuses
+/// to run past the stream budget or the member budget, and refuses a GNU
+/// long-name / pax record larger than [`MAX_META_RECORD`] before `tar` starts
+/// buffering it.
+struct Watched<R> {
+    inner: R,
+    /// Bytes delivered so far.
+    pos: u64,
+    /// Stream offset of the next 512-byte header block.
+    next_header: u64,
+    /// The header block being collected (reads may split it).
+    header: [u8; 512],
+    header_len: usize,
+    members: u64,
+    limits: ArchiveLimits,
+    stop: Rc<Cell<Stop>>,
+}
+
+impl<R: Read> Watched<R> {
+    fn fail(&self, why: Stop) -> io::Error {
+        self.stop.set(why);
+        io::Error::other("archive budget exceeded")
+    }
+
+    /// Looks at the bytes just delivered (`buf`, starting at stream offset
+    /// `self.pos`) for header blocks.
+    fn watch(&mut self, buf: &[u8]) -> io::Result<()> {
+        let mut at = 0usize;
+        while at < buf.len() {
+            let offset = self.pos + at as u64;
+            let in_header = offset >= self.next_header && offset < self.next_header + 512;
+            if !in_header {
+                // Jump to the next header (or past the buffer).
+                let skip = self.next_header.saturating_sub(offset);
+                at = at.saturating_add(usize::try_from(skip).unwrap_or(usize::MAX));
+                continue;
+            }
+            let take = (512 - self.header_len).min(buf.len() - at);
+            self.header[self.header_len..self.header_len + take]
+                .copy_from_slice(&buf[at..at + take]);
+            self.header_len += take;
+            at += take;
+            if self.header_len == 512 {
+                self.header_len = 0;
+                self.header_done()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A whole header block has passed: count it and find the next one.
+    fn header_done(&mut self) -> io::Result<()> {
+        let h = &self.header;
+        let block = self.next_header;
+        if h.iter().all(|&b| b == 0) {
+            // End-of-archive blocks: `tar` stops reading after them.
+            self.next_header = block + 512;
+            return Ok(());
+        }
+        self.members += 1;
+        if self.members > self.limits.members {
+            return Err(self.fail(Stop::TooManyMembers));
+        }
+        let size = header_size(h).unwrap_or(0);
+        let kind = h[156];
+        if matches!(kind, b'L' | b'K' | b'x' | b'g') && size > MAX_META_RECORD {
+            return Err(self.fail(Stop::MetaRecordTooLarge(size)));
+        }
+        if kind == b'S' && h[482] != 0 {
+            // Extended sparse headers follow the header; nothing in a sysfs
+            // snapshot is sparse, and the watch would lose its place.
+            return Err(self.fail(Stop::SparseMember));
+        }
+        let data = size.div_ceil(512).saturating_mul(512);
+        self.next_header = block.saturating_add(512).saturating_add(data);
+        Ok(())
+    }
+}
+
+impl<R: Read> Read for Watched<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let left = self.limits.stream_bytes.saturating_sub(self.pos);
+        if left == 0 && !buf.is_empty() {
+            // One byte past the budget tells "exactly at the limit" from "over".
+            let mut probe = [0u8; 1];
+            return match self.inner.read(&mut probe)? {
+                0 => Ok(0),
+                _ => Err(self.fail(Stop::StreamTooLong)),
+            };
+        }
+        let want = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+        let n = self.inner.read(&mut buf[..want])?;
+        self.watch(&buf[..n])?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+/// The size field of a tar header: octal text, or GNU base-256 when the high
+/// bit of its first byte is set.
+fn header_size(h: &[u8; 512]) -> Option<u64> {
+    let field = &h[124..136];
+    if field[0] & 0x80 != 0 {
+        let mut v: u64 = 0;
+        for (i, &b) in field.iter().enumerate() {
+            let b = if i == 0 { b & 0x7f } else { b };
+            v = v.checked_mul(256)?.checked_add(u64::from(b))?;
+        }
+        return Some(v);
+    }
+    let text = std::str::from_utf8(field).ok()?;
+    let text = text.trim_matches(|c: char| c == '\0' || c == ' ');
+    if text.is_empty() {
+        return Some(0);
+    }
+    u64::from_str_radix(text, 8).ok()
+}
+
+/// Reads up to `n` bytes from the front of `r` (fewer only at end of input).
+fn read_head(r: &mut impl Read, n: usize) -> io::Result<Vec<u8>> {
+    let mut head = Vec::with_capacity(n);
+    r.take(n as u64).read_to_end(&mut head)?;
+    Ok(head)
+}
+
+/// The decompressor for the stream's magic bytes (not its name).
+fn decoder<'a, R: Read + 'a>(
+    mut input: R,
+    name: &str,
+) -> Result<(Box<dyn Read + 'a>, &'static str), Error> {
+    let head = read_head(&mut input, 512).map_err(|e| read_error(name, "", &e))?;
+    let is_gzip = head.starts_with(&[0x1f, 0x8b]);
+    let is_bzip2 = head.starts_with(b"BZh");
+    let is_tar = head.len() >= 262 && &head[257..262] == b"ustar";
+    let whole = io::Cursor::new(head).chain(input);
+    if is_gzip {
+        Ok((Box::new(flate2::read::MultiGzDecoder::new(whole)), "gzip"))
+    } else if is_bzip2 {
+        Ok((Box::new(bzip2::read::MultiBzDecoder::new(whole)), "bzip2"))
+    } else if is_tar {
+        Ok((Box::new(whole), "tar"))
+    } else {
+        Err(Error::new(
+            name,
+            "not a tar, tar.gz or tar.bz2 archive (unrecognized leading bytes)",
+        ))
+    }
+}
+
+/// An I/O failure while decoding, in words that tell damage from a full
+/// memory or a failing disk.
+fn read_error(name: &str, format: &str, e: &io::Error) -> Error {
+    let why = match e.kind() {
+        io::ErrorKind::OutOfMemory => {
+            format!("out of memory while decompressing ({e}); the archive may be fine")
+        }
+        io::ErrorKind::InvalidInput | io::ErrorKind::InvalidData | io::ErrorKind::UnexpectedEof => {
+            format!("corrupt or truncated {format} data: {e}")
+        }
+        _ if e.to_string().contains("memory") => {
+            format!("out of memory while decompressing ({e}); the archive may be fine")
+        }
+        _ => format!("corrupt or unreadable {format} data: {e}"),
+    };
+    Error::new(name, why)
+}
+
+/// What was collected from the stream, before the root is located.
+#[derive(Default)]
+struct Members {
+    files: HashMap<String, Rc<[u8]>>,
+    links: HashMap<String, String>,
+    hard_links: Vec<(String, String)>,
+    dirs: Vec<String>,
+    kept_bytes: u64,
+}
+
+impl MemTree {
+    /// Decodes a snapshot from `input` within `limits`; `name` is used in errors.
+    pub(super) fn load(
+        input: impl Read,
+        name: &str,
+        limits: &ArchiveLimits,
+    ) -> Result<MemTree, Error> {
+        let stop = Rc::new(Cell::new(Stop::None));
+        let (inner, format) = decoder(input, name)?;
+        let stream = Watched {
+            inner,
+            pos: 0,
+            next_header: 0,
+            header: [0; 512],
+            header_len: 0,
+            members: 0,
+            limits: *limits,
+            stop: stop.clone(),
+        };
+        let mut members = Members::default();
+        let collected = collect(stream, (name, format), limits, &mut members);
+        if let Err(e) = collected {
+            return Err(budget_error(name, limits, stop.get()).unwrap_or(e));
+        }
+        for (path, target) in std::mem::take(&mut members.hard_links) {
+            if let Some(data) = members.files.get(&target).cloned() {
+                members.files.insert(path, data);
+            }
+        }
+        MemTree::arrange(members, name)
+    }
+
+    /// Places the collected members under the directory holding `sys/`.
+    fn arrange(members: Members, name: &str) -> Result<MemTree, Error> {
+        // The root is wherever `sys/devices/system/cpu` lives: hwloc's tarballs
+        // have a top directory named after the machine, lscpu's after the test,
+        // and some dumps have `sys/` at the top.
+        let prefix = members
+            .files
+            .keys()
+            .chain(members.links.keys())
+            .chain(members.dirs.iter())
+            .filter_map(|p| find_root_prefix(p))
+            .min_by_key(|p| (p.len(), p.clone()))
+            .ok_or_else(|| {
+                Error::new(
+                    name,
+                    "no sys/devices/system/cpu directory in the archive: not a sysfs snapshot",
+                )
+            })?;
+        let mut tree = MemTree {
+            name: name.to_string(),
+            prefix: prefix.clone(),
+            ..MemTree::default()
+        };
+        let strip = |p: &str| p.strip_prefix(prefix.as_str()).map(str::to_string);
+        let mut index = DirIndex::default();
+        for (p, data) in members.files {
+            if let Some(rel) = strip(&p) {
+                index.note(&rel);
+                tree.files.insert(rel, data);
+            }
+        }
+        for (p, target) in members.links {
+            if let Some(rel) = strip(&p) {
+                index.note(&rel);
+                tree.links.insert(rel, target);
+            }
+        }
+        for d in members.dirs {
+            if let Some(rel) = strip(&d) {
+                index.note(&rel);
+                index.children.entry(rel).or_default();
+            }
+        }
+        for names in index.children.values_mut() {
+            names.sort();
+        }
+        tree.children = index.children;
+        Ok(tree)
+    }
+
+    /// What the physical path `real` is in the archive.
+    pub(super) fn kind(&self, real: &str) -> Option<super::vfs::Kind> {
+        use super::vfs::Kind;
+        if let Some(t) = self.links.get(real) {
+            return Some(Kind::Symlink(t.clone()));
+        }
+        if real.is_empty() || self.children.contains_key(real) {
+            // A directory (possibly only implied by its members' paths).
+            return Some(Kind::Dir);
+        }
+        if self.files.contains_key(real) {
+            return Some(Kind::File);
+        }
+        None
+    }
+}
+
+/// Directory → entries, each path registered once with its ancestors.
+#[derive(Default)]
+struct DirIndex {
+    children: HashMap<String, Vec<String>>,
+    registered: HashSet<String>,
+}
+
+impl DirIndex {
+    fn note(&mut self, path: &str) {
+        let mut p = path;
+        while !p.is_empty() && self.registered.insert(p.to_string()) {
+            let (parent, leaf) = match p.rfind('/') {
+                Some(i) => (&p[..i], &p[i + 1..]),
+                None => ("", p),
+            };
+            self.children
+                .entry(parent.to_string())
+                .or_default()
+                .push(leaf.to_string());
+            p = parent;
+        }
+    }
+}
+
+/// The "archive too large" error for a budget the stream ran into.
+fn budget_error(name: &str, limits: &ArchiveLimits, stop: Stop) -> Option<Error> {
+    let why = match stop {
+        Stop::None => return None,
+        Stop::StreamTooLong => format!(
+            "archive too large: more than {} bytes once decompressed",
+            limits.stream_bytes
+        ),
+        Stop::TooManyMembers => {
+            format!("archive too large: more than {} members", limits.members)
+        }
+        Stop::MetaRecordTooLarge(size) => format!(
+            "archive too large: a long-name or pax record of {size} bytes \
+             (at most {MAX_META_RECORD} accepted)"
+        ),
+        Stop::SparseMember => "GNU sparse members are not accepted in a sysfs snapshot".into(),
+    };
+    Some(Error::new(name, why))
+}
+
+/// Walks the archive's members, keeping the ones the reader can need.
+fn collect(
+    stream: impl Read,
+    (name, format): (&str, &str),
+    limits: &ArchiveLimits,
+    out: &mut Members,
+) -> Result<(), Error> {
+    let mut archive = tar::Archive::new(stream);
+    let entries = archive
+        .entries()
+        .map_err(|e| read_error(name, format, &e))?;
+    for entry in entries {
+        let mut entry = entry.map_err(|e| read_error(name, format, &e))?;
+        let raw = entry.path_bytes().into_owned();
+        let member = String::from_utf8_lossy(&raw).into_owned();
+        let where_ = || format!("{name}:{member}");
+        let path = member_path(&member).map_err(|why| Error::new(where_(), why))?;
+        if !wanted(&path) {
+            // Skipped without keeping its data (hwloc dumps carry megabytes
+            // of PCI and DMI files the reader never looks at).
+            continue;
+        }
+        let kind = entry.header().entry_type();
+        if kind.is_dir() {
+            out.dirs.push(path);
+        } else if kind.is_symlink() || kind.is_hard_link() {
+            let target = entry
+                .link_name_bytes()
+                .map(|t| String::from_utf8_lossy(&t).into_owned())
+                .unwrap_or_default();
+            if kind.is_symlink() {
+                out.links.insert(path, target);
+            } else {
+                // Hard link targets are member names; the data is shared below.
+                let target = member_path(&target)
+                    .map_err(|why| Error::new(where_(), format!("link target: {why}")))?;
+                out.hard_links.push((path, target));
+            }
+        } else if kind.is_file() || kind == tar::EntryType::Continuous {
+            let data = read_member(&mut entry, &path, (&where_(), format))?;
+            out.kept_bytes += data.len() as u64;
+            if out.kept_bytes > limits.kept_bytes {
+                return Err(Error::new(
+                    name,
+                    format!(
+                        "archive too large: more than {} bytes in the members a sysfs reader reads",
+                        limits.kept_bytes
+                    ),
+                ));
+            }
+            out.files.insert(path, data.into());
+        }
+        // Device nodes and FIFOs in an archive are names only: never kept, so
+        // reading one finds nothing there.
+    }
+    Ok(())
+}
+
+/// One member's bytes, read through the per-file limit whatever its header
+/// says its size is.
+fn read_member(
+    entry: &mut impl Read,
+    path: &str,
+    (where_, format): (&str, &str),
+) -> Result<Vec<u8>, Error> {
+    let limit = crate::limits::file_limit(path);
+    let mut data = Vec::new();
+    entry
+        .take(limit + 1)
+        .read_to_end(&mut data)
+        .map_err(|e| read_error(where_, format, &e))?;
+    if data.len() as u64 > limit {
+        return Err(Error::new(
+            where_,
+            format!(
+                "larger than the {limit}-byte limit for a {} file",
+                if limit == SYSFS_FILE_LIMIT {
+                    "sysfs"
+                } else {
+                    "procfs"
+                }
+            ),
+        ));
+    }
+    Ok(data)
+}
+
+/// Whether an archive member can matter to the reader: the CPU and node trees,
+/// the hybrid-PMU CPU lists, and procfs. Everything else (devices, buses,
+/// classes) is neither read nor on the way to anything read, since the links
+/// the reader follows (`cpuN/nodeM`, `nodeM/cpuN`) stay within these trees.
+fn wanted(path: &str) -> bool {
+    path.contains("sys/devices/system/cpu")
+        || path.contains("sys/devices/system/node")
+        || path.contains("sys/devices/cpu_")
+        || path.contains("proc/")
+        || !path.contains('/')
+        || path.ends_with("/sys")
+        || path.ends_with("/proc")
+        || path.ends_with("/devices")
+        || path.ends_with("/devices/system")
+        || path == "sys"
+        || path == "proc"
+}
+
+/// Validates and normalizes an archive member name: relative, no `..`, no empty
+/// or `.` components.
+fn member_path(member: &str) -> Result<String, String> {
+    if member.starts_with('/') {
+        return Err("absolute member path rejected (must stay inside the archive)".into());
+    }
+    let mut parts = Vec::new();
+    for comp in member.split('/') {
+        match comp {
+            "" | "." => {}
+            ".." => {
+                return Err("member path with '..' rejected (must stay inside the archive)".into())
+            }
+            c => parts.push(c),
+        }
+    }
+    Ok(parts.join("/"))
+}
+
+/// If `path` contains `sys/devices/system/cpu` as whole components, the prefix
+/// before `sys/` (with its trailing slash, or empty).
+fn find_root_prefix(path: &str) -> Option<String> {
+    const MARK: &str = "sys/devices/system/cpu";
+    let mut from = 0;
+    while let Some(i) = path[from..].find(MARK) {
+        let at = from + i;
+        let starts_ok = at == 0 || path.as_bytes()[at - 1] == b'/';
+        let end = at + MARK.len();
+        let ends_ok = end == path.len() || path.as_bytes()[end] == b'/';
+        if starts_ok && ends_ok {
+            return Some(path[..at].to_string());
+        }
+        from = at + 1;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn root_prefix_is_found_at_component_boundaries() {
+        assert_eq!(
+            find_root_prefix("x/sys/devices/system/cpu/online"),
+            Some("x/".into())
+        );
+        assert_eq!(find_root_prefix("sys/devices/system/cpu"), Some("".into()));
+        assert_eq!(find_root_prefix("x/sys/devices/system/cpufreq"), None);
+    }
+
+    #[test]
+    fn member_paths_are_confined() {
+        assert!(member_path("/etc/passwd").is_err());
+        assert!(member_path("a/../../b").is_err());
+        assert_eq!(member_path("./a//b/").unwrap(), "a/b");
+    }
+
+    #[test]
+    fn header_sizes_read_octal_and_base_256() {
+        let mut h = [0u8; 512];
+        h[124..136].copy_from_slice(b"00000001750\0");
+        assert_eq!(header_size(&h), Some(1000));
+        h[124..136].copy_from_slice(&[0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0]);
+        assert_eq!(header_size(&h), Some(256));
+    }
+}
