@@ -116,7 +116,7 @@ pub(crate) fn not_regular(kind: std::fs::FileType) -> Option<&'static str> {
 pub fn open_input(path: &Path, limit: u64, what: &str) -> Result<File, Error> {
     let name = || path.display().to_string();
     let file =
-        open_nonblocking(path).map_err(|e| Error::new(name(), format!("cannot open: {e}")))?;
+        open_nonblocking(path).map_err(|e| Error::new(name(), format!("cannot read: {e}")))?;
     let meta = file
         .metadata()
         .map_err(|e| Error::new(name(), format!("cannot stat: {e}")))?;
