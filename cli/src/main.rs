@@ -3,6 +3,7 @@
 mod boot;
 mod domains;
 mod hotplug;
+mod irq;
 mod qemu;
 mod source;
 mod topo;
@@ -34,6 +35,9 @@ enum Command {
     /// Online every CPU through the incremental topology masks (naive or scoped) and
     /// report the work and time spent.
     Hotplug(hotplug::HotplugArgs),
+    /// Show each interrupt translation unit (GICv3 ITS), its NUMA node and the
+    /// node of each of its tables (seed 004), from firmware or the catalogue.
+    Irq(irq::IrqArgs),
     /// Simulate a machine's CPU bring-up in virtual time.
     Boot(boot::BootArgs),
     /// Print the simulator's predictions for the seeds' large machines against
@@ -48,6 +52,7 @@ fn main() {
         Some(Command::Domains(args)) => domains::run(&args),
         Some(Command::Qemu(args)) => qemu::run(&args),
         Some(Command::Hotplug(args)) => hotplug::run(&args).map(|()| 0),
+        Some(Command::Irq(args)) => irq::run(&args).map(|()| 0),
         Some(Command::Boot(args)) => boot::run(&args).map(|()| 0),
         Some(Command::Validate(args)) => validate::run(&args).map(|()| 0),
         None => topo::run(&topo::TopoArgs {

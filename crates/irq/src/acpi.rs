@@ -215,10 +215,28 @@ fn parse_srat(t: &Table) -> Result<Srat, Error> {
         srat.pxm_node.entry(pxm).or_insert(next);
         Ok(())
     };
-    // Linux maps CPU-like structures first (GICC, Generic Initiator), then memory.
+    // Linux maps CPU-like structures first (x86 APIC / x2APIC, GICC,
+    // Generic Initiator), then memory.
     for &(at, kind, s) in &all {
         let short = |min: usize| srat_short(t, at, kind, s.len(), min);
         match kind {
+            0 => {
+                let (Some(&lo), Some(flags), Some(hi)) = (s.get(2), u32_at(s, 4), s.get(9..12))
+                else {
+                    return Err(short(16));
+                };
+                if flags & 1 != 0 {
+                    map(u32::from_le_bytes([lo, hi[0], hi[1], hi[2]]), at, &mut srat)?;
+                }
+            }
+            2 => {
+                let (Some(pxm), Some(flags)) = (u32_at(s, 4), u32_at(s, 12)) else {
+                    return Err(short(24));
+                };
+                if flags & 1 != 0 {
+                    map(pxm, at, &mut srat)?;
+                }
+            }
             3 => {
                 let (Some(pxm), Some(uid), Some(flags)) =
                     (u32_at(s, 2), u32_at(s, 6), u32_at(s, 10))
@@ -289,6 +307,8 @@ fn parse_srat(t: &Table) -> Result<Srat, Error> {
 
 fn srat_short(t: &Table, at: usize, kind: u8, len: usize, min: usize) -> Error {
     let name = match kind {
+        0 => "Processor Local APIC Affinity",
+        2 => "x2APIC Affinity",
         1 => "Memory Affinity",
         3 => "GICC Affinity",
         4 => "GIC ITS Affinity",

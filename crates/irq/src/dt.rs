@@ -55,7 +55,13 @@ struct Cells {
 
 /// Parses a DTB; `file` names it in errors.
 pub fn parse(bytes: &[u8], file: &str) -> Result<Platform, Error> {
-    let fdt = Fdt::new(bytes).map_err(|e| Error::new(file, "header", format!("{e:?}")))?;
+    let fdt = Fdt::new(bytes).map_err(|e| {
+        Error::new(
+            file,
+            "header",
+            format!("not a flattened device tree blob ({e:?})"),
+        )
+    })?;
     let root = fdt
         .find_node("/")
         .ok_or_else(|| Error::new(file, "/", "no root node"))?;

@@ -186,7 +186,9 @@ const ENTRIES: &[Entry] = &[
         devices: &[Device {
             kind: "gicv3-its",
             node: 0,
-            note: "seed 004: 'ITS belongs to numa node 0'",
+            note: "seed 004: 'ITS belongs to numa node 0' (one ITS); its command queue, device \
+                   table and collection table go on node 0, which has memory ('dimm on node 0 \
+                   (Sock#0) and 3 (Sock#1)'); source: the seed's benchmark set-up",
         }],
     },
 ];

@@ -1,0 +1,154 @@
+//! `manycore irq` end to end: the firmware of the committed arm64 Linux 6.12
+//! guests (crates/irq/tests/data), whose dmesg put every ITS table on the
+//! ITS's node, and the seed-004 D06 catalogue entry.
+
+mod common;
+
+use std::io::Read;
+use std::path::PathBuf;
+
+use common::{assert_quiet_on_closed_pipe, assert_refused, manycore};
+
+/// Unpacks `paths` of a guest capture into a fresh directory and returns it.
+fn unpack(variant: &str, paths: &[&str]) -> PathBuf {
+    let data = concat!(env!("CARGO_MANIFEST_DIR"), "/../crates/irq/tests/data");
+    let tgz = format!("{data}/arm64-its-{variant}.tar.gz");
+    let dir = std::env::temp_dir().join(format!("manycore-irq-{}-{variant}", std::process::id()));
+    std::fs::create_dir_all(dir.join("acpi")).unwrap();
+    let file = std::fs::File::open(&tgz).unwrap();
+    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(file));
+    for entry in archive.entries().unwrap() {
+        let mut entry = entry.unwrap();
+        let p = entry
+            .path()
+            .unwrap()
+            .to_string_lossy()
+            .trim_start_matches("./")
+            .to_string();
+        if paths.contains(&p.as_str()) {
+            let mut bytes = Vec::new();
+            entry.read_to_end(&mut bytes).unwrap();
+            std::fs::write(dir.join(&p), bytes).unwrap();
+        }
+    }
+    dir
+}
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let out = manycore(args);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// Every table of the one ITS is on `node`, in Linux's allocation order.
+fn assert_all_on(v: &serde_json::Value, node: u64) {
+    let its = v["its"].as_array().unwrap();
+    assert_eq!(its.len(), 1);
+    let kinds: Vec<&str> = its[0]["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["command-queue", "device", "collection"]);
+    for t in its[0]["tables"].as_array().unwrap() {
+        assert_eq!(t["node"], node, "{t}");
+    }
+}
+
+#[test]
+fn device_tree_and_acpi_of_the_guests_give_linux_nodes() {
+    // dt-node1 / acpi-its1: the guest's dmesg shows all three tables in node 1's memory.
+    let dir = unpack("dt-node1", &["fdt.dtb"]);
+    let dtb = dir.join("fdt.dtb");
+    let v = json(&["irq", "--dtb", dtb.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(v["its"][0]["node"], 1);
+    assert_all_on(&v, 1);
+    let dir = unpack("acpi-its1", &["acpi/APIC", "acpi/SRAT", "acpi/SLIT"]);
+    let acpi = dir.join("acpi");
+    let v = json(&["irq", "--acpi", acpi.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(v["its"][0]["node"], 1);
+    assert_all_on(&v, 1);
+    // dt-node2: ITS on memoryless node 2; Linux fell back to node 1.
+    let dir = unpack("dt-node2", &["fdt.dtb"]);
+    let dtb = dir.join("fdt.dtb");
+    let v = json(&["irq", "--dtb", dtb.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(
+        (
+            v["its"][0]["node"].as_u64(),
+            v["its"][0]["alloc_node"].as_u64()
+        ),
+        (Some(2), Some(2))
+    );
+    assert_all_on(&v, 1);
+    let text = manycore(&["irq", "--dtb", dtb.to_str().unwrap()]);
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(
+        text.contains("numa-node-id = <2> on /intc@8000000/its@8080000"),
+        "{text}"
+    );
+    // QEMU's own ACPI tables: no GIC ITS Affinity, so the boot CPU's node 0.
+    let dir = unpack("acpi-qemu", &["acpi/APIC", "acpi/SRAT", "acpi/SLIT"]);
+    let acpi = dir.join("acpi");
+    let v = json(&["irq", "--acpi", acpi.to_str().unwrap(), "--format", "json"]);
+    assert!(v["its"][0]["node"].is_null());
+    assert_all_on(&v, 0);
+    for variant in ["dt-node1", "acpi-its1", "dt-node2", "acpi-qemu"] {
+        let dir =
+            std::env::temp_dir().join(format!("manycore-irq-{}-{variant}", std::process::id()));
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
+#[test]
+fn d06_its_on_node_0_with_the_seed_consistency_check() {
+    // Seed 004: "ITS belongs to numa node 0".
+    let v = json(&["irq", "--machine", "arm64-d06", "--format", "json"]);
+    assert_eq!(v["its"][0]["node"], 0);
+    assert_all_on(&v, 0);
+    let s = &v["seed_check"];
+    assert_eq!(s["label"], "consistency check, not a prediction");
+    let seed = s["seed_saved_ms_per_request"].as_f64().unwrap();
+    assert!((seed - (0.02753 - 0.02653)).abs() < 1e-9);
+    // The claim is one of order of magnitude, no more.
+    for m in s["model_saved_ms_per_request"].as_array().unwrap() {
+        let m = m.as_f64().unwrap();
+        assert!(
+            m > seed / 10.0 && m < seed * 10.0,
+            "model {m} ms vs seed {seed} ms"
+        );
+    }
+    let text = String::from_utf8(manycore(&["irq", "--machine", "arm64-d06"]).stdout).unwrap();
+    assert!(
+        text.contains("seed 004 consistency check (not a prediction)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn bad_firmware_is_one_clear_error() {
+    let dir = std::env::temp_dir().join(format!("manycore-irq-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let junk = dir.join("junk.dtb");
+    std::fs::write(&junk, b"not a device tree at all").unwrap();
+    assert_refused(
+        &["irq", "--dtb", junk.to_str().unwrap()],
+        &["junk.dtb", "header"],
+    );
+    assert_refused(&["irq", "--acpi", dir.to_str().unwrap()], &["MADT", "APIC"]);
+    std::fs::write(dir.join("APIC"), b"APIC\x28\0\0\0").unwrap();
+    assert_refused(
+        &["irq", "--acpi", dir.to_str().unwrap()],
+        &["APIC", "header"],
+    );
+    assert_refused(
+        &["irq", "--machine", "arm64-d06", "--local-ns=-5"],
+        &["--local-ns"],
+    );
+    assert_quiet_on_closed_pipe(&["irq", "--machine", "arm64-d06"], 0);
+    let _ = std::fs::remove_dir_all(dir);
+}
