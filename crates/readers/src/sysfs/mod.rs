@@ -125,7 +125,11 @@ impl Files<'_> {
         let Some(bytes) = self.root.read(path)? else {
             return Ok(None);
         };
-        match std::str::from_utf8(&bytes) {
+        // Some kernels' mask and list files end in a NUL after the newline:
+        // padding, not content (hwloc and lscpu read up to the first NUL).
+        let end = bytes.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
+        let bytes = &bytes[..end];
+        match std::str::from_utf8(bytes) {
             Ok(s) => Ok(Some(s.to_string())),
             Err(e) => {
                 let at = e.valid_up_to();
@@ -266,13 +270,35 @@ const DIE: usize = 1;
 const CLUSTER: usize = 2;
 const CORE: usize = 3;
 
-/// Number prefix of `cpuN` / `nodeN` / `indexN` entry names.
-fn numbered(name: &str, prefix: &str) -> Option<u64> {
+/// The number in a `cpuN` / `nodeN` / `indexN` entry name: `None` for other
+/// names, and an error in words for a number the kernel never writes that way
+/// (a leading zero: `node01` would otherwise be looked up as `node1`, and its
+/// CPUs silently left in no node) or one too large for any machine.
+fn numbered(name: &str, prefix: &str) -> Option<Result<u64, String>> {
     let digits = name.strip_prefix(prefix)?;
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
-    digits.parse().ok().or(Some(u64::MAX))
+    if digits.len() > 1 && digits.starts_with('0') {
+        return Some(Err(format!(
+            "entry name {name:?} has a leading zero (the kernel writes {prefix}{})",
+            digits.trim_start_matches('0').parse::<u64>().unwrap_or(0)
+        )));
+    }
+    Some(
+        digits
+            .parse()
+            .map_err(|_| format!("entry number in {name:?} is out of range")),
+    )
+}
+
+/// [`numbered`] for an entry of `dir`, its error naming the entry.
+fn entry_number(root: &Root, dir: &str, name: &str, prefix: &str) -> Result<Option<u64>, Error> {
+    match numbered(name, prefix) {
+        None => Ok(None),
+        Some(Ok(n)) => Ok(Some(n)),
+        Some(Err(why)) => Err(Error::new(root.describe(&format!("{dir}/{name}")), why)),
+    }
 }
 
 fn read_root(root: &Root) -> Result<Topology, Error> {
@@ -316,7 +342,7 @@ fn read_root(root: &Root) -> Result<Topology, Error> {
 
     let mut cpu_ids: Vec<u32> = Vec::new();
     for name in root.list(CPU_DIR)? {
-        if let Some(n) = numbered(&name, "cpu") {
+        if let Some(n) = entry_number(root, CPU_DIR, &name, "cpu")? {
             if n >= MAX_CPUS as u64 {
                 return Err(Error::new(
                     root.describe(&format!("{CPU_DIR}/{name}")),
@@ -564,7 +590,16 @@ fn read_root(root: &Root) -> Result<Topology, Error> {
             capacity: r.capacity,
         });
     }
-    read_nodes(&files, &mut possible, &mut builder)?;
+    if let Some(in_nodes) = read_nodes(&files, &mut possible, &mut builder)? {
+        // The kernel puts every online CPU in exactly one node; one in none
+        // means a node's CPU list is missing or damaged.
+        if let Some(cpu) = online_known.and_not(&in_nodes).first() {
+            return Err(Error::new(
+                root.describe(NODE_DIR),
+                format!("online CPU {cpu} is in no node's cpulist or cpumap"),
+            ));
+        }
+    }
     builder.possible(possible);
     builder.present(present);
     // Only SPARC kernels have the per-CPU `l1_dcache_size`-style files; other
@@ -813,12 +848,12 @@ fn read_caches(
             continue;
         }
         let dir = format!("{CPU_DIR}/cpu{}/cache", r.id);
-        let mut indices: Vec<(u64, String)> = files
-            .root
-            .list(&dir)?
-            .into_iter()
-            .filter_map(|n| Some((numbered(&n, "index")?, n)))
-            .collect();
+        let mut indices: Vec<(u64, String)> = Vec::new();
+        for n in files.root.list(&dir)? {
+            if let Some(i) = entry_number(files.root, &dir, &n, "index")? {
+                indices.push((i, n));
+            }
+        }
         indices.sort();
         if indices.is_empty() && names_seen.is_empty() && r.online && !sparc_files && !last_asked {
             last_asked = true;
@@ -835,7 +870,7 @@ fn read_caches(
                     .root
                     .list(&format!("{CPU_DIR}/cpu{}/cache", l.id))?
                     .iter()
-                    .any(|n| numbered(n, "index").is_some()),
+                    .any(|n| matches!(numbered(n, "index"), Some(Ok(_)))),
                 None => false,
             };
             if !last_has_caches {
@@ -888,8 +923,25 @@ fn read_caches(
                 }
                 None => (false, CpuMask::new()),
             };
-            let Some(level) = files.uint(&format!("{idx}/level"))? else {
-                continue;
+            // The kernel hides `level` when it does not know it (and a dump
+            // may say 0): such a cache cannot be placed, so it is an error
+            // rather than a silent drop.
+            let level_path = format!("{idx}/level");
+            let level = match files.uint(&level_path)? {
+                Some(0) => {
+                    return Err(Error::at_line(
+                        files.root.describe(&level_path),
+                        1,
+                        "cache level 0: the kernel did not know this cache's level",
+                    ))
+                }
+                Some(l) => l,
+                None => {
+                    return Err(Error::new(
+                        files.root.describe(&level_path),
+                        "missing: a cache without a level cannot be placed",
+                    ))
+                }
             };
             let Some(kind_text) = files.value(&format!("{idx}/type"))? else {
                 continue;
@@ -989,15 +1041,16 @@ fn parse_size(text: &str) -> Option<u64> {
 }
 
 /// NUMA nodes: CPUs (cpulist, cpumap, or `cpuN` links), memory and distances.
+/// Returns the CPUs the nodes hold, `None` when there is no node directory.
 fn read_nodes(
     files: &Files,
     possible: &mut CpuMask,
     builder: &mut TopologyBuilder,
-) -> Result<(), Error> {
+) -> Result<Option<CpuMask>, Error> {
     let root = files.root;
     let mut ids: Vec<u32> = Vec::new();
     for name in root.list(NODE_DIR)? {
-        if let Some(n) = numbered(&name, "node") {
+        if let Some(n) = entry_number(root, NODE_DIR, &name, "node")? {
             let n = u32::try_from(n).map_err(|_| {
                 Error::new(
                     root.describe(&format!("{NODE_DIR}/{name}")),
@@ -1009,7 +1062,7 @@ fn read_nodes(
     }
     ids.sort_unstable();
     if ids.is_empty() {
-        return Ok(());
+        return Ok(None);
     }
     let mut claimed: BTreeMap<usize, u32> = BTreeMap::new();
     let mut rows: Vec<Option<(String, Vec<u32>)>> = Vec::new();
@@ -1021,7 +1074,9 @@ fn read_nodes(
                 // The oldest kernels only had `cpuN` links in the node directory.
                 let mut m = CpuMask::new();
                 for name in root.list(&dir)? {
-                    if let Some(c) = numbered(&name, "cpu").filter(|&c| c < MAX_CPUS as u64) {
+                    if let Some(c) =
+                        entry_number(root, &dir, &name, "cpu")?.filter(|&c| c < MAX_CPUS as u64)
+                    {
                         m.set(c as usize);
                     }
                 }
@@ -1072,25 +1127,89 @@ fn read_nodes(
         };
         rows.push(row);
     }
-    // Kernels without a firmware distance table print `0`: that means "unknown",
-    // not a distance, so such a matrix is dropped rather than rejected.
-    let unknown = rows.iter().flatten().any(|(_, row)| row.contains(&0));
-    if !unknown && rows.iter().all(Option::is_some) {
-        let n = ids.len();
-        let mut matrix = Vec::with_capacity(n * n);
-        for (path, row) in rows.into_iter().flatten() {
-            if row.len() != n {
+    if let Some(matrix) = node_distances(root, &ids, rows)? {
+        builder.distances(matrix);
+    }
+    Ok(Some(claimed.keys().copied().collect()))
+}
+
+/// The distance matrix from each node's `distance` row, in `ids` order.
+///
+/// The kernel prints one entry per *online* node, and a node directory exists
+/// for each online node, so a row normally has one entry per directory. Some
+/// kernels print one per *possible* node (`node/possible`) while some are
+/// offline (a hot-removed or memory-less node 0 with the CPUs on node 1):
+/// then the columns of the nodes present are picked out by position. A row of
+/// any other length is an error naming it; so is a row missing while others
+/// exist. Kernels without a firmware distance table print `0`: that means
+/// "unknown", not a distance, so such a matrix is left out (as when no node
+/// has a `distance` file at all).
+fn node_distances(
+    root: &Root,
+    ids: &[u32],
+    rows: Vec<Option<(String, Vec<u32>)>>,
+) -> Result<Option<Vec<u32>>, Error> {
+    if rows.iter().all(Option::is_none) {
+        return Ok(None);
+    }
+    if let Some(i) = rows.iter().position(Option::is_none) {
+        let path = format!("{NODE_DIR}/node{}/distance", ids[i]);
+        return Err(Error::new(
+            root.describe(&path),
+            "missing, while other nodes have a distance row",
+        ));
+    }
+    let rows: Vec<(String, Vec<u32>)> = rows.into_iter().flatten().collect();
+    if rows.iter().any(|(_, row)| row.contains(&0)) {
+        return Ok(None);
+    }
+    let n = ids.len();
+    let columns = distance_columns(root, ids, rows.iter().map(|(_, r)| r.len()).max())?;
+    let mut matrix = Vec::with_capacity(n * n);
+    for (path, row) in rows {
+        match &columns {
+            Some((wide, cols)) if row.len() == *wide => matrix.extend(cols.iter().map(|&c| row[c])),
+            _ if row.len() == n => matrix.extend(row),
+            _ => {
                 return Err(Error::at_line(
                     root.describe(&path),
                     1,
-                    format!("{} distances for {n} nodes", row.len()),
-                ));
+                    format!(
+                        "{} distances for {n} nodes (neither one per node directory \
+                         nor one per possible node)",
+                        row.len()
+                    ),
+                ))
             }
-            matrix.extend(row);
         }
-        builder.distances(matrix);
     }
-    Ok(())
+    Ok(Some(matrix))
+}
+
+/// When rows carry one entry per possible node (`wide` entries), the position
+/// of each present node's column; `None` when rows are one per node directory.
+fn distance_columns(
+    root: &Root,
+    ids: &[u32],
+    wide: Option<usize>,
+) -> Result<Option<(usize, Vec<usize>)>, Error> {
+    let Some(wide) = wide.filter(|&w| w != ids.len()) else {
+        return Ok(None);
+    };
+    let files = Files { root, only: None };
+    let possible_path = format!("{NODE_DIR}/possible");
+    let Some(possible) = files.list_mask(&possible_path)? else {
+        return Ok(None);
+    };
+    let possible: Vec<usize> = possible.iter().collect();
+    if possible.len() != wide {
+        return Ok(None);
+    }
+    let cols: Option<Vec<usize>> = ids
+        .iter()
+        .map(|&id| possible.iter().position(|&p| p == id as usize))
+        .collect();
+    Ok(cols.map(|c| (wide, c)))
 }
 
 /// `Node 0 MemTotal:       16439392 kB` → bytes.
