@@ -11,8 +11,8 @@
 #   scripts/domains-capture.sh <name> [out-dir]     # one of the names below
 #   scripts/domains-capture.sh all [out-dir]
 #
-# The x86-intel-* captures live in crates/qemu-runner/tests/data (pass that as
-# out-dir); `all` makes the five in crates/domains/tests/data.
+# The x86-intel-* and boot-* captures live in crates/qemu-runner/tests/data
+# (pass that as out-dir); `all` makes the five in crates/domains/tests/data.
 #
 # Default out-dir: crates/domains/tests/data. No KVM needed (TCG); 64 vCPUs take a few
 # minutes on 2 host cores.
@@ -79,7 +79,34 @@ qemu_args() {
       # (cpu_l2c_shared_mask) spans the socket and MC folds into it. (QEMU 10.0
       # aborts in CPUID 0x1F for an Intel vendor with dies or modules.)
       echo "-m 512M -cpu qemu64,vendor=GenuineIntel -smp 16,sockets=2,cores=4,threads=2 -machine pc,smp-cache.0.cache=l2,smp-cache.0.topology=socket,smp-cache.1.cache=l3,smp-cache.1.topology=socket" ;;
-    *) echo "unknown machine '$1' (x86-2s4c2t, x86-2s4c2t-smtoff, x86-max-modules, x86-4n-dist, x86-64c-8n, x86-intel-2s4c2t, x86-intel-l2socket)" >&2; return 1 ;;
+    boot-16c-smt|boot-16c-smt-4n|boot-64c-4n)
+      # The machines of crates/qemu-runner/tests/boot.rs, with exactly the
+      # arguments `Machine::qemu_args` gives them (the test checks this
+      # README's command line against it). Kept in crates/qemu-runner/tests/data.
+      local a="-machine q35 -cpu qemu64"
+      local cpus per nodes
+      case "$1" in
+        boot-16c-smt) a="$a -smp 16,sockets=2,cores=4,threads=2 -m 516M"; nodes=1 ;;
+        boot-16c-smt-4n) a="$a -smp 16,sockets=2,cores=4,threads=2 -m 1028M"; cpus=16; per=257; nodes=4 ;;
+        boot-64c-4n) a="$a -smp 64,sockets=1,cores=64,threads=1 -m 1040M"; cpus=64; per=260; nodes=4 ;;
+      esac
+      local n m d
+      if [ "$nodes" -gt 1 ]; then
+        for n in 0 1 2 3; do
+          a="$a -object memory-backend-ram,id=m$n,size=${per}M"
+          a="$a -numa node,nodeid=$n,cpus=$((n*cpus/4))-$(((n+1)*cpus/4-1)),memdev=m$n"
+        done
+        # Distance 15 within a pair of nodes, 25 across (Machine::distance).
+        for n in 0 1 2 3; do
+          for m in 0 1 2 3; do
+            [ "$m" -gt "$n" ] || continue
+            if [ $((n / 2)) -eq $((m / 2)) ]; then d=15; else d=25; fi
+            a="$a -numa dist,src=$n,dst=$m,val=$d"
+          done
+        done
+      fi
+      echo "$a" ;;
+    *) echo "unknown machine '$1' (x86-2s4c2t, x86-2s4c2t-smtoff, x86-max-modules, x86-4n-dist, x86-64c-8n, x86-intel-2s4c2t, x86-intel-l2socket, boot-16c-smt, boot-16c-smt-4n, boot-64c-4n)" >&2; return 1 ;;
   esac
 }
 
@@ -92,7 +119,7 @@ capture() {
   local offline=""
   [ "$m" = x86-2s4c2t-smtoff ] && offline="1 3 5 7 9 11 13 15"
   local accel=tcg
-  [ "$m" = x86-64c-8n ] && accel=tcg,thread=single
+  case "$m" in x86-64c-8n|boot-64c-4n) accel=tcg,thread=single ;; esac
   local vmlinuz; vmlinuz="$("$root/scripts/fetch-linux.sh")"
   local work; work="$(mktemp -d)"
   trap 'rm -rf "$work"' RETURN

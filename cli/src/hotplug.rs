@@ -202,7 +202,7 @@ pub fn run(args: &HotplugArgs) -> Result<()> {
                 "levels": level_json(&total, engine),
                 "bringup_levels": level_json(&bringup.work, engine),
                 "setup": {
-                    "fdt_nodes": engine.firmware().node_count(),
+                    "fdt_nodes": engine.firmware().map_or(0, |t| t.node_count()),
                     "fdt_nodes_visited": setup_work.total().fdt_nodes_visited,
                     "property_lookups": setup_work.total().property_lookups,
                 },
@@ -227,7 +227,7 @@ pub fn run(args: &HotplugArgs) -> Result<()> {
             writeln!(
                 out,
                 "firmware tree:  {} nodes; set-up {:.3} ms; mask storage {:.1} KiB",
-                engine.firmware().node_count(),
+                engine.firmware().map_or(0, |t| t.node_count()),
                 setup_ns as f64 / 1e6,
                 engine.mask_storage_bytes() as f64 / 1024.0
             )?;

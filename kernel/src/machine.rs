@@ -19,6 +19,7 @@ use bootproto::report::{FailedCpu, KernelResult, PercpuLine, SratRange};
 use core::fmt;
 use core::sync::atomic::Ordering;
 use cpumask::CpuMask;
+use hotplug::{Algo, MaskEngine, X86Cpu, X86Description};
 use nodemem::{AllocError, PAGE_SIZE};
 use x86desc::cacheinfo::{self, CpuCaches, Placed};
 use x86desc::shifts::ApicShifts;
@@ -36,6 +37,8 @@ pub enum Fatal {
     MemoryTwice,
     /// No per-CPU memory for the boot CPU itself.
     BspMemory(AllocError),
+    /// The mask engine refused the boot CPU (it has no per-CPU area).
+    Engine(hotplug::HotplugError),
 }
 
 impl fmt::Display for Fatal {
@@ -46,6 +49,7 @@ impl fmt::Display for Fatal {
             Fatal::NoCpus => write!(f, "MADT lists no enabled processor"),
             Fatal::MemoryTwice => write!(f, "node memory built twice"),
             Fatal::BspMemory(e) => write!(f, "no memory for the boot CPU's per-CPU area: {e}"),
+            Fatal::Engine(e) => write!(f, "no topology mask engine: {e}"),
         }
     }
 }
@@ -105,7 +109,7 @@ pub fn run(start_info: u32) -> Result<(), Fatal> {
             bytes: mem.total_bytes(id),
         })
         .collect();
-    let (outcome, bringup_ns) = bring_up(&m, &areas, &nodes, &opts);
+    let (outcome, bringup_ns) = bring_up(&m, &areas, &opts)?;
     report(&m, &areas, &nodes, &outcome, bringup_ns, &opts);
     Ok(())
 }
@@ -277,7 +281,7 @@ fn calibrate_bsp(opts: &Options) -> u64 {
 /// configuration, the topology model with only the boot CPU online for the
 /// hotplug engine, then the engine's run. Returns what it achieved and how
 /// long it took.
-fn bring_up(m: &Machine, areas: &Areas, nodes: &[NodeFacts], opts: &Options) -> (Outcome, u64) {
+fn bring_up(m: &Machine, areas: &Areas, opts: &Options) -> Result<(Outcome, u64), Fatal> {
     crate::arch::boot::install_trampoline();
     let bsp_lpj = calibrate_bsp(opts);
     let bsp_caches = read_bsp_caches(m.bsp_apic);
@@ -301,7 +305,8 @@ fn bring_up(m: &Machine, areas: &Areas, nodes: &[NodeFacts], opts: &Options) -> 
         s.core,
         s.package
     );
-    let topo = early_topology(m, nodes, &bsp_caches);
+    let engine = MaskEngine::for_x86(x86_description(m, &bsp_caches), 0, Algo::Scoped)
+        .map_err(Fatal::Engine)?;
     let delays = Delays {
         init_us: opts.init_delay_us,
         sipi_us: opts.sipi_delay_us,
@@ -316,11 +321,8 @@ fn bring_up(m: &Machine, areas: &Areas, nodes: &[NodeFacts], opts: &Options) -> 
     );
     kprintln!("smp: Bringing up secondary CPUs ...");
     let t0 = cpu::rdtsc();
-    let outcome = crate::bringup::run(platform, topo.as_ref().ok(), opts.bringup, m.cpus.len());
-    // The model after bring-up replaces it; its caches alone take megabytes
-    // with thousands of CPUs.
-    drop(topo);
-    (outcome, timer::tsc_to_ns(cpu::rdtsc() - t0))
+    let outcome = crate::bringup::run(platform, engine, opts.bringup);
+    Ok((outcome, timer::tsc_to_ns(cpu::rdtsc() - t0)))
 }
 
 /// The boot CPU's caches from its own CPUID, logged.
@@ -338,38 +340,46 @@ fn read_bsp_caches(bsp_apic: u32) -> CpuCaches {
     caches
 }
 
-/// The topology model with only the boot CPU online, for the hotplug
-/// engine. Until the APs read their caches, each is predicted from the boot
-/// CPU's reading with its own APIC id, so that the engine's LLC and L2 masks
-/// have caches to go by.
-fn early_topology(
-    m: &Machine,
-    nodes: &[NodeFacts],
-    bsp_caches: &CpuCaches,
-) -> Result<topology::Topology, topology::BuildError> {
-    let present: Vec<&CpuInfo> = m.present().collect();
-    let early_caches = whole_core_caches(
-        // Level 2 and up: the engine's masks read the L2 and the outermost
-        // cache only, and an L1 per CPU would cost 2 KiB each.
-        cacheinfo::shared_instances(
-            present.iter().map(|c| Placed {
-                cpu: c.cpu,
-                node: c.node,
-                caches: bsp_caches.for_apic_id(c.apic_id),
-            }),
-            2,
-        ),
-        &present,
-        m.shifts.smt,
-    );
-    report::build(
-        &m.cpus,
-        &CpuMask::single(0),
-        m.shifts,
-        nodes,
-        &numa_distances(&m.fw),
-        early_caches,
-    )
+/// Each present CPU's ids as Linux's x86 code keeps them, for the mask
+/// engine: core and package from the APIC id's fields, node from the SRAT,
+/// and the L2 and last-level cache it shares. Until the APs read their own
+/// CPUID, each CPU's caches are predicted from the boot CPU's reading with
+/// its own APIC id. A cache is identified by its sharing rule's id and the
+/// node (`topology_sane()` cuts shared caches at the node); AMD's legacy
+/// per-CPU L2 has no id, so the L2 mask is the SMT siblings, as Linux's
+/// `cpu_l2c_shared_mask` is then.
+fn x86_description(m: &Machine, bsp_caches: &CpuCaches) -> X86Description {
+    let s = m.shifts;
+    let mut ids: BTreeMap<(u8, u64, u32), u32> = BTreeMap::new();
+    let mut number = |key: (u8, u64, u32)| {
+        let next = ids.len() as u32;
+        *ids.entry(key).or_insert(next)
+    };
+    let mut cpus = Vec::with_capacity(m.cpus.len());
+    for c in m.present() {
+        let caches = bsp_caches.for_apic_id(c.apic_id);
+        let shared = caches
+            .leaves()
+            .filter(|l| l.level >= 2 && l.kind != topology::CacheKind::Instruction);
+        let (mut l2, mut llc) = (None, None);
+        for leaf in shared {
+            let id = cacheinfo::sharing_id(c.apic_id, leaf.sharing);
+            let id = id.map(|(rule, id)| number((rule, id, c.node)));
+            if leaf.level == 2 {
+                l2 = l2.or(id);
+            }
+            llc = id;
+        }
+        cpus.push(X86Cpu {
+            cpu: c.cpu,
+            core: c.apic_id.checked_shr(s.smt).unwrap_or(0),
+            package: c.apic_id.checked_shr(s.package).unwrap_or(0),
+            node: c.node,
+            l2,
+            llc,
+        });
+    }
+    X86Description::new(cpus)
 }
 
 /// Report: the Linux-like summary, per-CPU placement (`percpu_dump`), the
@@ -412,13 +422,11 @@ fn report(
             cpulist(&failed)
         );
     }
-    if let Some(mask_ns) = outcome.mask_update_ns {
-        kprintln!(
-            "hotplug: topology masks updated incrementally for {} CPUs in {} us",
-            up.len().saturating_sub(1),
-            mask_ns / 1000
-        );
-    }
+    kprintln!(
+        "hotplug: topology masks updated incrementally for {} CPUs in {} us",
+        up.len().saturating_sub(1),
+        outcome.mask_update_ns / 1000
+    );
     for line in &outcome.bsp_masks {
         kprintln!("{line}");
     }
@@ -456,9 +464,6 @@ fn report_outcome(outcome: &Outcome) -> Vec<u32> {
         };
         kprintln!("{line}");
         failed.push(*cpu as u32);
-    }
-    if let Some(note) = &outcome.note {
-        kprintln!("hotplug: {note}");
     }
     failed.sort_unstable();
     failed
@@ -530,45 +535,6 @@ fn final_topology(
         }
         Err(e) => kprintln!("topology: cannot build the model: {e}"),
     }
-}
-
-/// The caches the hotplug engine can be given: those holding every present
-/// thread of each core they touch. Its masks follow a device tree with one
-/// node (and one cache chain) per SMT core, so a cache split between SMT
-/// siblings makes it refuse the whole machine — and AMD's legacy leaves give
-/// exactly that, a private L1 and L2 per thread. Leaving such caches out
-/// makes its L2 mask fall back to the SMT siblings, which is also what
-/// Linux's `cpu_l2c_shared_mask` is on such CPUs (no L2 id); the model built
-/// after bring-up keeps every cache.
-fn whole_core_caches(
-    caches: Vec<topology::Cache>,
-    present: &[&CpuInfo],
-    smt_bits: u32,
-) -> Vec<topology::Cache> {
-    // Each present CPU's core, and each core's CPUs, built once: checking a
-    // cache then costs its own CPUs times their siblings, not a pass over
-    // every present CPU per cache (quadratic at thousands of CPUs under TCG).
-    let core_of = |apic: u32| apic.checked_shr(smt_bits).unwrap_or(0);
-    let mut core_of_cpu: BTreeMap<u32, u32> = BTreeMap::new();
-    let mut cpus_of_core: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
-    for c in present {
-        let core = core_of(c.apic_id);
-        core_of_cpu.insert(c.cpu, core);
-        cpus_of_core.entry(core).or_default().push(c.cpu);
-    }
-    caches
-        .into_iter()
-        .filter(|cache| {
-            cache.cpus.iter().all(|cpu| {
-                let Some(core) = core_of_cpu.get(&(cpu as u32)) else {
-                    return true; // not present: no core to split
-                };
-                cpus_of_core[core]
-                    .iter()
-                    .all(|&sibling| cache.cpus.contains(sibling as usize))
-            })
-        })
-        .collect()
 }
 
 fn fmt_bogo(x100: u64) -> String {

@@ -14,6 +14,7 @@ use std::path::Path;
 
 use crate::build::{CpuDomains, Domain, Domains, Reason};
 use crate::flags::KernelVersion;
+use cpumask::CpuMask;
 
 /// Which of the kernel's directory layouts to produce.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -412,6 +413,147 @@ fn compact_domain(domains: &Domains, id: usize, cpu: u32, d: &Domain) -> String 
         line.push_str(&g);
     }
     line
+}
+
+/// One domain of one CPU as [`compact_lines`] printed it, read back by
+/// [`parse_compact_lines`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CompactDomain {
+    /// `SMT`, `CLS`, `MC`, `PKG`, `NODE`, `NUMA`.
+    pub name: String,
+    /// The CPUs it spans.
+    pub span: CpuMask,
+    /// Flag names (`SD_...`), in the kernel's bit order.
+    pub flags: Vec<String>,
+    /// Its groups, sorted by first CPU then cpulist (the set, not the rotation).
+    pub groups: Vec<CpuMask>,
+}
+
+/// Every online CPU's domains as [`compact_lines`] printed them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CompactDomains {
+    /// The kernel version whose rules were followed (`6.12`).
+    pub kernel: String,
+    /// The CPUs domains were built on.
+    pub online: CpuMask,
+    /// Each CPU's domains, lowest first.
+    pub cpus: BTreeMap<u32, Vec<CompactDomain>>,
+}
+
+impl CompactDomains {
+    /// What [`compact_lines`] says of `domains`, without the text: the
+    /// reference a parse of its lines must equal.
+    pub fn of(domains: &Domains) -> CompactDomains {
+        let cpus = domains
+            .cpus
+            .iter()
+            .map(|c| {
+                let chain = c
+                    .domains
+                    .iter()
+                    .map(|d| {
+                        let mut groups = domains.groups(c.cpu, d);
+                        groups.sort_by_key(|g| (g.first(), g.to_list_string()));
+                        CompactDomain {
+                            name: domains.name(d).to_string(),
+                            span: *domains.span(d),
+                            flags: domains.kernel.names(d.flags).map(str::to_string).collect(),
+                            groups,
+                        }
+                    })
+                    .collect();
+                (c.cpu, chain)
+            })
+            .collect();
+        CompactDomains {
+            kernel: domains.kernel.as_str().to_string(),
+            online: domains.cpu_map,
+            cpus,
+        }
+    }
+}
+
+/// Reads lines written by [`compact_lines`] (each with or without other
+/// lines between them). Lines of other shapes are skipped; a malformed domain
+/// or CPU line, a reference to an unknown domain, or no header is an error
+/// quoting the line.
+pub fn parse_compact_lines<S: AsRef<str>>(lines: &[S]) -> Result<CompactDomains, String> {
+    let mut out = CompactDomains::default();
+    let mut header = false;
+    let mut defs: BTreeMap<usize, CompactDomain> = BTreeMap::new();
+    for line in lines {
+        let line = line.as_ref();
+        let w: Vec<&str> = line.split_whitespace().collect();
+        match w.first().copied() {
+            Some("sched_domains:") if w.get(1) == Some(&"kernel") => {
+                if w.len() != 7 || w[3] != "online" || w[5] != "distinct" {
+                    return Err(bad_line(line, "expected 'kernel V online LIST distinct N'"));
+                }
+                out.kernel = w[2].to_string();
+                out.online =
+                    CpuMask::parse_list(w[4]).map_err(|e| bad_line(line, &e.to_string()))?;
+                header = true;
+            }
+            Some("sched_domain:") => {
+                let (id, d) = parse_domain_line(line, &w)?;
+                if defs.insert(id, d).is_some() {
+                    return Err(bad_line(line, "domain id defined twice"));
+                }
+            }
+            Some("sched_domain_cpu:") => {
+                if w.len() < 3 || w[2] != "domains" {
+                    return Err(bad_line(line, "expected 'CPU domains ID...'"));
+                }
+                let cpu: u32 = w[1].parse().map_err(|_| bad_line(line, "bad CPU number"))?;
+                let chain = w[3..]
+                    .iter()
+                    .map(|t| {
+                        t.parse::<usize>()
+                            .ok()
+                            .and_then(|id| defs.get(&id).cloned())
+                            .ok_or_else(|| bad_line(line, &format!("unknown domain id '{t}'")))
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                if out.cpus.insert(cpu, chain).is_some() {
+                    return Err(bad_line(line, "CPU listed twice"));
+                }
+            }
+            _ => {}
+        }
+    }
+    if !header {
+        return Err("no 'sched_domains: kernel ...' header line".into());
+    }
+    Ok(out)
+}
+
+fn bad_line(line: &str, why: &str) -> String {
+    format!("scheduler-domain line '{line}': {why}")
+}
+
+/// `sched_domain: ID NAME span LIST flags F,F|- groups LIST...`, split in `w`.
+fn parse_domain_line(line: &str, w: &[&str]) -> Result<(usize, CompactDomain), String> {
+    if w.len() < 8 || w[3] != "span" || w[5] != "flags" || w[7] != "groups" {
+        return Err(bad_line(
+            line,
+            "expected 'ID NAME span LIST flags F groups G...'",
+        ));
+    }
+    let id: usize = w[1].parse().map_err(|_| bad_line(line, "bad id"))?;
+    let list = |t: &str| CpuMask::parse_list(t).map_err(|e| bad_line(line, &e.to_string()));
+    let flags = if w[6] == "-" {
+        Vec::new()
+    } else {
+        w[6].split(',').map(str::to_string).collect()
+    };
+    let groups = w[8..].iter().map(|t| list(t)).collect::<Result<_, _>>()?;
+    let d = CompactDomain {
+        name: w[2].to_string(),
+        span: list(w[4])?,
+        flags,
+        groups,
+    };
+    Ok((id, d))
 }
 
 #[cfg(test)]

@@ -103,9 +103,11 @@ mod cpuhp;
 mod error;
 mod fdt;
 mod masks;
+mod x86;
 
 pub use counts::{LevelWork, WorkCounts};
 pub use cpuhp::{BringupReport, Callback, CpuState, Hotplug, Platform, Stage};
 pub use error::HotplugError;
 pub use fdt::{FirmwareTree, NodeId};
 pub use masks::{Algo, MaskEngine, MaskLevel, Mismatch, RebuiltMasks};
+pub use x86::{X86Cpu, X86Description};

@@ -21,6 +21,72 @@ use topology::{CacheKind, LevelKind, Topology};
 use crate::counts::{LevelWork, WorkCounts};
 use crate::error::HotplugError;
 use crate::fdt::{FirmwareTree, NodeId, NO_ID};
+use crate::x86::X86Description;
+
+/// Where the engine reads each CPU's group ids from.
+#[derive(Debug, Clone)]
+enum Source {
+    /// A POWER-style device tree, queried the way Linux's powerpc code does
+    /// (each query a property look-up, finding a CPU's node a walk of /cpus).
+    Tree(FirmwareTree),
+    /// An x86 machine's per-CPU ids from CPUID and the SRAT: a CPU's "unit"
+    /// is the CPU itself, its ids one indexed load.
+    X86(X86Description),
+}
+
+impl Source {
+    /// `of_get_cpu_node`, or the CPU itself on x86.
+    fn cpu_unit(&self, cpu: usize, work: &mut LevelWork) -> Option<NodeId> {
+        match self {
+            Source::Tree(t) => t.of_get_cpu_node(cpu, work),
+            Source::X86(d) => d.key(cpu, MaskLevel::Smt).map(|_| cpu as NodeId),
+        }
+    }
+
+    /// Every CPU's unit, found once (`NO_ID` for CPUs without one).
+    fn index(&self, nr: usize, work: &mut LevelWork) -> Vec<NodeId> {
+        match self {
+            Source::Tree(t) => t.index_cpu_nodes(work),
+            Source::X86(d) => {
+                let mut units = vec![NO_ID; nr];
+                for cpu in d.present().filter(|&c| c < nr) {
+                    units[cpu] = cpu as NodeId;
+                }
+                units
+            }
+        }
+    }
+
+    /// The unit's group key at `level` (`None`: no such group, e.g. no
+    /// coregroups).
+    fn key(&self, unit: NodeId, level: MaskLevel, work: &mut LevelWork) -> Option<u64> {
+        match self {
+            Source::Tree(t) => t.key_of_node(unit, level, work),
+            Source::X86(d) => d.key(unit as usize, level),
+        }
+    }
+
+    /// The CPUs of the unit's SMT core.
+    fn threads(&self, unit: NodeId, work: &mut LevelWork) -> Vec<usize> {
+        match self {
+            Source::Tree(t) => t.threads_of(unit, work),
+            Source::X86(d) => d.siblings(unit as usize).to_vec(),
+        }
+    }
+
+    /// The first CPU of the unit's SMT core satisfying `pred`.
+    fn find_thread(
+        &self,
+        unit: NodeId,
+        work: &mut LevelWork,
+        pred: impl FnMut(usize) -> bool,
+    ) -> Option<usize> {
+        match self {
+            Source::Tree(t) => t.find_thread(unit, work, pred),
+            Source::X86(d) => d.find_sibling(unit as usize, work, pred),
+        }
+    }
+}
 
 /// One of the masks the topology code maintains for every online CPU.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -300,11 +366,25 @@ fn truth_keys(topology: &Topology, nr: usize) -> Vec<[u64; MaskLevel::COUNT]> {
     keys
 }
 
+/// What [`MaskEngine::assemble`] builds an engine from.
+struct Parts {
+    algo: Algo,
+    source: Source,
+    nr: usize,
+    present: CpuMask,
+    boot_cpu: usize,
+    cpu_node: Vec<NodeId>,
+    keys: Vec<[u64; MaskLevel::COUNT]>,
+    truth: Vec<[u64; MaskLevel::COUNT]>,
+    has_coregroup: bool,
+    setup: WorkCounts,
+}
+
 /// The incremental mask engine. See the crate documentation for an example.
 #[derive(Debug, Clone)]
 pub struct MaskEngine {
     algo: Algo,
-    fdt: FirmwareTree,
+    source: Source,
     nr: usize,
     boot_cpu: usize,
     allow_boot_offline: bool,
@@ -340,7 +420,6 @@ impl MaskEngine {
     /// levels with identical masks are consolidated and each level's scan scope
     /// chosen. The cost is in [`MaskEngine::setup_work`].
     pub fn new(topology: &Topology, algo: Algo) -> Result<MaskEngine, HotplugError> {
-        let fdt = FirmwareTree::from_topology(topology)?;
         let nr = topology.cpus.last().map_or(0, |c| c.id as usize + 1);
         let mut setup = WorkCounts::default();
         let present: CpuMask = topology
@@ -356,7 +435,8 @@ impl MaskEngine {
             .or_else(|| present.first())
             .ok_or(HotplugError::UnknownCpu(0))?;
 
-        let cpu_node = fdt.index_cpu_nodes(&mut setup.other);
+        let source = Source::Tree(FirmwareTree::from_topology(topology)?);
+        let cpu_node = source.index(nr, &mut setup.other);
         let truth = truth_keys(topology, nr);
 
         // Every present CPU's firmware keys, read once.
@@ -368,7 +448,7 @@ impl MaskEngine {
                 return Err(HotplugError::UnknownCpu(cpu));
             }
             for level in MaskLevel::ALL {
-                let key = fdt.key_of_node(node, level, &mut setup.levels[level as usize]);
+                let key = source.key(node, level, &mut setup.levels[level as usize]);
                 has_coregroup |= level == MaskLevel::Coregroup && key.is_some();
                 keys[cpu][level as usize] = key.unwrap_or(NO_KEY);
             }
@@ -399,6 +479,74 @@ impl MaskEngine {
             }
         }
 
+        Self::assemble(Parts {
+            algo,
+            source,
+            nr,
+            present,
+            boot_cpu,
+            cpu_node,
+            keys,
+            truth,
+            has_coregroup,
+            setup,
+        })
+    }
+
+    /// An engine for an x86 machine described by its CPUs' CPUID and ACPI ids
+    /// ([`X86Description`]), with `boot_cpu` online. It cannot disagree with
+    /// itself, so it refuses no shape of machine: what the description says
+    /// is both the firmware's word and the truth `verify` checks against.
+    pub fn for_x86(
+        description: X86Description,
+        boot_cpu: usize,
+        algo: Algo,
+    ) -> Result<MaskEngine, HotplugError> {
+        let nr = description.nr();
+        let present: CpuMask = description.present().collect();
+        if !present.contains(boot_cpu) {
+            return Err(HotplugError::UnknownCpu(boot_cpu));
+        }
+        let mut keys = vec![[NO_KEY; MaskLevel::COUNT]; nr];
+        for cpu in present.iter() {
+            for level in MaskLevel::ALL {
+                keys[cpu][level as usize] = description.key(cpu, level).unwrap_or(NO_KEY);
+            }
+            // No coregroups: the MC level uses the L2 mask, as in `new`.
+            keys[cpu][MaskLevel::Coregroup as usize] = keys[cpu][MaskLevel::L2 as usize];
+        }
+        let mut setup = WorkCounts::default();
+        let source = Source::X86(description);
+        let cpu_node = source.index(nr, &mut setup.other);
+        Self::assemble(Parts {
+            algo,
+            source,
+            nr,
+            present,
+            boot_cpu,
+            cpu_node,
+            truth: keys.clone(),
+            keys,
+            has_coregroup: false,
+            setup,
+        })
+    }
+
+    /// The engine from every present CPU's keys: consolidation and scan
+    /// scopes (scoped), storage, then the boot CPU online.
+    fn assemble(parts: Parts) -> Result<MaskEngine, HotplugError> {
+        let Parts {
+            algo,
+            source,
+            nr,
+            present,
+            boot_cpu,
+            cpu_node,
+            keys,
+            truth,
+            has_coregroup,
+            setup,
+        } = parts;
         let nests = |inner: MaskLevel, outer: MaskLevel| -> bool {
             let mut map: BTreeMap<u64, u64> = BTreeMap::new();
             present.iter().all(|cpu| {
@@ -490,7 +638,7 @@ impl MaskEngine {
 
         let mut engine = MaskEngine {
             algo,
-            fdt,
+            source,
             nr,
             boot_cpu,
             allow_boot_offline: false,
@@ -527,9 +675,12 @@ impl MaskEngine {
         self.algo
     }
 
-    /// The firmware tree the engine queries.
-    pub fn firmware(&self) -> &FirmwareTree {
-        &self.fdt
+    /// The firmware tree the engine queries (`None` for an x86 description).
+    pub fn firmware(&self) -> Option<&FirmwareTree> {
+        match &self.source {
+            Source::Tree(t) => Some(t),
+            Source::X86(_) => None,
+        }
     }
 
     /// The boot CPU (online from construction, refuses to go offline unless
@@ -669,7 +820,7 @@ impl MaskEngine {
     /// The firmware key of `cpu` at `level` the slow way: find the CPU node by
     /// walking `/cpus`, then read the property.
     fn key_by_walk(&self, cpu: usize, level: MaskLevel, work: &mut LevelWork) -> u64 {
-        let Some(node) = self.fdt.of_get_cpu_node(cpu, work) else {
+        let Some(node) = self.source.cpu_unit(cpu, work) else {
             return NO_KEY;
         };
         let level = if self.storage[MaskLevel::Coregroup as usize] == MaskLevel::L2
@@ -679,7 +830,7 @@ impl MaskEngine {
         } else {
             level
         };
-        self.fdt.key_of_node(node, level, work).unwrap_or(NO_KEY)
+        self.source.key(node, level, work).unwrap_or(NO_KEY)
     }
 
     fn online_naive(&mut self, cpu: usize, work: &mut WorkCounts) {
@@ -689,8 +840,8 @@ impl MaskEngine {
             let lw = &mut work.levels[li];
             if level == MaskLevel::Smt {
                 // Threads of this CPU's node: the node is found by walking /cpus.
-                let node = self.fdt.of_get_cpu_node(cpu, lw);
-                let threads = node.map(|n| self.fdt.threads_of(n, lw)).unwrap_or_default();
+                let node = self.source.cpu_unit(cpu, lw);
+                let threads = node.map(|n| self.source.threads(n, lw)).unwrap_or_default();
                 for t in threads {
                     lw.cpus_scanned += 1;
                     if t != cpu && self.online.contains(t) {
@@ -718,7 +869,7 @@ impl MaskEngine {
         if !self.ids_cached.contains(cpu) {
             for &level in &self.order {
                 let lw = &mut work.levels[level as usize];
-                let key = self.fdt.key_of_node(node, level, lw).unwrap_or(NO_KEY);
+                let key = self.source.key(node, level, lw).unwrap_or(NO_KEY);
                 self.ids[cpu][level as usize] = key;
             }
             self.ids_cached.set(cpu);
@@ -732,7 +883,7 @@ impl MaskEngine {
                 // the node's interrupt-server list.
                 let online = &self.online;
                 let found = self
-                    .fdt
+                    .source
                     .find_thread(node, lw, |t| t != cpu && online.contains(t));
                 match found {
                     Some(t) => {

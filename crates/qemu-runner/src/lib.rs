@@ -9,8 +9,13 @@
 mod machine;
 mod parse;
 mod run;
-mod sched;
 
+/// The kernel's scheduler-domain lines, read by the one parser of the form it
+/// prints them in (`domains::render::compact_lines`).
+pub use domains::render::{
+    parse_compact_lines as parse_kernel_domains, CompactDomain as KernelDomain,
+    CompactDomains as KernelDomains,
+};
 pub use machine::{Machine, MachineError};
 pub use parse::{
     kernel_topology, parse_linux, parse_manycore, CpuFacts, KernelResult, ManycoreOutput,
@@ -20,4 +25,3 @@ pub use run::{
     build_kernel, default_bios, default_bios_for, kernel_dir, qemu_version, run_linux,
     run_manycore, run_manycore_with_args, Boot, RunError, RunOptions, SEABIOS,
 };
-pub use sched::{parse_kernel_domains, KernelDomain, KernelDomains};

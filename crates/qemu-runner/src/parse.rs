@@ -31,7 +31,7 @@ pub struct ManycoreOutput {
     pub percpu: Vec<PercpuLine>,
     /// The scheduler-domain lines (`sched_domains:`, `sched_domain:`,
     /// `sched_domain_cpu:`), verbatim after the timestamp; see
-    /// [`crate::parse_kernel_domains`].
+    /// `crate::parse_kernel_domains`.
     pub domains: Vec<String>,
     /// "CPU N failed to come online" CPUs.
     pub failed_lines: Vec<u32>,

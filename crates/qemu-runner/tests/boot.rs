@@ -40,6 +40,53 @@ fn assert_all_up(b: &Boot, m: &Machine, what: &str) {
         .contains(&format!("Total of {} processors activated", m.cpus)));
 }
 
+/// What `percpu_dump` printed, checked against the QEMU arguments rather than
+/// the kernel's own reading of its tables: one line per CPU; the APIC ids the
+/// CPUs' own local APICs reported at call-in are exactly the machine's; each
+/// CPU sits on the node the `-numa` options give it, and its per-CPU page and
+/// stack lie in that node's RAM as QEMU lays it out (or, with `fallback`, in
+/// the fallback node's). Returns how many CPUs fell back.
+fn assert_percpu_truth(b: &Boot, m: &Machine, what: &str) -> usize {
+    let p = &b.parsed.percpu;
+    assert_eq!(
+        p.len(),
+        m.cpus as usize,
+        "{what}: percpu lines\n{}",
+        b.output
+    );
+    let called_in: std::collections::BTreeSet<Option<u32>> =
+        p.iter().map(|pc| pc.callin_apic).collect();
+    let machine: std::collections::BTreeSet<Option<u32>> =
+        (0..m.cpus).map(|i| Some(m.apic_id(i))).collect();
+    assert_eq!(called_in, machine, "{what}: APIC ids read at call-in");
+    let mut fell_back = 0;
+    for pc in p {
+        assert_eq!(pc.node, m.node_of(pc.cpu), "{what}: cpu {} node", pc.cpu);
+        assert_eq!(
+            pc.callin_apic,
+            Some(pc.apic),
+            "{what}: cpu {} MADT vs APIC",
+            pc.cpu
+        );
+        let node = pc.fallback.unwrap_or(pc.node);
+        fell_back += usize::from(pc.fallback.is_some());
+        let inside = |a: u64, len: u64| {
+            m.node_memory(node)
+                .iter()
+                .any(|&(s, e)| a >= s && a + len <= e)
+        };
+        assert!(
+            inside(pc.area, 4096) && inside(pc.stack.0, pc.stack.1 - pc.stack.0),
+            "{what}: cpu {} area {:#x} stack {:x?} not in node {node}'s RAM {:x?}",
+            pc.cpu,
+            pc.area,
+            pc.stack,
+            m.node_memory(node)
+        );
+    }
+    fell_back
+}
+
 const STRATEGIES: [&str; 3] = ["serial", "parallel", "broadcast"];
 
 #[test]
@@ -106,37 +153,7 @@ fn sixty_four_cpus_on_four_nodes_every_strategy_per_cpu_memory_on_node() {
     for s in STRATEGIES {
         let b = boot(&m, &format!("bringup={s} calibrate=skip percpu_dump"));
         assert_all_up(&b, &m, s);
-        let p = &b.parsed;
-        assert!(
-            p.srat.iter().any(|r| r.node == 3),
-            "SRAT lines: {:?}",
-            p.srat
-        );
-        assert_eq!(p.percpu.len(), 64);
-        for pc in &p.percpu {
-            assert_eq!(pc.node, m.node_of(pc.cpu), "cpu {} node", pc.cpu);
-            assert_eq!(pc.apic, m.apic_id(pc.cpu), "cpu {} APIC id", pc.cpu);
-            let inside = |a: u64, len: u64| {
-                p.srat
-                    .iter()
-                    .any(|r| r.node == pc.node && a >= r.start && a + len - 1 <= r.end)
-            };
-            assert!(
-                inside(pc.area, 4096),
-                "cpu {} area {:#x} not in node {}: {:?}",
-                pc.cpu,
-                pc.area,
-                pc.node,
-                p.srat
-            );
-            assert!(
-                inside(pc.stack.0, pc.stack.1 - pc.stack.0),
-                "cpu {} stack {:x?} not in node {}",
-                pc.cpu,
-                pc.stack,
-                pc.node
-            );
-        }
+        assert_eq!(assert_percpu_truth(&b, &m, s), 0);
         assert_eq!(b.result.percpu_on_node, 64);
     }
 }
@@ -146,9 +163,10 @@ fn three_hundred_cpus_in_x2apic_mode_every_strategy() {
     let m = Machine::new(300);
     assert!(m.uses_x2apic());
     for s in STRATEGIES {
-        let b = boot(&m, &format!("bringup={s} calibrate=skip"));
+        let b = boot(&m, &format!("bringup={s} calibrate=skip percpu_dump"));
         assert_all_up(&b, &m, s);
         assert!(b.result.x2apic, "{s}: kernel must run in x2APIC mode");
+        assert_percpu_truth(&b, &m, s);
     }
 }
 
@@ -237,22 +255,10 @@ fn per_cpu_memory_falls_back_to_the_nearest_node() {
         "fault_mem_kib=30 fault_mem_node=0 calibrate=skip percpu_dump",
     );
     assert_all_up(&b, &m, "fallback");
-    let p = &b.parsed;
-    for pc in &p.percpu {
-        let expect = if (1..4).contains(&pc.cpu) {
-            Some(1)
-        } else {
-            None
-        };
+    assert_eq!(assert_percpu_truth(&b, &m, "fallback"), 3);
+    for pc in &b.parsed.percpu {
+        let expect = (1..4).contains(&pc.cpu).then_some(1);
         assert_eq!(pc.fallback, expect, "cpu {}", pc.cpu);
-        let node = expect.unwrap_or(pc.node);
-        assert!(
-            p.srat
-                .iter()
-                .any(|r| r.node == node && pc.stack.0 >= r.start && pc.area + 4095 <= r.end),
-            "cpu {} memory not on node {node}",
-            pc.cpu
-        );
     }
     assert_eq!(b.result.percpu_on_node, 13);
 }
@@ -306,83 +312,87 @@ fn panics_and_exceptions_exit_qemu_with_failure() {
     }
 }
 
+/// The machine arguments of a Linux capture's QEMU command line (its
+/// README's `command:` line after the `-append "..."` string).
+fn capture_machine_args(name: &str) -> Vec<String> {
+    let path = common::data(&format!("{name}.README"));
+    let readme =
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let command = readme
+        .lines()
+        .find_map(|l| l.strip_prefix("command: "))
+        .unwrap_or_else(|| panic!("{}: no 'command:' line", path.display()));
+    let (_, rest) = command
+        .split_once("-append \"")
+        .unwrap_or_else(|| panic!("{}: no -append", path.display()));
+    let (_, args) = rest.split_once('"').expect("closing quote");
+    args.split_whitespace().map(str::to_string).collect()
+}
+
 #[test]
-fn scheduler_domains_the_kernel_prints_equal_the_host_crates_for_the_qemu_topology() {
+fn scheduler_domains_the_kernel_prints_equal_linux_on_the_same_qemu_arguments() {
     // The kernel builds the shared topology model from MADT/SRAT/SLIT/CPUID
-    // (caches included, from each CPU's CPUID),
-    // runs the shared `domains` crate on it (no_std) and prints every CPU's
-    // domains. The host computes the same crate's domains for the topology the
-    // QEMU command line describes, and every CPU's chain must match: names,
-    // spans, flag names and groups. The kernel's facts (topo_dump) must also
-    // rebuild the QEMU topology exactly, so a mismatch points at one side.
-    for m in [
+    // (caches included, from each CPU's CPUID), runs the shared `domains`
+    // crate on it (no_std) and prints every CPU's domains. Debian's Linux
+    // 6.12 booted on exactly these QEMU arguments (scripts/domains-capture.sh,
+    // captures in tests/data) is the truth: every CPU's chain must match its
+    // names, spans, flag names and groups. The kernel's facts (topo_dump)
+    // must also rebuild the QEMU topology exactly, so a mismatch points at
+    // one side.
+    for (capture, m) in [
         // SMT, one node: --sockets 2 --cores 4 --threads 2.
-        Machine {
-            shape: Some((2, 4, 2)),
-            ..Machine::new(16)
-        },
+        (
+            "boot-16c-smt",
+            Machine {
+                shape: Some((2, 4, 2)),
+                ..Machine::new(16)
+            },
+        ),
         // SMT and 4 nodes, two per socket (NUMA levels above the packages).
-        Machine {
-            shape: Some((2, 4, 2)),
-            nodes: 4,
-            ..Machine::new(16)
-        },
-        Machine {
-            nodes: 4,
-            ..Machine::new(64)
-        },
+        (
+            "boot-16c-smt-4n",
+            Machine {
+                shape: Some((2, 4, 2)),
+                nodes: 4,
+                ..Machine::new(16)
+            },
+        ),
+        (
+            "boot-64c-4n",
+            Machine {
+                nodes: 4,
+                ..Machine::new(64)
+            },
+        ),
     ] {
-        let what = format!("{} vCPUs, shape {:?}, {} nodes", m.cpus, m.shape, m.nodes);
+        assert_eq!(
+            capture_machine_args(capture),
+            m.qemu_args(),
+            "{capture}: the capture was made on other QEMU arguments"
+        );
         let b = boot(&m, "calibrate=skip topo_dump");
-        assert_all_up(&b, &m, &what);
+        assert_all_up(&b, &m, capture);
         assert_eq!(b.parsed.cpu_facts.len(), m.cpus as usize);
         let kernel_topo = qemu_runner::kernel_topology(&b.parsed).expect("kernel topology builds");
         let expected = m.expected_topology().expect("QEMU topology builds");
-        assert_eq!(kernel_topo, expected, "{what}: topology");
+        assert_eq!(kernel_topo, expected, "{capture}: topology");
 
         let printed = qemu_runner::parse_kernel_domains(&b.parsed.domains)
-            .unwrap_or_else(|e| panic!("{what}: {e}\n{}", b.output));
-        let host = domains::build(&expected, domains::KernelVersion::V6_12).unwrap();
-        assert_eq!(printed.kernel, "6.12");
-        assert_eq!(printed.online, host.cpu_map, "{what}: online");
-        assert_eq!(
-            printed.cpus.len(),
-            host.cpus.len(),
-            "{what}: CPUs with domains"
-        );
-        let mut levels_seen = std::collections::BTreeSet::new();
-        for c in &host.cpus {
-            let got = printed
-                .cpus
-                .get(&c.cpu)
-                .unwrap_or_else(|| panic!("{what}: CPU {} printed no domains", c.cpu));
-            let want: Vec<qemu_runner::KernelDomain> = c
-                .domains
-                .iter()
-                .map(|d| {
-                    let mut groups = host.groups(c.cpu, d);
-                    groups.sort_by_key(|g| (g.first(), g.to_list_string()));
-                    qemu_runner::KernelDomain {
-                        name: host.name(d).to_string(),
-                        span: *host.span(d),
-                        flags: host.kernel.names(d.flags).map(str::to_string).collect(),
-                        groups,
-                    }
-                })
-                .collect();
-            assert_eq!(got, &want, "{what}: CPU {}", c.cpu);
-            levels_seen.extend(want.iter().map(|d| d.name.clone()));
-        }
+            .unwrap_or_else(|e| panic!("{capture}: {e}\n{}", b.output));
+        let dump =
+            domains::compare::Dump::read(&common::data(&format!("{capture}-domains.tar.gz")))
+                .unwrap_or_else(|e| panic!("{capture}: {e}"));
+        let levels_seen = common::assert_domains_match_linux(capture, &printed, &dump);
         // The comparison must cover the levels this shape is about: every one
         // has CPUs sharing an L3 on a node (CPUID's caches), hence MC.
-        assert!(levels_seen.contains("MC"), "{what}: {levels_seen:?}");
+        assert!(levels_seen.contains("MC"), "{capture}: {levels_seen:?}");
         if m.shape.is_some() {
-            assert!(levels_seen.contains("SMT"), "{what}: {levels_seen:?}");
+            assert!(levels_seen.contains("SMT"), "{capture}: {levels_seen:?}");
         }
         if m.nodes > 1 {
             assert!(
                 levels_seen.contains("NUMA") || levels_seen.contains("NODE"),
-                "{what}: {levels_seen:?}"
+                "{capture}: {levels_seen:?}"
             );
         }
     }

@@ -14,24 +14,11 @@
 //! fail with the install hint rather than pass silently.
 
 mod common;
-use common::kernel;
-use std::path::{Path, PathBuf};
+use common::{assert_domains_match_linux, data, kernel};
 use std::time::Duration;
 
 use domains::compare::{compare, Dump};
 use qemu_runner::{run_manycore_with_args, Boot, RunOptions};
-
-/// Where a capture lives: crates/domains/tests/data (the AuthenticAMD ones
-/// the domains crate is tested with) or this crate's tests/data (GenuineIntel).
-fn data(name: &str) -> PathBuf {
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let own = manifest.join("tests/data").join(name);
-    if own.exists() {
-        own
-    } else {
-        manifest.join("../domains/tests/data").join(name)
-    }
-}
 
 /// The machine part of the capture's QEMU command line (its README's
 /// `command:` line): `-accel ...` and everything after the `-append "..."`
@@ -148,46 +135,7 @@ fn check(machine: &str) -> Boot {
     // The domains the kernel printed, CPU by CPU, against the guest's dump.
     let printed = qemu_runner::parse_kernel_domains(&b.parsed.domains)
         .unwrap_or_else(|e| panic!("{machine}: {e}\n{}", b.output));
-    assert_eq!(printed.kernel, "6.12");
-    assert!(
-        !dump.verbose.is_empty(),
-        "{machine}: the dump has a sched_verbose log"
-    );
-    assert_eq!(
-        printed.cpus.keys().collect::<Vec<_>>(),
-        dump.verbose.keys().collect::<Vec<_>>(),
-        "{machine}: CPUs with domains"
-    );
-    let mut names_seen = std::collections::BTreeSet::new();
-    for (&cpu, tree) in &dump.verbose {
-        let got = &printed.cpus[&cpu];
-        let want_names: Vec<&str> = tree.iter().map(|d| d.name.as_str()).collect();
-        let got_names: Vec<&str> = got.iter().map(|d| d.name.as_str()).collect();
-        assert_eq!(got_names, want_names, "{machine}: CPU {cpu} levels");
-        for (m, (ours, linux)) in got.iter().zip(tree).enumerate() {
-            let what = format!("{machine}: cpu{cpu}/domain{m} ({})", linux.name);
-            let file = |f: &str| {
-                dump.files
-                    .get(&format!("cpu{cpu}/domain{m}/{f}"))
-                    .unwrap_or_else(|| panic!("{what}: no {f} file in the dump"))
-                    .trim()
-                    .to_string()
-            };
-            assert_eq!(ours.name, file("name"), "{what}: name file");
-            assert_eq!(ours.span, linux.span, "{what}: span");
-            // The kernel prints the group set sorted; Linux rotates it to start
-            // at the CPU's own group.
-            let mut groups = linux.groups.clone();
-            groups.sort_by_key(|g| (g.first(), g.to_list_string()));
-            assert_eq!(ours.groups, groups, "{what}: groups");
-            let flags: Vec<String> = file("flags")
-                .split_whitespace()
-                .map(str::to_string)
-                .collect();
-            assert_eq!(ours.flags, flags, "{what}: flags");
-            names_seen.insert(ours.name.clone());
-        }
-    }
+    let names_seen = assert_domains_match_linux(machine, &printed, &dump);
     // The point of reading caches: x86's MC level (CPUs sharing the LLC),
     // or CLS (sharing the L2) where the L2 spans what the LLC spans.
     assert!(

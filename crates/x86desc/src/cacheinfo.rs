@@ -423,6 +423,23 @@ fn read_amd<R: CpuIdReader>(
     out
 }
 
+/// Which instance of a cache a CPU with APIC id `apic` is in under
+/// `sharing`: the rule (so ids of different rules never meet) and the id, or
+/// `None` for a cache the CPU has alone (Linux then has no id for it).
+/// `LlcShift` and `LlcId` caches are further cut at the node by the caller.
+pub fn sharing_id(apic: u32, sharing: Sharing) -> Option<(u8, u64)> {
+    match sharing {
+        Sharing::ApicShift(bits) => Some((0, u64::from(apic.checked_shr(bits).unwrap_or(0)))),
+        Sharing::ApicBlock(n) => Some((1, u64::from(apic / n.max(1)))),
+        Sharing::Alone => None,
+        Sharing::LlcShift { bits, low8 } => {
+            let id = if low8 { apic & 0xff } else { apic };
+            Some((3, u64::from(id.checked_shr(bits).unwrap_or(0))))
+        }
+        Sharing::LlcId(id) => Some((4, u64::from(id))),
+    }
+}
+
 /// One CPU's caches with where it sits.
 #[derive(Clone, Copy, Debug)]
 pub struct Placed {
@@ -456,15 +473,10 @@ pub fn shared_instances(cpus: impl IntoIterator<Item = Placed>, min_level: u8) -
             if leaf.level < min_level {
                 continue;
             }
-            let (rule, id, node) = match leaf.sharing {
-                Sharing::ApicShift(bits) => (0, u64::from(apic.checked_shr(bits).unwrap_or(0)), 0),
-                Sharing::ApicBlock(n) => (1, u64::from(apic / n.max(1)), 0),
-                Sharing::Alone => (2, u64::from(p.cpu), 0),
-                Sharing::LlcShift { bits, low8 } => {
-                    let id = if low8 { apic & 0xff } else { apic };
-                    (3, u64::from(id.checked_shr(bits).unwrap_or(0)), p.node)
-                }
-                Sharing::LlcId(id) => (4, u64::from(id), p.node),
+            let (rule, id, node) = match sharing_id(apic, leaf.sharing) {
+                None => (2, u64::from(p.cpu), 0),
+                Some((rule, id)) if rule >= 3 => (rule, id, p.node),
+                Some((rule, id)) => (rule, id, 0),
             };
             let at = *index_of
                 .entry((index, leaf.level, leaf.kind, rule, id, node))
