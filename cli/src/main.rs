@@ -4,6 +4,7 @@ mod boot;
 mod domains;
 mod hotplug;
 mod irq;
+mod place;
 mod qemu;
 mod source;
 mod topo;
@@ -40,6 +41,8 @@ enum Command {
     Irq(irq::IrqArgs),
     /// Simulate a machine's CPU bring-up in virtual time.
     Boot(boot::BootArgs),
+    /// Simulate where Linux's fair class places a workload's tasks (virtual time).
+    Place(place::PlaceArgs),
     /// Print the simulator's predictions for the seeds' large machines against
     /// what the seeds measured.
     Validate(validate::ValidateArgs),
@@ -54,6 +57,7 @@ fn main() {
         Some(Command::Hotplug(args)) => hotplug::run(&args).map(|()| 0),
         Some(Command::Irq(args)) => irq::run(&args).map(|()| 0),
         Some(Command::Boot(args)) => boot::run(&args).map(|()| 0),
+        Some(Command::Place(args)) => place::run(&args).map(|()| 0),
         Some(Command::Validate(args)) => validate::run(&args).map(|()| 0),
         None => topo::run(&topo::TopoArgs {
             source: source::SourceArgs::default(),

@@ -24,17 +24,28 @@ pub enum Event {
 }
 
 /// The queue: pending events ordered by time, ties broken by insertion order, so
-/// that a run is a pure function of its inputs.
-#[derive(Debug, Default)]
-pub struct Queue {
-    heap: BinaryHeap<Reverse<(Nanos, u64, Event)>>,
+/// that a run is a pure function of its inputs. Generic over the event type so
+/// other simulations (task placement, crates/place) share it; bring-up uses [`Event`].
+#[derive(Debug)]
+pub struct Queue<E: Ord = Event> {
+    heap: BinaryHeap<Reverse<(Nanos, u64, E)>>,
     seq: u64,
     now: Nanos,
 }
 
-impl Queue {
+impl<E: Ord> Default for Queue<E> {
+    fn default() -> Self {
+        Queue {
+            heap: BinaryHeap::new(),
+            seq: 0,
+            now: 0,
+        }
+    }
+}
+
+impl<E: Ord> Queue<E> {
     /// An empty queue at time 0.
-    pub fn new() -> Queue {
+    pub fn new() -> Queue<E> {
         Queue::default()
     }
 
@@ -50,7 +61,7 @@ impl Queue {
     }
 
     /// Schedules `event` at absolute time `at` (never before now).
-    pub fn schedule(&mut self, at: Nanos, event: Event) {
+    pub fn schedule(&mut self, at: Nanos, event: E) {
         let at = at.max(self.now);
         self.heap.push(Reverse((at, self.seq, event)));
         self.seq += 1;
@@ -59,7 +70,7 @@ impl Queue {
     /// Delivers the earliest pending event, moving the clock to its time if that is
     /// later than now (events due while the process was busy are delivered "late",
     /// at the current time, as a polling boot CPU would notice them).
-    pub fn pop(&mut self) -> Option<(Nanos, Event)> {
+    pub fn pop(&mut self) -> Option<(Nanos, E)> {
         let Reverse((at, _, ev)) = self.heap.pop()?;
         self.now = self.now.max(at);
         Some((at, ev))

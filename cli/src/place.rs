@@ -1,0 +1,241 @@
+//! `manycore place`: where Linux's fair class puts a workload's tasks on a
+//! machine's scheduler domains, with the PowerVM hypervisor underneath.
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, ValueEnum};
+use place::run::{self, check_duration, check_lpar, machine_for, Config, Report};
+use place::{HvParams, Kernel, Lpar, MachineOptions, Workload};
+use serde::Serialize;
+
+/// Output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PlaceFormat {
+    /// A table like seed 001's lparstat rows.
+    Text,
+    /// JSON.
+    Json,
+}
+
+/// Simulate a workload's task placement in virtual time.
+#[derive(Args, Debug, Clone)]
+pub struct PlaceArgs {
+    #[command(flatten)]
+    pub source: crate::source::SourceArgs,
+    /// Kernel whose placement rules to follow: 6.6, 6.8 or 6.12.
+    #[arg(long, default_value = "6.8")]
+    pub kernel: String,
+    /// POWER only: a shared-processor or dedicated LPAR (default: what the source says).
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub lpar: Option<crate::domains::LparMode>,
+    /// Workload: spin, ebizzy, hackbench[:BURST_US], duty[:RUN_US:SLEEP_US].
+    #[arg(long, default_value = "ebizzy")]
+    pub workload: String,
+    /// Tasks to start.
+    #[arg(long)]
+    pub threads: u32,
+    /// Virtual seconds to run.
+    #[arg(long, default_value = "10", allow_hyphen_values = true)]
+    pub duration: String,
+    /// Seed of every random choice.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Shared pool size in cores (default: one per virtual processor).
+    #[arg(long)]
+    pub pool: Option<f64>,
+    /// Entitled capacity in cores (default: one per virtual processor).
+    #[arg(long)]
+    pub entitlement: Option<f64>,
+    /// A capped partition never exceeds its entitlement.
+    #[arg(long)]
+    pub capped: bool,
+    /// Run twice and compare: two kernels (6.6 6.8) or two LPAR modes (shared dedicated).
+    #[arg(long, num_args = 2, value_names = ["A", "B"])]
+    pub compare: Option<Vec<String>>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = PlaceFormat::Text)]
+    pub format: PlaceFormat,
+    /// Write per-VP occupancy over time as SVG.
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
+}
+
+/// One side of a run: kernel and partition mode.
+#[derive(Debug, Clone, Copy)]
+struct Side {
+    kernel: Kernel,
+    lpar: Lpar,
+}
+
+/// Runs the subcommand.
+pub fn run(args: &PlaceArgs) -> Result<()> {
+    let seconds: f64 =
+        args.duration.trim().parse().map_err(|_| {
+            anyhow::anyhow!("--duration {}: not a number of seconds", args.duration)
+        })?;
+    check_duration(seconds)?;
+    let kernel: Kernel = args
+        .kernel
+        .parse()
+        .map_err(|e: String| anyhow::anyhow!("--kernel {}: {e}", args.kernel))?;
+    if args.threads == 0 {
+        bail!("--threads must be at least 1");
+    }
+    let workload = Workload::parse(&args.workload)
+        .map_err(|e| anyhow::anyhow!("--workload {}: {e}", args.workload))?;
+    let topo = args.source.load()?;
+    let power = matches!(
+        topo.arch,
+        topology::Arch::PowerPc64 | topology::Arch::PowerPc
+    );
+    let default_lpar = match args.lpar {
+        Some(crate::domains::LparMode::Shared) => Lpar::Shared,
+        Some(crate::domains::LparMode::Dedicated) => Lpar::Dedicated,
+        None if power && topo.shared_processor => Lpar::Shared,
+        None if power => Lpar::Dedicated,
+        None => Lpar::None,
+    };
+    if args.lpar.is_some() {
+        check_lpar(&topo, default_lpar)?;
+    }
+    let base = Side {
+        kernel,
+        lpar: default_lpar,
+    };
+    let sides = match &args.compare {
+        None => vec![base],
+        Some(v) => vec![
+            parse_side(&v[0], base, power)?,
+            parse_side(&v[1], base, power)?,
+        ],
+    };
+    let mut reports = Vec::new();
+    for side in &sides {
+        let m = machine_for(
+            &topo,
+            side.kernel,
+            side.lpar == Lpar::Shared,
+            &MachineOptions::default(),
+        )?;
+        let mut hv = HvParams::defaults(side.lpar, m.vp_cpus.len());
+        if let Some(p) = args.pool {
+            if !(p.is_finite() && p > 0.0) {
+                bail!("--pool {p}: must be a positive number of cores");
+            }
+            hv.pool = p;
+        }
+        if let Some(e) = args.entitlement {
+            if !(e.is_finite() && e > 0.0) {
+                bail!("--entitlement {e}: must be a positive number of cores");
+            }
+            hv.entitlement = e;
+        }
+        hv.capped = args.capped;
+        let mut cfg = Config::new(side.kernel, hv, workload, args.threads, seconds);
+        cfg.seed = args.seed;
+        cfg.trace = args.svg.is_some();
+        let r = run::run(&m, &cfg)?;
+        let tpv = m.vp_cpus.iter().map(|v| v.len()).max().unwrap_or(1);
+        reports.push((r, tpv));
+    }
+    if let Some(path) = &args.svg {
+        let (r, tpv) = reports.last().expect("one run");
+        std::fs::write(path, place::svg::occupancy_svg(r, *tpv))
+            .with_context(|| format!("{}: cannot write", path.display()))?;
+    }
+    let out = match (args.format, reports.as_slice()) {
+        (PlaceFormat::Json, [(r, _)]) => format!("{}\n", serde_json::to_string_pretty(r)?),
+        (PlaceFormat::Json, [(a, _), (b, _)]) => {
+            #[derive(Serialize)]
+            struct Pair<'a> {
+                a: &'a Report,
+                b: &'a Report,
+            }
+            format!("{}\n", serde_json::to_string_pretty(&Pair { a, b })?)
+        }
+        (PlaceFormat::Text, rs) => table(&topo.source, rs.iter().map(|x| &x.0)),
+        _ => unreachable!("one or two runs"),
+    };
+    crate::write_stdout(&out)
+}
+
+/// `--compare` operands: a kernel (6.6) or an LPAR mode (shared, dedicated).
+fn parse_side(s: &str, base: Side, power: bool) -> Result<Side> {
+    match s {
+        "shared" | "dedicated" => {
+            if !power {
+                bail!("--compare {s}: LPAR modes exist only on POWER");
+            }
+            Ok(Side {
+                lpar: if s == "shared" {
+                    Lpar::Shared
+                } else {
+                    Lpar::Dedicated
+                },
+                ..base
+            })
+        }
+        k => Ok(Side {
+            kernel: k
+                .parse()
+                .map_err(|e: String| anyhow::anyhow!("--compare {k}: {e}, or shared/dedicated"))?,
+            ..base
+        }),
+    }
+}
+
+/// Seed 001's lparstat table: one row per run.
+fn table<'a>(source: &str, rs: impl Iterator<Item = &'a Report>) -> String {
+    let mut s = String::new();
+    let rs: Vec<&Report> = rs.collect();
+    let r0 = rs[0];
+    let _ = writeln!(
+        s,
+        "{source}: {} x {} for {} virtual s (seed {}); medians over {} samples after the first 20 %",
+        r0.threads, r0.workload, r0.duration_s, r0.seed, r0.samples
+    );
+    let _ = writeln!(
+        s,
+        "{:<8} {:<9} {:>10} {:>8} {:>7} {:>6} {:>9} {:>10} {:>9} {:>10} {:>8} {:>6}",
+        "kernel",
+        "lpar",
+        "throughput",
+        "physc",
+        "%entc",
+        "lbusy",
+        "vcsw/s",
+        "migrations",
+        "busy_cpus",
+        "busy_cores",
+        "packages",
+        "nodes"
+    );
+    for r in &rs {
+        let _ = writeln!(
+            s,
+            "{:<8} {:<9} {:>10.2} {:>8.2} {:>7.2} {:>6.2} {:>9.1} {:>10} {:>9} {:>10} {:>8} {:>6}",
+            r.kernel,
+            r.lpar,
+            r.throughput,
+            r.physc,
+            r.entc_pct,
+            r.lbusy,
+            r.vcsw_per_s,
+            r.migrations,
+            r.busy_cpus,
+            r.busy_cores,
+            r.busy_packages,
+            r.busy_nodes
+        );
+    }
+    if let [a, b] = rs.as_slice() {
+        let pct = |x: f64, y: f64| if x == 0.0 { 0.0 } else { 100.0 * (y - x) / x };
+        let _ = writeln!(
+            s,
+            "change   {:>9} {:>+9.1}% {:>+7.1}%  (throughput is relative: the SMT throughput curve is assumed)",
+            "", pct(a.throughput, b.throughput), pct(a.physc, b.physc)
+        );
+    }
+    s
+}

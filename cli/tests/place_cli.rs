@@ -1,0 +1,95 @@
+//! End-to-end tests of `manycore place`: refusals of bad input (one clear line
+//! each), the JSON fields the issue asks for, and `--compare`'s two objects.
+mod common;
+
+use common::{assert_refused, manycore};
+
+#[test]
+fn bad_input_is_refused_with_one_clear_line() {
+    let m = ["place", "--machine", "x86-2n-128"];
+    let with = |extra: &[&'static str]| -> Vec<&'static str> {
+        m.iter().copied().chain(extra.iter().copied()).collect()
+    };
+    assert_refused(&with(&["--threads", "0"]), &["--threads", "at least 1"]);
+    assert_refused(
+        &with(&["--threads", "4", "--duration", "1e9"]),
+        &["--duration", "3600"],
+    );
+    assert_refused(
+        &with(&["--threads", "4", "--duration", "-1"]),
+        &["--duration"],
+    );
+    assert_refused(
+        &with(&["--threads", "4", "--duration", "0"]),
+        &["--duration"],
+    );
+    assert_refused(
+        &with(&["--threads", "4", "--duration", "soon"]),
+        &["--duration", "not a number"],
+    );
+    assert_refused(
+        &with(&["--threads", "4", "--kernel", "5.1"]),
+        &["--kernel 5.1", "6.6, 6.8 or 6.12"],
+    );
+    assert_refused(
+        &with(&["--threads", "4", "--lpar", "shared"]),
+        &["--lpar", "x86_64", "not POWER"],
+    );
+    assert_refused(
+        &with(&["--threads", "4", "--workload", "bogus"]),
+        &["--workload bogus", "unknown workload"],
+    );
+    assert_refused(
+        &with(&["--threads", "3", "--workload", "hackbench"]),
+        &["--threads 3", "even"],
+    );
+    assert_refused(
+        &with(&["--threads", "4", "--compare", "6.6", "shared"]),
+        &["--compare shared", "POWER"],
+    );
+}
+
+#[test]
+fn json_has_the_issue_fields_and_compare_has_a_and_b() {
+    let out = manycore(&[
+        "place",
+        "--machine",
+        "power10-shared-320",
+        "--lpar",
+        "shared",
+        "--workload",
+        "ebizzy",
+        "--threads",
+        "16",
+        "--duration",
+        "2",
+        "--format",
+        "json",
+        "--compare",
+        "6.6",
+        "6.8",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for side in ["a", "b"] {
+        for f in [
+            "physc",
+            "busy_cpus",
+            "busy_cores",
+            "busy_packages",
+            "busy_nodes",
+            "throughput",
+            "migrations",
+        ] {
+            assert!(v[side][f].is_number(), "{side}.{f} missing: {v}");
+        }
+        // 16 always-runnable threads: the busy-CPU median is the thread count.
+        assert_eq!(v[side]["busy_cpus"], 16.0);
+    }
+    assert_eq!(v["a"]["kernel"], "6.6");
+    assert_eq!(v["b"]["kernel"], "6.8");
+}

@@ -1,0 +1,461 @@
+//! The machine as the placement rules see it: every online CPU's scheduler
+//! domains and groups, taken from [`domains::Domains`] (never rebuilt here), in a
+//! compact form — CPUs renumbered densely, spans and groups interned as CPU lists
+//! — plus the per-CPU facts the rules and the reports need (SMT core, virtual
+//! processor, package, node, asym-packing priority).
+//!
+//! Linux keeps the same facts in `struct sched_domain`, `struct sched_group` and
+//! the per-CPU `sd_llc`, `sd_asym_packing` pointers (kernel/sched/topology.c,
+//! `update_top_cache_domain()`); the names below follow them.
+
+use alloc::collections::BTreeMap;
+use alloc::vec;
+use alloc::vec::Vec;
+
+use cpumask::CpuMask;
+use domains::{Domains, Flag, Flags};
+use topology::{Arch, LevelKind, Topology};
+
+/// One interned scheduler domain (`struct sched_domain` without the per-CPU
+/// balancing state, which lives in [`crate::sched::Balance`]).
+#[derive(Debug, Clone)]
+pub struct Dom {
+    /// `sd->name`: SMT, CLS, CACHE, MC, PKG, NODE, NUMA.
+    pub name: &'static str,
+    /// `sd->flags`.
+    pub flags: Flags,
+    /// The CPUs it spans (dense numbers, ascending).
+    pub span: Vec<u32>,
+    /// Its groups (indices into [`Machine::groups`]), in span order.
+    pub groups: Vec<u32>,
+    /// `sd->min_interval` in ms (`max_interval` is twice it).
+    pub min_interval: u32,
+    /// `sd->busy_factor`.
+    pub busy_factor: u32,
+    /// `sd->imbalance_pct`.
+    pub imbalance_pct: u32,
+    /// `sd->cache_nice_tries`.
+    pub cache_nice_tries: u32,
+    /// `sd->imb_numa_nr`, as `build_sched_domains()` (v6.8) computes it.
+    pub imb_numa_nr: u32,
+}
+
+impl Dom {
+    /// Whether the domain has `f`.
+    pub fn has(&self, f: Flag) -> bool {
+        self.flags.contains(f)
+    }
+    /// `sd->span_weight`.
+    pub fn span_weight(&self) -> u32 {
+        self.span.len() as u32
+    }
+}
+
+/// One interned scheduling group (`struct sched_group` + `sched_group_capacity`).
+#[derive(Debug, Clone)]
+pub struct Group {
+    /// Its CPUs (dense, ascending).
+    pub cpus: Vec<u32>,
+    /// `sg->cores`: SMT cores it holds.
+    pub cores: u32,
+    /// `sg->asym_prefer_cpu`: its CPU of highest `arch_asym_cpu_priority()`.
+    pub asym_prefer_cpu: u32,
+    /// `sg->flags & SD_SHARE_CPUCAPACITY`: the group is one SMT core.
+    pub smt: bool,
+}
+
+/// Where a machine's CPUs are and how they are grouped for balancing.
+#[derive(Debug, Clone)]
+pub struct Machine {
+    /// Linux CPU number of each dense CPU.
+    pub cpu_id: Vec<u32>,
+    /// SMT core (dense index) of each CPU.
+    pub core: Vec<u32>,
+    /// CPUs of each SMT core.
+    pub core_cpus: Vec<Vec<u32>>,
+    /// Virtual processor of each CPU: the SMT8 big core on POWER9/10, else the core.
+    pub vp: Vec<u32>,
+    /// CPUs of each virtual processor.
+    pub vp_cpus: Vec<Vec<u32>>,
+    /// Package (dense index) of each CPU.
+    pub package: Vec<u32>,
+    /// NUMA node (dense index) of each CPU.
+    pub node: Vec<u32>,
+    /// Number of packages and nodes.
+    pub packages: u32,
+    /// Number of NUMA nodes with CPUs.
+    pub nodes: u32,
+    /// `arch_asym_cpu_priority()` of each CPU (higher is preferred).
+    pub prio: Vec<i64>,
+    /// Interned domains.
+    pub doms: Vec<Dom>,
+    /// Each CPU's domains, lowest first (indices into `doms`).
+    pub chain: Vec<Vec<u32>>,
+    /// Interned groups.
+    pub groups: Vec<Group>,
+    /// `per_cpu(sd_llc)`: index into the CPU's chain of its highest LLC-sharing domain.
+    pub llc_level: Vec<Option<u8>>,
+    /// An id shared by the CPUs of one LLC (`sd_llc_id`).
+    pub llc_id: Vec<u32>,
+    /// `per_cpu(sd_asym_packing)`: index into the chain of the highest domain with
+    /// `SD_ASYM_PACKING`.
+    pub asym_level: Vec<Option<u8>>,
+    /// The architecture.
+    pub arch: Arch,
+    /// Scheduler ticks per second (`CONFIG_HZ` of the distributions' kernels:
+    /// 100 on ppc64le, 250 elsewhere).
+    pub hz: u32,
+    /// Whether SMT is active (`sched_smt_active()`): some core has two threads.
+    pub smt_active: bool,
+}
+
+/// How the machine view is made.
+#[derive(Debug, Clone, Default)]
+pub struct MachineOptions {
+    /// x86 ITMT: per-CPU priorities (indexed by Linux CPU number) as
+    /// `sched_set_itmt_core_prio()` would set them; when given, the SMT, CLS and
+    /// MC levels get `SD_ASYM_PACKING` as `x86_sched_itmt_flags()` gives them.
+    pub itmt_priorities: Option<Vec<i64>>,
+}
+
+/// Why the machine view could not be made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MachineError {
+    /// An online CPU the domains know is missing from the topology.
+    UnknownCpu(u32),
+    /// `--itmt` priorities given for fewer CPUs than are online.
+    ItmtTooShort {
+        /// Priorities given.
+        given: usize,
+        /// CPUs needing one.
+        needed: usize,
+    },
+    /// ITMT priorities are an x86 feature.
+    ItmtNotX86,
+}
+
+impl core::fmt::Display for MachineError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            MachineError::UnknownCpu(c) => {
+                write!(
+                    f,
+                    "CPU {c} has scheduler domains but is not in the topology"
+                )
+            }
+            MachineError::ItmtTooShort { given, needed } => write!(
+                f,
+                "ITMT priorities: {given} given, but the highest online CPU needs {needed}"
+            ),
+            MachineError::ItmtNotX86 => {
+                write!(
+                    f,
+                    "ITMT priorities only exist on x86 (Intel Turbo Boost Max 3.0)"
+                )
+            }
+        }
+    }
+}
+
+impl Machine {
+    /// The placement view of `doms` (built by `domains::build` on `topo`).
+    pub fn new(
+        topo: &Topology,
+        doms: &Domains,
+        options: &MachineOptions,
+    ) -> Result<Machine, MachineError> {
+        let cpu_id: Vec<u32> = doms.cpus.iter().map(|c| c.cpu).collect();
+        let n = cpu_id.len();
+        let max_id = cpu_id.iter().copied().max().unwrap_or(0) as usize;
+        let mut dense = vec![u32::MAX; max_id + 1];
+        for (i, &c) in cpu_id.iter().enumerate() {
+            dense[c as usize] = i as u32;
+        }
+        let is_x86 = matches!(doms.arch, Arch::X86_64 | Arch::X86);
+        if options.itmt_priorities.is_some() && !is_x86 {
+            return Err(MachineError::ItmtNotX86);
+        }
+        if let Some(p) = &options.itmt_priorities {
+            if p.len() <= max_id {
+                return Err(MachineError::ItmtTooShort {
+                    given: p.len(),
+                    needed: max_id + 1,
+                });
+            }
+        }
+        let facts = Facts::new(topo, &cpu_id, &dense)?;
+        let prio: Vec<i64> = cpu_id
+            .iter()
+            .map(|&c| match &options.itmt_priorities {
+                Some(p) => p[c as usize],
+                None => doms.asym_priority(c),
+            })
+            .collect();
+        let itmt = options.itmt_priorities.is_some();
+
+        let mut m = Machine {
+            cpu_id,
+            core: facts.core,
+            core_cpus: facts.core_cpus,
+            vp: facts.vp,
+            vp_cpus: facts.vp_cpus,
+            package: facts.package,
+            node: facts.node,
+            packages: facts.packages,
+            nodes: facts.nodes,
+            prio,
+            doms: Vec::new(),
+            chain: vec![Vec::new(); n],
+            groups: Vec::new(),
+            llc_level: vec![None; n],
+            llc_id: vec![0; n],
+            asym_level: vec![None; n],
+            arch: doms.arch.clone(),
+            hz: if matches!(doms.arch, Arch::PowerPc64 | Arch::PowerPc) {
+                100
+            } else {
+                250
+            },
+            smt_active: false,
+        };
+        m.smt_active = m.core_cpus.iter().any(|c| c.len() > 1);
+        m.intern_domains(doms, &dense, itmt);
+        m.top_cache_domains();
+        Ok(m)
+    }
+
+    /// Number of online CPUs.
+    pub fn ncpu(&self) -> usize {
+        self.cpu_id.len()
+    }
+
+    /// The domain at position `k` of `cpu`'s chain.
+    pub fn dom(&self, cpu: u32, k: usize) -> &Dom {
+        &self.doms[self.chain[cpu as usize][k] as usize]
+    }
+
+    /// `cpus_share_cache()`: same LLC.
+    pub fn share_cache(&self, a: u32, b: u32) -> bool {
+        self.llc_id[a as usize] == self.llc_id[b as usize]
+    }
+
+    /// `sched_asym_prefer(a, b)`: `a` has a higher priority than `b`.
+    pub fn asym_prefer(&self, a: u32, b: u32) -> bool {
+        self.prio[a as usize] > self.prio[b as usize]
+    }
+
+    fn intern_domains(&mut self, doms: &Domains, dense: &[u32], itmt: bool) {
+        let mut dom_ids: BTreeMap<(u8, usize, u32, usize), u32> = BTreeMap::new();
+        let mut group_ids: BTreeMap<Vec<u32>, u32> = BTreeMap::new();
+        // Group lists are a function of (level, span, child span) in every
+        // kernel layout the domains crate builds; ask once per key.
+        let mut group_lists: BTreeMap<(u8, usize, usize), Vec<u32>> = BTreeMap::new();
+        for (ci, cd) in doms.cpus.iter().enumerate() {
+            let mut imb = 0u32;
+            let mut imb_span = 1u32;
+            let mut child: Option<(usize, Flags, u32)> = None;
+            for (k, d) in cd.domains.iter().enumerate() {
+                let span_mask = doms.span(d);
+                let span_key = span_mask as *const CpuMask as usize;
+                let mut flags = d.flags;
+                if itmt && matches!(doms.name(d), "SMT" | "CLS" | "MC") {
+                    flags.insert(Flag::AsymPacking);
+                }
+                let weight = span_mask.weight() as u32;
+                // build_sched_domains() (v6.8): the NUMA imbalance allowance.
+                let imb_numa_nr = match child {
+                    Some((_, cflags, cweight))
+                        if !flags.contains(Flag::ShareLlc) && cflags.contains(Flag::ShareLlc) =>
+                    {
+                        let nr_llcs = weight / cweight.max(1);
+                        imb = if nr_llcs == 1 { weight >> 3 } else { nr_llcs }.max(1);
+                        imb_span = cd.domains[k..]
+                            .iter()
+                            .find(|x| x.flags.contains(Flag::Numa))
+                            .map_or(weight, |x| doms.span(x).weight() as u32);
+                        imb
+                    }
+                    _ => imb * (weight / imb_span.max(1)).max(1),
+                };
+                let child_key = child.map_or(0, |c| c.0);
+                let key = (d.level, span_key, flags_key(doms, flags), child_key);
+                let id = match dom_ids.get(&key) {
+                    Some(&id) => id,
+                    None => {
+                        let glist = group_lists
+                            .entry((d.level, span_key, child_key))
+                            .or_insert_with(|| {
+                                let mut list: Vec<u32> = doms
+                                    .groups(cd.cpu, d)
+                                    .iter()
+                                    .map(|g| {
+                                        let cpus = to_dense(g, dense);
+                                        self.intern_group(&mut group_ids, cpus)
+                                    })
+                                    .collect();
+                                list.sort_by_key(|&g| self.groups[g as usize].cpus[0]);
+                                list
+                            })
+                            .clone();
+                        let dom = Dom {
+                            name: doms.name(d),
+                            flags,
+                            span: to_dense(span_mask, dense),
+                            groups: glist,
+                            min_interval: d.min_interval(),
+                            busy_factor: d.busy_factor,
+                            imbalance_pct: d.imbalance_pct,
+                            cache_nice_tries: d.cache_nice_tries,
+                            imb_numa_nr,
+                        };
+                        self.doms.push(dom);
+                        let id = (self.doms.len() - 1) as u32;
+                        dom_ids.insert(key, id);
+                        id
+                    }
+                };
+                self.chain[ci].push(id);
+                child = Some((span_key, flags, weight));
+            }
+        }
+    }
+
+    fn intern_group(&mut self, ids: &mut BTreeMap<Vec<u32>, u32>, cpus: Vec<u32>) -> u32 {
+        if let Some(&id) = ids.get(&cpus) {
+            return id;
+        }
+        let mut cores: Vec<u32> = cpus.iter().map(|&c| self.core[c as usize]).collect();
+        cores.sort_unstable();
+        cores.dedup();
+        let mut best = cpus[0];
+        for &c in &cpus {
+            if self.prio[c as usize] > self.prio[best as usize] {
+                best = c;
+            }
+        }
+        let smt = cpus.len() > 1 && cores.len() == 1;
+        self.groups.push(Group {
+            cores: cores.len() as u32,
+            asym_prefer_cpu: best,
+            smt,
+            cpus: cpus.clone(),
+        });
+        let id = (self.groups.len() - 1) as u32;
+        ids.insert(cpus, id);
+        id
+    }
+
+    /// `update_top_cache_domain()`: `sd_llc` and `sd_asym_packing` per CPU.
+    fn top_cache_domains(&mut self) {
+        let mut llc_ids: BTreeMap<Vec<u32>, u32> = BTreeMap::new();
+        for cpu in 0..self.ncpu() {
+            let chain = &self.chain[cpu];
+            let mut llc = None;
+            let mut asym = None;
+            for (k, &d) in chain.iter().enumerate() {
+                let dom = &self.doms[d as usize];
+                // highest_flag_domain(): the highest of a run of domains with the flag.
+                if dom.has(Flag::ShareLlc) && (k == 0 || llc == Some(k as u8 - 1)) {
+                    llc = Some(k as u8);
+                }
+                if dom.has(Flag::AsymPacking) {
+                    asym = Some(k as u8);
+                }
+            }
+            self.llc_level[cpu] = llc;
+            self.asym_level[cpu] = asym;
+            let key = match llc {
+                Some(k) => self.doms[chain[k as usize] as usize].span.clone(),
+                None => vec![cpu as u32],
+            };
+            let next = llc_ids.len() as u32;
+            self.llc_id[cpu] = *llc_ids.entry(key).or_insert(next);
+        }
+    }
+}
+
+fn flags_key(doms: &Domains, flags: Flags) -> u32 {
+    // The kernel's own encoding, plus the ITMT bit that encoding may lack.
+    doms.kernel.encode(flags)
+        ^ if flags.contains(Flag::AsymPacking) {
+            1 << 31
+        } else {
+            0
+        }
+}
+
+fn to_dense(mask: &CpuMask, dense: &[u32]) -> Vec<u32> {
+    mask.iter()
+        .filter_map(|c| dense.get(c).copied().filter(|&d| d != u32::MAX))
+        .collect()
+}
+
+/// Per-CPU topology facts, read from the topology in this one place.
+struct Facts {
+    core: Vec<u32>,
+    core_cpus: Vec<Vec<u32>>,
+    vp: Vec<u32>,
+    vp_cpus: Vec<Vec<u32>>,
+    package: Vec<u32>,
+    node: Vec<u32>,
+    packages: u32,
+    nodes: u32,
+}
+
+impl Facts {
+    fn new(topo: &Topology, cpu_id: &[u32], dense: &[u32]) -> Result<Facts, MachineError> {
+        let has_big = topo.level(LevelKind::BigCore).is_some();
+        let mut core = Vec::with_capacity(cpu_id.len());
+        let mut vp = Vec::with_capacity(cpu_id.len());
+        let mut package = Vec::with_capacity(cpu_id.len());
+        let mut node = Vec::with_capacity(cpu_id.len());
+        let mut core_ids: BTreeMap<(u32, u32), u32> = BTreeMap::new();
+        let mut vp_ids: BTreeMap<(u32, u32), u32> = BTreeMap::new();
+        let mut pkg_ids: BTreeMap<u32, u32> = BTreeMap::new();
+        let mut node_ids: BTreeMap<u32, u32> = BTreeMap::new();
+        for &c in cpu_id {
+            let cpu = topo.cpu(c as usize).ok_or(MachineError::UnknownCpu(c))?;
+            // A CPU with no core of its own is its own core.
+            let core_key = cpu.group(LevelKind::Core).map_or((1, c), |g| (0, g));
+            let vp_key = if has_big {
+                cpu.group(LevelKind::BigCore).map_or(core_key, |g| (2, g))
+            } else {
+                core_key
+            };
+            let pkg_key = cpu.group(LevelKind::Package).unwrap_or(0);
+            let node_key = cpu.node.unwrap_or(0);
+            for (ids, key, out) in [
+                (&mut core_ids, core_key, &mut core),
+                (&mut vp_ids, vp_key, &mut vp),
+            ] {
+                let next = ids.len() as u32;
+                out.push(*ids.entry(key).or_insert(next));
+            }
+            for (ids, key, out) in [
+                (&mut pkg_ids, pkg_key, &mut package),
+                (&mut node_ids, node_key, &mut node),
+            ] {
+                let next = ids.len() as u32;
+                out.push(*ids.entry(key).or_insert(next));
+            }
+        }
+        let members = |of: &[u32], count: usize| {
+            let mut v = vec![Vec::new(); count];
+            for (i, &g) in of.iter().enumerate() {
+                v[g as usize].push(i as u32);
+            }
+            v
+        };
+        let _ = dense;
+        Ok(Facts {
+            core_cpus: members(&core, core_ids.len()),
+            vp_cpus: members(&vp, vp_ids.len()),
+            core,
+            vp,
+            package,
+            node,
+            packages: pkg_ids.len() as u32,
+            nodes: node_ids.len() as u32,
+        })
+    }
+}

@@ -1,0 +1,463 @@
+//! One run in virtual time, driven by `sim`'s event queue: the parent forks the
+//! tasks, the tick and the workload's wake-ups and blocks are events, and every
+//! sample period the occupancy is recorded. The report gives medians over the
+//! samples of the measured window and lparstat's columns over that window.
+
+use serde::Serialize;
+use sim::engine::Queue;
+use topology::{Arch, Topology};
+
+use crate::hv::{HvParams, Lpar};
+use crate::machine::{Machine, MachineOptions};
+use crate::sched::Sched;
+use crate::workload::Workload;
+use crate::Kernel;
+
+/// Longest run accepted (virtual seconds): beyond it no placement question
+/// changes and the event count only grows.
+pub const MAX_DURATION_S: f64 = 3600.0;
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Kernel.
+    pub kernel: Kernel,
+    /// Partition configuration; `lpar` decides the hypervisor mode.
+    pub hv: HvParams,
+    /// Workload.
+    pub workload: Workload,
+    /// Tasks the parent creates.
+    pub threads: u32,
+    /// Virtual duration (ns).
+    pub duration_ns: u64,
+    /// Seed of every random choice (start CPU, jitter).
+    pub seed: u64,
+    /// Sample period (ns).
+    pub sample_ns: u64,
+    /// Fraction of the run before measuring (the workload settling, as seed
+    /// 001 read lparstat "when the workload stabilized").
+    pub warmup: f64,
+    /// CPU the parent starts on (Linux number); `None`: chosen by the seed.
+    pub start_cpu: Option<u32>,
+    /// Record per-core occupancy for the SVG.
+    pub trace: bool,
+}
+
+impl Config {
+    /// A run of `workload` with `threads` tasks for `seconds` with defaults:
+    /// 100 ms samples, the first 20 % not measured.
+    pub fn new(
+        kernel: Kernel,
+        hv: HvParams,
+        workload: Workload,
+        threads: u32,
+        seconds: f64,
+    ) -> Config {
+        Config {
+            kernel,
+            hv,
+            workload,
+            threads,
+            duration_ns: (seconds * 1e9) as u64,
+            seed: 1,
+            sample_ns: 100_000_000,
+            warmup: 0.2,
+            start_cpu: None,
+            trace: false,
+        }
+    }
+}
+
+/// Why a run was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunError {
+    /// No task to run.
+    NoThreads,
+    /// Too many tasks for the model's bookkeeping.
+    TooManyThreads(u32),
+    /// Duration not in (0, [`MAX_DURATION_S`]].
+    Duration(String),
+    /// `--lpar` on a machine that is not POWER.
+    LparNotPower(String),
+    /// hackbench needs pairs.
+    OddPairs(u32),
+    /// The domains could not be built.
+    Domains(String),
+    /// The machine view could not be made.
+    Machine(String),
+    /// The start CPU is not online.
+    StartCpu(u32),
+}
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunError::NoThreads => write!(f, "--threads must be at least 1"),
+            RunError::TooManyThreads(n) => {
+                write!(f, "--threads {n}: at most 1048576 tasks are modelled")
+            }
+            RunError::Duration(s) => write!(
+                f,
+                "--duration {s}: must be a number of virtual seconds in (0, {MAX_DURATION_S}]"
+            ),
+            RunError::LparNotPower(a) => write!(
+                f,
+                "--lpar: the machine is {a}, not POWER; only POWER LPARs are shared or dedicated"
+            ),
+            RunError::OddPairs(n) => {
+                write!(
+                    f,
+                    "--threads {n}: hackbench runs pairs, so the count must be even"
+                )
+            }
+            RunError::Domains(e) => write!(f, "scheduler domains: {e}"),
+            RunError::Machine(e) => write!(f, "{e}"),
+            RunError::StartCpu(c) => write!(f, "start CPU {c} is not online"),
+        }
+    }
+}
+
+impl std::error::Error for RunError {}
+
+/// Checks a duration given in seconds.
+pub fn check_duration(seconds: f64) -> Result<u64, RunError> {
+    if !seconds.is_finite() || seconds <= 0.0 || seconds > MAX_DURATION_S {
+        return Err(RunError::Duration(format!("{seconds}")));
+    }
+    let ns = (seconds * 1e9) as u64;
+    if ns < 1_000_000 {
+        return Err(RunError::Duration(format!("{seconds}")));
+    }
+    Ok(ns)
+}
+
+/// The report of one run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// Kernel.
+    pub kernel: String,
+    /// "shared", "dedicated" or "none".
+    pub lpar: String,
+    /// Workload name.
+    pub workload: String,
+    /// Tasks.
+    pub threads: u32,
+    /// Virtual seconds.
+    pub duration_s: f64,
+    /// Seed.
+    pub seed: u64,
+    /// Physical cores consumed (lparstat `physc`) over the measured window.
+    pub physc: f64,
+    /// physc / entitlement × 100.
+    pub entc_pct: f64,
+    /// Busy share of the logical CPUs × 100 (lparstat `lbusy`).
+    pub lbusy: f64,
+    /// VP dispatches per second over the window.
+    pub vcsw_per_s: f64,
+    /// Pool cores left idle (lparstat `app`), shared LPAR only.
+    pub app: Option<f64>,
+    /// Median busy CPUs over the samples.
+    pub busy_cpus: f64,
+    /// Median SMT cores with a busy CPU.
+    pub busy_cores: f64,
+    /// Median packages with a busy CPU.
+    pub busy_packages: f64,
+    /// Median nodes with a busy CPU.
+    pub busy_nodes: f64,
+    /// Median VPs (big cores on POWER) with a busy CPU.
+    pub busy_vps: f64,
+    /// Work per second over the window, in single-thread-on-a-core units
+    /// (relative: the SMT throughput curve is assumed).
+    pub throughput: f64,
+    /// Task migrations over the whole run.
+    pub migrations: u64,
+    /// Of which by active balancing.
+    pub active_migrations: u64,
+    /// nohz idle-balance kicks.
+    pub ilb_kicks: u64,
+    /// Samples the medians are over.
+    pub samples: usize,
+    /// Per-sample busy CPUs per VP (for the SVG), when traced.
+    #[serde(skip)]
+    pub trace: Vec<Vec<u8>>,
+    /// Sample period (ns).
+    #[serde(skip)]
+    pub sample_ns: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Ev {
+    Tick,
+    Sample,
+    Block(u32),
+    Wake(u32),
+}
+
+/// Builds the domains `kernel` builds on `topo` (pre-6.8 powerpc: as a
+/// dedicated partition, which is what the shared-processor series changed) and
+/// the machine view.
+pub fn machine_for(
+    topo: &Topology,
+    kernel: Kernel,
+    shared: bool,
+    options: &MachineOptions,
+) -> Result<Machine, RunError> {
+    let mut t = topo.clone();
+    t.shared_processor = shared && kernel.splpar_topology();
+    let doms = domains::build(&t, kernel.domains_version())
+        .map_err(|e| RunError::Domains(e.to_string()))?;
+    Machine::new(&t, &doms, options).map_err(|e| RunError::Machine(e.to_string()))
+}
+
+/// Checks `lpar` against the machine's architecture.
+pub fn check_lpar(topo: &Topology, lpar: Lpar) -> Result<(), RunError> {
+    let power = matches!(topo.arch, Arch::PowerPc64 | Arch::PowerPc);
+    if lpar != Lpar::None && !power {
+        return Err(RunError::LparNotPower(topo.arch.uname().to_string()));
+    }
+    Ok(())
+}
+
+/// Runs `cfg` on `m`.
+pub fn run(m: &Machine, cfg: &Config) -> Result<Report, RunError> {
+    if cfg.threads == 0 {
+        return Err(RunError::NoThreads);
+    }
+    if cfg.threads > 1 << 20 {
+        return Err(RunError::TooManyThreads(cfg.threads));
+    }
+    if matches!(cfg.workload, Workload::Hackbench { .. }) && cfg.threads % 2 == 1 {
+        return Err(RunError::OddPairs(cfg.threads));
+    }
+    if cfg.duration_ns == 0 || cfg.duration_ns as f64 > MAX_DURATION_S * 1e9 {
+        return Err(RunError::Duration(format!(
+            "{}",
+            cfg.duration_ns as f64 / 1e9
+        )));
+    }
+    let mut s = Sched::new(m, cfg.kernel, cfg.hv, cfg.workload, cfg.seed);
+    let start = match cfg.start_cpu {
+        Some(c) => m
+            .cpu_id
+            .iter()
+            .position(|&x| x == c)
+            .ok_or(RunError::StartCpu(c))? as u32,
+        None => (s.uniform() * m.ncpu() as f64) as u32 % m.ncpu() as u32,
+    };
+    let mut q: Queue<Ev> = Queue::new();
+    let parent = s.add_task(start);
+    s.tasks[parent as usize].runnable = true;
+    s.enqueue(parent, start);
+    let first_child = parent + 1;
+    for _ in 0..cfg.threads {
+        s.fork(parent);
+    }
+    s.block(parent);
+    s.changed.clear();
+    let w = cfg.workload;
+    if w.sleeps() {
+        for i in 0..cfg.threads {
+            let t = first_child + i;
+            let receiver = matches!(w, Workload::Hackbench { .. }) && i % 2 == 1;
+            if receiver {
+                s.block(t);
+            } else {
+                let j = s.uniform();
+                q.schedule(w.run_ns(j), Ev::Block(t));
+            }
+        }
+        s.changed.clear();
+    }
+    settle_idle(&mut s);
+    q.schedule(s.tick_ns, Ev::Tick);
+    q.schedule(cfg.sample_ns, Ev::Sample);
+
+    let warm_ns = (cfg.duration_ns as f64 * cfg.warmup) as u64;
+    let mut acc = Acc::default();
+    let mut warm: Option<Snapshot> = None;
+    while let Some((at, ev)) = q.pop() {
+        if at > cfg.duration_ns {
+            break;
+        }
+        s.now = at;
+        if warm.is_none() && at >= warm_ns {
+            warm = Some(Snapshot::take(&s, first_child));
+        }
+        match ev {
+            Ev::Tick => {
+                s.tick();
+                q.schedule(at + s.tick_ns, Ev::Tick);
+            }
+            Ev::Sample => {
+                if at >= warm_ns {
+                    acc.sample(&s, cfg.trace);
+                }
+                q.schedule(at + cfg.sample_ns, Ev::Sample);
+            }
+            Ev::Block(t) => {
+                let cpu = s.tasks[t as usize].cpu;
+                s.block(t);
+                if let Some(p) = w.partner(t - first_child) {
+                    s.wake(first_child + p, cpu, true);
+                }
+                let j = s.uniform();
+                if let Some(ns) = w.sleep_ns(j) {
+                    q.schedule(at + ns, Ev::Wake(t));
+                }
+            }
+            Ev::Wake(t) => {
+                let prev = s.tasks[t as usize].cpu;
+                s.wake(t, prev, false);
+            }
+        }
+        for (t, runnable) in std::mem::take(&mut s.changed) {
+            if runnable && w.sleeps() {
+                let j = s.uniform();
+                q.schedule(at + w.run_ns(j), Ev::Block(t));
+            }
+        }
+        settle_idle(&mut s);
+    }
+    s.now = cfg.duration_ns;
+    let warm = warm.unwrap_or_else(|| Snapshot::take(&s, first_child));
+    Ok(report(m, cfg, &s, &warm, acc, first_child))
+}
+
+/// Newly idle CPUs balance; then `nohz.next_balance` takes them in.
+fn settle_idle(s: &mut Sched<'_>) {
+    let mut guard = 0;
+    while let Some(c) = s.newly_idle.pop() {
+        guard += 1;
+        if guard > 1_000_000 {
+            break;
+        }
+        if s.idle_cpu(c) {
+            s.newidle_balance(c);
+            if s.idle_cpu(c) {
+                s.nohz_next = s.nohz_next.min(s.next_balance[c as usize]);
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Snapshot {
+    now: u64,
+    dispatched: u64,
+    dispatches: u64,
+    busy: u64,
+    work: f64,
+}
+
+impl Snapshot {
+    fn take(s: &Sched<'_>, first_child: u32) -> Snapshot {
+        let (dispatched, dispatches) = s.hv.totals(s.now);
+        Snapshot {
+            now: s.now,
+            dispatched,
+            dispatches,
+            busy: s.busy_total(),
+            work: s.tasks[first_child as usize..].iter().map(|t| t.work).sum(),
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct Acc {
+    cpus: Vec<f64>,
+    cores: Vec<f64>,
+    packages: Vec<f64>,
+    nodes: Vec<f64>,
+    vps: Vec<f64>,
+    trace: Vec<Vec<u8>>,
+}
+
+impl Acc {
+    fn sample(&mut self, s: &Sched<'_>, trace: bool) {
+        let m = s.m;
+        let mut cores = vec![false; m.core_cpus.len()];
+        let mut vps = vec![0u8; m.vp_cpus.len()];
+        let mut pk = vec![false; m.packages as usize];
+        let mut nd = vec![false; m.nodes as usize];
+        let mut cpus = 0;
+        for c in 0..m.ncpu() {
+            if s.rq[c].is_empty() {
+                continue;
+            }
+            cpus += 1;
+            cores[m.core[c] as usize] = true;
+            vps[m.vp[c] as usize] = vps[m.vp[c] as usize].saturating_add(1);
+            pk[m.package[c] as usize] = true;
+            nd[m.node[c] as usize] = true;
+        }
+        let count = |v: &[bool]| v.iter().filter(|&&x| x).count() as f64;
+        self.cpus.push(cpus as f64);
+        self.cores.push(count(&cores));
+        self.packages.push(count(&pk));
+        self.nodes.push(count(&nd));
+        self.vps.push(vps.iter().filter(|&&x| x > 0).count() as f64);
+        if trace {
+            self.trace.push(vps);
+        }
+    }
+}
+
+/// The median of `v` (mean of the middle two when even); 0 when empty.
+pub fn median(v: &[f64]) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    let mut s = v.to_vec();
+    s.sort_by(|a, b| a.total_cmp(b));
+    let n = s.len();
+    if n % 2 == 1 {
+        s[n / 2]
+    } else {
+        (s[n / 2 - 1] + s[n / 2]) / 2.0
+    }
+}
+
+fn report(
+    m: &Machine,
+    cfg: &Config,
+    s: &Sched<'_>,
+    warm: &Snapshot,
+    acc: Acc,
+    first_child: u32,
+) -> Report {
+    let end = Snapshot::take(s, first_child);
+    let window = (end.now - warm.now).max(1) as f64;
+    let cap = cfg.hv.cap(m.vp_cpus.len());
+    let physc = ((end.dispatched - warm.dispatched) as f64 / window).min(cap);
+    let lpar = cfg.hv.lpar;
+    Report {
+        kernel: cfg.kernel.to_string(),
+        lpar: match lpar {
+            Lpar::Shared => "shared",
+            Lpar::Dedicated => "dedicated",
+            Lpar::None => "none",
+        }
+        .to_string(),
+        workload: cfg.workload.name().to_string(),
+        threads: cfg.threads,
+        duration_s: cfg.duration_ns as f64 / 1e9,
+        seed: cfg.seed,
+        physc,
+        entc_pct: 100.0 * physc / cfg.hv.entitlement.max(f64::MIN_POSITIVE),
+        lbusy: 100.0 * (end.busy - warm.busy) as f64 / (window * m.ncpu() as f64),
+        vcsw_per_s: (end.dispatches - warm.dispatches) as f64 / (window / 1e9),
+        app: (lpar == Lpar::Shared).then(|| (cfg.hv.pool - physc).max(0.0)),
+        busy_cpus: median(&acc.cpus),
+        busy_cores: median(&acc.cores),
+        busy_packages: median(&acc.packages),
+        busy_nodes: median(&acc.nodes),
+        busy_vps: median(&acc.vps),
+        throughput: (end.work - warm.work) / window,
+        migrations: s.counters.migrations,
+        active_migrations: s.counters.active,
+        ilb_kicks: s.counters.ilb_kicks,
+        samples: acc.cpus.len(),
+        trace: acc.trace,
+        sample_ns: cfg.sample_ns,
+    }
+}

@@ -1,0 +1,1 @@
+//! Seed 001's lparstat rows, predicted.
