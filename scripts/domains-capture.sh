@@ -12,7 +12,17 @@
 #   scripts/domains-capture.sh all [out-dir]
 #
 # The x86-intel-* and boot-* captures live in crates/qemu-runner/tests/data
-# (pass that as out-dir); `all` makes the five in crates/domains/tests/data.
+# (pass that as out-dir); `all` makes the five x86 ones in crates/domains/tests/data,
+# `all-arm64` and `all-ppc64` the arm64 and powerpc ones.
+#
+# arm64 and ppc64 machines boot Debian's arm64 / ppc64el kernel and busybox
+# (LINUX_ARCH=... scripts/fetch-linux.sh; `dpkg --add-architecture arm64 ppc64el`
+# and `apt-get update` once) under qemu-system-aarch64 / qemu-system-ppc64 (Debian
+# packages qemu-system-arm / qemu-system-ppc from bookworm-backports, the same
+# QEMU 10 as x86). arm64-acpi-* boot through UEFI (qemu-efi-aarch64's QEMU_EFI.fd)
+# so that Linux reads ACPI (MADT, PPTT, SRAT, SLIT); arm64-dt-* boot the kernel
+# directly with QEMU's device tree. Set LINUX_CACHE to share the unpacked
+# packages between worktrees.
 #
 # Default out-dir: crates/domains/tests/data. No KVM needed (TCG); 64 vCPUs take a few
 # minutes on 2 host cores.
@@ -106,7 +116,83 @@ qemu_args() {
         done
       fi
       echo "$a" ;;
-    *) echo "unknown machine '$1' (x86-2s4c2t, x86-2s4c2t-smtoff, x86-max-modules, x86-4n-dist, x86-64c-8n, x86-intel-2s4c2t, x86-intel-l2socket, boot-16c-smt, boot-16c-smt-4n, boot-64c-4n)" >&2; return 1 ;;
+    arm64-*-2s2cl2c2t-2n)
+      # 2 sockets x 2 clusters x 2 cores x 2 threads, one node per socket, SLIT 25.
+      echo "-m 1G -smp 16,sockets=2,clusters=2,cores=2,threads=2 $(numa_args 512M '0-7 8-15' '0:1:25')" ;;
+    arm64-*-1s4cl4c-2n)
+      # 1 socket of 4 clusters x 4 cores, two nodes inside the package (two
+      # clusters each), SLIT 16: NUMA narrower than the package.
+      echo "-m 1G -smp 16,sockets=1,clusters=4,cores=4,threads=1 $(numa_args 512M '0-7 8-15' '0:1:16')" ;;
+    arm64-*-4s2cl2c-4n)
+      # 4 sockets x 2 clusters x 2 cores, one node per socket, three remote
+      # distances (15/25/30, as x86-4n-dist).
+      echo "-m 2G -smp 16,sockets=4,clusters=2,cores=2,threads=1 $(numa_args 512M '0-3 4-7 8-11 12-15' '0:1:15 0:2:25 0:3:30 1:2:30 1:3:25 2:3:15')" ;;
+    ppc64-1s2c8t-2n)
+      # One socket of 2 SMT8 cores, one core per node, distance 40.
+      echo "-m 1G -smp 16,sockets=1,cores=2,threads=8 $(numa_args 512M '0-7 8-15' '0:1:40')" ;;
+    ppc64-2s2c4t-2n)
+      # 2 sockets x 2 cores x SMT4, one node per socket, a custom distance (FORM2).
+      echo "-m 1G -smp 16,sockets=2,cores=2,threads=4 $(numa_args 512M '0-7 8-15' '0:1:25')" ;;
+    ppc64-4s1c4t-4n)
+      # 4 sockets of 1 SMT4 core, one node each, three remote distances.
+      echo "-m 2G -smp 16,sockets=4,cores=1,threads=4 $(numa_args 512M '0-3 4-7 8-11 12-15' '0:1:15 0:2:25 0:3:30 1:2:30 1:3:25 2:3:15')" ;;
+    *) echo "unknown machine '$1' (x86-2s4c2t, x86-2s4c2t-smtoff, x86-max-modules, x86-4n-dist, x86-64c-8n, x86-intel-2s4c2t, x86-intel-l2socket, boot-16c-smt, boot-16c-smt-4n, boot-64c-4n, $arm64_machines $ppc64_machines)" >&2; return 1 ;;
+  esac
+}
+
+arm64_machines="arm64-dt-2s2cl2c2t-2n arm64-acpi-2s2cl2c2t-2n arm64-dt-1s4cl4c-2n arm64-acpi-1s4cl4c-2n arm64-dt-4s2cl2c-4n arm64-acpi-4s2cl2c-4n"
+ppc64_machines="ppc64-1s2c8t-2n ppc64-2s2c4t-2n ppc64-4s1c4t-4n"
+
+# numa_args <size per node> '<cpus of node 0> <cpus of node 1> ...' '<a>:<b>:<distance> ...'
+numa_args() {
+  local size="$1" a="" n=0 c d
+  for c in $2; do
+    a="$a -object memory-backend-ram,id=m$n,size=$size -numa node,nodeid=$n,memdev=m$n,cpus=$c"
+    n=$((n + 1))
+  done
+  for d in $3; do
+    IFS=: read -r src dst val <<< "$d"
+    a="$a -numa dist,src=$src,dst=$dst,val=$val"
+  done
+  echo "$a"
+}
+
+# The Debian architecture of a machine name.
+arch_of() {
+  case "$1" in
+    arm64-*) echo arm64 ;;
+    ppc64-*) echo ppc64el ;;
+    *) echo amd64 ;;
+  esac
+}
+
+# QEMU binary and the options every machine of an architecture shares.
+qemu_base() {
+  case "$1" in
+    arm64-acpi-*)
+      # UEFI firmware: Linux then reads ACPI (MADT, PPTT, SRAT, SLIT, IORT);
+      # acpi=force makes sure it does not fall back to a device tree. The
+      # firmware reports the second flash bank (64 MiB at 0x4000000, its
+      # variable store) as runtime MMIO with the WC attribute, which Linux's
+      # EFI memory map reader adds to memblock; no SRAT range covers it, so
+      # Linux 6.12 refuses the SRAT ("NUMA: no nodes coverage for 64MB") and
+      # fakes one node: these captures have one node whatever -numa asks.
+      echo "qemu-system-aarch64 -machine virt,gic-version=3,its=on -cpu neoverse-n1 -bios /usr/share/qemu-efi-aarch64/QEMU_EFI.fd" ;;
+    arm64-*)
+      echo "qemu-system-aarch64 -machine virt,gic-version=3,its=on -cpu neoverse-n1" ;;
+    ppc64-*)
+      echo "qemu-system-ppc64 -machine pseries -vga none" ;;
+    *)
+      echo "qemu-system-x86_64" ;;
+  esac
+}
+
+kernel_cmdline() {
+  case "$1" in
+    arm64-acpi-*) echo "console=ttyAMA0 acpi=force sched_verbose rdinit=/init panic=-1 loglevel=7 log_buf_len=4M" ;;
+    arm64-*) echo "console=ttyAMA0 acpi=off sched_verbose rdinit=/init panic=-1 loglevel=7 log_buf_len=4M" ;;
+    ppc64-*) echo "console=hvc0 sched_verbose rdinit=/init panic=-1 loglevel=7 log_buf_len=4M" ;;
+    *) echo "console=ttyS0 lpj=4000000 no_timer_check sched_verbose rdinit=/init panic=-1 loglevel=7 log_buf_len=4M" ;;
   esac
 }
 
@@ -120,7 +206,11 @@ capture() {
   [ "$m" = x86-2s4c2t-smtoff ] && offline="1 3 5 7 9 11 13 15"
   local accel=tcg
   case "$m" in x86-64c-8n|boot-64c-4n) accel=tcg,thread=single ;; esac
-  local vmlinuz; vmlinuz="$("$root/scripts/fetch-linux.sh")"
+  local arch; arch="$(arch_of "$m")"
+  local vmlinuz; vmlinuz="$(LINUX_ARCH=$arch "$root/scripts/fetch-linux.sh")"
+  local busybox; busybox="$(LINUX_ARCH=$arch "$root/scripts/fetch-linux.sh" busybox)"
+  local base; base="$(qemu_base "$m")"
+  local qemu="${base%% *}"
   local work; work="$(mktemp -d)"
   trap 'rm -rf "$work"' RETURN
 
@@ -128,7 +218,7 @@ capture() {
   # (debugfs and sysfs report sizes that tar cannot trust, so `cat` every file),
   # then prints one base64 tarball between markers and powers off.
   mkdir -p "$work/rd/bin" "$work/rd/proc" "$work/rd/sys" "$work/rd/tmp"
-  cp /bin/busybox "$work/rd/bin/busybox"
+  cp "$busybox" "$work/rd/bin/busybox"
   cat > "$work/rd/init" <<INIT
 #!/bin/busybox sh
 /bin/busybox --install -s /bin
@@ -150,8 +240,13 @@ cp possible present online kernel_max \$o/sys/devices/system/cpu/ 2>/dev/null
 for d in cpu[0-9]*; do
   mkdir -p \$o/sys/devices/system/cpu/\$d
   cp -r \$d/topology \$d/cache \$o/sys/devices/system/cpu/\$d/ 2>/dev/null
-  [ -f \$d/online ] && cp \$d/online \$o/sys/devices/system/cpu/\$d/
+  for f in online physical_id cpu_capacity; do
+    [ -f \$d/\$f ] && cp \$d/\$f \$o/sys/devices/system/cpu/\$d/
+  done
 done
+if [ -f /proc/powerpc/lparcfg ]; then
+  mkdir -p \$o/proc/powerpc && cat /proc/powerpc/lparcfg > \$o/proc/powerpc/lparcfg
+fi
 cd /sys/devices/system/node
 cp possible online has_cpu has_memory has_normal_memory \$o/sys/devices/system/node/ 2>/dev/null
 for d in node[0-9]*; do
@@ -170,10 +265,10 @@ INIT
   chmod +x "$work/rd/init"
   (cd "$work/rd" && find . | cpio -o -H newc --quiet | gzip -9) > "$work/initrd.gz"
 
-  local cmdline="console=ttyS0 lpj=4000000 no_timer_check sched_verbose rdinit=/init panic=-1 loglevel=7 log_buf_len=4M"
-  echo "capture $m: qemu-system-x86_64 -nographic -no-reboot -kernel $vmlinuz -initrd <busybox initramfs> -append \"$cmdline\" $args" >&2
+  local cmdline; cmdline="$(kernel_cmdline "$m")"
+  echo "capture $m: $base -nographic -no-reboot -kernel $vmlinuz -initrd <busybox initramfs> -append \"$cmdline\" $args" >&2
   # shellcheck disable=SC2086
-  timeout 3600 qemu-system-x86_64 -nographic -no-reboot -accel "$accel" \
+  timeout 3600 $base -nographic -no-reboot -accel "$accel" \
     -kernel "$vmlinuz" -initrd "$work/initrd.gz" -append "$cmdline" $args \
     > "$work/console.log" 2>&1 || true
   for part in SYSFS DOMAINS; do
@@ -188,8 +283,15 @@ INIT
   {
     echo "machine: $m"
     echo "kernel: $(basename "$vmlinuz") (Debian package $(basename "$(dirname "$(dirname "$vmlinuz")")"), unpacked by scripts/fetch-linux.sh)"
-    echo "qemu: $(qemu-system-x86_64 --version | head -1)"
-    echo "command: qemu-system-x86_64 -nographic -no-reboot -accel $accel -kernel vmlinuz -initrd initrd.gz -append \"$cmdline\" $args"
+    echo "qemu: $($qemu --version | head -1)"
+    local kimg=vmlinuz
+    [ "$arch" = amd64 ] || kimg="$(basename "$vmlinuz")"
+    if [ "$arch" = amd64 ]; then echo "busybox: the host's /bin/busybox (busybox-static)"
+    else echo "busybox: $(basename "$(dirname "$(dirname "$busybox")")") (Debian busybox-static:$arch, unpacked by scripts/fetch-linux.sh)"; fi
+    case "$base" in
+      *QEMU_EFI.fd*) echo "firmware: Debian qemu-efi-aarch64 $(dpkg-query -W -f '${Version}' qemu-efi-aarch64)" ;;
+    esac
+    echo "command: $base -nographic -no-reboot -accel $accel -kernel $kimg -initrd initrd.gz -append \"$cmdline\" $args"
     [ -n "$offline" ] && echo "then, in the guest: echo 0 > /sys/devices/system/cpu/cpuN/online for N in $offline"
     echo "made by: scripts/domains-capture.sh $m"
   } > "$out/$m.README"
@@ -198,6 +300,10 @@ INIT
 
 if [ "$name" = all ]; then
   for m in x86-2s4c2t x86-2s4c2t-smtoff x86-max-modules x86-4n-dist x86-64c-8n; do capture "$m"; done
+elif [ "$name" = all-arm64 ]; then
+  for m in $arm64_machines; do capture "$m"; done
+elif [ "$name" = all-ppc64 ]; then
+  for m in $ppc64_machines; do capture "$m"; done
 else
   capture "$name"
 fi

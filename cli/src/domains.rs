@@ -47,6 +47,12 @@ pub struct DomainsArgs {
     /// offline: it still counts in the topology masks, so intervals include it.
     #[arg(long, value_name = "CPU")]
     pub deactivating: Option<u32>,
+    /// The kernel's .config (or a fragment): CONFIG_SCHED_SMT, CONFIG_SCHED_CLUSTER
+    /// and CONFIG_SCHED_MC decide which levels exist; an option the file does not
+    /// set is off, as in Kconfig. Without it every one of them is taken as =y
+    /// (Debian's arm64 6.12, for one, has CONFIG_SCHED_CLUSTER off: no CLS).
+    #[arg(long, value_name = "FILE")]
+    pub kernel_config: Option<PathBuf>,
     /// Show only this CPU.
     #[arg(long, conflicts_with = "all")]
     pub cpu: Option<u32>,
@@ -86,8 +92,18 @@ pub fn run(args: &DomainsArgs) -> Result<i32> {
         }
         topo.shared_processor = mode == LparMode::Shared;
     }
+    let config = match &args.kernel_config {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("--kernel-config {}", path.display()))?;
+            domains::KernelConfig::parse(&text)
+                .map_err(|e| anyhow::anyhow!("--kernel-config {}: {e}", path.display()))?
+        }
+        None => domains::KernelConfig::default(),
+    };
     let options = domains::Options {
         deactivating: args.deactivating,
+        config,
     };
     let doms = domains::build_with(&topo, args.kernel, &options)?;
 

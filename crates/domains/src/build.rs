@@ -10,6 +10,7 @@ use core::fmt;
 use cpumask::CpuMask;
 use topology::{Arch, Topology};
 
+use crate::config::KernelConfig;
 use crate::flags::{Flag, Flags, KernelVersion};
 use crate::levels::{levels_for, ArchRules, LevelDef, Spans};
 
@@ -46,6 +47,8 @@ pub struct Options {
     /// `max_interval` (the weight of `tl->mask(cpu)`) still count it. The CPU must
     /// be offline in the topology.
     pub deactivating: Option<u32>,
+    /// The kernel's build options that decide which levels exist.
+    pub config: KernelConfig,
 }
 
 impl fmt::Display for Error {
@@ -236,7 +239,7 @@ pub fn build_with(
         in_masks.set(x as usize);
     }
     let mut spans = Spans::default();
-    let set = levels_for(topo, kernel, &mut spans, in_masks);
+    let set = levels_for(topo, kernel, &options.config, &mut spans, in_masks);
     let levels = set.levels;
     let rules = set.rules;
     if let Some(l) = levels.iter().find(|l| l.not_sane.is_some()) {

@@ -9,6 +9,7 @@ use alloc::vec::Vec;
 use cpumask::CpuMask;
 use topology::{Arch, CacheKind, LevelKind, Topology};
 
+use crate::config::KernelConfig;
 use crate::flags::{Flag, Flags, KernelVersion};
 
 /// Interned CPU masks: every span and group in a [`crate::Domains`] is an index
@@ -111,6 +112,7 @@ pub(crate) struct LevelSet {
 pub(crate) fn levels_for(
     topo: &Topology,
     kernel: KernelVersion,
+    config: &KernelConfig,
     spans: &mut Spans,
     online: CpuMask,
 ) -> LevelSet {
@@ -142,11 +144,13 @@ pub(crate) fn levels_for(
     if is_power {
         // powerpc_topology / build_sched_topology(): SMT is the small core when
         // thread groups exist; CACHE the L2 (big core); MC the coregroup; then DIE/PKG.
-        levels.push(
-            ctx.level("SMT", smt_flags, "SMT siblings (small core)", |t, c| {
-                t.smt_mask(c)
-            }),
-        );
+        if config.sched_smt {
+            levels.push(
+                ctx.level("SMT", smt_flags, "SMT siblings (small core)", |t, c| {
+                    t.smt_mask(c)
+                }),
+            );
+        }
         let l2 = |t: &Topology, c: usize| {
             if t.level(LevelKind::BigCore).is_some() {
                 t.mask_of(c, LevelKind::BigCore)
@@ -180,10 +184,12 @@ pub(crate) fn levels_for(
     } else if is_x86 {
         // x86_topology / build_sched_topology(). set_cpu_sibling_map() only links
         // siblings on the same node (topology_sane()), so every mask stops at the node.
-        levels.push(ctx.level("SMT", smt_flags, "SMT siblings", |t, c| {
-            t.smt_mask(c).and(&nodes.node_mask(c))
-        }));
-        if kernel.has_cluster_level() {
+        if config.sched_smt {
+            levels.push(ctx.level("SMT", smt_flags, "SMT siblings", |t, c| {
+                t.smt_mask(c).and(&nodes.node_mask(c))
+            }));
+        }
+        if kernel.has_cluster_level() && config.sched_cluster {
             levels.push(ctx.level(
                 "CLS",
                 Flags::of(&[Flag::Cluster, Flag::ShareLlc]),
@@ -199,12 +205,14 @@ pub(crate) fn levels_for(
                 },
             ));
         }
-        levels.push(ctx.level(
-            "MC",
-            Flags::of(&[Flag::ShareLlc]),
-            "CPUs sharing the LLC on the node (cpu_llc_shared_mask)",
-            |t, c| caches.llc(t, c).and(&nodes.node_mask(c)),
-        ));
+        if config.sched_mc {
+            levels.push(ctx.level(
+                "MC",
+                Flags::of(&[Flag::ShareLlc]),
+                "CPUs sharing the LLC on the node (cpu_llc_shared_mask)",
+                |t, c| caches.llc(t, c).and(&nodes.node_mask(c)),
+            ));
+        }
         // x86_has_numa_in_package: two CPUs of one package on different nodes.
         numa_in_package = topo.level(LevelKind::Package).is_some_and(|l| {
             l.groups.iter().any(|g| {
@@ -224,8 +232,10 @@ pub(crate) fn levels_for(
         }
     } else {
         // default_topology (arm64, riscv, ...), with arm64's arch_topology masks.
-        levels.push(ctx.level("SMT", smt_flags, "SMT siblings", |t, c| t.smt_mask(c)));
-        let has_cluster_level = kernel.has_cluster_level();
+        if config.sched_smt {
+            levels.push(ctx.level("SMT", smt_flags, "SMT siblings", |t, c| t.smt_mask(c)));
+        }
+        let has_cluster_level = kernel.has_cluster_level() && config.sched_cluster;
         let coregroup =
             |t: &Topology, c: usize| arm_coregroup(t, &nodes, &caches, c, has_cluster_level);
         if has_cluster_level {
@@ -243,12 +253,14 @@ pub(crate) fn levels_for(
                 },
             ));
         }
-        levels.push(ctx.level(
-            "MC",
-            Flags::of(&[Flag::ShareLlc]),
-            "smallest of node, package, LLC (cpu_coregroup_mask)",
-            coregroup,
-        ));
+        if config.sched_mc {
+            levels.push(ctx.level(
+                "MC",
+                Flags::of(&[Flag::ShareLlc]),
+                "smallest of node, package, LLC (cpu_coregroup_mask)",
+                coregroup,
+            ));
+        }
         levels.push(ctx.level(
             pkg_name,
             Flags::EMPTY,

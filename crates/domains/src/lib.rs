@@ -42,6 +42,7 @@ extern crate alloc;
 mod build;
 #[cfg(feature = "std")]
 pub mod compare;
+pub mod config;
 pub mod flags;
 mod levels;
 pub mod render;
@@ -49,5 +50,6 @@ pub mod render;
 pub use build::{
     build, build_with, CpuDomains, Domain, Domains, Error, LevelInfo, Options, Reason, Removed,
 };
+pub use config::KernelConfig;
 pub use flags::{Flag, Flags, KernelVersion};
 pub use levels::ArchRules;

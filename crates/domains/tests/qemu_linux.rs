@@ -69,6 +69,7 @@ fn two_sockets_with_smt_threads_offline() {
 
     let options = domains::Options {
         deactivating: Some(15),
+        ..Default::default()
     };
     let doms = domains::build_with(&topo, KernelVersion::V6_12, &options).unwrap();
     let diffs = compare(&doms, &dump);
@@ -163,4 +164,111 @@ fn streamed_json_equals_tree() {
     let streamed: serde_json::Value = serde_json::from_slice(&buf).unwrap();
     assert_eq!(streamed, domains::render::render_json(&doms, &cpus));
     assert_eq!(streamed["cpus"][4]["domains"][3]["span"], "0-7,12-15");
+}
+
+/// Debian's 6.12 build options (the scheduler-topology lines of its config,
+/// tests/data/linux-*.config), which decide which levels exist.
+fn debian_config(flavour: &str) -> domains::KernelConfig {
+    let name = format!("linux-6.12.117+deb12-{flavour}.config");
+    let text = std::fs::read_to_string(data(&name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+    domains::KernelConfig::parse(&text).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+fn check_debian(machine: &str, flavour: &str) {
+    let options = domains::Options {
+        config: debian_config(flavour),
+        ..Default::default()
+    };
+    check_with(machine, &options);
+}
+
+/// arm64 virt (GICv3 + ITS, `-cpu neoverse-n1`) booted from QEMU's device tree:
+/// its cpu-map gives sockets, clusters, cores and threads; its distance-map the
+/// SLIT. Debian builds without CONFIG_SCHED_CLUSTER: SMT, MC (the package), NUMA.
+#[test]
+fn arm64_dt_two_sockets_clusters_smt2_two_nodes() {
+    check_debian("arm64-dt-2s2cl2c2t-2n", "arm64");
+}
+
+/// One package split over two nodes (two clusters each): cpu_coregroup_mask()
+/// takes the node, the smaller of node and package.
+#[test]
+fn arm64_dt_one_socket_two_nodes_inside() {
+    check_debian("arm64-dt-1s4cl4c-2n", "arm64");
+}
+
+/// Four nodes, three remote distances: three overlapping NUMA levels.
+#[test]
+fn arm64_dt_four_sockets_four_nodes_three_distances() {
+    check_debian("arm64-dt-4s2cl2c-4n", "arm64");
+}
+
+/// The same machines booted through UEFI, so Linux reads ACPI (PPTT for the
+/// topology). Linux 6.12 drops the SRAT here (the firmware's flash bank is
+/// memory no node covers) and fakes one node: see tests/data/README.md.
+#[test]
+fn arm64_acpi_two_sockets_clusters_smt2() {
+    check_debian("arm64-acpi-2s2cl2c2t-2n", "arm64");
+}
+
+#[test]
+fn arm64_acpi_one_socket_four_clusters() {
+    check_debian("arm64-acpi-1s4cl4c-2n", "arm64");
+}
+
+#[test]
+fn arm64_acpi_four_sockets() {
+    check_debian("arm64-acpi-4s2cl2c-4n", "arm64");
+}
+
+/// pseries, SMT8 (the most QEMU's TCG allows on pseries), one core per node,
+/// FORM2 distance 40: SMT is the whole 8-thread core (QEMU gives no
+/// ibm,thread-groups, so no small cores) and the next level is NUMA.
+#[test]
+fn ppc64_smt8_two_nodes() {
+    check_debian("ppc64-1s2c8t-2n", "powerpc64le");
+}
+
+/// pseries, SMT4, two cores per node, distance 25 (not a power of two: FORM2).
+#[test]
+fn ppc64_smt4_two_nodes_form2_distance() {
+    check_debian("ppc64-2s2c4t-2n", "powerpc64le");
+}
+
+/// pseries, four nodes with distances 15/25/30: three overlapping NUMA levels.
+#[test]
+fn ppc64_four_nodes_three_distances() {
+    check_debian("ppc64-4s1c4t-4n", "powerpc64le");
+}
+
+/// The kernel configuration is an input, not an assumption: the same arm64
+/// snapshot with CONFIG_SCHED_CLUSTER=y would have had a CLS domain over each
+/// cluster and an MC widened to nothing new; the guest (built without it) has
+/// none, so every CPU's domain list differs.
+#[test]
+fn arm64_cluster_level_follows_the_kernel_config() {
+    let machine = "arm64-dt-2s2cl2c2t-2n";
+    let topo = readers::sysfs::read_path(&data(&format!("{machine}-sysfs.tar.gz"))).unwrap();
+    let dump = Dump::read(&data(&format!("{machine}-domains.tar.gz"))).unwrap();
+    let config = debian_config("arm64");
+    assert!(!config.sched_cluster && config.sched_mc && config.sched_smt);
+
+    let with_cluster = domains::build_with(
+        &topo,
+        KernelVersion::V6_12,
+        &domains::Options {
+            config: domains::KernelConfig::ALL_ON,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let cpu0 = with_cluster.cpu(0).unwrap();
+    let names: Vec<_> = cpu0.domains.iter().map(|x| with_cluster.name(x)).collect();
+    assert_eq!(names, ["SMT", "CLS", "MC", "NUMA"]);
+    assert_eq!(with_cluster.span(&cpu0.domains[1]).to_list_string(), "0-3");
+    let diffs = compare(&with_cluster, &dump);
+    assert!(
+        diffs.iter().any(|d| d.what.starts_with("cpu0/domain1/")),
+        "{diffs:#?}"
+    );
 }
