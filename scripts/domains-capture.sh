@@ -130,8 +130,9 @@ qemu_args() {
     ppc64-1s2c8t-2n)
       # One socket of 2 SMT8 cores, one core per node, distance 40.
       echo "-m 1G -smp 16,sockets=1,cores=2,threads=8 $(numa_args 512M '0-7 8-15' '0:1:40')" ;;
-    ppc64-2s2c4t-2n)
+    ppc64-2s2c4t-2n|ppc64-2s2c4t-2n-smt1)
       # 2 sockets x 2 cores x SMT4, one node per socket, a custom distance (FORM2).
+      # -smt1: then threads 1-3 of every core go offline (as ppc64_cpu --smt=1).
       echo "-m 1G -smp 16,sockets=2,cores=2,threads=4 $(numa_args 512M '0-7 8-15' '0:1:25')" ;;
     ppc64-4s1c4t-4n)
       # 4 sockets of 1 SMT4 core, one node each, three remote distances.
@@ -141,7 +142,7 @@ qemu_args() {
 }
 
 arm64_machines="arm64-dt-2s2cl2c2t-2n arm64-acpi-2s2cl2c2t-2n arm64-dt-1s4cl4c-2n arm64-acpi-1s4cl4c-2n arm64-dt-4s2cl2c-4n arm64-acpi-4s2cl2c-4n"
-ppc64_machines="ppc64-1s2c8t-2n ppc64-2s2c4t-2n ppc64-4s1c4t-4n"
+ppc64_machines="ppc64-1s2c8t-2n ppc64-2s2c4t-2n ppc64-4s1c4t-4n ppc64-2s2c4t-2n-smt1"
 
 # numa_args <size per node> '<cpus of node 0> <cpus of node 1> ...' '<a>:<b>:<distance> ...'
 numa_args() {
@@ -204,6 +205,7 @@ capture() {
   # CPUs the guest takes offline before dumping.
   local offline=""
   [ "$m" = x86-2s4c2t-smtoff ] && offline="1 3 5 7 9 11 13 15"
+  [ "$m" = ppc64-2s2c4t-2n-smt1 ] && offline="1 2 3 5 6 7 9 10 11 13 14 15"
   local accel=tcg
   case "$m" in x86-64c-8n|boot-64c-4n) accel=tcg,thread=single ;; esac
   local arch; arch="$(arch_of "$m")"
@@ -258,6 +260,9 @@ cp -r /sys/kernel/debug/sched/domains /tmp/dom/domains
 dmesg > /tmp/dom/dmesg.txt
 uname -a > /tmp/dom/uname.txt
 cat /proc/cmdline > /tmp/dom/cmdline.txt
+# Keep kernel messages (CPU offline notices, late drivers) off the console
+# while the base64 streams go out.
+dmesg -n 1
 echo ===SYSFS-BEGIN===; (cd /tmp && tar czf - $m) | base64; echo ===SYSFS-END===
 echo ===DOMAINS-BEGIN===; (cd /tmp/dom && tar czf - .) | base64; echo ===DOMAINS-END===
 poweroff -f

@@ -4,6 +4,32 @@
 //! domains SMT 2391, CACHE 2327, DIE 2071, NUMA 12801, and after
 //! `ppc64_cpu --smt=1` DIE 2071, NUMA 12801. Seed 001 describes shared-processor
 //! POWER10 LPARs: asym packing onto fewer big cores and no MC level.
+//!
+//! Seed 001's rules, as Linux v6.8's arch/powerpc/kernel/smp.c writes them (the
+//! series merged by the seed's 8fc63a91e785, "Merge branch 'smp-topo' into
+//! next"; the same functions, with SD_SHARE_PKG_RESOURCES renamed SD_SHARE_LLC,
+//! are in the 6.12 kernels of the guest captures):
+//!
+//! - `build_sched_topology()`: `if (is_shared_processor() && has_big_cores)
+//!   static_branch_enable(&splpar_asym_pack);` then the table SMT
+//!   (`smallcore_smt_mask` when `has_big_cores`), CACHE (`shared_cache_mask`,
+//!   only `if (shared_caches)`), MC (`cpu_mc_mask`, only
+//!   `if (has_coregroup_support())`), PKG (`cpu_cpu_mask`).
+//! - `has_coregroup_support()`: `if (is_shared_processor()) return 0;` ("Coregroup
+//!   identification not available on shared systems"), else `coregroup_enabled`.
+//! - `powerpc_shared_cache_flags()` (CACHE): `SD_SHARE_PKG_RESOURCES |
+//!   SD_ASYM_PACKING` under `splpar_asym_pack`, else `SD_SHARE_PKG_RESOURCES`.
+//! - `powerpc_shared_proc_flags()` (MC and PKG): `SD_ASYM_PACKING` under
+//!   `splpar_asym_pack`, else 0.
+//! - `powerpc_smt_flags()` (SMT): `SD_SHARE_CPUCAPACITY | SD_SHARE_PKG_RESOURCES`,
+//!   plus `SD_ASYM_PACKING` only with `CPU_FTR_ASYM_SMT` (POWER7), never
+//!   `splpar_asym_pack`: packing never moves work between a big core's threads.
+//! - `arch_asym_cpu_priority(cpu)`: `-cpu / threads_per_core` under
+//!   `splpar_asym_pack`, else `-cpu`.
+//!
+//! Line numbers are not cited: no v6.8 tree with line numbering was reachable
+//! from here; the text above was read from a 6.8-based tree (Ubuntu noble's, as
+//! carried by NVIDIA/NV-Kernels c7c0657a) and the series' own patches.
 
 use cpumask::CpuMask;
 use domains::{Flag, KernelVersion};
@@ -246,8 +272,55 @@ fn seed001_shared_processor_packs_above_smt_and_drops_mc() {
                 );
             }
         }
-        // Lower-numbered cores are preferred: priority falls by one per SMT8 core.
-        assert!(shared.asym_priority(0) > shared.asym_priority(8));
-        assert_eq!(shared.asym_priority(0), shared.asym_priority(7));
+        // arch_asym_cpu_priority(): -cpu / threads_per_core (8: the big core)
+        // on the shared LPAR, -cpu on the dedicated one.
+        for cpu in [0u32, 1, 7, 8, 9, 15, 16, 767] {
+            assert_eq!(shared.asym_priority(cpu), -i64::from(cpu / 8), "cpu{cpu}");
+            assert_eq!(dedicated.asym_priority(cpu), -i64::from(cpu), "cpu{cpu}");
+        }
+    }
+}
+
+/// Seed 001's rules on real pseries guests (Debian's Linux 6.12 under QEMU,
+/// tests/data/ppc64-*): QEMU writes no `ibm,thread-groups`, so `has_big_cores`
+/// is false and `splpar_asym_pack` stays off whatever the processor mode, and
+/// it writes no coregroup, so no MC. Read as shared or as dedicated, each
+/// guest's snapshot gives exactly the domains, flags and groups its kernel
+/// built, with no SD_ASYM_PACKING anywhere and the plain `-cpu` priority.
+#[test]
+fn seed001_rules_on_real_pseries_guests() {
+    let data = |name: &str| {
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data")
+            .join(name)
+    };
+    let config =
+        domains::KernelConfig::parse(include_str!("data/linux-6.12.117+deb12-powerpc64le.config"))
+            .unwrap();
+    let options = domains::Options {
+        config,
+        ..Default::default()
+    };
+    for machine in ["ppc64-1s2c8t-2n", "ppc64-2s2c4t-2n", "ppc64-4s1c4t-4n"] {
+        let mut topo =
+            readers::sysfs::read_path(&data(&format!("{machine}-sysfs.tar.gz"))).unwrap();
+        assert!(matches!(topo.arch, Arch::PowerPc64), "{machine}");
+        let dump =
+            domains::compare::Dump::read(&data(&format!("{machine}-domains.tar.gz"))).unwrap();
+        assert!(
+            !dump
+                .files
+                .iter()
+                .any(|(_, v)| v.contains("SD_ASYM_PACKING")),
+            "{machine}: the guest packs nothing"
+        );
+        for shared in [false, true] {
+            topo.shared_processor = shared;
+            let d = domains::build_with(&topo, KernelVersion::V6_12, &options).unwrap();
+            let diffs = domains::compare::compare(&d, &dump);
+            assert!(diffs.is_empty(), "{machine} shared={shared}: {diffs:#?}");
+            assert!(d.levels.iter().all(|l| l.name != "MC" && l.name != "CACHE"));
+            assert_eq!(d.asym_priority(9), -9, "{machine}: no splpar_asym_pack");
+        }
     }
 }

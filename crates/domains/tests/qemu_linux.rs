@@ -272,3 +272,54 @@ fn arm64_cluster_level_follows_the_kernel_config() {
         "{diffs:#?}"
     );
 }
+
+/// pseries SMT4, then threads 1-3 of every core taken offline in the guest
+/// (1, 2, 3, 5, ... 15 in that order, as `ppc64_cpu --smt=1` does): seed 000's
+/// smt=1 step on a real powerpc kernel. As on x86, the last rebuild ran while
+/// CPU 15 was being deactivated, so only the intervals of its node's domains
+/// still count it; the offline CPUs' topology comes from the all-online snapshot.
+#[test]
+fn ppc64_smt1_after_boot() {
+    let after = readers::sysfs::read_path(&data("ppc64-2s2c4t-2n-smt1-sysfs.tar.gz")).unwrap();
+    let mut topo = readers::sysfs::read_path(&data("ppc64-2s2c4t-2n-sysfs.tar.gz")).unwrap();
+    topo.online = (0..16).filter(|c| c % 4 == 0).collect();
+    assert_eq!(topo.online, after.online);
+    let dump = Dump::read(&data("ppc64-2s2c4t-2n-smt1-domains.tar.gz")).unwrap();
+    assert_eq!(dump.verbose.len(), 4, "CPUs 0, 4, 8, 12 keep domains");
+
+    let config = debian_config("powerpc64le");
+    let options = domains::Options {
+        deactivating: Some(15),
+        config,
+    };
+    let doms = domains::build_with(&topo, KernelVersion::V6_12, &options).unwrap();
+    let diffs = compare(&doms, &dump);
+    assert!(diffs.is_empty(), "{diffs:#?}");
+    let names: Vec<_> = doms
+        .cpu(0)
+        .unwrap()
+        .domains
+        .iter()
+        .map(|x| doms.name(x))
+        .collect();
+    assert_eq!(
+        names,
+        ["PKG", "NUMA"],
+        "SMT folds away with one thread per core"
+    );
+
+    // Without knowing which CPU went last, only intervals differ.
+    let options = domains::Options {
+        config,
+        ..Default::default()
+    };
+    let diffs = compare(
+        &domains::build_with(&after, KernelVersion::V6_12, &options).unwrap(),
+        &dump,
+    );
+    assert!(!diffs.is_empty());
+    assert!(
+        diffs.iter().all(|d| d.what.ends_with("_interval")),
+        "{diffs:#?}"
+    );
+}
