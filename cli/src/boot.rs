@@ -114,12 +114,12 @@ impl Progress {
 fn platform_for(args: &BootArgs, topo: &topology::Topology) -> Result<Platform> {
     match args.platform {
         Some(p) => Ok(p),
-        None => Ok(Platform::for_arch(&topo.arch).unwrap_or_else(|| {
+        None => Ok(Platform::for_arch(topo.arch()).unwrap_or_else(|| {
             // hwloc synthetic descriptions carry no architecture.
             if !args.quiet {
                 eprintln!(
                     "note: no cost table for architecture '{}'; using x86 (choose with --platform)",
-                    topo.arch.uname()
+                    topo.arch().uname()
                 );
             }
             Platform::X86
@@ -192,10 +192,10 @@ pub fn run(args: &BootArgs) -> Result<()> {
     let topo = args.source.load()?;
     let platform = platform_for(args, &topo)?;
     let costs = CostTable::for_platform(platform);
-    let machine = if topo.source.is_empty() {
+    let machine = if topo.source().is_empty() {
         "machine".to_string()
     } else {
-        topo.source.clone()
+        topo.source().to_string()
     };
     if let Some(kicks) = &args.compare {
         let [a, b] = kicks.as_slice() else {

@@ -7,7 +7,7 @@ use clap::{Args, ValueEnum};
 use domains::compare::{compare, Dump};
 use domains::render::{self, Layout};
 use domains::KernelVersion;
-use topology::Arch;
+use topology::{Arch, TopologyBuilder};
 
 /// Output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -83,14 +83,16 @@ pub fn run(args: &DomainsArgs) -> Result<i32> {
     let mut topo = args.source.load()?;
     if let Some(mode) = args.lpar {
         // Only pseries has LPARs; elsewhere the option would silently do nothing.
-        if !matches!(topo.arch, Arch::PowerPc64 | Arch::PowerPc) {
+        if !matches!(topo.arch(), Arch::PowerPc64 | Arch::PowerPc) {
             bail!(
                 "--lpar: {} is {}, not POWER; only POWER LPARs are dedicated or shared-processor",
-                topo.source,
-                topo.arch.uname()
+                topo.source(),
+                topo.arch().uname()
             );
         }
-        topo.shared_processor = mode == LparMode::Shared;
+        let mut b = TopologyBuilder::from_topology(&topo);
+        b.shared_processor(mode == LparMode::Shared);
+        topo = b.finish()?;
     }
     let config = match &args.kernel_config {
         Some(path) => {
@@ -167,7 +169,7 @@ pub fn run(args: &DomainsArgs) -> Result<i32> {
             Some(c) => vec![c],
             None => bail!(
                 "--cpu {cpu}: CPU {cpu} is not online on {} (online: {})",
-                topo.source,
+                topo.source(),
                 doms.cpu_map
             ),
         },

@@ -126,7 +126,7 @@ pub fn run(args: &HotplugArgs) -> Result<()> {
     };
     let setup_start = Instant::now();
     let engine = MaskEngine::new(&topo, algo)
-        .with_context(|| format!("{}: cannot maintain hotplug masks", topo.source))?;
+        .with_context(|| format!("{}: cannot maintain hotplug masks", topo.source()))?;
     let setup_ns = setup_start.elapsed().as_nanos() as u64;
     let setup_work = *engine.setup_work();
     let mut hp = Hotplug::new(
@@ -157,7 +157,7 @@ pub fn run(args: &HotplugArgs) -> Result<()> {
         anyhow::bail!(
             "--cycles {}: {} has no CPU but the boot CPU, so there is nothing to cycle",
             args.cycles,
-            topo.source
+            topo.source()
         );
     }
     let mut rng = SplitMix64(args.seed);
@@ -186,7 +186,7 @@ pub fn run(args: &HotplugArgs) -> Result<()> {
     match args.format {
         HotplugFormat::Json => {
             let report = json!({
-                "source": topo.source,
+                "source": topo.source(),
                 "algo": algo.name(),
                 "order": match args.order { OrderArg::Serial => "serial", OrderArg::Parallel => "parallel" },
                 "cpus": cpus,
@@ -212,7 +212,7 @@ pub fn run(args: &HotplugArgs) -> Result<()> {
             writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
         }
         HotplugFormat::Text => {
-            writeln!(out, "source:         {}", topo.source)?;
+            writeln!(out, "source:         {}", topo.source())?;
             writeln!(
                 out,
                 "algorithm:      {} ({} bring-up), {} online, boot CPU {}",

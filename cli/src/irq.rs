@@ -147,11 +147,11 @@ fn from_sysfs_root(root: &Path) -> Result<Option<Source>> {
 /// from address 0 (a topology gives sizes, not addresses).
 fn from_topology(topo: &Topology) -> Result<Platform> {
     let mut p = Platform {
-        source: topo.source.clone(),
+        source: topo.source().to_string(),
         ..Platform::default()
     };
     let mut base = 0u64;
-    for n in &topo.nodes {
+    for n in topo.nodes() {
         p.nodes.push(n.id);
         if let Some(len) = n.memory_bytes.filter(|&l| l > 0) {
             p.memory.push(MemRange {
@@ -164,19 +164,23 @@ fn from_topology(topo: &Topology) -> Result<Platform> {
                 .context("node memory sizes overflow")?;
         }
     }
-    for &d in &topo.distances {
+    for &d in topo.distances() {
         p.distance.push(
-            u8::try_from(d).with_context(|| format!("{}: distance {d} above 255", topo.source))?,
+            u8::try_from(d)
+                .with_context(|| format!("{}: distance {d} above 255", topo.source()))?,
         );
     }
     p.boot_node = topo
-        .cpus
+        .cpus()
         .first()
         .and_then(|c| c.node)
-        .and_then(|i| topo.nodes.get(i as usize))
+        .and_then(|i| topo.nodes().get(i as usize))
         .map_or(0, |n| n.id);
     if p.nodes.windows(2).any(|w| w[0] >= w[1]) {
-        bail!("{}: NUMA nodes not listed in ascending order", topo.source);
+        bail!(
+            "{}: NUMA nodes not listed in ascending order",
+            topo.source()
+        );
     }
     Ok(p)
 }

@@ -86,13 +86,13 @@ pub fn run(args: &PlaceArgs) -> Result<()> {
         .map_err(|e| anyhow::anyhow!("--workload {}: {e}", args.workload))?;
     let topo = args.source.load()?;
     let power = matches!(
-        topo.arch,
+        topo.arch(),
         topology::Arch::PowerPc64 | topology::Arch::PowerPc
     );
     let default_lpar = match args.lpar {
         Some(crate::domains::LparMode::Shared) => Lpar::Shared,
         Some(crate::domains::LparMode::Dedicated) => Lpar::Dedicated,
-        None if power && topo.shared_processor => Lpar::Shared,
+        None if power && topo.shared_processor() => Lpar::Shared,
         None if power => Lpar::Dedicated,
         None => Lpar::None,
     };
@@ -154,7 +154,7 @@ pub fn run(args: &PlaceArgs) -> Result<()> {
             }
             format!("{}\n", serde_json::to_string_pretty(&Pair { a, b })?)
         }
-        (PlaceFormat::Text, rs) => table(&topo.source, rs.iter().map(|x| &x.0)),
+        (PlaceFormat::Text, rs) => table(topo.source(), rs.iter().map(|x| &x.0)),
         _ => unreachable!("one or two runs"),
     };
     crate::write_stdout(&out)

@@ -148,7 +148,7 @@ struct JsonCpu {
 
 impl From<&Topology> for JsonTopology {
     fn from(t: &Topology) -> Self {
-        let n = t.nodes.len();
+        let n = t.nodes().len();
         let distances = if t.has_distances() {
             (0..n)
                 .map(|i| (0..n).map(|j| t.distance(i, j)).collect())
@@ -162,24 +162,24 @@ impl From<&Topology> for JsonTopology {
         };
         JsonTopology {
             schema: "manycore-topology/1",
-            source: t.source.clone(),
-            arch: t.arch.uname().to_string(),
-            model_name: t.model_name.clone(),
-            hypervisor: t.hypervisor.clone(),
-            shared_processor: t.shared_processor,
+            source: t.source().to_string(),
+            arch: t.arch().uname().to_string(),
+            model_name: t.model_name().map(str::to_string),
+            hypervisor: t.hypervisor().map(str::to_string),
+            shared_processor: t.shared_processor(),
             nr_cpu_ids: t.nr_cpu_ids(),
-            cpus_possible: t.possible.to_list_string(),
-            cpus_present: t.present.to_list_string(),
-            cpus_online: t.online.to_list_string(),
+            cpus_possible: t.possible().to_list_string(),
+            cpus_present: t.present().to_list_string(),
+            cpus_online: t.online().to_list_string(),
             packages: t.count(LevelKind::Package),
             dies: t.count(LevelKind::Die),
             clusters: t.count(LevelKind::Cluster),
             cores: t.count(LevelKind::Core),
-            pus: t.cpus.len(),
+            pus: t.cpus().len(),
             numa_nodes: n,
             distances,
             levels: t
-                .levels
+                .levels()
                 .iter()
                 .map(|l| JsonLevel {
                     kind: l.kind.name(),
@@ -195,7 +195,7 @@ impl From<&Topology> for JsonTopology {
                 })
                 .collect(),
             nodes: t
-                .nodes
+                .nodes()
                 .iter()
                 .map(|nd| JsonNode {
                     id: nd.id,
@@ -204,7 +204,7 @@ impl From<&Topology> for JsonTopology {
                 })
                 .collect(),
             caches: t
-                .caches
+                .caches()
                 .iter()
                 .map(|c| JsonCache {
                     level: c.level,
@@ -220,7 +220,7 @@ impl From<&Topology> for JsonTopology {
                 })
                 .collect(),
             cpus: t
-                .cpus
+                .cpus()
                 .iter()
                 .map(|c| JsonCpu {
                     id: c.id,
@@ -229,8 +229,8 @@ impl From<&Topology> for JsonTopology {
                     thread: c.thread,
                     core: os_id(c, LevelKind::Core),
                     package: os_id(c, LevelKind::Package),
-                    node: c.node.map(|i| t.nodes[i as usize].id),
-                    kind: c.kind.map(|k| t.core_kinds[k as usize].name.clone()),
+                    node: c.node.map(|i| t.nodes()[i as usize].id),
+                    kind: c.kind.map(|k| t.core_kinds()[k as usize].name.clone()),
                     capacity: c.capacity,
                 })
                 .collect(),
@@ -337,7 +337,7 @@ impl<'t> Tree<'t> {
             shape: 0,
         };
         let mut objs = vec![obj(ObjKind::Machine, t.known(), None, None, false)];
-        for level in &t.levels {
+        for level in t.levels() {
             for g in &level.groups {
                 if !g.cpus.is_empty() {
                     objs.push(obj(
@@ -350,7 +350,7 @@ impl<'t> Tree<'t> {
                 }
             }
         }
-        for c in &t.caches {
+        for c in t.caches() {
             if !c.cpus.is_empty() {
                 objs.push(obj(
                     ObjKind::Cache(c.level, c.kind),
@@ -361,7 +361,7 @@ impl<'t> Tree<'t> {
                 ));
             }
         }
-        for c in &t.cpus {
+        for c in t.cpus() {
             let cpus = CpuMask::single(c.id as usize);
             objs.push(obj(ObjKind::Pu, cpus, Some(c.id), None, !c.online));
         }
@@ -382,10 +382,10 @@ impl<'t> Tree<'t> {
         let mut tree = Tree {
             topo: t,
             objs,
-            node_logical: vec![0; t.nodes.len()],
+            node_logical: vec![0; t.nodes().len()],
         };
-        let mut nodes: Vec<usize> = (0..t.nodes.len()).collect();
-        nodes.sort_by_key(|&n| t.nodes[n].id);
+        let mut nodes: Vec<usize> = (0..t.nodes().len()).collect();
+        nodes.sort_by_key(|&n| t.nodes()[n].id);
         for n in nodes {
             tree.attach_node(n);
         }
@@ -422,7 +422,7 @@ impl<'t> Tree<'t> {
     /// of the smallest object containing all its CPUs. Memory-only nodes, and
     /// nodes with CPUs the machine does not list, go to the machine.
     fn attach_node(&mut self, n: usize) {
-        let node = &self.topo.nodes[n];
+        let node = &self.topo.nodes()[n];
         let cpus = node.cpus;
         if cpus.is_empty() || !cpus.is_subset(&self.objs[ROOT].cpus) {
             self.objs[ROOT].memory.push(n);
@@ -496,7 +496,7 @@ impl<'t> Tree<'t> {
         let o = &self.objs[i];
         let key = (
             self.shape_label(i),
-            o.memory.iter().map(|&m| self.topo.nodes[m].id).collect(),
+            o.memory.iter().map(|&m| self.topo.nodes()[m].id).collect(),
             o.children.iter().map(|&c| self.objs[c].shape).collect(),
         );
         let next = seen.len();
@@ -533,7 +533,7 @@ impl<'t> Tree<'t> {
     }
 
     fn node_label(&self, n: usize, with_index: bool) -> String {
-        let node = &self.topo.nodes[n];
+        let node = &self.topo.nodes()[n];
         let mut s = if with_index {
             format!("NUMANode L#{} P#{}", self.node_logical[n], node.id)
         } else {
@@ -685,25 +685,25 @@ fn human_size(bytes: u64) -> String {
 /// The lstopo-like text tree.
 pub fn text_tree(t: &Topology) -> String {
     let mut out = String::new();
-    let offline = t.possible.and_not(&t.online).weight();
+    let offline = t.possible().and_not(t.online()).weight();
     let _ = write!(
         out,
         "Machine ({}, {} online of {} possible",
-        t.arch.uname(),
-        crate::plural(t.online.weight(), "PU"),
-        t.possible.weight()
+        t.arch().uname(),
+        crate::plural(t.online().weight(), "PU"),
+        t.possible().weight()
     );
     if offline > 0 {
-        let _ = write!(out, ", offline {}", t.possible.and_not(&t.online));
+        let _ = write!(out, ", offline {}", t.possible().and_not(t.online()));
     }
-    if !t.nodes.is_empty() {
-        let _ = write!(out, ", {}", crate::plural(t.nodes.len(), "NUMA node"));
+    if !t.nodes().is_empty() {
+        let _ = write!(out, ", {}", crate::plural(t.nodes().len(), "NUMA node"));
     }
-    if t.shared_processor {
+    if t.shared_processor() {
         out.push_str(", shared-processor LPAR");
     }
     out.push(')');
-    if let Some(m) = &t.model_name {
+    if let Some(m) = &t.model_name() {
         let _ = write!(out, " {m}");
     }
     out.push('\n');
@@ -711,13 +711,13 @@ pub fn text_tree(t: &Topology) -> String {
     if t.has_distances() {
         out.push_str("Distances between NUMA nodes:\n");
         let _ = write!(out, "  {:>5}", "");
-        for n in &t.nodes {
+        for n in t.nodes() {
             let _ = write!(out, " {:>5}", format!("#{}", n.id));
         }
         out.push('\n');
-        for (i, a) in t.nodes.iter().enumerate() {
+        for (i, a) in t.nodes().iter().enumerate() {
             let _ = write!(out, "  {:>5}", format!("#{}", a.id));
-            for j in 0..t.nodes.len() {
+            for j in 0..t.nodes().len() {
                 let _ = write!(out, " {:>5}", t.distance(i, j));
             }
             out.push('\n');
@@ -844,7 +844,7 @@ mod tests {
         );
         let mut ids = our_nodes.clone();
         ids.sort_unstable();
-        let mut all: Vec<u32> = t.nodes.iter().map(|n| n.id).collect();
+        let mut all: Vec<u32> = t.nodes().iter().map(|n| n.id).collect();
         all.sort_unstable();
         assert_eq!(ids, all, "{what}: every NUMA node exactly once\n{text}");
     }
@@ -962,18 +962,18 @@ mod tests {
             let text = text_tree(t);
             let (counts, _) = unfolded_counts(&text);
             let mut want: BTreeMap<String, usize> = BTreeMap::new();
-            for level in &t.levels {
+            for level in t.levels() {
                 want.insert(ObjKind::Level(level.kind).name(), level.groups.len());
             }
-            for c in &t.caches {
+            for c in t.caches() {
                 *want
                     .entry(ObjKind::Cache(c.level, c.kind).name())
                     .or_insert(0) += 1;
             }
-            want.insert("PU".into(), t.cpus.len());
-            want.insert("NUMANode".into(), t.nodes.len());
+            want.insert("PU".into(), t.cpus().len());
+            want.insert("NUMANode".into(), t.nodes().len());
             for (kind, n) in &want {
-                assert_eq!(counts.get(kind), Some(n), "{}: {kind}\n{text}", t.source);
+                assert_eq!(counts.get(kind), Some(n), "{}: {kind}\n{text}", t.source());
             }
         }
     }

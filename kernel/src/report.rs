@@ -90,7 +90,7 @@ pub fn build(
 /// Prints one `cputopo:` line per CPU: the facts the model was built from, so
 /// that the host can rebuild the same model (and its scheduler domains).
 pub fn print_cpu_facts(t: &Topology) {
-    for c in &t.cpus {
+    for c in t.cpus() {
         let group = |k: LevelKind| {
             t.level(k)
                 .zip(c.group(k))
@@ -104,7 +104,7 @@ pub fn print_cpu_facts(t: &Topology) {
             package: group(LevelKind::Package).unwrap_or_default(),
             die: group(LevelKind::Die),
             core: group(LevelKind::Core).unwrap_or_default(),
-            node: c.node.and_then(|n| t.nodes.get(n as usize)).map(|n| n.id),
+            node: c.node.and_then(|n| t.nodes().get(n as usize)).map(|n| n.id),
             online: c.online,
         };
         kprintln!("{line}");
@@ -119,7 +119,7 @@ fn cache_name(c: &Cache) -> String {
 /// Prints one `cputopo: cache` line per cache instance (`topo_dump`), so that
 /// the host can rebuild the same model.
 pub fn print_cache_facts(t: &Topology) {
-    for c in &t.caches {
+    for c in t.caches() {
         kprintln!("{}", CacheLine(c.clone()));
     }
 }
@@ -138,9 +138,9 @@ pub fn print_topology(t: &Topology) {
     }
     kprintln!(
         "topology: {} possible, {} present, {} online CPUs; {}; {} threads per core",
-        t.possible.weight(),
-        t.present.weight(),
-        t.online.weight(),
+        t.possible().weight(),
+        t.present().weight(),
+        t.online().weight(),
         counts,
         t.max_threads_per_core()
     );
@@ -159,12 +159,12 @@ pub fn print_topology(t: &Topology) {
     // Caches, one line per level and kind: instances are listed in the model's
     // order (level, kind, first CPU), so equal ones are adjacent.
     let mut i = 0;
-    while let Some(first) = t.caches.get(i) {
-        let same = t.caches[i..]
+    while let Some(first) = t.caches().get(i) {
+        let same = t.caches()[i..]
             .iter()
             .take_while(|c| c.level == first.level && c.kind == first.kind)
             .count();
-        let group = &t.caches[i..i + same];
+        let group = &t.caches()[i..i + same];
         let weights = group.iter().map(|c| c.cpus.weight());
         let (least, most) = weights.fold((usize::MAX, 0), |(lo, hi), w| (lo.min(w), hi.max(w)));
         let sharing = if least == most {
@@ -187,7 +187,7 @@ pub fn print_topology(t: &Topology) {
         );
         i += same;
     }
-    for node in &t.nodes {
+    for node in t.nodes() {
         let mib = node.memory_bytes.unwrap_or(0) >> 20;
         kprintln!(
             "topology: node {} cpus {} memory {} MiB",
@@ -197,10 +197,10 @@ pub fn print_topology(t: &Topology) {
         );
     }
     if t.has_distances() {
-        let k = t.nodes.len();
+        let k = t.nodes().len();
         for i in 0..k {
             let line = DistanceRow {
-                node: t.nodes[i].id,
+                node: t.nodes()[i].id,
                 row: (0..k).map(|j| t.distance(i, j)).collect(),
             };
             kprintln!("{line}");

@@ -33,8 +33,8 @@ fn machine() -> Topology {
 
 /// The naive baseline: one 2 KiB mask per CPU per level, nothing shared.
 fn naive_masks(topo: &Topology, levels: usize) -> Vec<CpuMask> {
-    let mut v = Vec::with_capacity(topo.online.weight() * levels);
-    for cpu in topo.online.iter() {
+    let mut v = Vec::with_capacity(topo.online().weight() * levels);
+    for cpu in topo.online().iter() {
         for _ in 0..levels {
             v.push(topo.package_mask(cpu));
         }
@@ -44,8 +44,8 @@ fn naive_masks(topo: &Topology, levels: usize) -> Vec<CpuMask> {
 
 fn bench(c: &mut Criterion) {
     let topo = machine();
-    assert_eq!(topo.online.weight(), 16384);
-    assert_eq!(topo.nodes.len(), 64);
+    assert_eq!(topo.online().weight(), 16384);
+    assert_eq!(topo.nodes().len(), 64);
 
     let t = Instant::now();
     let doms = domains::build(&topo, KernelVersion::V6_12).unwrap();

@@ -25,8 +25,8 @@ fn main() {
     if std::env::args().any(|a| a == "--no-domains") {
         println!(
             "{} CPUs, {} nodes, no domains built",
-            topo.online.weight(),
-            topo.nodes.len()
+            topo.online().weight(),
+            topo.nodes().len()
         );
         return;
     }
@@ -39,7 +39,7 @@ fn main() {
     println!(
         "{} CPUs, {} nodes: {} domains in all, {} distinct spans, built in {:.1} ms",
         doms.cpus.len(),
-        topo.nodes.len(),
+        topo.nodes().len(),
         total,
         doms.distinct_spans(),
         took.as_secs_f64() * 1e3

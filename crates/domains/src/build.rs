@@ -227,7 +227,7 @@ pub fn build_with(
     kernel: KernelVersion,
     options: &Options,
 ) -> Result<Domains, Error> {
-    let cpu_map = topo.online;
+    let cpu_map = *topo.online();
     if cpu_map.is_empty() {
         return Err(Error::NoOnlineCpus);
     }
@@ -503,7 +503,7 @@ pub fn build_with(
     spans.forget_index();
     Ok(Domains {
         kernel,
-        arch: topo.arch.clone(),
+        arch: topo.arch().clone(),
         levels: levels
             .iter()
             .map(|l| LevelInfo {
@@ -732,7 +732,7 @@ impl Capacities {
     fn new(topo: &Topology) -> Self {
         let mut by_cap: Vec<(u32, CpuMask)> = Vec::new();
         let mut of = Vec::new();
-        for c in &topo.cpus {
+        for c in topo.cpus() {
             let cap = c.capacity.unwrap_or(1024);
             if of.len() <= c.id as usize {
                 of.resize(c.id as usize + 1, 1024);

@@ -128,11 +128,11 @@ pub(crate) fn levels_for(
     };
     let mut levels = Vec::new();
     let smt_flags = Flags::of(&[Flag::ShareCpuCapacity, Flag::ShareLlc]);
-    let is_power = matches!(topo.arch, Arch::PowerPc64 | Arch::PowerPc);
-    let is_x86 = matches!(topo.arch, Arch::X86_64 | Arch::X86);
+    let is_power = matches!(topo.arch(), Arch::PowerPc64 | Arch::PowerPc);
+    let is_x86 = matches!(topo.arch(), Arch::X86_64 | Arch::X86);
     let has_big = topo.level(LevelKind::BigCore).is_some();
     let splpar_asym_pack =
-        is_power && kernel >= KernelVersion::V6_8 && topo.shared_processor && has_big;
+        is_power && kernel >= KernelVersion::V6_8 && topo.shared_processor() && has_big;
     let asym = if splpar_asym_pack {
         Flags::of(&[Flag::AsymPacking])
     } else {
@@ -170,7 +170,7 @@ pub(crate) fn levels_for(
         }
         let coregroup = topo.level(LevelKind::Cluster).is_some();
         // v6.8 has_coregroup_support(): never on a shared-processor LPAR (seed 001).
-        let mc = coregroup && !(kernel >= KernelVersion::V6_8 && topo.shared_processor);
+        let mc = coregroup && !(kernel >= KernelVersion::V6_8 && topo.shared_processor());
         if mc {
             levels.push(ctx.level("MC", asym, "coregroup", |t, c| {
                 t.mask_of(c, LevelKind::Cluster)
@@ -344,7 +344,7 @@ pub(crate) fn levels_for(
     } else {
         topo.max_threads_per_core().max(1) as u32
     };
-    let max_node_id = topo.nodes.iter().map(|n| n.id).max().unwrap_or(0);
+    let max_node_id = topo.nodes().iter().map(|n| n.id).max().unwrap_or(0);
     LevelSet {
         levels,
         rules: ArchRules {
@@ -464,16 +464,16 @@ struct NodeMap {
 
 impl NodeMap {
     fn new(topo: &Topology) -> Self {
-        let n = topo.nodes.len().max(1);
-        let mut masks: Vec<CpuMask> = if topo.nodes.is_empty() {
+        let n = topo.nodes().len().max(1);
+        let mut masks: Vec<CpuMask> = if topo.nodes().is_empty() {
             vec![topo.known()]
         } else {
-            topo.nodes.iter().map(|x| x.cpus).collect()
+            topo.nodes().iter().map(|x| x.cpus).collect()
         };
-        let mut of = vec![0u32; topo.cpus.last().map_or(0, |c| c.id as usize + 1)];
-        for c in &topo.cpus {
+        let mut of = vec![0u32; topo.cpus().last().map_or(0, |c| c.id as usize + 1)];
+        for c in topo.cpus() {
             match c.node {
-                Some(i) if !topo.nodes.is_empty() => of[c.id as usize] = i,
+                Some(i) if !topo.nodes().is_empty() => of[c.id as usize] = i,
                 _ => {
                     of[c.id as usize] = 0;
                     masks[0].set(c.id as usize);
@@ -483,7 +483,7 @@ impl NodeMap {
         let mut distances = Vec::with_capacity(n * n);
         for a in 0..n {
             for b in 0..n {
-                distances.push(if topo.nodes.is_empty() {
+                distances.push(if topo.nodes().is_empty() {
                     10
                 } else {
                     topo.distance(a, b)
@@ -528,7 +528,7 @@ impl CacheIndex {
         let mut l2 = vec![u32::MAX; nr];
         let mut llc = vec![u32::MAX; nr];
         let mut llc_level = vec![0u8; nr];
-        for (i, cache) in topo.caches.iter().enumerate() {
+        for (i, cache) in topo.caches().iter().enumerate() {
             if cache.kind == CacheKind::Instruction {
                 continue;
             }
@@ -547,7 +547,7 @@ impl CacheIndex {
     }
     fn get(topo: &Topology, v: &[u32], cpu: usize) -> Option<CpuMask> {
         match v.get(cpu) {
-            Some(&i) if i != u32::MAX => Some(topo.caches[i as usize].cpus),
+            Some(&i) if i != u32::MAX => Some(topo.caches()[i as usize].cpus),
             _ => None,
         }
     }
@@ -601,7 +601,6 @@ fn arm_coregroup(
 }
 
 fn is_amd_zen(topo: &Topology) -> bool {
-    topo.model_name
-        .as_deref()
+    topo.model_name()
         .is_some_and(|m| m.contains("EPYC") || m.contains("Ryzen") || m.contains("Threadripper"))
 }

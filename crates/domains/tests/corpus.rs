@@ -41,7 +41,7 @@ fn corpus_machines_get_well_formed_domains() {
         let Ok(topo) = readers::sysfs::read_path(path) else {
             continue;
         };
-        if topo.online.is_empty() {
+        if topo.online().is_empty() {
             continue;
         }
         for k in KernelVersion::ALL {

@@ -111,7 +111,7 @@ proptest! {
                 below = Some(span);
             }
             if let Some(top) = below {
-                prop_assert_eq!(top, topo.online);
+                prop_assert_eq!(top, *topo.online());
             }
         }
     }

@@ -57,6 +57,7 @@ fn power9_lpar_128(online: impl Fn(u32) -> bool) -> Topology {
             node: Some(big / 8),
             kind: None,
             capacity: None,
+            os_ids: None,
         });
     }
     for node in 0..2u32 {
@@ -129,8 +130,10 @@ fn seed000_machine_from_the_catalogue() {
         ])
     );
     // ppc64_cpu --smt=1: threads 1-7 of every SMT8 core go offline.
-    let keep: Vec<usize> = topo.online.iter().filter(|&c| c % 8 == 0).collect();
-    topo.online = keep.into_iter().collect();
+    let keep: CpuMask = topo.online().iter().filter(|&c| c % 8 == 0).collect();
+    let mut b = TopologyBuilder::from_topology(&topo);
+    b.online(keep);
+    topo = b.finish().unwrap();
     assert_eq!(
         cpu0(&topo, KernelVersion::V5_9),
         named(&[("DIE", 2071), ("NUMA", 12801)])
@@ -139,10 +142,12 @@ fn seed000_machine_from_the_catalogue() {
 
 #[test]
 fn seed001_catalogue_power10_dedicated_and_shared() {
-    let mut topo = readers::catalogue::machine("power10-shared-768").expect("catalogue");
-    assert_eq!(topo.online.weight(), 768);
+    let topo = readers::catalogue::machine("power10-shared-768").expect("catalogue");
+    assert_eq!(topo.online().weight(), 768);
     for shared in [false, true] {
-        topo.shared_processor = shared;
+        let mut b = TopologyBuilder::from_topology(&topo);
+        b.shared_processor(shared);
+        let topo = b.finish().unwrap();
         let d = domains::build(&topo, KernelVersion::V6_8).unwrap();
         for c in &d.cpus {
             for x in &c.domains {
@@ -221,6 +226,7 @@ fn power10_768(shared: bool, coregroup: bool) -> Topology {
                 node: Some(*node),
                 kind: None,
                 capacity: None,
+                os_ids: None,
             });
             total += 1;
         }

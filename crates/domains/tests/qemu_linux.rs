@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 use domains::compare::{compare, Dump};
 use domains::KernelVersion;
+use topology::TopologyBuilder;
 
 fn data(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -57,9 +58,11 @@ fn two_sockets_smt2_one_node() {
 #[test]
 fn two_sockets_with_smt_threads_offline() {
     let after = readers::sysfs::read_path(&data("x86-2s4c2t-smtoff-sysfs.tar.gz")).unwrap();
-    let mut topo = readers::sysfs::read_path(&data("x86-2s4c2t-sysfs.tar.gz")).unwrap();
-    topo.online = (0..16).filter(|c| c % 2 == 0).collect();
-    assert_eq!(topo.online, after.online);
+    let topo = readers::sysfs::read_path(&data("x86-2s4c2t-sysfs.tar.gz")).unwrap();
+    let mut b = TopologyBuilder::from_topology(&topo);
+    b.online((0..16).filter(|c| c % 2 == 0).collect());
+    let topo = b.finish().unwrap();
+    assert_eq!(topo.online(), after.online());
     let dump = Dump::read(&data("x86-2s4c2t-smtoff-domains.tar.gz")).unwrap();
     assert_eq!(
         dump.verbose.len(),
@@ -121,13 +124,17 @@ fn compare_reports_real_differences() {
         .any(|d| d.what == "cpu0/domain0/level" && d.manycore == "<missing>"));
 
     // Make every remote distance equal: one NUMA level instead of three.
-    let mut flat = topo.clone();
-    let n = flat.nodes.len();
-    for i in 0..n * n {
-        if i / n != i % n {
-            flat.distances[i] = 20;
+    let n = topo.nodes().len();
+    let mut flat = TopologyBuilder::from_topology(&topo);
+    let diagonal_kept = |i: usize| {
+        if i / n == i % n {
+            topo.distances()[i]
+        } else {
+            20
         }
-    }
+    };
+    flat.distances((0..n * n).map(diagonal_kept).collect());
+    let flat = flat.finish().unwrap();
     let diffs = compare(&domains::build(&flat, KernelVersion::V6_12).unwrap(), &dump);
     assert!(diffs.iter().any(|d| d.what.ends_with("(dmesg) domains")));
 }

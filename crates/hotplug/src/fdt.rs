@@ -110,9 +110,9 @@ impl FirmwareTree {
     /// caches (the error names the CPU and level).
     pub fn from_topology(topology: &Topology) -> Result<FirmwareTree, HotplugError> {
         let present: Vec<&topology::Cpu> = topology
-            .cpus
+            .cpus()
             .iter()
-            .filter(|c| topology.present.contains(c.id as usize))
+            .filter(|c| topology.present().contains(c.id as usize))
             .collect();
         // Hard ids: the firmware ids when they are unique and fit a cell, else
         // the logical numbers (a simulator's machine may not have firmware ids).
@@ -132,7 +132,7 @@ impl FirmwareTree {
             sorted.sort_unstable();
             use_hw = sorted.windows(2).all(|w| w[0] != w[1]);
         }
-        let nr = topology.cpus.last().map_or(0, |c| c.id as usize + 1);
+        let nr = topology.cpus().last().map_or(0, |c| c.id as usize + 1);
         let mut hard_id = vec![NO_ID; nr];
         for (i, c) in present.iter().enumerate() {
             hard_id[c.id as usize] = if use_hw { hw[i] } else { c.id };
@@ -145,7 +145,7 @@ impl FirmwareTree {
 
         // Cache instances of level >= 2 (data or unified) get a node each.
         let cache_levels: Vec<usize> = topology
-            .caches
+            .caches()
             .iter()
             .enumerate()
             .filter(|(_, c)| c.level >= 2 && c.kind != CacheKind::Instruction)
@@ -187,7 +187,7 @@ impl FirmwareTree {
         for &ci in &cache_levels {
             let phandle = tree.phandles.len() as u32;
             cache_phandle.insert(ci, phandle);
-            let cache = &topology.caches[ci];
+            let cache = &topology.caches()[ci];
             let id = tree.nodes.len() as NodeId;
             tree.nodes.push(Node {
                 name: format!("l{}-cache@{:x}", cache.level, phandle),
@@ -221,19 +221,19 @@ impl FirmwareTree {
         // first instance listed at each level; built in one pass over the caches.
         let mut chains: Vec<Vec<usize>> = vec![Vec::new(); nr];
         for &ci in &cache_levels {
-            let cache = &topology.caches[ci];
+            let cache = &topology.caches()[ci];
             for cpu in cache.cpus.iter().filter(|&c| c < nr) {
                 let chain = &mut chains[cpu];
                 if !chain
                     .iter()
-                    .any(|&x| topology.caches[x].level == cache.level)
+                    .any(|&x| topology.caches()[x].level == cache.level)
                 {
                     chain.push(ci);
                 }
             }
         }
         for chain in &mut chains {
-            chain.sort_by_key(|&ci| topology.caches[ci].level);
+            chain.sort_by_key(|&ci| topology.caches()[ci].level);
         }
         let chain_of = |cpu: usize| -> &Vec<usize> { &chains[cpu] };
 
@@ -247,7 +247,7 @@ impl FirmwareTree {
                 let threads: Vec<usize> = group
                     .cpus
                     .iter()
-                    .filter(|&c| topology.present.contains(c))
+                    .filter(|&c| topology.present().contains(c))
                     .collect();
                 let Some(&first) = threads.first() else {
                     continue;
@@ -284,7 +284,7 @@ impl FirmwareTree {
                     }
                 }
                 let hard: Vec<u32> = threads.iter().map(|&t| tree.hard_id[t]).collect();
-                let node_cell = head.node.map_or(NO_ID, |n| topology.nodes[n as usize].id);
+                let node_cell = head.node.map_or(NO_ID, |n| topology.nodes()[n as usize].id);
                 let package = head.group(LevelKind::Package).unwrap_or(NO_ID);
                 let coregroup = if has_cluster {
                     head.group(LevelKind::Cluster).unwrap_or(NO_ID)
@@ -326,7 +326,7 @@ impl FirmwareTree {
                             .cpus;
                         let members: Vec<u32> = big_mask
                             .iter()
-                            .filter(|&c| topology.present.contains(c))
+                            .filter(|&c| topology.present().contains(c))
                             .map(|c| tree.hard_id[c])
                             .collect();
                         // Property type 2 = "threads sharing the L2", one group.

@@ -330,7 +330,7 @@ fn truth_keys(topology: &Topology, nr: usize) -> Vec<[u64; MaskLevel::COUNT]> {
     // listed at the highest level >= 2 (one pass over the caches).
     let mut l2: Vec<Option<u32>> = vec![None; nr];
     let mut llc: Vec<Option<(u8, u32)>> = vec![None; nr];
-    for (ci, c) in topology.caches.iter().enumerate() {
+    for (ci, c) in topology.caches().iter().enumerate() {
         if c.kind == CacheKind::Instruction || c.level < 2 {
             continue;
         }
@@ -345,7 +345,7 @@ fn truth_keys(topology: &Topology, nr: usize) -> Vec<[u64; MaskLevel::COUNT]> {
     }
     let has_cluster = topology.level(LevelKind::Cluster).is_some();
     let mut keys = vec![[NO_KEY; MaskLevel::COUNT]; nr];
-    for cpu in &topology.cpus {
+    for cpu in topology.cpus() {
         let id = cpu.id as usize;
         let core = tag(1, cpu.group(LevelKind::Core).unwrap_or(NO_ID));
         let l2_key = match (l2[id], cpu.group(LevelKind::BigCore)) {
@@ -420,16 +420,16 @@ impl MaskEngine {
     /// levels with identical masks are consolidated and each level's scan scope
     /// chosen. The cost is in [`MaskEngine::setup_work`].
     pub fn new(topology: &Topology, algo: Algo) -> Result<MaskEngine, HotplugError> {
-        let nr = topology.cpus.last().map_or(0, |c| c.id as usize + 1);
+        let nr = topology.cpus().last().map_or(0, |c| c.id as usize + 1);
         let mut setup = WorkCounts::default();
         let present: CpuMask = topology
-            .cpus
+            .cpus()
             .iter()
             .map(|c| c.id as usize)
-            .filter(|&c| topology.present.contains(c))
+            .filter(|&c| topology.present().contains(c))
             .collect();
         let boot_cpu = topology
-            .online
+            .online()
             .and(&present)
             .first()
             .or_else(|| present.first())

@@ -158,7 +158,7 @@ proptest! {
         for (online, pick, special) in events {
             // Mostly real CPUs; sometimes CPU numbers that are not present.
             let cpu = match special {
-                0 => topo.possible.last().unwrap_or(0) + 1 + pick.index(100),
+                0 => topo.possible().last().unwrap_or(0) + 1 + pick.index(100),
                 1 => topology::MAX_CPUS + pick.index(10),
                 _ => *pick.get(&present),
             };

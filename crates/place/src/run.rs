@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 use sim::engine::Queue;
-use topology::{Arch, Topology};
+use topology::{Arch, Topology, TopologyBuilder};
 
 use crate::hv::{HvParams, Lpar};
 use crate::machine::{Machine, MachineOptions};
@@ -202,8 +202,9 @@ pub fn machine_for(
     shared: bool,
     options: &MachineOptions,
 ) -> Result<Machine, RunError> {
-    let mut t = topo.clone();
-    t.shared_processor = shared && kernel.splpar_topology();
+    let mut b = TopologyBuilder::from_topology(topo);
+    b.shared_processor(shared && kernel.splpar_topology());
+    let t = b.finish().map_err(|e| RunError::Domains(e.to_string()))?;
     let doms = domains::build(&t, kernel.domains_version())
         .map_err(|e| RunError::Domains(e.to_string()))?;
     Machine::new(&t, &doms, options).map_err(|e| RunError::Machine(e.to_string()))
@@ -211,9 +212,9 @@ pub fn machine_for(
 
 /// Checks `lpar` against the machine's architecture.
 pub fn check_lpar(topo: &Topology, lpar: Lpar) -> Result<(), RunError> {
-    let power = matches!(topo.arch, Arch::PowerPc64 | Arch::PowerPc);
+    let power = matches!(topo.arch(), Arch::PowerPc64 | Arch::PowerPc);
     if lpar != Lpar::None && !power {
-        return Err(RunError::LparNotPower(topo.arch.uname().to_string()));
+        return Err(RunError::LparNotPower(topo.arch().uname().to_string()));
     }
     Ok(())
 }

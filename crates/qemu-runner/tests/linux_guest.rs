@@ -72,8 +72,8 @@ fn check(machine: &str) -> Boot {
         .unwrap_or_else(|e| panic!("{machine}: the kernel's facts do not build: {e}"));
 
     // The CPUs and how they group, as both kernels saw them.
-    assert_eq!(ours.online, guest.online, "{machine}: online CPUs");
-    for cpu in guest.online.iter() {
+    assert_eq!(ours.online(), guest.online(), "{machine}: online CPUs");
+    for cpu in guest.online().iter() {
         assert_eq!(
             ours.smt_mask(cpu),
             guest.smt_mask(cpu),
@@ -93,10 +93,15 @@ fn check(machine: &str) -> Boot {
     // Caches from CPUID: every level, size, line, ways and sharing set as
     // the guest's /sys/devices/system/cpu/cpu*/cache shows them.
     assert!(
-        !guest.caches.is_empty(),
+        !guest.caches().is_empty(),
         "{machine}: the snapshot has caches"
     );
-    assert_eq!(ours.caches, guest.caches, "{machine}: caches\n{}", b.output);
+    assert_eq!(
+        ours.caches(),
+        guest.caches(),
+        "{machine}: caches\n{}",
+        b.output
+    );
 
     // The hotplug engine kept the boot CPU's masks during bring-up from caches
     // predicted by its own CPUID: its LLC and L2 masks are Linux's

@@ -197,7 +197,7 @@ fn minimal_files(dir: &Path, t: &topology::Topology) -> Vec<PathBuf> {
         }
     };
     push(&[cpu.join("online")]);
-    for level in &t.levels {
+    for level in t.levels() {
         for group in &level.groups {
             let Some(first) = group.cpus.first() else {
                 continue;
@@ -216,12 +216,12 @@ fn minimal_files(dir: &Path, t: &topology::Topology) -> Vec<PathBuf> {
             }
         }
     }
-    for node in &t.nodes {
+    for node in t.nodes() {
         let d = dir.join(format!("sys/devices/system/node/node{}", node.id));
         push(&[d.join("cpumap"), d.join("cpulist")]);
         push(&[d.join("distance")]);
     }
-    for cache in &t.caches {
+    for cache in t.caches() {
         let Some(first) = cache.cpus.first() else {
             continue;
         };
@@ -279,7 +279,7 @@ fn bench(c: &mut Criterion) {
         let bytes = std::fs::read(&archive).unwrap();
         let dir = extract(&archive, &tmp.path().join(name));
         let t = readers::sysfs::read_path(&dir).unwrap();
-        let cpus = t.cpus.len();
+        let cpus = t.cpus().len();
         let floor = minimal_files(&dir, &t);
         eprintln!("{name}: floor reads {} files", floor.len());
         let mut g = c.benchmark_group(format!("{name} ({cpus} CPUs)"));
@@ -319,7 +319,7 @@ fn bench_generated(c: &mut Criterion) {
         let dir = tmp.path().join(name);
         let n = write_machine(&dir, packages, cores, threads);
         let t = readers::sysfs::read_path(&dir).unwrap();
-        assert_eq!(t.cpus.len(), n);
+        assert_eq!(t.cpus().len(), n);
         assert_eq!(t.count(topology::LevelKind::Core), packages * cores);
         let floor = minimal_files(&dir, &t);
         eprintln!("{name}: floor reads {} files", floor.len());

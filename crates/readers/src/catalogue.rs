@@ -313,6 +313,7 @@ fn assemble(m: Machine<'_>) -> Result<Topology, String> {
             node: Some(p.node),
             kind: None,
             capacity: None,
+            os_ids: None,
         });
     }
     b.distances(m.distances);

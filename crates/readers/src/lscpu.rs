@@ -134,7 +134,7 @@ pub fn counts(topology: &Topology) -> Counts {
     } else {
         LevelKind::Core
     };
-    let online = topology.online;
+    let online = *topology.online();
     let mut threads = 0;
     let mut cores = 0usize;
     if let Some(level) = topology.level(core_level) {
@@ -153,14 +153,14 @@ pub fn counts(topology: &Topology) -> Counts {
             .count()
     });
     Counts {
-        cpus: topology.present.weight(),
+        cpus: topology.present().weight(),
         online,
-        offline: topology.present.and_not(&online),
+        offline: topology.present().and_not(&online),
         threads_per_core: threads,
         cores_per_socket: cores.checked_div(sockets).unwrap_or(0),
         sockets,
         cores,
-        nodes: topology.nodes.len(),
+        nodes: topology.nodes().len(),
     }
 }
 
@@ -175,7 +175,7 @@ pub fn summary_fields(topology: &Topology) -> Vec<(String, String)> {
     let c = counts(topology);
     let mut f: Vec<(String, String)> = Vec::new();
     let mut push = |label: &str, value: String| f.push((format!("{label}:"), value));
-    push("Architecture", topology.arch.uname().to_string());
+    push("Architecture", topology.arch().uname().to_string());
     push("CPU(s)", c.cpus.to_string());
     push("On-line CPU(s) list", cpulist(&c.online));
     if !c.offline.is_empty() {
@@ -183,18 +183,18 @@ pub fn summary_fields(topology: &Topology) -> Vec<(String, String)> {
     }
     push(
         "Model name",
-        topology.model_name.clone().unwrap_or_else(|| "-".into()),
+        topology.model_name().unwrap_or("-").to_string(),
     );
     push("Thread(s) per core", c.threads_per_core.to_string());
     push("Core(s) per socket", c.cores_per_socket.to_string());
     push("Socket(s)", c.sockets.to_string());
-    if let Some(h) = &topology.hypervisor {
-        push("Hypervisor vendor", h.clone());
+    if let Some(h) = topology.hypervisor() {
+        push("Hypervisor vendor", h.to_string());
     }
     // Sum and count per cache name, names in strcmp order as lscpu sorts them;
     // lscpu leaves out caches whose sizes sum to zero.
     let mut sums: std::collections::BTreeMap<String, (u64, usize)> = Default::default();
-    for cache in &topology.caches {
+    for cache in topology.caches() {
         let e = sums.entry(cache_name(cache.level, cache.kind)).or_default();
         e.0 += cache.size_bytes.unwrap_or(0);
         e.1 += 1;
@@ -209,9 +209,9 @@ pub fn summary_fields(topology: &Topology) -> Vec<(String, String)> {
             format!("{} ({n} {plural})", human_size(bytes)),
         );
     }
-    if !topology.nodes.is_empty() {
-        push("NUMA node(s)", topology.nodes.len().to_string());
-        for node in &topology.nodes {
+    if !topology.nodes().is_empty() {
+        push("NUMA node(s)", topology.nodes().len().to_string());
+        for node in topology.nodes() {
             push(&format!("NUMA node{} CPU(s)", node.id), cpulist(&node.cpus));
         }
     }

@@ -878,9 +878,12 @@ fn build(text: &str, parsed: &Parsed) -> Result<Topology, Error> {
     // index: hwloc treats `indexes=` of non-PU levels as mere labels that may
     // repeat anywhere (Linux ia64 gives two packages of one node the id 0, AMD
     // numbers cores within each node of a package), while the builder merges
-    // CPUs whose ids agree. The OS indexes are put back after building.
+    // CPUs whose ids agree. The OS indexes go in `os_ids`; levels the
+    // description lacks keep the builder's ids: package 0, and cores numbered
+    // like their only PU.
     for (i, &id) in cpu_ids.iter().enumerate() {
         let at = |k: usize| (i / span(k)) as u32;
+        let os = |k: usize| os_of(k, i / span(k));
         b.add_cpu(CpuSpec {
             id,
             hw_id: None,
@@ -893,6 +896,13 @@ fn build(text: &str, parsed: &Parsed) -> Result<Topology, Error> {
             node: None,
             kind: None,
             capacity: None,
+            os_ids: Some([
+                Some(core.map_or(id, os)),
+                None,
+                cluster.map(os),
+                die.map(os),
+                Some(pkg.map_or(0, os)),
+            ]),
         });
     }
     // Masks of the objects at depth k+1, from the PUs' OS indexes.
@@ -954,30 +964,7 @@ fn build(text: &str, parsed: &Parsed) -> Result<Topology, Error> {
     } else if has_attached {
         add_attached_nodes(&mut b, parsed, &widths, &cpu_ids)?;
     }
-    let mut topology = b.finish().map_err(|e| Error::new(SOURCE, e.to_string()))?;
-    // Position of each PU in hwloc's depth-first order, by CPU number.
-    let mut position = vec![0usize; cpu_ids.iter().max().map_or(0, |&m| m as usize + 1)];
-    for (i, &id) in cpu_ids.iter().enumerate() {
-        position[id as usize] = i;
-    }
-    for level in topology.levels.iter_mut() {
-        let depth = match level.kind {
-            LevelKind::Package => pkg,
-            LevelKind::Die => die,
-            LevelKind::Cluster => cluster,
-            LevelKind::Core => core,
-            LevelKind::BigCore => None,
-        };
-        // Levels the description lacks keep the builder's ids: package 0, and
-        // cores numbered like their only PU.
-        let Some(k) = depth else { continue };
-        for group in level.groups.iter_mut() {
-            if let Some(first) = group.cpus.first() {
-                group.os_id = Some(os_of(k, position[first] / span(k)));
-            }
-        }
-    }
-    Ok(topology)
+    b.finish().map_err(|e| Error::new(SOURCE, e.to_string()))
 }
 
 /// Adds NUMA nodes attached with `[numa]`, numbered in hwloc's order (depth-first,
@@ -1074,7 +1061,7 @@ fn walk_attached(
 /// associativities, CPU kinds and distances are not expressible and are dropped.
 pub fn write(topology: &Topology) -> Result<String, Error> {
     let fail = |m: String| Err(Error::new("synthetic export", m));
-    if topology.online != topology.known() || topology.possible != topology.known() {
+    if *topology.online() != topology.known() || *topology.possible() != topology.known() {
         return fail(
             "only topologies whose possible CPUs are all known and online can be described".into(),
         );
@@ -1092,7 +1079,7 @@ pub fn write(topology: &Topology) -> Result<String, Error> {
         size: Option<u64>,
     }
     let mut cands: Vec<Cand> = Vec::new();
-    for level in &topology.levels {
+    for level in topology.levels() {
         let (kind, rank) = match level.kind {
             LevelKind::Package => (Kind::Package, 0),
             LevelKind::Die => (Kind::Die, 2),
@@ -1109,33 +1096,36 @@ pub fn write(topology: &Topology) -> Result<String, Error> {
             size: None,
         });
     }
-    if !topology.nodes.is_empty() {
-        if topology.nodes.iter().any(|nd| nd.cpus.is_empty()) {
+    if !topology.nodes().is_empty() {
+        if topology.nodes().iter().any(|nd| nd.cpus.is_empty()) {
             return fail("memory-only NUMA nodes cannot be described".into());
         }
         // One memory= for all nodes; left out when they differ (hwloc's default
         // then applies), as the structure is what a synthetic string describes.
-        let mems: Vec<Option<u64>> = topology.nodes.iter().map(|nd| nd.memory_bytes).collect();
+        let mems: Vec<Option<u64>> = topology.nodes().iter().map(|nd| nd.memory_bytes).collect();
         let uniform = mems.iter().all(|m| *m == mems[0]);
         cands.push(Cand {
             kind: Kind::Numa,
             rank: 1,
             objects: topology
-                .nodes
+                .nodes()
                 .iter()
                 .map(|nd| (Some(nd.id), nd.cpus))
                 .collect(),
             size: if uniform { mems[0] } else { None },
         });
     }
-    let mut cache_kinds: Vec<(u8, CacheKind)> =
-        topology.caches.iter().map(|c| (c.level, c.kind)).collect();
+    let mut cache_kinds: Vec<(u8, CacheKind)> = topology
+        .caches()
+        .iter()
+        .map(|c| (c.level, c.kind))
+        .collect();
     cache_kinds.dedup();
     cache_kinds.sort();
     cache_kinds.dedup();
     for (level, kind) in cache_kinds {
         let instances: Vec<&Cache> = topology
-            .caches
+            .caches()
             .iter()
             .filter(|c| c.level == level && c.kind == kind)
             .collect();
@@ -1173,7 +1163,7 @@ pub fn write(topology: &Topology) -> Result<String, Error> {
     cands.sort_by_key(|c| (c.objects.len(), c.rank));
     // Objects in hwloc's logical (depth-first) order: by parent, then first CPU.
     // index_at[k][cpu] is the logical index of the level-k object holding `cpu`.
-    let max_id = topology.cpus.last().map_or(0, |c| c.id as usize);
+    let max_id = topology.cpus().last().map_or(0, |c| c.id as usize);
     let mut index_at: Vec<Vec<u32>> = Vec::with_capacity(cands.len());
     for k in 0..cands.len() {
         let parent_of = |m: &CpuMask| -> u32 {

@@ -830,17 +830,9 @@ fn map_raw(raw: Raw, text: &str, source: &str) -> Result<Topology, Error> {
         }
     }
     // A PU outside any core is its own core. The builder needs a key that no
-    // real core id takes; the core itself has no OS index (set after building).
-    let mut coreless = CpuMask::new();
+    // real core id takes; the core itself has no OS index.
     for (&(_, id), p) in pu_ids.iter().zip(&paths) {
-        let core = match p.core {
-            Some(c) => core_id(c),
-            None => {
-                coreless.set(id as usize);
-                0x8000_0000 | id
-            }
-        };
-        b.add_cpu(CpuSpec {
+        let mut spec = CpuSpec {
             id,
             hw_id: None,
             online: true,
@@ -848,11 +840,16 @@ fn map_raw(raw: Raw, text: &str, source: &str) -> Result<Topology, Error> {
             die: p.die.map(&die_id),
             cluster: p.cluster.map(&cluster_id),
             big_core: None,
-            core,
+            core: p.core.map_or(0x8000_0000 | id, &core_id),
             node: None,
             kind: kind_of.get(&id).copied(),
             capacity: capacity_of.get(&id).copied(),
-        });
+            os_ids: None,
+        };
+        if p.core.is_none() {
+            spec.os_ids = Some([None, None, spec.cluster, spec.die, Some(spec.package)]);
+        }
+        b.add_cpu(spec);
     }
     let root = objs
         .first()
@@ -974,19 +971,7 @@ fn map_raw(raw: Raw, text: &str, source: &str) -> Result<Topology, Error> {
             cpus,
         });
     }
-    let mut topology = b.finish().map_err(|e| Error::new(source, e.to_string()))?;
-    if !coreless.is_empty() {
-        for level in topology.levels.iter_mut() {
-            if level.kind == LevelKind::Core {
-                for g in level.groups.iter_mut() {
-                    if g.cpus.is_subset(&coreless) {
-                        g.os_id = None;
-                    }
-                }
-            }
-        }
-    }
-    Ok(topology)
+    b.finish().map_err(|e| Error::new(source, e.to_string()))
 }
 
 /// The NUMA latency matrix, row-major in increasing node-id order.
@@ -1192,7 +1177,7 @@ struct WObj {
 /// Writes hwloc XML v2 that `lstopo --input` accepts.
 pub fn write(topology: &Topology) -> String {
     let online: Vec<u32> = topology
-        .cpus
+        .cpus()
         .iter()
         .filter(|c| c.online)
         .map(|c| c.id)
@@ -1211,7 +1196,7 @@ pub fn write(topology: &Topology) -> String {
             });
         }
     }
-    for level in &topology.levels {
+    for level in topology.levels() {
         for g in &level.groups {
             let (kind, rank) = match level.kind {
                 LevelKind::Package => (WKind::Package(g.os_id), 0),
@@ -1223,7 +1208,7 @@ pub fn write(topology: &Topology) -> String {
             push(&mut objs, &online_mask, kind, g.cpus, rank);
         }
     }
-    for (i, c) in topology.caches.iter().enumerate() {
+    for (i, c) in topology.caches().iter().enumerate() {
         let rank = 10
             + (5 - c.level.min(5)) * 3
             + if c.kind == CacheKind::Instruction {
@@ -1234,7 +1219,7 @@ pub fn write(topology: &Topology) -> String {
         push(&mut objs, &online_mask, WKind::Cache(i), c.cpus, rank);
     }
     // NUMA nodes need an object with exactly their CPUs: add a group if none.
-    for n in &topology.nodes {
+    for n in topology.nodes() {
         let cpus = n.cpus.and(&online_mask);
         if cpus.is_empty() || cpus == online_mask {
             continue;
@@ -1296,7 +1281,7 @@ pub fn write(topology: &Topology) -> String {
     }
     // NUMA nodes: attached to the innermost object with exactly their CPUs.
     let mut root_numa: Vec<usize> = Vec::new();
-    for (ni, n) in topology.nodes.iter().enumerate() {
+    for (ni, n) in topology.nodes().iter().enumerate() {
         let cpus = n.cpus.and(&online_mask);
         let holder = cpus.first().and_then(|f| {
             let mut o = innermost[f];
@@ -1316,9 +1301,9 @@ pub fn write(topology: &Topology) -> String {
     let mut out = String::with_capacity(256 + online.len() * 400);
     out.push_str("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE topology SYSTEM \"hwloc2.dtd\">\n<topology version=\"2.0\">\n");
     let mut gp = 1u64;
-    let nodeset_all: Vec<u32> = topology.nodes.iter().map(|n| n.id).collect();
+    let nodeset_all: Vec<u32> = topology.nodes().iter().map(|n| n.id).collect();
     let ns_all = nodeset(&nodeset_all);
-    let complete = topology.possible.or(&online_mask);
+    let complete = topology.possible().or(&online_mask);
     let _ = writeln!(
         out,
         "  <object type=\"Machine\" os_index=\"0\" cpuset=\"{}\" complete_cpuset=\"{}\" allowed_cpuset=\"{}\" nodeset=\"{ns_all}\" complete_nodeset=\"{ns_all}\" allowed_nodeset=\"{ns_all}\" gp_index=\"{gp}\">",
@@ -1330,7 +1315,7 @@ pub fn write(topology: &Topology) -> String {
     let _ = writeln!(
         out,
         "    <info name=\"Architecture\" value=\"{}\"/>",
-        escape(topology.arch.uname())
+        escape(topology.arch().uname())
     );
     let mut w = Writer {
         topology,
@@ -1339,7 +1324,7 @@ pub fn write(topology: &Topology) -> String {
         gp,
     };
     for &ni in &root_numa {
-        if topology.nodes[ni].cpus.and(&online_mask).is_empty() {
+        if topology.nodes()[ni].cpus.and(&online_mask).is_empty() {
             // A CPU-less node attached to the machine would get every CPU as
             // its locality: hwloc keeps such nodes under an empty group.
             let gp = w.gp;
@@ -1347,7 +1332,7 @@ pub fn write(topology: &Topology) -> String {
             let _ = writeln!(
                 w.out,
                 "    <object type=\"Group\" cpuset=\"0x0\" complete_cpuset=\"0x0\" nodeset=\"{ns}\" complete_nodeset=\"{ns}\" gp_index=\"{gp}\" kind=\"{GROUP_KIND_MEMORY}\" subkind=\"0\">",
-                ns = nodeset(&[topology.nodes[ni].id]),
+                ns = nodeset(&[topology.nodes()[ni].id]),
             );
             w.numa(ni, &CpuMask::new(), 6);
             w.out.push_str("    </object>\n");
@@ -1361,20 +1346,20 @@ pub fn write(topology: &Topology) -> String {
     let mut out = w.out;
     out.push_str("  </object>\n");
     // The NUMA latency matrix, by OS index.
-    if topology.has_distances() && topology.nodes.len() > 1 {
-        let n = topology.nodes.len();
+    if topology.has_distances() && topology.nodes().len() > 1 {
+        let n = topology.nodes().len();
         let _ = writeln!(
             out,
             "  <distances2 type=\"NUMANode\" nbobjs=\"{n}\" kind=\"5\" name=\"NUMALatency\" indexing=\"os\">"
         );
-        let idx: Vec<String> = topology.nodes.iter().map(|n| n.id.to_string()).collect();
+        let idx: Vec<String> = topology.nodes().iter().map(|n| n.id.to_string()).collect();
         let joined = idx.join(" ");
         let _ = writeln!(
             out,
             "    <indexes length=\"{}\">{joined}</indexes>",
             joined.len()
         );
-        for row in topology.distances.chunks(n) {
+        for row in topology.distances().chunks(n) {
             let vals: Vec<String> = row.iter().map(|v| v.to_string()).collect();
             let joined = vals.join(" ");
             let _ = writeln!(
@@ -1385,9 +1370,9 @@ pub fn write(topology: &Topology) -> String {
         }
         out.push_str("  </distances2>\n");
     }
-    for (k, kind) in topology.core_kinds.iter().enumerate() {
+    for (k, kind) in topology.core_kinds().iter().enumerate() {
         let cpus: CpuMask = topology
-            .cpus
+            .cpus()
             .iter()
             .filter(|c| c.online && c.kind == Some(k as u16))
             .map(|c| c.id as usize)
@@ -1452,7 +1437,7 @@ impl Writer<'_> {
     fn nodes_of(&self, cpus: &CpuMask) -> String {
         let ids: Vec<u32> = self
             .topology
-            .nodes
+            .nodes()
             .iter()
             .filter(|n| n.cpus.intersects(cpus))
             .map(|n| n.id)
@@ -1461,7 +1446,7 @@ impl Writer<'_> {
     }
 
     fn numa(&mut self, ni: usize, cpus: &CpuMask, indent: usize) {
-        let node = &self.topology.nodes[ni];
+        let node = &self.topology.nodes()[ni];
         let ns = nodeset(&[node.id]);
         let mem = node
             .memory_bytes
@@ -1490,7 +1475,7 @@ impl Writer<'_> {
             WKind::Core(id) => ("Core".to_string(), os(id)),
             WKind::Pu(id) => ("PU".to_string(), format!(" os_index=\"{id}\"")),
             WKind::Cache(ci) => {
-                let c = &self.topology.caches[*ci];
+                let c = &self.topology.caches()[*ci];
                 let ty = format!(
                     "L{}{}Cache",
                     c.level,
@@ -1540,7 +1525,7 @@ impl Writer<'_> {
         );
         self.gp += 1;
         if matches!(o.kind, WKind::Package(_)) {
-            if let Some(m) = &self.topology.model_name {
+            if let Some(m) = &self.topology.model_name() {
                 let _ = write!(
                     self.out,
                     ">\n{:w$}<info name=\"CPUModel\" value=\"{}\"/",

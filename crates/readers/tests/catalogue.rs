@@ -70,7 +70,7 @@ fn the_catalogue_holds_exactly_the_seed_machines() {
         );
         assert!(!e.platform.is_empty() && !e.summary.is_empty());
         let t = build(e.name);
-        assert_eq!(t.source, format!("catalogue:{}", e.name));
+        assert_eq!(t.source(), format!("catalogue:{}", e.name));
         assert!(t.has_distances(), "{}: distances", e.name);
     }
     let err = catalogue::machine("power11-imaginary").unwrap_err();
@@ -134,7 +134,7 @@ fn power_lpars_match_the_lscpu_output_in_their_seeds() {
                 // Old lscpu prints one instance's size.
                 let (level, kind) = cache_kind(label);
                 let sizes: Vec<Option<u64>> = ours
-                    .caches
+                    .caches()
                     .iter()
                     .filter(|c| c.level == level && c.kind == kind)
                     .map(|c| c.size_bytes)
@@ -159,8 +159,8 @@ fn power_lpars_match_the_lscpu_output_in_their_seeds() {
         // Reading the seed's lscpu output gives the catalogue's machine.
         let read = lscpu::parse(&text, file).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(lscpu::counts(&read), lscpu::counts(&ours), "{name}: counts");
-        assert_eq!(read.nodes.len(), ours.nodes.len());
-        for (a, b) in read.nodes.iter().zip(&ours.nodes) {
+        assert_eq!(read.nodes().len(), ours.nodes().len());
+        for (a, b) in read.nodes().iter().zip(ours.nodes()) {
             assert_eq!((a.id, a.cpus), (b.id, b.cpus), "{name}: node");
         }
         for level in [LevelKind::Core, LevelKind::BigCore, LevelKind::Package] {
@@ -170,17 +170,17 @@ fn power_lpars_match_the_lscpu_output_in_their_seeds() {
             };
             assert_eq!(groups(&read), groups(&ours), "{name}: {level:?} groups");
         }
-        assert_eq!(read.model_name, ours.model_name);
-        assert_eq!(read.hypervisor, ours.hypervisor);
+        assert_eq!(read.model_name(), ours.model_name());
+        assert_eq!(read.hypervisor(), ours.hypervisor());
     }
 }
 
 #[test]
 fn power10_lpars_are_shared_and_power9_has_big_cores() {
-    assert!(build("power10-shared-768").shared_processor);
-    assert!(build("power10-shared-320").shared_processor);
+    assert!(build("power10-shared-768").shared_processor());
+    assert!(build("power10-shared-320").shared_processor());
     let p9 = build("power9-lpar-128");
-    assert!(!p9.shared_processor);
+    assert!(!p9.shared_processor());
     // 2 sockets × 8 SMT8 cores, each two SMT4 thread groups.
     assert_eq!(p9.count(LevelKind::BigCore), 16);
     assert_eq!(p9.count(LevelKind::Core), 32);
@@ -195,7 +195,7 @@ fn power_machines_match_seed_000_numbers() {
     // "Brought up 16 nodes, 1024 CPUs"
     assert!(text.contains("Brought up 16 nodes, 1024 CPUs"));
     let p8 = build("power8-lpar-1024");
-    assert_eq!((p8.nodes.len(), p8.online.weight()), (16, 1024));
+    assert_eq!((p8.nodes().len(), p8.online().weight()), (16, 1024));
     // "his 4096 cpu (1024 cores in a socket)"
     assert!(text.contains("4096 cpu (1024 cores in a socket)"));
     let big = build("power-4096-1socket");
@@ -298,7 +298,7 @@ fn x86_2n_128_matches_seed_003() {
         .parse()
         .unwrap();
     let t = build("x86-2n-128");
-    assert_eq!((t.online.weight(), t.nodes.len()), (cpus, nodes));
+    assert_eq!((t.online().weight(), t.nodes().len()), (cpus, nodes));
     assert_eq!((cpus, nodes), (128, 2));
 }
 
@@ -309,7 +309,7 @@ fn arm64_d06_matches_seed_004() {
     assert!(text.contains("ITS belongs to numa node 0"));
     let t = build("arm64-d06");
     let pkg_of_node = |id: u32| {
-        let node = &t.nodes[t.node_index(id).unwrap()];
+        let node = &t.nodes()[t.node_index(id).unwrap()];
         t.cpu(node.cpus.first().unwrap())
             .unwrap()
             .group(LevelKind::Package)
@@ -317,7 +317,7 @@ fn arm64_d06_matches_seed_004() {
     assert_eq!(pkg_of_node(0), Some(0), "node 0 on socket 0");
     assert_eq!(pkg_of_node(3), Some(1), "node 3 on socket 1");
     let with_memory: Vec<u32> = t
-        .nodes
+        .nodes()
         .iter()
         .filter(|n| n.memory_bytes.unwrap_or(0) > 0)
         .map(|n| n.id)

@@ -465,7 +465,7 @@ fn compare_console(t: &Topology, c: &Console, options: &str) -> Vec<String> {
     let mut diffs = Vec::new();
     // hwloc ignores offline CPUs entirely, so every cpuset we compare is
     // restricted to the online CPUs whose topology we know.
-    let online = t.online.and(&t.known());
+    let online = t.online().and(&t.known());
     let console_pus: CpuMask = c
         .objs
         .iter()
@@ -539,9 +539,9 @@ fn compare_console(t: &Topology, c: &Console, options: &str) -> Vec<String> {
             .unwrap_or_else(|| parent.map(|p| c.objs[p].pus).unwrap_or_default());
         hwloc_nodes.insert(o.os.unwrap(), pus);
     }
-    let our_ids: BTreeSet<u32> = t.nodes.iter().map(|n| n.id).collect();
+    let our_ids: BTreeSet<u32> = t.nodes().iter().map(|n| n.id).collect();
     let hwloc_ids: BTreeSet<u32> = hwloc_nodes.keys().copied().collect();
-    if t.nodes.is_empty() {
+    if t.nodes().is_empty() {
         // Without sysfs nodes hwloc makes one node with all memory.
         if hwloc_ids.len() > 1 {
             diffs.push(format!("nodes: hwloc {hwloc_ids:?}, we read none"));
@@ -550,7 +550,7 @@ fn compare_console(t: &Topology, c: &Console, options: &str) -> Vec<String> {
         if our_ids != hwloc_ids {
             diffs.push(format!("node ids: hwloc {hwloc_ids:?} vs ours {our_ids:?}"));
         }
-        for n in &t.nodes {
+        for n in t.nodes() {
             let ours = n.cpus.and(&online);
             if ours.is_empty() {
                 continue;
@@ -581,7 +581,7 @@ fn compare_console(t: &Topology, c: &Console, options: &str) -> Vec<String> {
             }
         }
         let mut our_caches: BySet<u64> = BTreeMap::new();
-        for cache in &t.caches {
+        for cache in t.caches() {
             if options.contains("--no-icaches") && cache.kind == CacheKind::Instruction {
                 continue;
             }
@@ -633,10 +633,10 @@ fn compare_console(t: &Topology, c: &Console, options: &str) -> Vec<String> {
     // must list the same sets. hwloc also ranks kinds by frequency and
     // capacity, which we do not, so a machine where only hwloc finds kinds
     // (x86 hybrids without PMU directories) is not compared.
-    if !t.core_kinds.is_empty() && !options.contains("no-midr") {
-        let ours: BTreeSet<Vec<usize>> = (0..t.core_kinds.len())
+    if !t.core_kinds().is_empty() && !options.contains("no-midr") {
+        let ours: BTreeSet<Vec<usize>> = (0..t.core_kinds().len())
             .map(|k| {
-                t.cpus
+                t.cpus()
                     .iter()
                     .filter(|c| c.kind == Some(k as u16) && online.contains(c.id as usize))
                     .map(|c| c.id as usize)
@@ -671,10 +671,10 @@ fn compare_console(t: &Topology, c: &Console, options: &str) -> Vec<String> {
                 }
             }
         }
-    } else if t.nodes.len() > 1 && t.has_distances() {
+    } else if t.nodes().len() > 1 && t.has_distances() {
         // hwloc omits a matrix only when it is uninformative (all equal).
-        let all_same = (0..t.nodes.len())
-            .all(|i| (0..t.nodes.len()).all(|j| i == j || t.distance(i, j) == t.distance(0, 1)));
+        let all_same = (0..t.nodes().len())
+            .all(|i| (0..t.nodes().len()).all(|j| i == j || t.distance(i, j) == t.distance(0, 1)));
         if !all_same {
             diffs.push("hwloc printed no distance matrix but ours is informative".into());
         }
@@ -960,7 +960,7 @@ fn lscpu_cache(name: &str) -> Option<(u8, CacheKind)> {
 
 /// The CPUs sharing `cpu`'s `(level, kind)` cache, if we know one.
 fn our_cache(t: &Topology, cpu: usize, key: (u8, CacheKind)) -> Option<CpuMask> {
-    t.caches
+    t.caches()
         .iter()
         .find(|c| (c.level, c.kind) == key && c.cpus.contains(cpu))
         .map(|c| c.cpus)
@@ -1065,17 +1065,17 @@ fn compare_lscpu(t: &Topology, e: &LscpuExpected) -> Vec<String> {
     }
     // Summary: NUMA nodes and their CPU lists.
     if let Some(n) = e.numa_count {
-        if n != t.nodes.len() {
-            diffs.push(format!("NUMA node(s): lscpu {n}, ours {}", t.nodes.len()));
+        if n != t.nodes().len() {
+            diffs.push(format!("NUMA node(s): lscpu {n}, ours {}", t.nodes().len()));
         }
     }
     for (id, mask) in &e.numa {
         match t.node_index(*id) {
-            Some(i) if t.nodes[i].cpus == *mask => {}
+            Some(i) if t.nodes()[i].cpus == *mask => {}
             Some(i) => diffs.push(format!(
                 "node {id}: lscpu {}, ours {}",
                 mask.to_list_string(),
-                t.nodes[i].cpus.to_list_string()
+                t.nodes()[i].cpus.to_list_string()
             )),
             None => diffs.push(format!("node {id}: missing")),
         }
@@ -1085,7 +1085,11 @@ fn compare_lscpu(t: &Topology, e: &LscpuExpected) -> Vec<String> {
         let Some(key) = lscpu_cache(name) else {
             continue;
         };
-        let ours = t.caches.iter().filter(|c| (c.level, c.kind) == key).count();
+        let ours = t
+            .caches()
+            .iter()
+            .filter(|c| (c.level, c.kind) == key)
+            .count();
         if ours != *n {
             diffs.push(format!("{name} instances: lscpu {n}, ours {ours}"));
         }
@@ -1215,7 +1219,7 @@ fn every_snapshot_reads() {
             EXPECTED_REJECTIONS.iter().find(|(n, _)| *n == file),
         ) {
             (Ok(t), None) => {
-                assert!(!t.cpus.is_empty(), "{file}: no CPUs");
+                assert!(!t.cpus().is_empty(), "{file}: no CPUs");
                 ok += 1;
             }
             (Err(e), Some((_, fragment))) => {

@@ -146,12 +146,12 @@ fn summary_counts_equal_the_parsable_truth() {
             let idx = topo
                 .node_index(*id)
                 .unwrap_or_else(|| panic!("{name}: node {id} missing"));
-            let ours: BTreeSet<usize> = topo.nodes[idx].cpus.and(&c.online).iter().collect();
+            let ours: BTreeSet<usize> = topo.nodes()[idx].cpus.and(&c.online).iter().collect();
             assert_eq!(&ours, members, "{name}: node {id} CPUs");
         }
         if !nodes.is_empty() {
             let with_cpus = topo
-                .nodes
+                .nodes()
                 .iter()
                 .filter(|n| n.cpus.intersects(&c.online))
                 .count();
@@ -212,7 +212,7 @@ fn with_the_parsable_rows_placement_is_exact() {
                 .filter(|id| !id.is_empty() && *id != "-")
                 .collect();
             let ours = topo
-                .caches
+                .caches()
                 .iter()
                 .filter(|c| lscpu::cache_name(c.level, c.kind) == *col)
                 .count();
@@ -266,8 +266,8 @@ fn the_terminal_layout_reads_like_the_flat_one() {
         let a = lscpu::parse(&flat, &name).unwrap_or_else(|e| panic!("{e}"));
         let b = lscpu::parse(&hierarchic(&flat), &name).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(lscpu::counts(&a), lscpu::counts(&b), "{name}");
-        assert_eq!(a.caches, b.caches, "{name}");
-        assert_eq!(a.nodes, b.nodes, "{name}");
+        assert_eq!(a.caches(), b.caches(), "{name}");
+        assert_eq!(a.nodes(), b.nodes(), "{name}");
         checked += 1;
     }
     assert!(checked >= 35);

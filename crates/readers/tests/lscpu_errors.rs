@@ -6,7 +6,7 @@ use topology::LevelKind;
 
 fn err(text: &str) -> readers::Error {
     match lscpu::parse(text, "bad.txt") {
-        Ok(t) => panic!("accepted:\n{text}\n=> {} CPUs", t.online.weight()),
+        Ok(t) => panic!("accepted:\n{text}\n=> {} CPUs", t.online().weight()),
         Err(e) => e,
     }
 }
@@ -208,8 +208,8 @@ fn every_catalogue_machine_round_trips_through_the_summary() {
             "{}",
             entry.name
         );
-        assert_eq!(back.nodes.len(), machine.nodes.len());
-        for (a, b) in back.nodes.iter().zip(&machine.nodes) {
+        assert_eq!(back.nodes().len(), machine.nodes().len());
+        for (a, b) in back.nodes().iter().zip(machine.nodes()) {
             assert_eq!((a.id, a.cpus), (b.id, b.cpus), "{}", entry.name);
         }
         // The catalogue numbers CPUs as Linux does, which is what the

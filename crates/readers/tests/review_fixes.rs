@@ -111,7 +111,7 @@ fn without_sizes(f: &mut truth::Facts) {
 /// Without NUMA information, hwloc (and so the synthetic reader) adds node 0
 /// covering the machine.
 fn default_node(t: &Topology, f: &mut truth::Facts) {
-    if t.nodes.is_empty() {
+    if t.nodes().is_empty() {
         f.nodes.insert(0, (t.known().iter().collect(), None));
     }
 }
@@ -234,7 +234,7 @@ fn two_node_xml() -> (String, usize) {
 fn bad_distances2_is_an_error_naming_its_line() {
     let (good, line) = two_node_xml();
     let t = readers::xml::read(&good, "good.xml").unwrap();
-    assert_eq!(t.nodes.len(), 2);
+    assert_eq!(t.nodes().len(), 2);
     assert!(t.has_distances(), "the unmodified file has its matrix");
     let header = "nbobjs=\"2\" kind=\"5\" name=\"NUMALatency\"";
     let three = "nbobjs=\"3\" kind=\"5\" name=\"NUMALatency\"";

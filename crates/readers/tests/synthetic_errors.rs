@@ -89,7 +89,7 @@ fn hwloc_pu_interleaving_by_type() {
 fn default_sizes_follow_hwloc() {
     let t = synthetic::parse("l3:1 l2:2 l1d:1 l1i:1 core:1 pu:1").unwrap();
     let size = |level: u8, instr: bool| {
-        t.caches
+        t.caches()
             .iter()
             .find(|c| c.level == level && (c.kind == topology::CacheKind::Instruction) == instr)
             .and_then(|c| c.size_bytes)
@@ -98,8 +98,8 @@ fn default_sizes_follow_hwloc() {
     assert_eq!(size(2, false), Some(4 << 20));
     assert_eq!(size(1, false), Some(32 << 10));
     assert_eq!(size(1, true), Some(32 << 10));
-    assert_eq!(t.nodes.len(), 1);
-    assert_eq!(t.nodes[0].memory_bytes, Some(1 << 30));
+    assert_eq!(t.nodes().len(), 1);
+    assert_eq!(t.nodes()[0].memory_bytes, Some(1 << 30));
 }
 
 #[test]

@@ -212,9 +212,9 @@ fn machines() -> impl Strategy<Value = Machine> {
 
 /// Invariants every topology the reader returns must satisfy.
 fn assert_consistent(t: &Topology) {
-    assert!(t.present.is_subset(&t.possible));
-    assert!(t.online.is_subset(&t.present));
-    assert!(t.known().is_subset(&t.possible));
+    assert!(t.present().is_subset(t.possible()));
+    assert!(t.online().is_subset(t.present()));
+    assert!(t.known().is_subset(t.possible()));
     for kind in LevelKind::ALL {
         if let Some(level) = t.level(kind) {
             let mut seen = CpuMask::new();
@@ -225,11 +225,11 @@ fn assert_consistent(t: &Topology) {
             assert_eq!(seen, t.known(), "{kind:?} groups do not cover the CPUs");
         }
     }
-    for c in &t.caches {
-        assert!(c.cpus.is_subset(&t.possible));
+    for c in t.caches() {
+        assert!(c.cpus.is_subset(t.possible()));
     }
     let mut in_nodes = CpuMask::new();
-    for n in &t.nodes {
+    for n in t.nodes() {
         assert!(!n.cpus.intersects(&in_nodes), "a CPU in two nodes");
         in_nodes.or_assign(&n.cpus);
     }
@@ -279,8 +279,8 @@ proptest! {
         assert_consistent(&t);
         let n = m.cpus();
         let online = m.mask(|c| !m.offline.contains(&c));
-        prop_assert_eq!(t.online, online);
-        prop_assert_eq!(t.possible, CpuMask::first_n(n));
+        prop_assert_eq!(*t.online(), online);
+        prop_assert_eq!(*t.possible(), CpuMask::first_n(n));
         prop_assert_eq!(t.known(), online);
         let want_cores: Vec<CpuMask> = {
             let mut v: Vec<CpuMask> = (0..m.packages)
@@ -301,8 +301,8 @@ proptest! {
             .collect();
         want_packages.sort_by_key(|g| g.first());
         prop_assert_eq!(groups(&t, LevelKind::Package), want_packages);
-        prop_assert_eq!(t.nodes.len(), m.nodes);
-        for (i, node) in t.nodes.iter().enumerate() {
+        prop_assert_eq!(t.nodes().len(), m.nodes);
+        for (i, node) in t.nodes().iter().enumerate() {
             prop_assert_eq!(node.id as usize, i);
             prop_assert_eq!(node.memory_bytes, Some(1024 * 1024 * (i as u64 + 1)));
             for j in 0..m.nodes {
@@ -310,7 +310,7 @@ proptest! {
             }
         }
         // Caches: one L1d per online core, one L3 per package with online CPUs.
-        let l1 = t.caches.iter().filter(|c| c.level == 1).count();
+        let l1 = t.caches().iter().filter(|c| c.level == 1).count();
         prop_assert_eq!(l1, want_cores.len());
         let cpu0 = t.cpu(0).unwrap();
         prop_assert_eq!(cpu0.hw_id, Some(0));
@@ -384,8 +384,8 @@ fn intact_small_machine_reads() {
     let t = read(&small()).unwrap();
     assert_eq!(t.count(LevelKind::Package), 2);
     assert_eq!(t.count(LevelKind::Core), 4);
-    assert_eq!(t.nodes.len(), 2);
-    assert_eq!(t.arch, topology::Arch::X86_64);
+    assert_eq!(t.nodes().len(), 2);
+    assert_eq!(*t.arch(), topology::Arch::X86_64);
 }
 
 #[test]
@@ -555,7 +555,7 @@ fn archive_symlinks_resolve_inside_the_archive() {
         "/../../../sys/devices/system/cpu/spare".into(),
     );
     let t = read(&tree).unwrap();
-    assert_eq!(t.possible, CpuMask::first_n(16));
+    assert_eq!(*t.possible(), CpuMask::first_n(16));
 }
 
 #[cfg(unix)]
@@ -575,13 +575,13 @@ fn directory_symlinks_never_leave_the_root() {
     std::fs::remove_file(&possible).unwrap();
     std::os::unix::fs::symlink("/etc/hostname", &possible).unwrap();
     let t = readers::sysfs::read_path(dir.path()).unwrap();
-    assert_eq!(t.possible, CpuMask::first_n(8));
+    assert_eq!(*t.possible(), CpuMask::first_n(8));
 
     // And a relative link climbing out of the root is clamped at the root.
     std::fs::remove_file(&possible).unwrap();
     std::os::unix::fs::symlink("../../../../../../../../../etc/hostname", &possible).unwrap();
     let t = readers::sysfs::read_path(dir.path()).unwrap();
-    assert_eq!(t.possible, CpuMask::first_n(8));
+    assert_eq!(*t.possible(), CpuMask::first_n(8));
 }
 
 #[test]
@@ -607,9 +607,9 @@ fn live_host_matches_proc_cpuinfo() {
         .filter(|l| l.split(':').next().is_some_and(|k| k.trim() == "processor"))
         .count();
     if processors > 0 {
-        assert_eq!(t.online.weight(), processors);
+        assert_eq!(t.online().weight(), processors);
     }
-    assert!(!t.cpus.is_empty());
+    assert!(!t.cpus().is_empty());
 }
 
 #[test]
@@ -631,17 +631,17 @@ fn power_shared_processor_lpar_is_detected() {
         );
     }
     let t = read(&tree).unwrap();
-    assert_eq!(t.arch, topology::Arch::PowerPc64);
-    assert_eq!(t.hw_id_kind, topology::HwIdKind::PowerPir);
+    assert_eq!(*t.arch(), topology::Arch::PowerPc64);
+    assert_eq!(t.hw_id_kind(), topology::HwIdKind::PowerPir);
     assert_eq!(t.cpu(5).unwrap().hw_id, Some(0x105));
-    assert!(t.shared_processor);
-    assert_eq!(t.hypervisor.as_deref(), Some("pHyp"));
+    assert!(t.shared_processor());
+    assert_eq!(t.hypervisor(), Some("pHyp"));
 
     tree.file(
         "proc/powerpc/lparcfg",
         "lparcfg 1.9\nshared_processor_mode=0\n",
     );
-    assert!(!read(&tree).unwrap().shared_processor);
+    assert!(!read(&tree).unwrap().shared_processor());
 }
 
 #[test]
@@ -652,7 +652,7 @@ fn hybrid_core_kinds_are_read() {
     let t = read(&tree).unwrap();
     let kind = |cpu: usize| {
         let k = t.cpu(cpu).unwrap().kind.unwrap();
-        t.core_kinds[k as usize].name.clone()
+        t.core_kinds()[k as usize].name.clone()
     };
     assert_eq!(kind(0), "intel_core");
     assert_eq!(kind(7), "intel_atom");
@@ -677,7 +677,7 @@ fn arm64_capacity_is_read() {
         );
     }
     let t = read(&tree).unwrap();
-    assert_eq!(t.arch, topology::Arch::Arm64);
+    assert_eq!(*t.arch(), topology::Arch::Arm64);
     assert_eq!(t.cpu(1).unwrap().capacity, Some(1024));
     assert_eq!(t.cpu(6).unwrap().capacity, Some(512));
 }
@@ -694,8 +694,8 @@ fn s390_hypervisor_comes_from_sysinfo() {
         "LPAR Number:          1\nVM00 Control Program: z/VM    7.2.0\n",
     );
     let t = read(&tree).unwrap();
-    assert_eq!(t.arch, topology::Arch::S390x);
-    assert_eq!(t.hypervisor.as_deref(), Some("z/VM"));
+    assert_eq!(*t.arch(), topology::Arch::S390x);
+    assert_eq!(t.hypervisor(), Some("z/VM"));
 }
 
 #[test]
@@ -711,10 +711,10 @@ fn memory_only_and_sparse_nodes_are_kept() {
     tree.file("sys/devices/system/node/node1/distance", "20 10 40\n");
     tree.file("sys/devices/system/node/node4/distance", "40 40 10\n");
     let t = read(&tree).unwrap();
-    let ids: Vec<u32> = t.nodes.iter().map(|n| n.id).collect();
+    let ids: Vec<u32> = t.nodes().iter().map(|n| n.id).collect();
     assert_eq!(ids, [0, 1, 4]);
-    assert!(t.nodes[2].cpus.is_empty());
-    assert_eq!(t.nodes[2].memory_bytes, Some(2048 * 1024));
+    assert!(t.nodes()[2].cpus.is_empty());
+    assert_eq!(t.nodes()[2].memory_bytes, Some(2048 * 1024));
     assert_eq!(t.distance(0, 2), 40);
     assert_eq!(t.distance(2, 2), 10);
 }
@@ -735,7 +735,7 @@ fn cpus_at_the_top_of_capacity_read() {
     }
     let t = read(&tree).unwrap();
     assert_eq!(t.nr_cpu_ids(), 16384);
-    assert_eq!(t.online.to_list_string(), "16382-16383");
+    assert_eq!(t.online().to_list_string(), "16382-16383");
     assert_eq!(t.count(LevelKind::Core), 1);
     let pkg = &t.level(LevelKind::Package).unwrap().groups[0];
     assert_eq!(pkg.os_id, Some(7));
@@ -807,9 +807,9 @@ fn caches_are_read_when_only_the_first_cpus_cache_directory_is_missing() {
     let t = read(&tree).unwrap();
     // 2 packages x 2 cores: an L3 per package and an L1d per core; cpu0's core
     // keeps its L1d through its SMT sibling.
-    let count = |level: u8| t.caches.iter().filter(|c| c.level == level).count();
-    assert_eq!(count(3), 2, "{:?}", t.caches);
-    assert_eq!(count(1), 4, "{:?}", t.caches);
+    let count = |level: u8| t.caches().iter().filter(|c| c.level == level).count();
+    assert_eq!(count(3), 2, "{:?}", t.caches());
+    assert_eq!(count(1), 4, "{:?}", t.caches());
 }
 
 #[test]
@@ -817,6 +817,6 @@ fn no_cache_directories_at_all_gives_no_caches() {
     let mut tree = small();
     tree.files.retain(|path, _| !path.contains("/cache/"));
     let t = read(&tree).unwrap();
-    assert!(t.caches.is_empty());
+    assert!(t.caches().is_empty());
     assert_eq!(t.count(LevelKind::Core), 4);
 }

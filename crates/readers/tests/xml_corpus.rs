@@ -196,15 +196,20 @@ fn cpu_kinds_match_cpukind_elements() {
         seen += 1;
         let topo = xml::read(&text, &name(f)).unwrap();
         assert_eq!(
-            topo.core_kinds.len(),
+            topo.core_kinds().len(),
             kinds.len(),
             "{}: number of kinds",
             name(f)
         );
         for (k, (cpus, eff)) in kinds.iter().enumerate() {
-            assert_eq!(topo.core_kinds[k].efficiency, *eff, "{}: kind {k}", name(f));
+            assert_eq!(
+                topo.core_kinds()[k].efficiency,
+                *eff,
+                "{}: kind {k}",
+                name(f)
+            );
             let got: Vec<usize> = topo
-                .cpus
+                .cpus()
                 .iter()
                 .filter(|c| c.kind == Some(k as u16))
                 .map(|c| c.id as usize)

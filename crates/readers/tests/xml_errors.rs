@@ -36,9 +36,9 @@ fn err(text: &str) -> readers::Error {
 #[test]
 fn good_input_reads() {
     let t = xml::read(GOOD, "input.xml").unwrap();
-    assert_eq!(t.cpus.len(), 4);
+    assert_eq!(t.cpus().len(), 4);
     assert_eq!(t.count(topology::LevelKind::Core), 2);
-    assert_eq!(t.nodes[0].memory_bytes, Some(1024));
+    assert_eq!(t.nodes()[0].memory_bytes, Some(1024));
 }
 
 #[test]

@@ -24,7 +24,7 @@ fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("bringup-16384");
     group.sample_size(10);
     for (name, platform, topo) in machines() {
-        assert_eq!(topo.present.weight(), 16384);
+        assert_eq!(topo.present().weight(), 16384);
         let costs = CostTable::for_platform(platform);
         group.bench_with_input(BenchmarkId::new("masks-only", name), &topo, |b, topo| {
             b.iter(|| sim::masks::total_ops(topo, Masks::Scoped).unwrap())

@@ -152,9 +152,9 @@ fn walk_lengths(tree: &hotplug::FirmwareTree, nr: usize) -> Vec<u64> {
 pub fn count(topology: &Topology, firmware: Firmware, kernel: Kernel) -> Result<Walks, SimError> {
     let tree = hotplug::FirmwareTree::from_topology(topology)
         .map_err(|e| SimError::Masks(e.to_string()))?;
-    let nr = topology.cpus.last().map_or(0, |c| c.id as usize + 1);
+    let nr = topology.cpus().last().map_or(0, |c| c.id as usize + 1);
     let len = walk_lengths(&tree, nr);
-    let mut cpus = topology.present.iter();
+    let mut cpus = topology.present().iter();
     let Some(boot) = cpus.next() else {
         return Err(SimError::NoCpus);
     };
@@ -267,8 +267,8 @@ pub fn analysis() -> Result<Analysis, SimError> {
     let lpar_after = count(&lpar, Firmware::PowerVm, Kernel::V5_10)?;
     let guest_before = count(&guest, Firmware::KvmGuest, Kernel::V5_9)?;
     let guest_after = count(&guest, Firmware::KvmGuest, Kernel::V5_10)?;
-    let n_lpar = (lpar.present.weight() - 1) as f64;
-    let n_guest = (guest.present.weight() - 1) as f64;
+    let n_lpar = (lpar.present().weight() - 1) as f64;
+    let n_guest = (guest.present().weight() - 1) as f64;
     let (t_b, t_a) = (
         crate::fit::SEED_000_LPAR_NAIVE_S * 1e9,
         crate::fit::SEED_000_LPAR_SCOPED_S * 1e9,
@@ -314,7 +314,7 @@ mod tests {
             w.walks += 1;
             w.visits += lw.fdt_nodes_visited;
         };
-        let present: Vec<usize> = topology.present.iter().collect();
+        let present: Vec<usize> = topology.present().iter().collect();
         for (k, &cpu) in present.iter().enumerate().skip(1) {
             let online = &present[..k];
             match kernel {

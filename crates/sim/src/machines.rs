@@ -76,18 +76,18 @@ mod tests {
     /// node of the last "Booting Node" line.
     #[test]
     fn shapes_match_the_seeds() {
-        assert_eq!(SeedMachine::X86_2s12.topology().present.weight(), 12);
-        assert_eq!(SeedMachine::X86_2s32ht.topology().present.weight(), 32);
+        assert_eq!(SeedMachine::X86_2s12.topology().present().weight(), 12);
+        assert_eq!(SeedMachine::X86_2s32ht.topology().present().weight(), 32);
         let uv = SeedMachine::X86Uv4096.topology();
-        assert_eq!(uv.present.weight(), 4096);
+        assert_eq!(uv.present().weight(), 4096);
         assert_eq!(uv.node_of(4088).unwrap().id, 255);
         assert_eq!(uv.node_of(2047).unwrap().id, 255);
         assert_eq!(uv.node_of(2048).unwrap().id, 0);
         let lpar = SeedMachine::Power8Lpar1024.topology();
-        assert_eq!(lpar.nodes.len(), 16);
+        assert_eq!(lpar.nodes().len(), 16);
         assert_eq!(lpar.node_of(64).unwrap().id, 1);
         let big = SeedMachine::Power4096OneSocket.topology();
-        assert_eq!(big.present.weight(), 4096);
+        assert_eq!(big.present().weight(), 4096);
         assert_eq!(big.smt_mask(5).weight(), 4);
     }
 }

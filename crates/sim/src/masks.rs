@@ -56,7 +56,7 @@ pub fn price_without_lookups(ops: &Ops, scan_ns: f64, bit_op_ns: f64) -> f64 {
 /// the secondary CPUs' work.
 pub fn total_ops(topology: &topology::Topology, algo: Masks) -> Result<Ops, SimError> {
     let mut engine = engine(topology, algo)?;
-    let mut cpus = topology.present.iter();
+    let mut cpus = topology.present().iter();
     let mut sum = Ops::default();
     if let Some(boot) = cpus.next() {
         engine.online(boot)?;

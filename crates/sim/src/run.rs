@@ -392,7 +392,7 @@ pub fn simulate_with(
         };
         match (topology.node_index(a), topology.node_index(b)) {
             (Some(ia), Some(ib)) if topology.has_distances() => {
-                let d = topology.distances[ia * topology.nodes.len() + ib];
+                let d = topology.distances()[ia * topology.nodes().len() + ib];
                 d.saturating_sub(10) as f64 / 10.0
             }
             _ => 0.0,
@@ -559,9 +559,9 @@ pub fn simulate_with(
 /// logical numbers when the source gave none.
 pub fn clustered_apic(topology: &Topology) -> bool {
     let mut clusters: Vec<u64> = topology
-        .cpus
+        .cpus()
         .iter()
-        .filter(|c| topology.present.contains(c.id as usize))
+        .filter(|c| topology.present().contains(c.id as usize))
         .map(|c| c.hw_id.unwrap_or(c.id as u64) >> 4)
         .collect();
     clusters.sort_unstable();

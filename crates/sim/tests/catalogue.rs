@@ -19,7 +19,7 @@ fn brought_up(topo: &topology::Topology, platform: Platform, strategy: Strategy)
 fn every_catalogue_machine_boots() {
     for entry in readers::catalogue::list() {
         let topo = readers::catalogue::machine(entry.name).unwrap();
-        let platform = Platform::for_arch(&topo.arch).unwrap_or(Platform::X86);
+        let platform = Platform::for_arch(topo.arch()).unwrap_or(Platform::X86);
         let run = simulate(
             &topo,
             &CostTable::for_platform(platform),
@@ -31,7 +31,7 @@ fn every_catalogue_machine_boots() {
             &Options::default(),
         )
         .unwrap_or_else(|e| panic!("{}: {e}", entry.name));
-        assert_eq!(run.cpus, topo.present.weight(), "{}", entry.name);
+        assert_eq!(run.cpus, topo.present().weight(), "{}", entry.name);
         assert!(run.brought_up_s > 0.0, "{}", entry.name);
     }
 }
@@ -53,14 +53,14 @@ fn seed_shapes_agree_with_the_catalogue() {
             panic!("{} is missing from the catalogue", machine.name());
         };
         assert_eq!(
-            shape.present.weight(),
-            catalogue.present.weight(),
+            shape.present().weight(),
+            catalogue.present().weight(),
             "{}",
             machine.name()
         );
         assert_eq!(
-            shape.nodes.len(),
-            catalogue.nodes.len(),
+            shape.nodes().len(),
+            catalogue.nodes().len(),
             "{}",
             machine.name()
         );

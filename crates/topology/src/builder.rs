@@ -42,6 +42,13 @@ pub struct CpuSpec {
     pub kind: Option<u16>,
     /// Relative capacity (arm64 `cpu_capacity`).
     pub capacity: Option<u32>,
+    /// The OS's own id for this CPU's group at each level, indexed like
+    /// [`LevelKind::ALL`], where it is not the grouping id above: a reader
+    /// may have to group by sibling masks because the OS's ids do not
+    /// partition the CPUs (VMware guests give two SMT siblings different
+    /// `core_id`s, s390 gives different cores the same one). `None` keeps the
+    /// grouping ids. A group gets an OS id only if all its CPUs name the same.
+    pub os_ids: Option<[Option<u32>; 5]>,
 }
 
 /// Why a topology could not be built. Each names the offending item.
@@ -164,6 +171,7 @@ pub struct TopologyBuilder {
     core_kinds: Vec<CoreKind>,
     possible: Option<CpuMask>,
     present: Option<CpuMask>,
+    online: Option<CpuMask>,
 }
 
 impl TopologyBuilder {
@@ -190,7 +198,60 @@ impl TopologyBuilder {
             core_kinds: Vec::new(),
             possible: None,
             present: None,
+            online: None,
         }
+    }
+
+    /// A builder holding everything `topology` was built from, to change
+    /// something (which CPUs are online, the LPAR mode...) and build again
+    /// with every invariant checked anew.
+    pub fn from_topology(topology: &Topology) -> Self {
+        let t = topology;
+        let mut b = TopologyBuilder::new(t.arch.clone());
+        b.hw_id_kind = t.hw_id_kind;
+        b.source.clone_from(&t.source);
+        b.model_name.clone_from(&t.model_name);
+        b.hypervisor.clone_from(&t.hypervisor);
+        b.shared_processor = t.shared_processor;
+        b.core_kinds.clone_from(&t.core_kinds);
+        // Group indices are unique per level, so they serve as grouping ids;
+        // the groups' own OS ids travel in `os_ids`. Node membership travels
+        // in the node masks.
+        b.cpus = t
+            .cpus
+            .iter()
+            .map(|c| {
+                let key = |k: LevelKind| c.groups[k as usize];
+                let os_ids = LevelKind::ALL.map(|k| {
+                    let level = t.level(k)?;
+                    level.groups[key(k)? as usize].os_id
+                });
+                CpuSpec {
+                    id: c.id,
+                    hw_id: c.hw_id,
+                    online: c.online,
+                    package: key(LevelKind::Package).unwrap_or(0),
+                    die: key(LevelKind::Die),
+                    cluster: key(LevelKind::Cluster),
+                    big_core: key(LevelKind::BigCore),
+                    core: key(LevelKind::Core).unwrap_or(0),
+                    node: None,
+                    kind: c.kind,
+                    capacity: c.capacity,
+                    os_ids: Some(os_ids),
+                }
+            })
+            .collect();
+        b.nodes = t
+            .nodes
+            .iter()
+            .map(|n| (n.id, n.cpus, n.memory_bytes))
+            .collect();
+        b.distances.clone_from(&t.distances);
+        b.caches.clone_from(&t.caches);
+        b.possible = Some(t.possible);
+        b.present = Some(t.present);
+        b
     }
 
     /// Says where the topology came from (a path, a catalogue name...).
@@ -273,6 +334,13 @@ impl TopologyBuilder {
     /// Sets the present set (default: the possible set).
     pub fn present(&mut self, mask: CpuMask) -> &mut Self {
         self.present = Some(mask);
+        self
+    }
+
+    /// Sets the online set, overriding every [`CpuSpec::online`] (default:
+    /// the CPUs described as online). Every online CPU must be described.
+    pub fn online(&mut self, mask: CpuMask) -> &mut Self {
+        self.online = Some(mask);
         self
     }
 
@@ -385,12 +453,19 @@ impl TopologyBuilder {
         // Possible / present / online.
         let possible = self.possible.map(|p| p.or(&known)).unwrap_or(known);
         let present = self.present.unwrap_or(possible);
-        let mut online = CpuMask::new();
-        for c in &specs {
-            if c.online {
-                online.set(c.id as usize);
+        let online = match self.online {
+            Some(mask) if !mask.is_subset(&known) => {
+                return Err(BuildError::MaskNotSubset(
+                    "online CPUs are not all described",
+                ))
             }
-        }
+            Some(mask) => mask,
+            None => specs
+                .iter()
+                .filter(|c| c.online)
+                .map(|c| c.id as usize)
+                .collect(),
+        };
         if !present.is_subset(&possible) {
             return Err(BuildError::MaskNotSubset(
                 "present CPUs are not all possible",
@@ -455,17 +530,29 @@ impl TopologyBuilder {
                 };
                 cpu_groups[i][kind as usize] = Some(g);
             }
+            let os_id = |c: &CpuSpec| match c.os_ids {
+                Some(ids) => ids[kind as usize],
+                None => path(c, kind)[kind as usize],
+            };
             let mut groups: Vec<Group> = Vec::with_capacity(firsts.len());
             for &i in &firsts {
                 groups.push(Group {
-                    os_id: path(specs[i], kind)[kind as usize],
+                    os_id: os_id(specs[i]),
                     cpus: CpuMask::new(),
                     parent: None,
                 });
             }
+            let mut agreed = vec![true; groups.len()];
             for (i, c) in specs.iter().enumerate() {
                 if let Some(g) = cpu_groups[i][kind as usize] {
-                    groups[g as usize].cpus.set(c.id as usize);
+                    let g = g as usize;
+                    groups[g].cpus.set(c.id as usize);
+                    agreed[g] &= os_id(c) == groups[g].os_id;
+                }
+            }
+            for (group, agreed) in groups.iter_mut().zip(agreed) {
+                if !agreed {
+                    group.os_id = None;
                 }
             }
             first_of_group.push(firsts);
@@ -488,7 +575,7 @@ impl TopologyBuilder {
             cpus.push(Cpu {
                 id: c.id,
                 hw_id: c.hw_id,
-                online: c.online,
+                online: online.contains(c.id as usize),
                 groups: cpu_groups[i],
                 node: node_of_cpu.get(&c.id).copied(),
                 kind: c.kind,

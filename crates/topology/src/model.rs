@@ -134,7 +134,7 @@ impl LevelKind {
 
 /// One logical CPU whose topology is known.
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Cpu {
     /// Logical CPU number (Linux `cpuN`).
     pub id: u32,
@@ -164,7 +164,7 @@ impl Cpu {
 
 /// One group of CPUs at some level: a core, a cluster, a package...
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Group {
     /// The operating system's id for it (`core_id`, `physical_package_id`...), if any.
     pub os_id: Option<u32>,
@@ -176,7 +176,7 @@ pub struct Group {
 
 /// All groups at one level, in order of their first CPU.
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Level {
     /// Which level this is.
     pub kind: LevelKind,
@@ -186,7 +186,7 @@ pub struct Level {
 
 /// A NUMA node.
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct NumaNode {
     /// Linux node number (`nodeN`); may be sparse (POWER10: 0, 1, 4, 5, 6, 7).
     pub id: u32,
@@ -249,46 +249,131 @@ pub struct CoreKind {
 }
 
 /// A machine's CPU topology. See the crate documentation.
+///
+/// The fields are private so that the invariants [`crate::TopologyBuilder`]
+/// checks cannot be broken afterwards; each has a read accessor of the same
+/// name. To change a built topology, rebuild it through
+/// [`crate::TopologyBuilder::from_topology`]. It serialises but does not
+/// deserialise: a deserialised value would bypass the builder's checks.
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Topology {
     /// Instruction-set family.
-    pub arch: Arch,
+    pub(crate) arch: Arch,
     /// What [`Cpu::hw_id`] holds.
-    pub hw_id_kind: HwIdKind,
+    pub(crate) hw_id_kind: HwIdKind,
     /// Free-form description of where this topology came from.
-    pub source: String,
+    pub(crate) source: String,
     /// CPU model name, if known.
-    pub model_name: Option<String>,
+    pub(crate) model_name: Option<String>,
     /// Hypervisor vendor (`pHyp`, `KVM`...), if virtualised.
-    pub hypervisor: Option<String>,
+    pub(crate) hypervisor: Option<String>,
     /// POWER shared-processor LPAR (SPLPAR): the hypervisor time-slices virtual
     /// processors onto physical cores, which changes the scheduler domains (seed 001).
-    pub shared_processor: bool,
+    pub(crate) shared_processor: bool,
     /// CPUs that could ever exist (`/sys/devices/system/cpu/possible`).
-    pub possible: CpuMask,
+    pub(crate) possible: CpuMask,
     /// CPUs physically present (`present`); a subset of `possible`.
-    pub present: CpuMask,
+    pub(crate) present: CpuMask,
     /// CPUs online now; a subset of `present`.
-    pub online: CpuMask,
+    pub(crate) online: CpuMask,
     /// CPUs whose topology is known, ordered by id.
-    pub cpus: Vec<Cpu>,
+    pub(crate) cpus: Vec<Cpu>,
     /// Levels the machine has, innermost first; always contains `Core` and `Package`.
-    pub levels: Vec<Level>,
+    pub(crate) levels: Vec<Level>,
     /// NUMA nodes ordered by id; empty on machines without NUMA information.
-    pub nodes: Vec<NumaNode>,
+    pub(crate) nodes: Vec<NumaNode>,
     /// Node distances, `nodes.len()²` entries, row-major in `nodes` order (SLIT
     /// convention: 10 = local). Empty when unknown.
-    pub distances: Vec<u32>,
+    pub(crate) distances: Vec<u32>,
     /// Every cache instance, ordered by level, kind, then first CPU.
-    pub caches: Vec<Cache>,
+    pub(crate) caches: Vec<Cache>,
     /// Core kinds on hybrid machines; empty otherwise.
-    pub core_kinds: Vec<CoreKind>,
+    pub(crate) core_kinds: Vec<CoreKind>,
     /// `cpu_index[id]` = position of CPU `id` in `cpus`, or `u32::MAX`.
     pub(crate) cpu_index: Vec<u32>,
 }
 
 impl Topology {
+    /// Instruction-set family.
+    pub fn arch(&self) -> &Arch {
+        &self.arch
+    }
+
+    /// What [`Cpu::hw_id`] holds.
+    pub fn hw_id_kind(&self) -> HwIdKind {
+        self.hw_id_kind
+    }
+
+    /// Free-form description of where this topology came from.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// CPU model name, if known.
+    pub fn model_name(&self) -> Option<&str> {
+        self.model_name.as_deref()
+    }
+
+    /// Hypervisor vendor (`pHyp`, `KVM`...), if virtualised.
+    pub fn hypervisor(&self) -> Option<&str> {
+        self.hypervisor.as_deref()
+    }
+
+    /// Whether this is a POWER shared-processor LPAR (SPLPAR), whose scheduler
+    /// domains differ (seed 001).
+    pub fn shared_processor(&self) -> bool {
+        self.shared_processor
+    }
+
+    /// CPUs that could ever exist (`/sys/devices/system/cpu/possible`).
+    pub fn possible(&self) -> &CpuMask {
+        &self.possible
+    }
+
+    /// CPUs physically present; a subset of [`possible`](Self::possible).
+    pub fn present(&self) -> &CpuMask {
+        &self.present
+    }
+
+    /// CPUs online now; a subset of [`present`](Self::present).
+    pub fn online(&self) -> &CpuMask {
+        &self.online
+    }
+
+    /// CPUs whose topology is known, ordered by id.
+    pub fn cpus(&self) -> &[Cpu] {
+        &self.cpus
+    }
+
+    /// Levels the machine has, innermost first; always contains `Core` and
+    /// `Package`.
+    pub fn levels(&self) -> &[Level] {
+        &self.levels
+    }
+
+    /// NUMA nodes ordered by id; empty on machines without NUMA information.
+    pub fn nodes(&self) -> &[NumaNode] {
+        &self.nodes
+    }
+
+    /// Node distances, `nodes().len()²` entries, row-major in `nodes()` order
+    /// (SLIT convention: 10 = local); empty when unknown. See
+    /// [`distance`](Self::distance) for lookups.
+    pub fn distances(&self) -> &[u32] {
+        &self.distances
+    }
+
+    /// Every cache instance, ordered by level, kind, then first CPU.
+    pub fn caches(&self) -> &[Cache] {
+        &self.caches
+    }
+
+    /// Core kinds on hybrid machines; empty otherwise.
+    pub fn core_kinds(&self) -> &[CoreKind] {
+        &self.core_kinds
+    }
+
     /// The CPU with logical number `id`, if its topology is known. O(1).
     #[inline]
     pub fn cpu(&self, id: usize) -> Option<&Cpu> {

@@ -105,6 +105,7 @@ impl Shape {
                         node: None,
                         kind: None,
                         capacity: None,
+                        os_ids: None,
                     });
                 }
             }

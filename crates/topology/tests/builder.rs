@@ -111,19 +111,19 @@ fn interleaved_power10_numbering() {
 
     // Facts the seed's lscpu states besides the lists: CPU(s) 320,
     // Thread(s) per core 8, Core(s) per socket 10, Socket(s) 4, NUMA node(s) 4.
-    assert_eq!(t.cpus.len(), 320);
+    assert_eq!(t.cpus().len(), 320);
     assert_eq!(t.max_threads_per_core(), 8);
     assert_eq!(t.count(LevelKind::Core), 40);
     assert_eq!(t.count(LevelKind::Package), 4);
-    let ids: Vec<u32> = t.nodes.iter().map(|n| n.id).collect();
+    let ids: Vec<u32> = t.nodes().iter().map(|n| n.id).collect();
     assert_eq!(ids, [0, 1, 4, 5], "sparse node ids kept, in id order");
-    for node in &t.nodes {
+    for node in t.nodes() {
         assert_eq!(node.cpus.weight(), 80, "node {}: 10 cores x 8", node.id);
     }
     let mut all = CpuMask::new();
     all.set_range(0, 320);
     let union = t
-        .nodes
+        .nodes()
         .iter()
         .fold(CpuMask::new(), |acc, n| acc.or(&n.cpus));
     assert_eq!(union, all);
@@ -141,8 +141,8 @@ fn interleaved_power10_numbering() {
     }
     // Node 4 is the third node though its id is 4; its first CPU is core 2's.
     assert_eq!(t.node_index(4), Some(2));
-    assert_eq!(t.nodes[2].cpus.first(), Some(16));
-    assert_eq!(t.nodes[3].cpus.last(), Some(319));
+    assert_eq!(t.nodes()[2].cpus.first(), Some(16));
+    assert_eq!(t.nodes()[3].cpus.last(), Some(319));
     assert_eq!(t.package_mask(300), t.node_of(300).unwrap().cpus);
 }
 
@@ -151,9 +151,9 @@ fn shapes_number_like_linux() {
     let mut s = Shape::simple(Arch::X86_64, 2, 8, 2);
     s.numbering = Numbering::ThreadsLast;
     let t = s.build().unwrap();
-    assert_eq!(t.cpus.len(), 32);
+    assert_eq!(t.cpus().len(), 32);
     assert_eq!(t.smt_mask(0).to_list_string(), "0,16");
-    assert_eq!(t.nodes[1].cpus.to_list_string(), "8-15,24-31");
+    assert_eq!(t.nodes()[1].cpus.to_list_string(), "8-15,24-31");
     assert_eq!(t.llc_mask(3).to_list_string(), "0-7,16-23");
 }
 
@@ -290,7 +290,10 @@ fn bad_distances_are_refused() {
     for t in both(&b) {
         let t = t.unwrap();
         assert_eq!(t.distance(0, 1), 20);
-        assert!(t.nodes[1].cpus.is_empty(), "memory-only node keeps no CPUs");
+        assert!(
+            t.nodes()[1].cpus.is_empty(),
+            "memory-only node keeps no CPUs"
+        );
     }
 }
 
@@ -326,7 +329,7 @@ fn online_outside_present_is_refused() {
     b.possible(CpuMask::parse_list("0-1").unwrap());
     b.present(CpuMask::single(0));
     for t in both(&b) {
-        assert_eq!(t.unwrap().online.to_list_string(), "0");
+        assert_eq!(t.unwrap().online().to_list_string(), "0");
     }
 }
 
@@ -382,7 +385,7 @@ fn equal_caches_apart_in_sort_order_are_merged() {
     for t in both(&b) {
         let lists: Vec<String> = t
             .unwrap()
-            .caches
+            .caches()
             .iter()
             .map(|c| c.cpus.to_list_string())
             .collect();
@@ -420,7 +423,8 @@ proptest::proptest! {
             b.add_cache(c.clone());
         }
         for t in both(&b) {
-            let out = t.unwrap().caches;
+            let t = t.unwrap();
+            let out = t.caches();
             for w in out.windows(2) {
                 let key = |c: &Cache| (c.level, c.kind, c.cpus.first());
                 proptest::prop_assert!(key(&w[0]) <= key(&w[1]), "out of order: {:?}", w);
@@ -431,4 +435,106 @@ proptest::proptest! {
             proptest::prop_assert!(out.iter().all(|o| caches.contains(o)));
         }
     }
+}
+
+/// Rebuilding a topology through `from_topology` gives it back unchanged,
+/// on machines with every optional part: dies, clusters, big cores, sparse
+/// node ids with a memory-only node, offline and absent CPUs, core kinds,
+/// capacities, caches and OS ids that differ from the grouping keys.
+#[test]
+fn rebuilding_gives_the_same_topology() {
+    let mut shapes = [
+        Shape::simple(Arch::X86_64, 2, 8, 2),
+        Shape::simple(Arch::PowerPc64, 4, 10, 8),
+    ];
+    shapes[0].numbering = Numbering::ThreadsLast;
+    let mut machines: Vec<Topology> = shapes.iter().map(|s| s.build().unwrap()).collect();
+
+    let mut b = TopologyBuilder::new(Arch::Arm64);
+    b.source("hand-made").model_name("m").hypervisor("KVM");
+    let little = b.add_core_kind(CoreKind {
+        name: "a520".into(),
+        efficiency: Some(0),
+    });
+    for id in [0u32, 1, 2, 3, 8, 9] {
+        b.add_cpu(CpuSpec {
+            id,
+            hw_id: Some(u64::from(id) << 8),
+            online: id != 3,
+            die: Some(0),
+            cluster: Some(id / 2),
+            big_core: Some(id / 4),
+            node: Some(if id < 4 { 2 } else { 5 }),
+            kind: (id < 2).then_some(little),
+            capacity: Some(if id < 2 { 512 } else { 1024 }),
+            os_ids: Some([Some(100 + id), None, Some(7), Some(0), Some(3)]),
+            ..spec(id, 0, id)
+        });
+    }
+    b.add_node(2, CpuMask::new(), Some(1 << 30))
+        .add_node(5, CpuMask::new(), None)
+        .add_node(6, CpuMask::new(), Some(1 << 20));
+    b.distances(vec![10, 20, 30, 21, 10, 40, 31, 41, 10]);
+    b.possible(CpuMask::parse_list("0-15").unwrap());
+    b.add_caches(vec![cache(2, "0-3"), cache(3, "0-15"), cache(1, "8")]);
+    machines.push(b.build().unwrap());
+
+    for t in machines {
+        let again = TopologyBuilder::from_topology(&t).finish().unwrap();
+        assert_eq!(again, t, "{}", t.source());
+    }
+}
+
+/// The OS ids a reader gives per CPU: a group keeps the id its CPUs agree
+/// on and gets none where they differ; without them the grouping ids serve.
+#[test]
+fn groups_take_the_os_id_their_cpus_agree_on() {
+    let mut b = TopologyBuilder::new(Arch::X86_64);
+    // Core key 0 holds CPUs 0-1 whose OS core ids differ (a VMware guest);
+    // core key 1 holds CPUs 2-3 that agree on OS id 40.
+    for (id, core, os) in [(0, 0, 10), (1, 0, 11), (2, 1, 40), (3, 1, 40)] {
+        b.add_cpu(CpuSpec {
+            os_ids: Some([Some(os), None, None, None, Some(9)]),
+            ..spec(id, 0, core)
+        });
+    }
+    b.add_cpu(spec(4, 1, 7));
+    for t in both(&b) {
+        let t = t.unwrap();
+        let core = |cpu: usize| {
+            let g = t.cpu(cpu).unwrap().group(LevelKind::Core).unwrap();
+            t.level(LevelKind::Core).unwrap().groups[g as usize].os_id
+        };
+        let package = |cpu: usize| {
+            let g = t.cpu(cpu).unwrap().group(LevelKind::Package).unwrap();
+            t.level(LevelKind::Package).unwrap().groups[g as usize].os_id
+        };
+        assert_eq!(core(0), None);
+        assert_eq!(core(2), Some(40));
+        assert_eq!(core(4), Some(7), "grouping id when no OS ids are given");
+        assert_eq!(package(0), Some(9));
+        assert_eq!(package(4), Some(1));
+    }
+}
+
+/// `online` overrides the per-CPU flags, and every online CPU must be one
+/// the builder knows.
+#[test]
+fn online_mask_overrides_the_cpus() {
+    let mut b = TopologyBuilder::new(Arch::X86_64);
+    for id in 0..4 {
+        b.add_cpu(spec(id, 0, id));
+    }
+    b.online(CpuMask::parse_list("0,2").unwrap());
+    for t in both(&b) {
+        let t = t.unwrap();
+        assert_eq!(t.online().to_list_string(), "0,2");
+        let flags: Vec<bool> = t.cpus().iter().map(|c| c.online).collect();
+        assert_eq!(flags, [true, false, true, false]);
+    }
+    b.online(CpuMask::parse_list("0,5").unwrap());
+    assert_rejects(
+        &b,
+        BuildError::MaskNotSubset("online CPUs are not all described"),
+    );
 }

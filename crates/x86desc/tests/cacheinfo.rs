@@ -147,7 +147,7 @@ fn qemu64_legacy_leaves_give_the_linux_guests_sysfs_caches() {
     let snapshot =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../domains/tests/data/x86-2s4c2t-sysfs.tar.gz");
     let guest = readers::sysfs::read_path(&snapshot).expect("guest sysfs");
-    assert_eq!(ours, guest.caches);
+    assert_eq!(ours, guest.caches());
 
     // From level 2 up (what the kernel keeps past its memory budget, and
     // gives the hotplug engine): the same minus the L1s.
@@ -158,7 +158,7 @@ fn qemu64_legacy_leaves_give_the_linux_guests_sysfs_caches() {
     let mut from_l2 = shared_instances(placed, 2);
     from_l2.sort_by_key(|c| (c.level, c.kind, c.cpus.first()));
     let want: Vec<Cache> = guest
-        .caches
+        .caches()
         .iter()
         .filter(|c| c.level >= 2)
         .cloned()
@@ -168,7 +168,7 @@ fn qemu64_legacy_leaves_give_the_linux_guests_sysfs_caches() {
     // Without leaf 0xB Linux shifts leaf 1's 8-bit initial APIC id by
     // 0x8000_0008's width: the same L3s here.
     let (_, legacy) = instances(&cpus, None, |apic| qemu64(apic, 8));
-    assert_eq!(legacy, guest.caches);
+    assert_eq!(legacy, guest.caches());
 }
 
 #[test]

@@ -85,6 +85,7 @@ pub fn build(s: &Scanned, source: &str) -> Result<Topology, Error> {
             node: None,
             kind: p.kind,
             capacity: None,
+            os_ids: None,
         });
     }
     for (id, mask, _) in &nodes {

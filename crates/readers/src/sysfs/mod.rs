@@ -34,7 +34,7 @@ use std::path::Path;
 use std::rc::Rc;
 
 use cpumask::{CpuMask, MAX_CPUS};
-use topology::{Arch, Cache, CacheKind, CoreKind, CpuSpec, LevelKind, Topology, TopologyBuilder};
+use topology::{Arch, Cache, CacheKind, CoreKind, CpuSpec, Topology, TopologyBuilder};
 
 use crate::limits::open_input;
 pub use crate::limits::ArchiveLimits;
@@ -588,6 +588,7 @@ fn read_root(root: &Root) -> Result<Topology, Error> {
             node: None,
             kind: kind_of.get(&r.id).copied(),
             capacity: r.capacity,
+            os_ids: Some(os_ids(r)),
         });
     }
     if let Some(in_nodes) = read_nodes(&files, &mut possible, &mut builder)? {
@@ -607,45 +608,24 @@ fn read_root(root: &Root) -> Result<Topology, Error> {
     let sparc_files = matches!(arch, Arch::Sparc64 | Arch::Other(_));
     builder.add_caches(read_caches(&files, &raws, &possible, sparc_files)?);
 
-    let mut topo = builder
+    builder
         .finish()
-        .map_err(|e| Error::new(root.describe_root(), e.to_string()))?;
-    restore_os_ids(&mut topo, &raws);
-    Ok(topo)
+        .map_err(|e| Error::new(root.describe_root(), e.to_string()))
 }
 
-/// Gives every group the kernel's own id for it, when all its CPUs report the
-/// same non-negative id, and no id otherwise.
+/// The kernel's own ids for `r`'s groups, indexed like `LevelKind::ALL`
+/// (negative ids are none): the builder gives a group the id all its CPUs
+/// report, and none when they differ.
 ///
-/// Groups were keyed by whatever partitions the CPUs correctly (the kernel ids
+/// Groups are keyed by whatever partitions the CPUs correctly (the kernel ids
 /// when they agree with the sibling masks, else the masks' first CPU), so the
-/// builder's `os_id` may be a synthetic key; the kernel's id is what `lscpu -p`
-/// and hwloc print as the physical id, so that is what we keep. (VMware guests
+/// grouping key may be synthetic; the kernel's id is what `lscpu -p` and hwloc
+/// print as the physical id, so that is what a group keeps. (VMware guests
 /// give two SMT siblings different `core_id`s; s390 gives different cores the
 /// same one: those groups get `None`.)
-fn restore_os_ids(topo: &mut Topology, raws: &[RawCpu]) {
-    let by_id: HashMap<u32, &RawCpu> = raws.iter().map(|r| (r.id, r)).collect();
-    for level in topo.levels.iter_mut() {
-        let slot = match level.kind {
-            LevelKind::Package => PACKAGE,
-            LevelKind::Die => DIE,
-            LevelKind::Cluster => CLUSTER,
-            LevelKind::Core => CORE,
-            LevelKind::BigCore => continue,
-        };
-        for group in level.groups.iter_mut() {
-            let mut ids = group
-                .cpus
-                .iter()
-                .map(|c| by_id.get(&(c as u32)).and_then(|r| r.ids[slot]));
-            let first = ids.next().flatten();
-            let uniform = ids.all(|id| id == first);
-            group.os_id = match first {
-                Some(id) if uniform && (0..=u32::MAX as i64).contains(&id) => Some(id as u32),
-                _ => None,
-            };
-        }
-    }
+fn os_ids(r: &RawCpu) -> [Option<u32>; 5] {
+    let id = |slot: usize| r.ids[slot].and_then(|v| u32::try_from(v).ok());
+    [id(CORE), None, id(CLUSTER), id(DIE), id(PACKAGE)]
 }
 
 /// Arm big.LITTLE / DynamIQ core kinds: one per distinct `CPU implementer` +

@@ -545,7 +545,7 @@ pub fn facts_of(topo: &Topology, truth: &Facts) -> Facts {
         v
     };
     let mut caches: Vec<(u8, char, Set, Option<u64>)> = topo
-        .caches
+        .caches()
         .iter()
         .map(|c| {
             let k = match c.kind {
@@ -563,7 +563,7 @@ pub fn facts_of(topo: &Topology, truth: &Facts) -> Facts {
         }
     }
     let nodes = topo
-        .nodes
+        .nodes()
         .iter()
         .map(|n| {
             let mem = if truth.nodes.get(&n.id).is_some_and(|t| t.1.is_none()) {
@@ -576,8 +576,8 @@ pub fn facts_of(topo: &Topology, truth: &Facts) -> Facts {
         .collect();
     let distances = truth.distances.as_ref().map(|_| {
         let mut m = BTreeMap::new();
-        for (i, a) in topo.nodes.iter().enumerate() {
-            for (j, b) in topo.nodes.iter().enumerate() {
+        for (i, a) in topo.nodes().iter().enumerate() {
+            for (j, b) in topo.nodes().iter().enumerate() {
                 m.insert((a.id, b.id), topo.distance(i, j) as u64);
             }
         }
