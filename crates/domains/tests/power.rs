@@ -308,9 +308,8 @@ fn seed001_rules_on_real_pseries_guests() {
         ..Default::default()
     };
     for machine in ["ppc64-1s2c8t-2n", "ppc64-2s2c4t-2n", "ppc64-4s1c4t-4n"] {
-        let mut topo =
-            readers::sysfs::read_path(&data(&format!("{machine}-sysfs.tar.gz"))).unwrap();
-        assert!(matches!(topo.arch, Arch::PowerPc64), "{machine}");
+        let topo = readers::sysfs::read_path(&data(&format!("{machine}-sysfs.tar.gz"))).unwrap();
+        assert!(matches!(topo.arch(), Arch::PowerPc64), "{machine}");
         let dump =
             domains::compare::Dump::read(&data(&format!("{machine}-domains.tar.gz"))).unwrap();
         assert!(
@@ -321,7 +320,9 @@ fn seed001_rules_on_real_pseries_guests() {
             "{machine}: the guest packs nothing"
         );
         for shared in [false, true] {
-            topo.shared_processor = shared;
+            let mut b = TopologyBuilder::from_topology(&topo);
+            b.shared_processor(shared);
+            let topo = b.finish().unwrap();
             let d = domains::build_with(&topo, KernelVersion::V6_12, &options).unwrap();
             let diffs = domains::compare::compare(&d, &dump);
             assert!(diffs.is_empty(), "{machine} shared={shared}: {diffs:#?}");
