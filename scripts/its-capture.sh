@@ -25,7 +25,10 @@
 #              putting ITS 0 on PXM 1 (QEMU cannot write either; arm has no -acpitable);
 #   acpi-its0  the same with the ITS on PXM 0.
 # The kernel and busybox are Debian's arm64 packages, unpacked with dpkg -x, never
-# installed. Guests: 1 GiB (1.5 GiB for dt-node2), 4 vCPUs, 10 minutes at most.
+# installed. Guests: 1 GiB, 4 vCPUs (6 for dt-node2), 10 minutes at most each.
+# Needs (not for the tests, which read the committed captures): qemu-system-arm
+# from bookworm-backports, qemu-efi-aarch64, device-tree-compiler, cpio, python3,
+# and `dpkg --add-architecture arm64; apt-get update` for the downloads.
 #
 #   scripts/its-capture.sh <variant>|all [out-dir]     # default out-dir crates/irq/tests/data
 #   LINUX_CACHE=/some/dir scripts/its-capture.sh all   # where the unpacked packages live
