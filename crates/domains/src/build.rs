@@ -12,7 +12,7 @@ use topology::{Arch, Topology};
 
 use crate::config::KernelConfig;
 use crate::flags::{Flag, Flags, KernelVersion};
-use crate::levels::{levels_for, ArchRules, LevelDef, Spans};
+use crate::levels::{levels_for, ArchRules, LevelDef, LevelSet, Spans};
 
 /// Why domains could not be built.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -222,6 +222,11 @@ pub fn build(topo: &Topology, kernel: KernelVersion) -> Result<Domains, Error> {
 }
 
 /// [`build`], reproducing a particular rebuild (see [`Options`]).
+///
+/// The phases of Linux's `build_sched_domains()`: the level table and its
+/// sanity check, each CPU's chain of domains ([`build_chains`]), the groups
+/// of every domain ([`Groups`]), then `cpu_attach_domain()` dropping the
+/// degenerate domains ([`attach`]).
 pub fn build_with(
     topo: &Topology,
     kernel: KernelVersion,
@@ -231,30 +236,13 @@ pub fn build_with(
     if cpu_map.is_empty() {
         return Err(Error::NoOnlineCpus);
     }
-    let mut in_masks = cpu_map;
-    if let Some(x) = options.deactivating {
-        if cpu_map.contains(x as usize) || topo.cpu(x as usize).is_none() {
-            return Err(Error::NotDeactivating(x));
-        }
-        in_masks.set(x as usize);
-    }
+    let in_masks = cpus_in_masks(topo, &cpu_map, options)?;
     let mut spans = Spans::default();
-    let set = levels_for(topo, kernel, &options.config, &mut spans, in_masks);
-    let levels = set.levels;
-    let rules = set.rules;
-    if let Some(l) = levels.iter().find(|l| l.not_sane.is_some()) {
-        let (cpu, mask, other, other_mask) = l.not_sane.expect("checked");
-        return Err(Error::SpanNotSane {
-            level: l.name,
-            cpu,
-            mask: mask.to_list_string(),
-            other,
-            other_mask: other_mask.to_list_string(),
-        });
-    }
+    let LevelSet { levels, rules } =
+        levels_for(topo, kernel, &options.config, &mut spans, in_masks);
+    topology_span_sane(&levels)?;
     let full = spans.intern(cpu_map);
     let nr = levels[0].of_cpu.len();
-
     let online: Vec<u32> = cpu_map.iter().map(|c| c as u32).collect();
     let mut cpu_pos = vec![u32::MAX; nr];
     for (i, &c) in online.iter().enumerate() {
@@ -267,234 +255,35 @@ pub fn build_with(
     } else {
         None
     };
-
-    // Step 1: per CPU, one domain per level up to the first spanning every CPU.
-    let mut subset_cache: BTreeMap<(u32, u32), u32> = BTreeMap::new();
-    // tl->mask(cpu) may hold a CPU being deactivated; the span never does.
-    let mut active_of: BTreeMap<u32, u32> = BTreeMap::new();
-    let mut chains: Vec<Vec<Sd>> = Vec::with_capacity(online.len());
-    for &cpu in &online {
-        let mut chain: Vec<Sd> = Vec::with_capacity(levels.len());
-        for (li, level) in levels.iter().enumerate() {
-            let in_mask = level.of_cpu[cpu as usize];
-            let raw = if in_masks == cpu_map {
-                in_mask
-            } else {
-                *active_of
-                    .entry(in_mask)
-                    .or_insert_with(|| spans.intern(spans.get(in_mask).and(&cpu_map)))
-            };
-            let mut span = raw;
-            if let Some(child) = chain.last() {
-                // build_sched_domain(): "arch topology borken" fix-up.
-                let key = (child.span, raw);
-                span = *subset_cache.entry(key).or_insert_with(|| {
-                    if spans.get(child.span).is_subset(spans.get(raw)) {
-                        raw
-                    } else {
-                        let m = spans.get(raw).or(spans.get(child.span));
-                        spans.intern(m)
-                    }
-                });
-            }
-            let sd = sd_init(
-                kernel,
-                level,
-                li,
-                in_mask,
-                span,
-                &spans,
-                &rules,
-                &capacities,
-                &cpu_map,
-                tl_asym_v59,
-                &mut chain,
-            );
-            chain.push(sd);
-            if span == full {
-                break;
-            }
-        }
-        chains.push(chain);
+    let mut chains = ChainBuilder {
+        kernel,
+        levels: &levels,
+        rules: &rules,
+        capacities: &capacities,
+        cpu_map,
+        in_masks,
+        full,
+        tl_asym_v59,
+        subset_cache: BTreeMap::new(),
+        active_of: BTreeMap::new(),
     }
-
-    // Step 2: groups.
-    let mut group_lists: Vec<Vec<GroupSpan>> = Vec::new();
-    let mut group_list_built_order: Vec<bool> = Vec::new();
-    let mut shared_lists: BTreeMap<(u8, u32), u32> = BTreeMap::new();
-    let mut private_lists: BTreeMap<Vec<GroupSpan>, u32> = BTreeMap::new();
-    let mut group_flags: BTreeMap<(u8, u32), Flags> = BTreeMap::new();
-    let mut last_walk: BTreeMap<(u8, u32), (u32, u32, u32, Flags)> = BTreeMap::new();
-    for ci in 0..chains.len() {
-        let cpu = online[ci];
-        for li in 0..chains[ci].len() {
-            let span = chains[ci][li].span;
-            if levels[li].overlap {
-                // The walk from `cpu` equals the walk from the previous member of
-                // the span when nothing lies between them and both start in the
-                // same child domain: the walk from the previous one skips straight
-                // over `cpu`, already covered by that first group.
-                let child = if li > 0 {
-                    chains[ci][li - 1].span
-                } else {
-                    u32::MAX
-                };
-                let memo = last_walk.get(&(li as u8, span)).copied();
-                let reuse = memo.and_then(|(prev, prev_child, id, flags)| {
-                    let adjacent =
-                        spans.get(span).next_from(prev as usize + 1) == Some(cpu as usize);
-                    // Only when the child lies inside the span: otherwise the
-                    // first group comes from a descendant that may differ.
-                    let inside = li > 0 && spans.get(child).is_subset(spans.get(span));
-                    (adjacent && prev_child == child && inside).then_some((id, flags))
-                });
-                let (id, first_flags) = match reuse {
-                    Some(x) => x,
-                    None => {
-                        let (list, first_flags) = overlap_groups(
-                            kernel >= KernelVersion::V6_8,
-                            cpu,
-                            li,
-                            span,
-                            &chains,
-                            &cpu_pos,
-                            &spans,
-                        );
-                        let id = *private_lists.entry(list.clone()).or_insert_with(|| {
-                            group_lists.push(list);
-                            group_list_built_order.push(true);
-                            (group_lists.len() - 1) as u32
-                        });
-                        (id, first_flags)
-                    }
-                };
-                last_walk.insert((li as u8, span), (cpu, child, id, first_flags));
-                chains[ci][li].groups = id;
-                chains[ci][li].group_key = GroupKey::Private(first_flags);
-            } else {
-                let id = *shared_lists.entry((li as u8, span)).or_insert_with(|| {
-                    group_lists.push(shared_groups(li, span, &chains, &cpu_pos, &spans));
-                    group_list_built_order.push(false);
-                    (group_lists.len() - 1) as u32
-                });
-                chains[ci][li].groups = id;
-                // get_group(): the sched_group of the first CPU of the child span,
-                // initialised with the child's flags on first visit.
-                let (first, flags) = if li == 0 {
-                    (cpu, Flags::EMPTY)
-                } else {
-                    let child = &chains[ci][li - 1];
-                    (
-                        spans.get(child.span).first().unwrap_or(0) as u32,
-                        child.flags,
-                    )
-                };
-                group_flags.entry((li as u8, first)).or_insert(flags);
-                chains[ci][li].group_key = GroupKey::Shared(li as u8, first);
-            }
-        }
-    }
-
-    // Step 3: cpu_attach_domain() for each CPU in order.
-    let needs_groups = kernel.degenerate_needs_groups();
-    let parent_ignores = kernel.parent_ignores_with_one_group(rules.single_node);
-    let ngroups = |sd: &Sd| group_lists[sd.groups as usize].len();
-    let weights: Vec<u32> = spans.masks.iter().map(|m| m.weight() as u32).collect();
-    let degenerate = |sd: &Sd| -> Option<Reason> {
-        if weights[sd.span as usize] == 1 {
-            return Some(Reason::SingleCpu);
-        }
-        if sd.flags.intersects(needs_groups) && ngroups(sd) > 1 {
-            return None;
-        }
-        if sd.flags.contains(Flag::WakeAffine) {
-            return None;
-        }
-        Some(Reason::OneGroup)
+    .build_chains(&online, &mut spans);
+    let mut groups = Groups::default();
+    groups.build(kernel, &levels, &mut chains, &online, &cpu_pos, &spans);
+    let degenerate = Degenerate {
+        needs_groups: kernel.degenerate_needs_groups(),
+        parent_ignores: kernel.parent_ignores_with_one_group(rules.single_node),
+        weights: spans.masks.iter().map(|m| m.weight() as u32).collect(),
+        lists: &groups.lists,
     };
-    let mut cpus = Vec::with_capacity(chains.len());
-    for (ci, mut chain) in chains.into_iter().enumerate() {
-        let mut removed = Vec::new();
-        let mut t = 0;
-        while t + 1 < chain.len() {
-            let p = t + 1;
-            let reason = if let Some(r) = degenerate(&chain[p]) {
-                Some(r)
-            } else if chain[t].span != chain[p].span {
-                None
-            } else {
-                let mut pflags = chain[p].flags;
-                if ngroups(&chain[p]) == 1 {
-                    pflags = pflags.without(parent_ignores);
-                }
-                if pflags.is_subset(chain[t].flags) {
-                    Some(Reason::SameAsChild {
-                        child_level: chain[t].level,
-                    })
-                } else {
-                    None
-                }
-            };
-            match reason {
-                Some(reason) => {
-                    if p + 1 < chain.len() {
-                        // parent->parent->groups->flags = tmp->flags (v6.6+).
-                        let f = chain[t].flags;
-                        set_first_group_flags(&mut chain[p + 1], &mut group_flags, f);
-                    }
-                    if chain[p].flags.contains(Flag::PreferSibling) {
-                        chain[t].flags.insert(Flag::PreferSibling);
-                    }
-                    removed.push(Removed {
-                        level: chain[p].level,
-                        reason,
-                    });
-                    chain.remove(p);
-                }
-                None => t += 1,
-            }
-        }
-        if let Some(reason) = chain.first().and_then(degenerate) {
-            removed.push(Removed {
-                level: chain[0].level,
-                reason,
-            });
-            chain.remove(0);
-            if let Some(sd) = chain.first_mut() {
-                // The child is gone: clear the (first) group's flags.
-                set_first_group_flags(sd, &mut group_flags, Flags::EMPTY);
-            }
-        }
-        cpus.push((online[ci], chain, removed));
-    }
-
+    let cpus = attach(chains, &online, &degenerate, &mut groups.flags);
     let cpus = cpus
         .into_iter()
         .map(|(cpu, chain, removed)| CpuDomains {
             cpu,
             domains: chain
                 .into_iter()
-                .map(|sd| Domain {
-                    level: sd.level,
-                    flags: sd.flags,
-                    weight: sd.weight,
-                    imbalance_pct: sd.imbalance_pct,
-                    cache_nice_tries: sd.cache_nice_tries,
-                    busy_factor: sd.busy_factor,
-                    groups_flags: if kernel.has_group_flags() {
-                        match sd.group_key {
-                            GroupKey::Shared(l, f) => {
-                                group_flags.get(&(l, f)).copied().unwrap_or_default()
-                            }
-                            GroupKey::Private(f) => f,
-                        }
-                    } else {
-                        Flags::EMPTY
-                    },
-                    span: sd.span,
-                    groups: sd.groups,
-                    group_key: sd.group_key,
-                })
+                .map(|sd| sd.into_domain(kernel, &groups.flags))
                 .collect(),
             removed,
         })
@@ -504,25 +293,398 @@ pub fn build_with(
     Ok(Domains {
         kernel,
         arch: topo.arch().clone(),
-        levels: levels
-            .iter()
-            .map(|l| LevelInfo {
-                name: l.name,
-                topology_flags: l.topology_flags,
-                overlap: l.overlap,
-                numa_distance: l.numa_distance,
-                mask_source: l.mask_source,
-            })
-            .collect(),
+        levels: levels.iter().map(LevelInfo::of).collect(),
         rules,
         cpus,
         nr_cpu_ids: topo.nr_cpu_ids().max(nr),
         cpu_map,
         spans,
-        group_lists,
-        group_list_built_order,
+        group_lists: groups.lists,
+        group_list_built_order: groups.built_order,
         cpu_pos,
     })
+}
+
+/// The CPUs the level masks hold: the online ones, plus the CPU being
+/// deactivated, which must be known and offline.
+fn cpus_in_masks(topo: &Topology, cpu_map: &CpuMask, options: &Options) -> Result<CpuMask, Error> {
+    let mut in_masks = *cpu_map;
+    if let Some(x) = options.deactivating {
+        if cpu_map.contains(x as usize) || topo.cpu(x as usize).is_none() {
+            return Err(Error::NotDeactivating(x));
+        }
+        in_masks.set(x as usize);
+    }
+    Ok(in_masks)
+}
+
+/// `topology_span_sane()`: the first level whose masks overlap without being
+/// equal makes Linux build no domains at all.
+fn topology_span_sane(levels: &[LevelDef]) -> Result<(), Error> {
+    match levels.iter().find_map(|l| Some((l.name, l.not_sane?))) {
+        Some((level, (cpu, mask, other, other_mask))) => Err(Error::SpanNotSane {
+            level,
+            cpu,
+            mask: mask.to_list_string(),
+            other,
+            other_mask: other_mask.to_list_string(),
+        }),
+        None => Ok(()),
+    }
+}
+
+impl LevelInfo {
+    fn of(l: &LevelDef) -> LevelInfo {
+        LevelInfo {
+            name: l.name,
+            topology_flags: l.topology_flags,
+            overlap: l.overlap,
+            numa_distance: l.numa_distance,
+            mask_source: l.mask_source,
+        }
+    }
+}
+
+/// Phase 1, `build_sched_domain()` for each CPU and level.
+struct ChainBuilder<'a> {
+    kernel: KernelVersion,
+    levels: &'a [LevelDef],
+    rules: &'a ArchRules,
+    capacities: &'a Capacities,
+    cpu_map: CpuMask,
+    in_masks: CpuMask,
+    /// The span of every CPU domains are built on.
+    full: u32,
+    tl_asym_v59: Option<usize>,
+    /// (child span, level mask) → span, after the "arch topology borken" fix-up.
+    subset_cache: BTreeMap<(u32, u32), u32>,
+    /// Level mask → the same without the CPU being deactivated.
+    active_of: BTreeMap<u32, u32>,
+}
+
+impl ChainBuilder<'_> {
+    /// Per CPU, one domain per level up to the first spanning every CPU.
+    fn build_chains(&mut self, online: &[u32], spans: &mut Spans) -> Vec<Vec<Sd>> {
+        online.iter().map(|&cpu| self.chain(cpu, spans)).collect()
+    }
+
+    fn chain(&mut self, cpu: u32, spans: &mut Spans) -> Vec<Sd> {
+        let mut chain: Vec<Sd> = Vec::with_capacity(self.levels.len());
+        for (li, level) in self.levels.iter().enumerate() {
+            let in_mask = level.of_cpu[cpu as usize];
+            let span = self.span(in_mask, chain.last(), spans);
+            let sd = sd_init(
+                self.kernel,
+                level,
+                li,
+                in_mask,
+                span,
+                spans,
+                self.rules,
+                self.capacities,
+                &self.cpu_map,
+                self.tl_asym_v59,
+                &mut chain,
+            );
+            chain.push(sd);
+            if span == self.full {
+                break;
+            }
+        }
+        chain
+    }
+
+    /// The span of a domain whose level mask is `in_mask`: without the CPU
+    /// being deactivated (`tl->mask(cpu)` may hold it, the span never does),
+    /// and widened to hold the child's span when the architecture's masks do
+    /// not nest (`build_sched_domain()`'s "arch topology borken" fix-up).
+    fn span(&mut self, in_mask: u32, child: Option<&Sd>, spans: &mut Spans) -> u32 {
+        let raw = if self.in_masks == self.cpu_map {
+            in_mask
+        } else {
+            let cpu_map = &self.cpu_map;
+            *self
+                .active_of
+                .entry(in_mask)
+                .or_insert_with(|| spans.intern(spans.get(in_mask).and(cpu_map)))
+        };
+        let Some(child) = child else { return raw };
+        *self
+            .subset_cache
+            .entry((child.span, raw))
+            .or_insert_with(|| {
+                if spans.get(child.span).is_subset(spans.get(raw)) {
+                    raw
+                } else {
+                    let m = spans.get(raw).or(spans.get(child.span));
+                    spans.intern(m)
+                }
+            })
+    }
+}
+
+/// Phase 2: the groups of every domain, as lists shared between domains
+/// with the same groups.
+#[derive(Default)]
+struct Groups {
+    lists: Vec<Vec<GroupSpan>>,
+    /// Whether `lists[i]` is in wrap order from its owner (overlap levels)
+    /// rather than sorted by first CPU.
+    built_order: Vec<bool>,
+    /// (level, span) → list, for non-overlapping levels.
+    shared_lists: BTreeMap<(u8, u32), u32>,
+    /// Each distinct overlapping list, stored once.
+    private_lists: BTreeMap<Vec<GroupSpan>, u32>,
+    /// Flags of the shared `sched_group`s, by (level, first CPU).
+    flags: BTreeMap<(u8, u32), Flags>,
+    /// (level, span) → the last overlap walk: (from CPU, its child span,
+    /// list, first group's flags).
+    last_walk: BTreeMap<(u8, u32), (u32, u32, u32, Flags)>,
+}
+
+impl Groups {
+    fn build(
+        &mut self,
+        kernel: KernelVersion,
+        levels: &[LevelDef],
+        chains: &mut [Vec<Sd>],
+        online: &[u32],
+        cpu_pos: &[u32],
+        spans: &Spans,
+    ) {
+        for ci in 0..chains.len() {
+            for li in 0..chains[ci].len() {
+                let (groups, key) = if levels[li].overlap {
+                    let descend = kernel >= KernelVersion::V6_8;
+                    self.overlapping(descend, online[ci], li, ci, chains, cpu_pos, spans)
+                } else {
+                    self.shared(online[ci], li, ci, chains, cpu_pos, spans)
+                };
+                chains[ci][li].groups = groups;
+                chains[ci][li].group_key = key;
+            }
+        }
+    }
+
+    /// `build_overlap_sched_groups()` for `cpu`'s domain at level `li`.
+    #[allow(clippy::too_many_arguments)]
+    fn overlapping(
+        &mut self,
+        descend: bool,
+        cpu: u32,
+        li: usize,
+        ci: usize,
+        chains: &[Vec<Sd>],
+        cpu_pos: &[u32],
+        spans: &Spans,
+    ) -> (u32, GroupKey) {
+        let span = chains[ci][li].span;
+        // The walk from `cpu` equals the walk from the previous member of the
+        // span when nothing lies between them and both start in the same
+        // child domain: the walk from the previous one skips straight over
+        // `cpu`, already covered by that first group.
+        let child = if li > 0 {
+            chains[ci][li - 1].span
+        } else {
+            u32::MAX
+        };
+        let memo = self.last_walk.get(&(li as u8, span)).copied();
+        let reuse = memo.and_then(|(prev, prev_child, id, flags)| {
+            let adjacent = spans.get(span).next_from(prev as usize + 1) == Some(cpu as usize);
+            // Only when the child lies inside the span: otherwise the first
+            // group comes from a descendant that may differ.
+            let inside = li > 0 && spans.get(child).is_subset(spans.get(span));
+            (adjacent && prev_child == child && inside).then_some((id, flags))
+        });
+        let (id, first_flags) = match reuse {
+            Some(x) => x,
+            None => {
+                let (list, first_flags) =
+                    overlap_groups(descend, cpu, li, span, chains, cpu_pos, spans);
+                let id = *self.private_lists.entry(list.clone()).or_insert_with(|| {
+                    self.lists.push(list);
+                    self.built_order.push(true);
+                    (self.lists.len() - 1) as u32
+                });
+                (id, first_flags)
+            }
+        };
+        self.last_walk
+            .insert((li as u8, span), (cpu, child, id, first_flags));
+        (id, GroupKey::Private(first_flags))
+    }
+
+    /// `build_sched_groups()` for `cpu`'s domain at level `li`: one list per
+    /// (level, span), and `get_group()`'s `sched_group` of the first CPU of
+    /// the child span, initialised with the child's flags on first visit.
+    fn shared(
+        &mut self,
+        cpu: u32,
+        li: usize,
+        ci: usize,
+        chains: &[Vec<Sd>],
+        cpu_pos: &[u32],
+        spans: &Spans,
+    ) -> (u32, GroupKey) {
+        let span = chains[ci][li].span;
+        let id = *self
+            .shared_lists
+            .entry((li as u8, span))
+            .or_insert_with(|| {
+                self.lists
+                    .push(shared_groups(li, span, chains, cpu_pos, spans));
+                self.built_order.push(false);
+                (self.lists.len() - 1) as u32
+            });
+        let (first, flags) = if li == 0 {
+            (cpu, Flags::EMPTY)
+        } else {
+            let child = &chains[ci][li - 1];
+            (
+                spans.get(child.span).first().unwrap_or(0) as u32,
+                child.flags,
+            )
+        };
+        self.flags.entry((li as u8, first)).or_insert(flags);
+        (id, GroupKey::Shared(li as u8, first))
+    }
+}
+
+/// `sd_degenerate()` and `sd_parent_degenerate()` with what they read.
+struct Degenerate<'a> {
+    /// Flags that keep a domain only when it has more than one group.
+    needs_groups: Flags,
+    /// Flags a parent with one group is not compared on.
+    parent_ignores: Flags,
+    /// Weight of each interned span.
+    weights: Vec<u32>,
+    lists: &'a [Vec<GroupSpan>],
+}
+
+impl Degenerate<'_> {
+    fn ngroups(&self, sd: &Sd) -> usize {
+        self.lists[sd.groups as usize].len()
+    }
+
+    /// `sd_degenerate()`: why `sd` is useless on its own, if it is.
+    fn sd(&self, sd: &Sd) -> Option<Reason> {
+        if self.weights[sd.span as usize] == 1 {
+            return Some(Reason::SingleCpu);
+        }
+        if sd.flags.intersects(self.needs_groups) && self.ngroups(sd) > 1 {
+            return None;
+        }
+        if sd.flags.contains(Flag::WakeAffine) {
+            return None;
+        }
+        Some(Reason::OneGroup)
+    }
+
+    /// `sd_parent_degenerate()`: why `parent` adds nothing to `child`, if so.
+    fn parent(&self, child: &Sd, parent: &Sd) -> Option<Reason> {
+        if let Some(r) = self.sd(parent) {
+            return Some(r);
+        }
+        if child.span != parent.span {
+            return None;
+        }
+        let mut pflags = parent.flags;
+        if self.ngroups(parent) == 1 {
+            pflags = pflags.without(self.parent_ignores);
+        }
+        pflags
+            .is_subset(child.flags)
+            .then_some(Reason::SameAsChild {
+                child_level: child.level,
+            })
+    }
+}
+
+/// Phase 3, `cpu_attach_domain()` for each CPU in order.
+fn attach(
+    chains: Vec<Vec<Sd>>,
+    online: &[u32],
+    degenerate: &Degenerate,
+    group_flags: &mut BTreeMap<(u8, u32), Flags>,
+) -> Vec<(u32, Vec<Sd>, Vec<Removed>)> {
+    chains
+        .into_iter()
+        .zip(online)
+        .map(|(chain, &cpu)| {
+            let (chain, removed) = cpu_attach_domain(chain, degenerate, group_flags);
+            (cpu, chain, removed)
+        })
+        .collect()
+}
+
+/// Drops each degenerate parent, bottom up, then a degenerate lowest domain.
+fn cpu_attach_domain(
+    mut chain: Vec<Sd>,
+    degenerate: &Degenerate,
+    group_flags: &mut BTreeMap<(u8, u32), Flags>,
+) -> (Vec<Sd>, Vec<Removed>) {
+    let mut removed = Vec::new();
+    let mut t = 0;
+    while t + 1 < chain.len() {
+        let p = t + 1;
+        let Some(reason) = degenerate.parent(&chain[t], &chain[p]) else {
+            t += 1;
+            continue;
+        };
+        if p + 1 < chain.len() {
+            // parent->parent->groups->flags = tmp->flags (v6.6+).
+            let f = chain[t].flags;
+            set_first_group_flags(&mut chain[p + 1], group_flags, f);
+        }
+        if chain[p].flags.contains(Flag::PreferSibling) {
+            chain[t].flags.insert(Flag::PreferSibling);
+        }
+        removed.push(Removed {
+            level: chain[p].level,
+            reason,
+        });
+        chain.remove(p);
+    }
+    if let Some(reason) = chain.first().and_then(|sd| degenerate.sd(sd)) {
+        removed.push(Removed {
+            level: chain[0].level,
+            reason,
+        });
+        chain.remove(0);
+        if let Some(sd) = chain.first_mut() {
+            // The child is gone: clear the (first) group's flags.
+            set_first_group_flags(sd, group_flags, Flags::EMPTY);
+        }
+    }
+    (chain, removed)
+}
+
+impl Sd {
+    /// The finished domain, with its first group's flags where the kernel
+    /// has them.
+    fn into_domain(
+        self,
+        kernel: KernelVersion,
+        group_flags: &BTreeMap<(u8, u32), Flags>,
+    ) -> Domain {
+        let groups_flags = match self.group_key {
+            _ if !kernel.has_group_flags() => Flags::EMPTY,
+            GroupKey::Shared(l, f) => group_flags.get(&(l, f)).copied().unwrap_or_default(),
+            GroupKey::Private(f) => f,
+        };
+        Domain {
+            level: self.level,
+            flags: self.flags,
+            weight: self.weight,
+            imbalance_pct: self.imbalance_pct,
+            cache_nice_tries: self.cache_nice_tries,
+            busy_factor: self.busy_factor,
+            groups_flags,
+            span: self.span,
+            groups: self.groups,
+            group_key: self.group_key,
+        }
+    }
 }
 
 fn set_first_group_flags(sd: &mut Sd, shared: &mut BTreeMap<(u8, u32), Flags>, flags: Flags) {
