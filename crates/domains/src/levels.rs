@@ -119,31 +119,72 @@ pub(crate) fn levels_for(
     let nr = topo.nr_cpu_ids().max(online.last().map_or(0, |l| l + 1));
     let nodes = NodeMap::new(topo);
     let caches = CacheIndex::new(topo, nr);
-
     let mut ctx = Ctx {
         topo,
         online,
         nr,
         spans,
     };
-    let mut levels = Vec::new();
-    let smt_flags = Flags::of(&[Flag::ShareCpuCapacity, Flag::ShareLlc]);
     let is_power = matches!(topo.arch(), Arch::PowerPc64 | Arch::PowerPc);
     let is_x86 = matches!(topo.arch(), Arch::X86_64 | Arch::X86);
     let has_big = topo.level(LevelKind::BigCore).is_some();
     let splpar_asym_pack =
         is_power && kernel >= KernelVersion::V6_8 && topo.shared_processor() && has_big;
-    let asym = if splpar_asym_pack {
-        Flags::of(&[Flag::AsymPacking])
-    } else {
-        Flags::EMPTY
+    let arch = ArchLevels {
+        kernel,
+        config,
+        nodes: &nodes,
+        caches: &caches,
     };
-    let pkg_name = kernel.package_level_name();
-    let mut numa_in_package = false;
+    let (mut levels, numa_in_package) = if is_power {
+        (arch.power(&mut ctx, splpar_asym_pack), false)
+    } else if is_x86 {
+        arch.x86(&mut ctx)
+    } else {
+        (arch.default(&mut ctx), false)
+    };
+    levels.extend(numa_levels(&mut ctx, kernel, &nodes));
+    let max_node_id = topo.nodes().iter().map(|n| n.id).max().unwrap_or(0);
+    LevelSet {
+        levels,
+        rules: ArchRules {
+            reclaim_distance: reclaim_distance(topo, is_power, is_x86),
+            splpar_asym_pack,
+            numa_in_package,
+            single_node: max_node_id == 0,
+            threads_per_core: threads_per_core(topo),
+        },
+    }
+}
 
-    if is_power {
-        // powerpc_topology / build_sched_topology(): SMT is the small core when
-        // thread groups exist; CACHE the L2 (big core); MC the coregroup; then DIE/PKG.
+/// Flags of the SMT level on every architecture (`cpu_smt_flags()`).
+fn smt_flags() -> Flags {
+    Flags::of(&[Flag::ShareCpuCapacity, Flag::ShareLlc])
+}
+
+/// What the architectures' level tables (`set_sched_topology()`) read.
+struct ArchLevels<'a> {
+    kernel: KernelVersion,
+    config: &'a KernelConfig,
+    nodes: &'a NodeMap,
+    caches: &'a CacheIndex,
+}
+
+impl ArchLevels<'_> {
+    /// powerpc_topology / build_sched_topology(): SMT is the small core when
+    /// thread groups exist; CACHE the L2 (big core); MC the coregroup; then
+    /// DIE/PKG. `splpar_asym_pack` gives every level but SMT asym packing.
+    fn power(&self, ctx: &mut Ctx, splpar_asym_pack: bool) -> Vec<LevelDef> {
+        let (kernel, config, nodes, caches) = (self.kernel, self.config, self.nodes, self.caches);
+        let (topo, online) = (ctx.topo, ctx.online);
+        let smt_flags = smt_flags();
+        let pkg_name = kernel.package_level_name();
+        let asym = if splpar_asym_pack {
+            Flags::of(&[Flag::AsymPacking])
+        } else {
+            Flags::EMPTY
+        };
+        let mut levels = Vec::new();
         if config.sched_smt {
             levels.push(
                 ctx.level("SMT", smt_flags, "SMT siblings (small core)", |t, c| {
@@ -181,7 +222,17 @@ pub(crate) fn levels_for(
                 nodes.node_mask(c)
             }),
         );
-    } else if is_x86 {
+        levels
+    }
+
+    /// x86_topology / build_sched_topology(); also whether a package spans
+    /// nodes (`x86_has_numa_in_package`), which drops the package level.
+    fn x86(&self, ctx: &mut Ctx) -> (Vec<LevelDef>, bool) {
+        let (kernel, config, nodes, caches) = (self.kernel, self.config, self.nodes, self.caches);
+        let (topo, online) = (ctx.topo, ctx.online);
+        let smt_flags = smt_flags();
+        let pkg_name = kernel.package_level_name();
+        let mut levels = Vec::new();
         // x86_topology / build_sched_topology(). set_cpu_sibling_map() only links
         // siblings on the same node (topology_sane()), so every mask stops at the node.
         if config.sched_smt {
@@ -214,7 +265,7 @@ pub(crate) fn levels_for(
             ));
         }
         // x86_has_numa_in_package: two CPUs of one package on different nodes.
-        numa_in_package = topo.level(LevelKind::Package).is_some_and(|l| {
+        let numa_in_package = topo.level(LevelKind::Package).is_some_and(|l| {
             l.groups.iter().any(|g| {
                 let present = g.cpus.and(&online);
                 let mut members = present.iter();
@@ -230,14 +281,22 @@ pub(crate) fn levels_for(
                 |_, c| nodes.node_mask(c),
             ));
         }
-    } else {
+        (levels, numa_in_package)
+    }
+
+    /// default_topology (arm64, riscv, ...), with arm64's arch_topology masks.
+    fn default(&self, ctx: &mut Ctx) -> Vec<LevelDef> {
+        let (kernel, config, nodes, caches) = (self.kernel, self.config, self.nodes, self.caches);
+        let smt_flags = smt_flags();
+        let pkg_name = kernel.package_level_name();
+        let mut levels = Vec::new();
         // default_topology (arm64, riscv, ...), with arm64's arch_topology masks.
         if config.sched_smt {
             levels.push(ctx.level("SMT", smt_flags, "SMT siblings", |t, c| t.smt_mask(c)));
         }
         let has_cluster_level = kernel.has_cluster_level() && config.sched_cluster;
         let coregroup =
-            |t: &Topology, c: usize| arm_coregroup(t, &nodes, &caches, c, has_cluster_level);
+            |t: &Topology, c: usize| arm_coregroup(t, nodes, caches, c, has_cluster_level);
         if has_cluster_level {
             levels.push(ctx.level(
                 "CLS",
@@ -267,38 +326,16 @@ pub(crate) fn levels_for(
             "NUMA node (cpu_cpu_mask)",
             |_, c| nodes.node_mask(c),
         ));
+        levels
     }
+}
 
-    // sched_init_numa(): a NODE level for the local distance and one overlapping
-    // NUMA level for each further distinct distance. v6.x takes the distances
-    // between every two nodes with CPUs. v5.9 (before the v5.12 rewrite with a
-    // set) assumed node 0's row holds every distance: it took the local
-    // distance and the larger values of row 0 only, over every node.
-    let counted: Vec<usize> = (0..nodes.len())
-        .filter(|&n| kernel == KernelVersion::V5_9 || nodes.has_cpus(n, &online))
-        .collect();
-    let mut distances: Vec<u32> = Vec::new();
-    if kernel == KernelVersion::V5_9 {
-        let local = nodes.distance(0, 0);
-        distances.push(local);
-        distances.extend(
-            counted
-                .iter()
-                .map(|&k| nodes.distance(0, k))
-                .filter(|&d| d > local),
-        );
-    } else {
-        for &i in &counted {
-            for &j in &counted {
-                distances.push(nodes.distance(i, j));
-            }
-        }
-    }
-    distances.sort_unstable();
-    distances.dedup();
-    if distances.is_empty() {
-        distances.push(10);
-    }
+/// sched_init_numa(): a NODE level for the local distance and one overlapping
+/// NUMA level for each further distinct distance.
+fn numa_levels(ctx: &mut Ctx, kernel: KernelVersion, nodes: &NodeMap) -> Vec<LevelDef> {
+    let online = ctx.online;
+    let (counted, distances) = numa_distances(kernel, nodes, &online);
+    let mut levels = Vec::new();
     for (numa_level, &dist) in distances.iter().enumerate() {
         // masks[level][node] = CPUs of counted nodes within `dist`.
         let node_masks: Vec<CpuMask> = (0..nodes.len())
@@ -322,13 +359,56 @@ pub(crate) fn levels_for(
                 "nodes within this distance",
             )
         };
-        let mut level = ctx.level_by_node(name, flags, source, &node_masks, &nodes);
+        let mut level = ctx.level_by_node(name, flags, source, &node_masks, nodes);
         level.overlap = overlap;
         level.numa_distance = Some(dist);
         levels.push(level);
     }
+    levels
+}
 
-    let reclaim_distance = if is_power {
+/// The nodes sched_init_numa() counts and the distinct distances between
+/// them. v6.x takes the distances between every two nodes with CPUs. v5.9
+/// (before the v5.12 rewrite with a set) assumed node 0's row holds every
+/// distance: it took the local distance and the larger values of row 0
+/// only, over every node.
+fn numa_distances(
+    kernel: KernelVersion,
+    nodes: &NodeMap,
+    online: &CpuMask,
+) -> (Vec<usize>, Vec<u32>) {
+    let counted: Vec<usize> = (0..nodes.len())
+        .filter(|&n| kernel == KernelVersion::V5_9 || nodes.has_cpus(n, online))
+        .collect();
+    let mut distances: Vec<u32> = Vec::new();
+    if kernel == KernelVersion::V5_9 {
+        let local = nodes.distance(0, 0);
+        distances.push(local);
+        distances.extend(
+            counted
+                .iter()
+                .map(|&k| nodes.distance(0, k))
+                .filter(|&d| d > local),
+        );
+    } else {
+        for &i in &counted {
+            for &j in &counted {
+                distances.push(nodes.distance(i, j));
+            }
+        }
+    }
+    distances.sort_unstable();
+    distances.dedup();
+    if distances.is_empty() {
+        distances.push(10);
+    }
+    (counted, distances)
+}
+
+/// `node_reclaim_distance`: NUMA levels beyond it stop balancing on exec,
+/// fork and wake.
+fn reclaim_distance(topo: &Topology, is_power: bool, is_x86: bool) -> u32 {
+    if is_power {
         // arch/powerpc/include/asm/topology.h: RECLAIM_DISTANCE 10.
         10
     } else if is_x86 && is_amd_zen(topo) {
@@ -336,24 +416,15 @@ pub(crate) fn levels_for(
         32
     } else {
         30
-    };
-    let threads_per_core = if has_big {
-        topo.level(LevelKind::BigCore)
-            .map(|l| l.groups.iter().map(|g| g.cpus.weight()).max().unwrap_or(1))
-            .unwrap_or(1) as u32
-    } else {
-        topo.max_threads_per_core().max(1) as u32
-    };
-    let max_node_id = topo.nodes().iter().map(|n| n.id).max().unwrap_or(0);
-    LevelSet {
-        levels,
-        rules: ArchRules {
-            reclaim_distance,
-            splpar_asym_pack,
-            numa_in_package,
-            single_node: max_node_id == 0,
-            threads_per_core,
-        },
+    }
+}
+
+/// Threads per core as powerpc's `threads_per_core` counts them: the big
+/// core's threads where thread groups exist.
+fn threads_per_core(topo: &Topology) -> u32 {
+    match topo.level(LevelKind::BigCore) {
+        Some(l) => l.groups.iter().map(|g| g.cpus.weight()).max().unwrap_or(1) as u32,
+        None => topo.max_threads_per_core().max(1) as u32,
     }
 }
 
