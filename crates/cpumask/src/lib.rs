@@ -12,8 +12,9 @@
 //!
 //! The capacity, [`MAX_CPUS`] = 16384, matches the largest `CONFIG_NR_CPUS` that
 //! mainstream distributions build (x86_64 `MAXSMP`) and the largest machines
-//! manycore simulates. Operations stop at the highest word in use, so small
-//! masks stay cheap even though the storage is 2 KiB.
+//! manycore simulates. Every operation runs over all 256 words (2 KiB) whatever
+//! the highest CPU in the set: a fixed array keeps the type `Copy` and free of
+//! allocation, so code that handles many masks interns them rather than copying.
 #![no_std]
 #![deny(missing_docs)]
 

@@ -126,16 +126,15 @@ impl MaskWork for hotplug::MaskEngine {
 ///
 /// Why: the naive algorithm walks the device tree once per (new CPU, online CPU,
 /// level) — work cubic in the core count (1024-CPU LPAR: 185 million property
-/// look-ups, 3 s of real time; the 4096-CPU single socket: ~100× that). For a
+/// look-ups; the 4096-CPU single socket about a hundred times that). For a
 /// [`topology::Shape`] the totals are a polynomial of degree ≤ 3 in the cores per cluster
 /// (pairs of CPUs × the position of a core in the `/cpus` walk), so the real
 /// engine is run at four smaller core counts and the cubic through those four
 /// points is evaluated at the real count. `naive_extrapolation_is_exact` checks
 /// this against full runs. On seed 000's 4096-CPU single socket the cubic gives
 /// 33 562 620 CPUs scanned, 11 476 326 395 tree nodes walked, 23 011 391 470
-/// property look-ups and 25 196 538 bit operations; a full run of the real engine
-/// (1190 s of real time on the shared 2-core machine, 2026-11-30) counted exactly
-/// the same on every counter.
+/// property look-ups and 25 196 538 bit operations; a full run of the real engine,
+/// far too slow for a test, counted exactly the same on every counter.
 pub fn naive_ops_extrapolated(shape: &topology::Shape) -> Result<Ops, SimError> {
     let step = (shape.cores / 8).clamp(1, 4);
     let xs: [u32; 4] = [step, 2 * step, 3 * step, 4 * step];
