@@ -17,6 +17,13 @@ fn debian_arm64_has_no_cluster_scheduling() {
     );
 }
 
+/// The x86 captures' kernel has every option on: the default is that build.
+#[test]
+fn debian_amd64_has_every_option() {
+    let text = include_str!("data/linux-6.12.117+deb12-amd64.config");
+    assert_eq!(KernelConfig::parse(text).unwrap(), KernelConfig::ALL_ON);
+}
+
 #[test]
 fn debian_powerpc_has_smt_only() {
     // powerpc has no SCHED_MC or SCHED_CLUSTER symbol: its MC level is the

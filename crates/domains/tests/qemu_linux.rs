@@ -16,8 +16,9 @@ fn data(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// An x86 capture, under Debian's amd64 build options (every CONFIG_SCHED_* on).
 fn check(machine: &str) {
-    check_with(machine, &domains::Options::default());
+    check_debian(machine, "amd64");
 }
 
 fn check_with(machine: &str, options: &domains::Options) {
@@ -72,7 +73,7 @@ fn two_sockets_with_smt_threads_offline() {
 
     let options = domains::Options {
         deactivating: Some(15),
-        ..Default::default()
+        config: debian_config("amd64"),
     };
     let doms = domains::build_with(&topo, KernelVersion::V6_12, &options).unwrap();
     let diffs = compare(&doms, &dump);
