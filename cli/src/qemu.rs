@@ -5,7 +5,9 @@
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
-use qemu_runner::{build_kernel, run_linux, run_manycore, KernelResult, Machine, RunOptions};
+use qemu_runner::{
+    build_kernel, run_linux, run_manycore, KernelResult, Machine, RunOptions, Timeline,
+};
 use serde::Serialize;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -130,6 +132,9 @@ struct Row {
     failed_cpus: Vec<u32>,
     wall_ms: u128,
     qemu_command: String,
+    /// The manycore kernel's bring-up stages (absent for Linux).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    timeline: Option<Timeline>,
 }
 
 fn name<T: ValueEnum>(v: &T) -> String {
@@ -246,5 +251,6 @@ fn row(r: &KernelResult, cpus: u32, wall: Duration, command: String) -> Row {
         failed_cpus: r.failed_cpus.clone(),
         wall_ms: wall.as_millis(),
         qemu_command: command,
+        timeline: r.timeline,
     }
 }

@@ -15,7 +15,7 @@ use alloc::collections::BTreeMap;
 use alloc::string::String;
 use alloc::vec::Vec;
 use bootproto::cmdline::{self, Options};
-use bootproto::report::{FailedCpu, KernelResult, PercpuLine, SratRange};
+use bootproto::report::{FailedCpu, KernelResult, PercpuLine, SratRange, Timeline};
 use core::fmt;
 use core::sync::atomic::Ordering;
 use cpumask::CpuMask;
@@ -109,8 +109,8 @@ pub fn run(start_info: u32) -> Result<(), Fatal> {
             bytes: mem.total_bytes(id),
         })
         .collect();
-    let (outcome, bringup_ns) = bring_up(&m, &areas, &opts)?;
-    report(&m, &areas, &nodes, &outcome, bringup_ns, &opts);
+    let (outcome, span) = bring_up(&m, &areas, &opts)?;
+    report(&m, &areas, &nodes, &outcome, span, &opts);
     Ok(())
 }
 
@@ -281,7 +281,7 @@ fn calibrate_bsp(opts: &Options) -> u64 {
 /// configuration, the topology model with only the boot CPU online for the
 /// hotplug engine, then the engine's run. Returns what it achieved and how
 /// long it took.
-fn bring_up(m: &Machine, areas: &Areas, opts: &Options) -> Result<(Outcome, u64), Fatal> {
+fn bring_up(m: &Machine, areas: &Areas, opts: &Options) -> Result<(Outcome, Span), Fatal> {
     crate::arch::boot::install_trampoline();
     let bsp_lpj = calibrate_bsp(opts);
     let bsp_caches = read_bsp_caches(m.bsp_apic);
@@ -320,9 +320,39 @@ fn bring_up(m: &Machine, areas: &Areas, opts: &Options) -> Result<(Outcome, u64)
         m.x2apic(),
     );
     kprintln!("smp: Bringing up secondary CPUs ...");
+    let start_ns = timer::now_ns();
     let t0 = cpu::rdtsc();
     let outcome = crate::bringup::run(platform, engine, opts.bringup);
-    Ok((outcome, timer::tsc_to_ns(cpu::rdtsc() - t0)))
+    let ns = timer::tsc_to_ns(cpu::rdtsc() - t0);
+    Ok((outcome, Span { start_ns, ns }))
+}
+
+/// When bring-up started (ns since boot) and how long it took.
+#[derive(Clone, Copy)]
+struct Span {
+    start_ns: u64,
+    ns: u64,
+}
+
+/// The APs' stage timestamps as first/last spans from the start of
+/// bring-up, and the BSP's own stages.
+fn timeline(areas: &Areas, outcome: &Outcome, span: Span, report_ns: u64) -> Timeline {
+    let aps: Vec<&PerCpu> = areas
+        .iter()
+        .filter(|a| a.cpu != 0 && outcome.online.contains(a.cpu as usize))
+        .collect();
+    let stage = |at: &dyn Fn(&PerCpu) -> u64| {
+        let t = aps.iter().map(|a| at(a).saturating_sub(span.start_ns));
+        t.clone().min().zip(t.max()).unwrap_or_default()
+    };
+    Timeline {
+        kick: stage(&|a| a.kicked_ns.load(Ordering::Relaxed)),
+        callin: stage(&|a| a.callin_ns.load(Ordering::Relaxed)),
+        ready: stage(&|a| a.ready_ns.load(Ordering::Relaxed)),
+        online: stage(&|a| a.online_ns.load(Ordering::Relaxed)),
+        masks_ns: outcome.mask_update_ns,
+        report_ns,
+    }
 }
 
 /// The boot CPU's caches from its own CPUID, logged.
@@ -389,7 +419,7 @@ fn report(
     areas: &Areas,
     nodes: &[NodeFacts],
     outcome: &Outcome,
-    bringup_ns: u64,
+    span: Span,
     opts: &Options,
 ) {
     let failed = report_outcome(outcome);
@@ -434,6 +464,26 @@ fn report(
         print_percpu(areas);
     }
     final_topology(m, areas, nodes, &online, opts);
+    let report_ns = timer::now_ns().saturating_sub(span.start_ns + span.ns);
+    let t = timeline(areas, outcome, span, report_ns);
+    let ms = |(a, b): (u64, u64)| {
+        alloc::format!(
+            "{}.{:03}-{}.{:03}",
+            a / 1_000_000,
+            a / 1000 % 1000,
+            b / 1_000_000,
+            b / 1000 % 1000
+        )
+    };
+    kprintln!(
+        "timeline: ms from bring-up start: kick {}, call-in {}, ready {}, online {}; masks {} us; report {} ms",
+        ms(t.kick),
+        ms(t.callin),
+        ms(t.ready),
+        ms(t.online),
+        t.masks_ns / 1000,
+        t.report_ns / 1_000_000
+    );
     let result = KernelResult {
         kernel: String::from("manycore"),
         bringup: String::from(opts.bringup.name()),
@@ -443,13 +493,14 @@ fn report(
         cpus_present: m.present().count() as u32,
         cpus_up: up.len() as u32,
         nodes: up_nodes.len() as u32,
-        bringup_ns,
+        bringup_ns: span.ns,
         failed_cpus: failed,
         percpu_on_node: areas.iter().filter(|a| on_own_node(&m.fw, a)).count() as u32,
         bogomips: bogo as f64 / 100.0,
         tsc_khz: m.tsc_khz,
         heap_used: heap::used() as u64,
         firmware_faults: m.fw.faults.len() as u32,
+        timeline: Some(t),
     };
     crate::arch::console::print(format_args!("{}\n", result.to_line()));
 }

@@ -62,8 +62,15 @@ pub struct PerCpu {
     state: AtomicU32,
     /// Loops per jiffy from this CPU's calibration.
     pub lpj: AtomicU64,
+    /// Nanoseconds since boot when the BSP sent this AP its first SIPI.
+    pub kicked_ns: AtomicU64,
     /// Nanoseconds since boot when the AP called in.
     pub callin_ns: AtomicU64,
+    /// Nanoseconds since boot when the AP had set itself up (APIC, IDT,
+    /// caches, delay loop) and told the BSP.
+    pub ready_ns: AtomicU64,
+    /// Nanoseconds since boot when the hotplug engine's online stage ran.
+    pub online_ns: AtomicU64,
     /// The APIC id the CPU's own local APIC reported at call-in
     /// ([`NO_CALLIN`] until then): hardware's word, not the MADT's.
     callin_apic: AtomicU32,
@@ -93,7 +100,10 @@ impl PerCpu {
             stack,
             state: AtomicU32::new(State::Offline as u32),
             lpj: AtomicU64::new(0),
+            kicked_ns: AtomicU64::new(0),
             callin_ns: AtomicU64::new(0),
+            ready_ns: AtomicU64::new(0),
+            online_ns: AtomicU64::new(0),
             callin_apic: AtomicU32::new(NO_CALLIN),
             released: AtomicBool::new(false),
             caches: Once::new(),
@@ -117,6 +127,7 @@ impl PerCpu {
 
     /// Marks the CPU online (the hotplug engine's online stage).
     pub fn mark_online(&self) {
+        self.online_ns.store(timer::now_ns(), Ordering::Relaxed);
         self.set(State::Online);
     }
 
@@ -240,6 +251,7 @@ pub fn ap_main(cpu_nr: u32, apic_id: u32) -> ! {
         }
     };
     me.lpj.store(lpj, Ordering::Relaxed);
+    me.ready_ns.store(timer::now_ns(), Ordering::Relaxed);
     me.set(State::Calibrated);
     wake_bsp();
     cpu::park()
@@ -340,6 +352,9 @@ impl KernelPlatform {
                             apic::send_ipi(Dest::Apic(ap.apic_id), SIPI);
                             sent = true;
                         }
+                        if round == 0 {
+                            ap.kicked_ns.store(timer::now_ns(), Ordering::Relaxed);
+                        }
                     }
                     if sent {
                         timer::sleep_us(self.delays.sipi_us);
@@ -351,8 +366,14 @@ impl KernelPlatform {
                 // including self", and every CPU since the Pentium 4 ignores it.
                 apic::send_ipi(Dest::AllButSelf, Ipi::InitAssert);
                 timer::sleep_us(self.delays.init_us);
-                for _ in 0..2 {
+                for round in 0..2 {
                     apic::send_ipi(Dest::AllButSelf, SIPI);
+                    if round == 0 {
+                        let now = timer::now_ns();
+                        for ap in &aps {
+                            ap.kicked_ns.store(now, Ordering::Relaxed);
+                        }
+                    }
                     timer::sleep_us(self.delays.sipi_us);
                 }
             }

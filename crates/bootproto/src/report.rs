@@ -65,6 +65,29 @@ pub struct KernelResult {
     /// Firmware-table faults the kernel reported (manycore only).
     #[serde(default)]
     pub firmware_faults: u32,
+    /// Where bring-up's time went, stage by stage (manycore only).
+    #[serde(default)]
+    pub timeline: Option<Timeline>,
+}
+
+/// Bring-up stage by stage, in ns from "Bringing up secondary CPUs": for each
+/// per-AP stage the first and the last AP to reach it, so a stage that runs
+/// one AP at a time shows as a long span, one that overlaps as a short one.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Timeline {
+    /// The BSP sent an AP its first SIPI (after INIT and its delay).
+    pub kick: (u64, u64),
+    /// An AP ran kernel code on its own stack.
+    pub callin: (u64, u64),
+    /// An AP had set itself up (APIC, IDT, caches, delay loop).
+    pub ready: (u64, u64),
+    /// The hotplug engine's online stage ran for an AP.
+    pub online: (u64, u64),
+    /// Time the mask engine spent over all APs.
+    pub masks_ns: u64,
+    /// Time from the last AP online to the result line (summary, topology
+    /// model, scheduler domains, printing).
+    pub report_ns: u64,
 }
 
 impl KernelResult {

@@ -6,7 +6,7 @@
 //! side shows here.
 
 use bootproto::report::{
-    CacheLine, CpuFacts, DistanceRow, FailedCpu, KernelResult, PercpuLine, SratRange,
+    CacheLine, CpuFacts, DistanceRow, FailedCpu, KernelResult, PercpuLine, SratRange, Timeline,
 };
 use cpumask::CpuMask;
 use proptest::prelude::*;
@@ -181,6 +181,7 @@ fn result() -> impl Strategy<Value = KernelResult> {
                 tsc_khz,
                 heap_used,
                 firmware_faults,
+                timeline: None,
             },
         )
 }
@@ -258,6 +259,21 @@ proptest! {
         prop_assert_eq!(KernelResult { bogomips: 0.0, ..got }, KernelResult { bogomips: 0.0, ..v.clone() });
         let cut = &line[..line.len() - 1];
         prop_assert!(KernelResult::parse(cut).is_none());
+    }
+
+    #[test]
+    fn timelines_round_trip(v in result(), t in prop::array::uniform12(any::<u64>())) {
+        let timeline = Timeline {
+            kick: (t[0], t[1]),
+            callin: (t[2], t[3]),
+            ready: (t[4], t[5]),
+            online: (t[6], t[7]),
+            masks_ns: t[8],
+            report_ns: t[9],
+        };
+        let v = KernelResult { timeline: Some(timeline), ..v };
+        let got = KernelResult::parse(&v.to_line()).expect("result line parses");
+        prop_assert_eq!(got.timeline, Some(timeline));
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Parsing what a kernel printed on the serial console.
 
 use bootproto::report::{CacheLine, DistanceRow, FailedCpu};
-pub use bootproto::report::{CpuFacts, KernelResult, PercpuLine, SratRange};
+pub use bootproto::report::{CpuFacts, KernelResult, PercpuLine, SratRange, Timeline};
 
 /// Strips a `[    1.234567] ` timestamp, returning seconds in ns and the rest.
 fn timestamped(line: &str) -> Option<(u64, &str)> {

@@ -30,6 +30,16 @@ fn assert_all_up(b: &Boot, m: &Machine, what: &str) {
     );
     assert_eq!(r.nodes, m.nodes, "{what}: nodes");
     assert!(r.bringup_ns > 0 || m.cpus == 1, "{what}: bring-up time");
+    // Each AP calls in before it is ready and is ready before it goes online,
+    // and the last one goes online inside the bring-up time.
+    let t = r.timeline.expect("the kernel reports its timeline");
+    if m.cpus > 1 {
+        assert!(
+            t.callin.1 <= t.ready.1 && t.ready.1 <= t.online.1 && t.online.1 <= r.bringup_ns,
+            "{what}: timeline {t:?}, bring-up {} ns",
+            r.bringup_ns
+        );
+    }
     assert!(
         b.output
             .contains(&format!("smp: Brought up {} node", m.nodes)),

@@ -460,6 +460,7 @@ fn kernel_result() -> impl Strategy<Value = KernelResult> {
                     tsc_khz: tsc,
                     heap_used: 0,
                     firmware_faults: 0,
+                    timeline: None,
                 }
             },
         )
