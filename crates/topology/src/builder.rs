@@ -358,7 +358,43 @@ impl TopologyBuilder {
         self.build_with_caches(caches)
     }
 
+    /// Builds the topology in the order its parts depend on each other: the
+    /// CPUs, the nodes and their distances, the CPU sets, the caches, the
+    /// levels, then each CPU's place in them.
     fn build_with_caches(&self, mut caches: Vec<Cache>) -> Result<Topology, BuildError> {
+        let (specs, known) = self.sorted_cpus()?;
+        let (nodes, node_of_cpu) = self.build_nodes(&specs)?;
+        self.check_distances(&nodes)?;
+        let (possible, present, online) = self.cpu_sets(&specs, &known)?;
+        check_caches(&caches, &possible)?;
+        let (levels, cpu_groups) = build_levels(&specs);
+        let (cpus, cpu_index) =
+            build_cpus(&specs, &cpu_groups, &node_of_cpu, &nodes, &levels, &online);
+        sort_caches(&mut caches);
+        dedup_caches(&mut caches);
+        Ok(Topology {
+            arch: self.arch.clone(),
+            hw_id_kind: self.hw_id_kind,
+            source: self.source.clone(),
+            model_name: self.model_name.clone(),
+            hypervisor: self.hypervisor.clone(),
+            shared_processor: self.shared_processor,
+            possible,
+            present,
+            online,
+            cpus,
+            levels,
+            nodes,
+            distances: self.distances.clone(),
+            caches,
+            core_kinds: self.core_kinds.clone(),
+            cpu_index,
+        })
+    }
+
+    /// The CPU specs in id order, each in range, once, with a known kind;
+    /// and their set.
+    fn sorted_cpus(&self) -> Result<(Vec<&CpuSpec>, CpuMask), BuildError> {
         if self.cpus.is_empty() {
             return Err(BuildError::NoCpus);
         }
@@ -379,8 +415,16 @@ impl TopologyBuilder {
             }
             known.set(c.id as usize);
         }
+        Ok((specs, known))
+    }
 
-        // Nodes: sorted by id, disjoint, and consistent with per-CPU node ids.
+    /// The nodes sorted by id, disjoint and consistent with the CPUs' own node
+    /// ids; and each CPU's node index where its spec names one.
+    #[allow(clippy::type_complexity)]
+    fn build_nodes(
+        &self,
+        specs: &[&CpuSpec],
+    ) -> Result<(Vec<NumaNode>, BTreeMap<u32, u32>), BuildError> {
         let mut nodes: Vec<NumaNode> = self
             .nodes
             .iter()
@@ -408,7 +452,7 @@ impl TopologyBuilder {
             }
         }
         let mut node_of_cpu: BTreeMap<u32, u32> = BTreeMap::new();
-        for c in &specs {
+        for c in specs {
             if let Some(node) = c.node {
                 let idx = match nodes.binary_search_by_key(&node, |n| n.id) {
                     Ok(i) => i,
@@ -427,6 +471,12 @@ impl TopologyBuilder {
                 node_of_cpu.insert(c.id, idx as u32);
             }
         }
+        Ok((nodes, node_of_cpu))
+    }
+
+    /// The distance matrix, if given, has one entry per pair of nodes, no
+    /// zero, and no remote distance below the local one.
+    fn check_distances(&self, nodes: &[NumaNode]) -> Result<(), BuildError> {
         let n = nodes.len();
         if !self.distances.is_empty() {
             if self.distances.len() != n * n {
@@ -449,12 +499,19 @@ impl TopologyBuilder {
                 }
             }
         }
+        Ok(())
+    }
 
-        // Possible / present / online.
-        let possible = self.possible.map(|p| p.or(&known)).unwrap_or(known);
+    /// Possible ⊇ present ⊇ online; possible always holds every described CPU.
+    fn cpu_sets(
+        &self,
+        specs: &[&CpuSpec],
+        known: &CpuMask,
+    ) -> Result<(CpuMask, CpuMask, CpuMask), BuildError> {
+        let possible = self.possible.map(|p| p.or(known)).unwrap_or(*known);
         let present = self.present.unwrap_or(possible);
         let online = match self.online {
-            Some(mask) if !mask.is_subset(&known) => {
+            Some(mask) if !mask.is_subset(known) => {
                 return Err(BuildError::MaskNotSubset(
                     "online CPUs are not all described",
                 ))
@@ -474,157 +531,158 @@ impl TopologyBuilder {
         if !online.is_subset(&present) {
             return Err(BuildError::MaskNotSubset("online CPUs are not all present"));
         }
-        for cache in &caches {
-            if let Some(cpu) = cache.cpus.and_not(&possible).first() {
-                return Err(BuildError::CacheOutsidePossible {
-                    level: cache.level,
-                    cpu: cpu as u32,
-                });
-            }
-        }
+        Ok((possible, present, online))
+    }
+}
 
-        // Levels: group CPUs by their id path from the package down.
-        let has_die = specs.iter().any(|c| c.die.is_some());
-        let has_cluster = specs.iter().any(|c| c.cluster.is_some());
-        let has_big = specs.iter().any(|c| c.big_core.is_some());
-        let path = |c: &CpuSpec, kind: LevelKind| -> [Option<u32>; 5] {
-            let full = [Some(c.core), c.big_core, c.cluster, c.die, Some(c.package)];
-            let mut key = [None; 5];
-            key[(kind as usize)..].copy_from_slice(&full[(kind as usize)..]);
-            key
-        };
-        let present_levels: Vec<LevelKind> = LevelKind::ALL
-            .iter()
-            .copied()
-            .filter(|k| match k {
-                LevelKind::BigCore => has_big,
-                LevelKind::Cluster => has_cluster,
-                LevelKind::Die => has_die,
-                _ => true,
-            })
-            .collect();
-        let mut cpu_groups: Vec<[Option<u32>; 5]> = vec![[None; 5]; specs.len()];
-        let mut levels = Vec::with_capacity(present_levels.len());
-        // Position in `specs` of each group's first CPU, per level.
-        let mut first_of_group: Vec<Vec<usize>> = Vec::with_capacity(present_levels.len());
-        for &kind in &present_levels {
-            // Groups are numbered in order of their first CPU (specs are sorted).
-            // Consecutive CPUs usually share a group, so the last key is checked
-            // before the map; groups are counted first and their 2 KiB masks
-            // allocated once (thousands of cores make growth copies dominate).
-            let mut index: BTreeMap<[Option<u32>; 5], u32> = BTreeMap::new();
-            let mut firsts: Vec<usize> = Vec::new();
-            let mut last: Option<([Option<u32>; 5], u32)> = None;
-            for (i, c) in specs.iter().enumerate() {
-                let key = path(c, kind);
-                let g = match last {
-                    Some((k, g)) if k == key => g,
-                    _ => {
-                        let g = *index.entry(key).or_insert_with(|| {
-                            firsts.push(i);
-                            (firsts.len() - 1) as u32
-                        });
-                        last = Some((key, g));
-                        g
-                    }
-                };
-                cpu_groups[i][kind as usize] = Some(g);
-            }
-            let os_id = |c: &CpuSpec| match c.os_ids {
-                Some(ids) => ids[kind as usize],
-                None => path(c, kind)[kind as usize],
-            };
-            let mut groups: Vec<Group> = Vec::with_capacity(firsts.len());
-            for &i in &firsts {
-                groups.push(Group {
-                    os_id: os_id(specs[i]),
-                    cpus: CpuMask::new(),
-                    parent: None,
-                });
-            }
-            let mut agreed = vec![true; groups.len()];
-            for (i, c) in specs.iter().enumerate() {
-                if let Some(g) = cpu_groups[i][kind as usize] {
-                    let g = g as usize;
-                    groups[g].cpus.set(c.id as usize);
-                    agreed[g] &= os_id(c) == groups[g].os_id;
-                }
-            }
-            for (group, agreed) in groups.iter_mut().zip(agreed) {
-                if !agreed {
-                    group.os_id = None;
-                }
-            }
-            first_of_group.push(firsts);
-            levels.push(Level { kind, groups });
-        }
-        // Parents: the group at the next present level that holds the first CPU.
-        for li in 0..levels.len().saturating_sub(1) {
-            let (lower, upper) = levels.split_at_mut(li + 1);
-            let upper_kind = upper[0].kind;
-            for (g, &pos) in lower[li].groups.iter_mut().zip(&first_of_group[li]) {
-                g.parent = cpu_groups[pos][upper_kind as usize];
-            }
-        }
-
-        let max_id = specs.last().map_or(0, |c| c.id as usize);
-        let mut cpu_index = vec![u32::MAX; max_id + 1];
-        let mut cpus = Vec::with_capacity(specs.len());
-        for (i, c) in specs.iter().enumerate() {
-            cpu_index[c.id as usize] = i as u32;
-            cpus.push(Cpu {
-                id: c.id,
-                hw_id: c.hw_id,
-                online: online.contains(c.id as usize),
-                groups: cpu_groups[i],
-                node: node_of_cpu.get(&c.id).copied(),
-                kind: c.kind,
-                capacity: c.capacity,
-                thread: 0,
+/// Every cache lists only possible CPUs.
+fn check_caches(caches: &[Cache], possible: &CpuMask) -> Result<(), BuildError> {
+    for cache in caches {
+        if let Some(cpu) = cache.cpus.and_not(possible).first() {
+            return Err(BuildError::CacheOutsidePossible {
+                level: cache.level,
+                cpu: cpu as u32,
             });
         }
-        // Per-CPU node index from node masks where the spec did not say.
-        for (ni, node) in nodes.iter().enumerate() {
-            for cpu in node.cpus.iter() {
-                if let Some(&idx) = cpu_index.get(cpu) {
-                    if idx != u32::MAX {
-                        cpus[idx as usize].node = Some(ni as u32);
-                    }
+    }
+    Ok(())
+}
+
+/// The levels the CPUs describe, innermost first, their groups numbered in
+/// order of first CPU; and each CPU's group index per level.
+fn build_levels(specs: &[&CpuSpec]) -> (Vec<Level>, Vec<[Option<u32>; 5]>) {
+    // CPUs are grouped by their id path from the package down.
+    let has_die = specs.iter().any(|c| c.die.is_some());
+    let has_cluster = specs.iter().any(|c| c.cluster.is_some());
+    let has_big = specs.iter().any(|c| c.big_core.is_some());
+    let path = |c: &CpuSpec, kind: LevelKind| -> [Option<u32>; 5] {
+        let full = [Some(c.core), c.big_core, c.cluster, c.die, Some(c.package)];
+        let mut key = [None; 5];
+        key[(kind as usize)..].copy_from_slice(&full[(kind as usize)..]);
+        key
+    };
+    let present_levels: Vec<LevelKind> = LevelKind::ALL
+        .iter()
+        .copied()
+        .filter(|k| match k {
+            LevelKind::BigCore => has_big,
+            LevelKind::Cluster => has_cluster,
+            LevelKind::Die => has_die,
+            _ => true,
+        })
+        .collect();
+    let mut cpu_groups: Vec<[Option<u32>; 5]> = vec![[None; 5]; specs.len()];
+    let mut levels = Vec::with_capacity(present_levels.len());
+    // Position in `specs` of each group's first CPU, per level.
+    let mut first_of_group: Vec<Vec<usize>> = Vec::with_capacity(present_levels.len());
+    for &kind in &present_levels {
+        // Groups are numbered in order of their first CPU (specs are sorted).
+        // Consecutive CPUs usually share a group, so the last key is checked
+        // before the map; groups are counted first and their 2 KiB masks
+        // allocated once (thousands of cores make growth copies dominate).
+        let mut index: BTreeMap<[Option<u32>; 5], u32> = BTreeMap::new();
+        let mut firsts: Vec<usize> = Vec::new();
+        let mut last: Option<([Option<u32>; 5], u32)> = None;
+        for (i, c) in specs.iter().enumerate() {
+            let key = path(c, kind);
+            let g = match last {
+                Some((k, g)) if k == key => g,
+                _ => {
+                    let g = *index.entry(key).or_insert_with(|| {
+                        firsts.push(i);
+                        (firsts.len() - 1) as u32
+                    });
+                    last = Some((key, g));
+                    g
+                }
+            };
+            cpu_groups[i][kind as usize] = Some(g);
+        }
+        let os_id = |c: &CpuSpec| match c.os_ids {
+            Some(ids) => ids[kind as usize],
+            None => path(c, kind)[kind as usize],
+        };
+        let mut groups: Vec<Group> = Vec::with_capacity(firsts.len());
+        for &i in &firsts {
+            groups.push(Group {
+                os_id: os_id(specs[i]),
+                cpus: CpuMask::new(),
+                parent: None,
+            });
+        }
+        let mut agreed = vec![true; groups.len()];
+        for (i, c) in specs.iter().enumerate() {
+            if let Some(g) = cpu_groups[i][kind as usize] {
+                let g = g as usize;
+                groups[g].cpus.set(c.id as usize);
+                agreed[g] &= os_id(c) == groups[g].os_id;
+            }
+        }
+        for (group, agreed) in groups.iter_mut().zip(agreed) {
+            if !agreed {
+                group.os_id = None;
+            }
+        }
+        first_of_group.push(firsts);
+        levels.push(Level { kind, groups });
+    }
+    // Parents: the group at the next present level that holds the first CPU.
+    for li in 0..levels.len().saturating_sub(1) {
+        let (lower, upper) = levels.split_at_mut(li + 1);
+        let upper_kind = upper[0].kind;
+        for (g, &pos) in lower[li].groups.iter_mut().zip(&first_of_group[li]) {
+            g.parent = cpu_groups[pos][upper_kind as usize];
+        }
+    }
+    (levels, cpu_groups)
+}
+
+/// Each CPU with its groups, node and thread position; and the index from
+/// CPU number to position.
+fn build_cpus(
+    specs: &[&CpuSpec],
+    cpu_groups: &[[Option<u32>; 5]],
+    node_of_cpu: &BTreeMap<u32, u32>,
+    nodes: &[NumaNode],
+    levels: &[Level],
+    online: &CpuMask,
+) -> (Vec<Cpu>, Vec<u32>) {
+    let max_id = specs.last().map_or(0, |c| c.id as usize);
+    let mut cpu_index = vec![u32::MAX; max_id + 1];
+    let mut cpus = Vec::with_capacity(specs.len());
+    for (i, c) in specs.iter().enumerate() {
+        cpu_index[c.id as usize] = i as u32;
+        cpus.push(Cpu {
+            id: c.id,
+            hw_id: c.hw_id,
+            online: online.contains(c.id as usize),
+            groups: cpu_groups[i],
+            node: node_of_cpu.get(&c.id).copied(),
+            kind: c.kind,
+            capacity: c.capacity,
+            thread: 0,
+        });
+    }
+    // Per-CPU node index from node masks where the spec did not say.
+    for (ni, node) in nodes.iter().enumerate() {
+        for cpu in node.cpus.iter() {
+            if let Some(&idx) = cpu_index.get(cpu) {
+                if idx != u32::MAX {
+                    cpus[idx as usize].node = Some(ni as u32);
                 }
             }
         }
-        // Thread position within the core: CPUs come in increasing id order, so
-        // a per-core counter gives each CPU's rank among its siblings.
-        let mut seen_in_core = vec![0u32; levels[0].groups.len()];
-        for cpu in cpus.iter_mut() {
-            if let Some(g) = cpu.groups[LevelKind::Core as usize] {
-                cpu.thread = seen_in_core[g as usize];
-                seen_in_core[g as usize] += 1;
-            }
-        }
-
-        sort_caches(&mut caches);
-        dedup_caches(&mut caches);
-
-        Ok(Topology {
-            arch: self.arch.clone(),
-            hw_id_kind: self.hw_id_kind,
-            source: self.source.clone(),
-            model_name: self.model_name.clone(),
-            hypervisor: self.hypervisor.clone(),
-            shared_processor: self.shared_processor,
-            possible,
-            present,
-            online,
-            cpus,
-            levels,
-            nodes,
-            distances: self.distances.clone(),
-            caches,
-            core_kinds: self.core_kinds.clone(),
-            cpu_index,
-        })
     }
+    // Thread position within the core: CPUs come in increasing id order, so
+    // a per-core counter gives each CPU's rank among its siblings.
+    let mut seen_in_core = vec![0u32; levels[0].groups.len()];
+    for cpu in cpus.iter_mut() {
+        if let Some(g) = cpu.groups[LevelKind::Core as usize] {
+            cpu.thread = seen_in_core[g as usize];
+            seen_in_core[g as usize] += 1;
+        }
+    }
+    (cpus, cpu_index)
 }
 
 /// Removes exact duplicates from sorted caches. Equal caches share a sort key
