@@ -30,6 +30,8 @@ struct Output<'a> {
     rows: &'a [sim::validate::Row],
     params: &'a [sim::validate::ParamRow],
     known_misses: Vec<KnownMiss>,
+    /// Seed 001's lparstat rows, predicted by the placement engine (crates/place).
+    placement: &'a [place::validate::Row],
 }
 
 /// Runs `manycore validate`.
@@ -42,11 +44,22 @@ pub fn run(args: &ValidateArgs) -> Result<()> {
             let _ = err.flush();
         }
     })?;
+    let placement = place::validate::validate(&mut |case| {
+        if show {
+            let mut err = std::io::stderr();
+            let _ = write!(err, "\r\x1b[2Kplacing {case}");
+            let _ = err.flush();
+        }
+    })?;
     if show {
         eprint!("\r\x1b[2K");
     }
     match args.format {
-        Format::Text => crate::write_stdout(&report.to_text())?,
+        Format::Text => crate::write_stdout(&format!(
+            "{}\n{}",
+            report.to_text(),
+            place::validate::to_text(&placement)
+        ))?,
         Format::Json => {
             let out = Output {
                 rows: &report.rows,
@@ -54,7 +67,13 @@ pub fn run(args: &ValidateArgs) -> Result<()> {
                 known_misses: sim::validate::KNOWN_MISSES
                     .iter()
                     .map(|&(case, reason)| KnownMiss { case, reason })
+                    .chain(
+                        place::validate::KNOWN_MISSES
+                            .iter()
+                            .map(|&(case, reason)| KnownMiss { case, reason }),
+                    )
                     .collect(),
+                placement: &placement,
             };
             crate::write_stdout(&format!("{}\n", serde_json::to_string_pretty(&out)?))?;
         }

@@ -959,7 +959,18 @@ impl Sched<'_> {
             }
             idx -= 1;
             let t = self.rq[src as usize][idx];
-            let hot = self.now.saturating_sub(self.tasks[t as usize].exec_start) < 500_000;
+            // migrate_degrades_locality() (v6.8): leaving the preferred node
+            // is "hot" only while the source runqueue also holds a task that
+            // does not prefer that node; then task_hot() (0.5 ms).
+            let task = &self.tasks[t as usize];
+            let src_node = self.m.node[src as usize];
+            let degrades = self.sd(env.dst, env.k).has(Flag::Numa)
+                && task.numa_pref == Some(src_node)
+                && self.m.node[env.dst as usize] != src_node
+                && self.rq[src as usize]
+                    .iter()
+                    .any(|&o| self.tasks[o as usize].numa_pref != Some(src_node));
+            let hot = degrades || self.now.saturating_sub(task.exec_start) < 500_000;
             if hot && failed <= nice_tries {
                 continue;
             }

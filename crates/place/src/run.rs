@@ -13,6 +13,11 @@ use crate::sched::Sched;
 use crate::workload::Workload;
 use crate::Kernel;
 
+/// NUMA balancing's retry interval: `numa_migrate_retry` is at most `HZ`
+/// jiffies (1 s) after a failed attempt, and the first NUMA scan waits
+/// `numa_balancing_scan_delay_ms` (1 s) before a preferred node exists.
+pub const NUMA_RETRY_NS: u64 = 1_000_000_000;
+
 /// Longest run accepted (virtual seconds): beyond it no placement question
 /// changes and the event count only grows.
 pub const MAX_DURATION_S: f64 = 3600.0;
@@ -41,6 +46,11 @@ pub struct Config {
     pub start_cpu: Option<u32>,
     /// Record per-core occupancy for the SVG.
     pub trace: bool,
+    /// Automatic NUMA balancing's retry interval for moving a task back to its
+    /// preferred node (ns); `None`: NUMA balancing off. Linux retries from the
+    /// NUMA hinting faults of each scan, whose period adapts between
+    /// `numa_balancing_scan_period_min_ms` (1 s) and `_max_ms` (60 s).
+    pub numa_retry_ns: Option<u64>,
 }
 
 impl Config {
@@ -64,6 +74,7 @@ impl Config {
             warmup: 0.2,
             start_cpu: None,
             trace: false,
+            numa_retry_ns: Some(NUMA_RETRY_NS),
         }
     }
 }
@@ -237,6 +248,9 @@ pub fn run(m: &Machine, cfg: &Config) -> Result<Report, RunError> {
         )));
     }
     let mut s = Sched::new(m, cfg.kernel, cfg.hv, cfg.workload, cfg.seed);
+    if m.nodes > 1 {
+        s.numa_retry_ns = cfg.numa_retry_ns;
+    }
     let start = match cfg.start_cpu {
         Some(c) => m
             .cpu_id
@@ -250,8 +264,13 @@ pub fn run(m: &Machine, cfg: &Config) -> Result<Report, RunError> {
     s.tasks[parent as usize].runnable = true;
     s.enqueue(parent, start);
     let first_child = parent + 1;
+    let home = m.node[start as usize];
     for _ in 0..cfg.threads {
-        s.fork(parent);
+        let t = s.fork(parent);
+        if cfg.workload.shares_parent_memory() {
+            s.tasks[t as usize].numa_pref = Some(home);
+            s.tasks[t as usize].numa_next = NUMA_RETRY_NS;
+        }
     }
     s.block(parent);
     s.changed.clear();

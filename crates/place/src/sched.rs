@@ -54,6 +54,10 @@ pub struct Task {
     pub migrations: u64,
     /// Work done, in "one thread alone on a core for one ns" units.
     pub work: f64,
+    /// `p->numa_preferred_nid`: the node of the memory it works on, if any.
+    pub numa_pref: Option<u32>,
+    /// When NUMA balancing may next try to move it home (ns).
+    pub numa_next: u64,
 }
 
 /// Which balancing pass is running (`enum cpu_idle_type`).
@@ -80,6 +84,8 @@ pub struct Counters {
     pub ilb_kicks: u64,
     /// `load_balance()` calls.
     pub balances: u64,
+    /// Moves home by NUMA balancing.
+    pub numa: u64,
 }
 
 /// The whole scheduler state.
@@ -124,6 +130,8 @@ pub struct Sched<'m> {
     /// Tasks whose runnable state changed and whose next workload event the
     /// driver must schedule (task, became runnable).
     pub changed: Vec<(u32, bool)>,
+    /// Automatic NUMA balancing's retry interval (ns); `None`: off.
+    pub numa_retry_ns: Option<u64>,
     pub(crate) rng: ChaCha8Rng,
 }
 
@@ -171,6 +179,7 @@ impl<'m> Sched<'m> {
             counters: Counters::default(),
             newly_idle: Vec::new(),
             changed: Vec::new(),
+            numa_retry_ns: None,
             rng: ChaCha8Rng::seed_from_u64(seed),
         }
     }
@@ -325,6 +334,8 @@ impl<'m> Sched<'m> {
             exec_start: 0,
             migrations: 0,
             work: 0.0,
+            numa_pref: None,
+            numa_next: 0,
         });
         (self.tasks.len() - 1) as u32
     }
@@ -379,6 +390,9 @@ impl<'m> Sched<'m> {
             if n == 0 {
                 continue;
             }
+            if self.numa_retry_ns.is_some() {
+                self.numa_migrate_preferred(self.rq[c as usize][0]);
+            }
             if n >= 2 {
                 // The slice is over: the next task runs.
                 let q = &mut self.rq[c as usize];
@@ -395,6 +409,66 @@ impl<'m> Sched<'m> {
         }
         if kick {
             self.nohz_idle_balance();
+        }
+    }
+
+    /// `numa_migrate_preferred()` → `task_numa_migrate()` →
+    /// `task_numa_find_cpu()` (v6.8), reduced to what matters here: a task
+    /// running off its preferred node moves to an idle CPU there (one on an
+    /// idle core first), at most once per retry interval, and only if the
+    /// home node has spare capacity and the move leaves no imbalance the load
+    /// balancer would undo (`adjust_numa_imbalance()` with the lowest NUMA
+    /// domain's `imb_numa_nr`). Swaps with tasks on a full node are not modelled.
+    pub fn numa_migrate_preferred(&mut self, t: u32) {
+        let m = self.m;
+        let Some(retry) = self.numa_retry_ns else {
+            return;
+        };
+        let task = &self.tasks[t as usize];
+        let Some(pref) = task.numa_pref else {
+            return;
+        };
+        let from = task.cpu;
+        let src_node = m.node[from as usize];
+        if src_node == pref || self.now < task.numa_next {
+            return;
+        }
+        self.tasks[t as usize].numa_next = self.now + retry;
+        let imb_numa_nr = m.chain[from as usize]
+            .iter()
+            .map(|&d| &m.doms[d as usize])
+            .find(|d| d.has(domains::Flag::Numa))
+            .map_or(0, |d| d.imb_numa_nr as i64);
+        let (mut src_running, mut dst_running, mut dst_weight) = (0i64, 0i64, 0i64);
+        let mut best = None;
+        for c in 0..m.ncpu() as u32 {
+            let node = m.node[c as usize];
+            if node == src_node {
+                src_running += self.rq[c as usize].len() as i64;
+            } else if node == pref {
+                dst_running += self.rq[c as usize].len() as i64;
+                dst_weight += 1;
+                let better =
+                    best.is_none() || (self.is_core_idle(c) && !best.is_some_and(|(_, core)| core));
+                if better && self.available_idle_cpu(c, from) {
+                    best = Some((c, self.is_core_idle(c)));
+                }
+            }
+        }
+        if dst_running >= dst_weight {
+            return;
+        }
+        let (src_running, dst_running) = (src_running - 1, dst_running + 1);
+        let mut imbalance = (dst_running - src_running).max(0);
+        if dst_running <= imb_numa_nr && imbalance <= 2 {
+            imbalance = 0;
+        }
+        if imbalance != 0 {
+            return;
+        }
+        if let Some((c, _)) = best {
+            self.move_task(t, c);
+            self.counters.numa += 1;
         }
     }
 

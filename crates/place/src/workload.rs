@@ -97,6 +97,14 @@ impl Workload {
         Ok(w)
     }
 
+    /// Whether the tasks work on memory the parent wrote before forking them,
+    /// which makes the parent's node their preferred node for NUMA balancing
+    /// (ebizzy: `allocate()` and `write_pattern()` run in `main()` before
+    /// `start_threads()`, and every thread copies from those chunks).
+    pub fn shares_parent_memory(&self) -> bool {
+        matches!(self, Workload::Ebizzy)
+    }
+
     /// Whether the tasks ever block.
     pub fn sleeps(&self) -> bool {
         matches!(self, Workload::Hackbench { .. } | Workload::Duty { .. })

@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# Where does a real Linux put k CPU-bound loops? Boots Debian's Linux 6.12 under
+# QEMU (TCG) with a chosen CPU/NUMA topology, as scripts/domains-capture.sh does,
+# and from a busybox initramfs:
+#   - dumps the guest's topology (the corpus sysfs layout, readable by
+#     `manycore --sysfs`) into <out>/<name>-sysfs.tar.gz;
+#   - for k = 1 .. CPUs: starts k loops (`while :; do :; done &`) from the init
+#     shell, lets them settle SETTLE seconds, then SAMPLES times, PERIOD seconds
+#     apart, reads each loop's CPU (/proc/PID/stat field 39); kills them;
+#   - writes the samples to <out>/<name>-place.txt, one line per sample:
+#       k=<k> sample=<s> shell_cpu=<c> cpus=<cpu of loop 1>,<cpu of loop 2>,...
+# The kernel is never installed on the host: scripts/fetch-linux.sh unpacks the .deb.
+#
+#   scripts/place-capture.sh <name> [out-dir]     # one of the names below
+#
+# Default out-dir: crates/place/tests/data. Each boot is bounded by a timeout and
+# the guest powers itself off.
+set -euo pipefail
+
+root="$(cd "$(dirname "$0")/.." && pwd)"
+name="${1:?usage: place-capture.sh <name> [out-dir]}"
+out="$(realpath -m "${2:-$root/crates/place/tests/data}")"
+settle="${SETTLE:-3}"
+samples="${SAMPLES:-5}"
+period="${PERIOD:-1}"
+mkdir -p "$out"
+
+qemu_args() {
+  case "$1" in
+    x86-2s2c2t-2n)
+      # SMT and several packages: 2 sockets x 2 cores x 2 threads, a node per socket.
+      local a="-m 512M -smp 8,sockets=2,cores=2,threads=2"
+      a="$a -object memory-backend-ram,id=m0,size=256M -numa node,nodeid=0,memdev=m0,cpus=0-3"
+      a="$a -object memory-backend-ram,id=m1,size=256M -numa node,nodeid=1,memdev=m1,cpus=4-7"
+      echo "$a" ;;
+    x86-4n-slit)
+      # Several nodes with a custom SLIT: 4 sockets x 2 cores, a node per
+      # socket, distance 15 inside each pair of nodes and 25 across.
+      local a="-m 512M -smp 8,sockets=4,cores=2,threads=1"
+      local n m d
+      for n in 0 1 2 3; do
+        a="$a -object memory-backend-ram,id=m$n,size=128M"
+        a="$a -numa node,nodeid=$n,memdev=m$n,cpus=$((n*2))-$((n*2+1))"
+      done
+      for n in 0 1 2 3; do
+        for m in 0 1 2 3; do
+          [ "$m" -gt "$n" ] || continue
+          if [ $((n / 2)) -eq $((m / 2)) ]; then d=15; else d=25; fi
+          a="$a -numa dist,src=$n,dst=$m,val=$d"
+        done
+      done
+      echo "$a" ;;
+    x86-1s4c2t)
+      # SMT in one package and one node: 4 cores x 2 threads.
+      echo "-m 512M -smp 8,sockets=1,cores=4,threads=2" ;;
+    *) echo "unknown machine '$1' (x86-2s2c2t-2n, x86-4n-slit, x86-1s4c2t)" >&2; return 1 ;;
+  esac
+}
+
+capture() {
+  local m="$1"
+  local args; args="$(qemu_args "$m")"
+  local ncpu; ncpu="$(echo "$args" | sed -n 's/.*-smp \([0-9]*\).*/\1/p')"
+  local vmlinuz; vmlinuz="$("$root/scripts/fetch-linux.sh")"
+  local work; work="$(mktemp -d)"
+  trap 'rm -rf "$work"' RETURN
+  mkdir -p "$work/rd/bin" "$work/rd/proc" "$work/rd/sys" "$work/rd/tmp"
+  cp /bin/busybox "$work/rd/bin/busybox"
+  cat > "$work/rd/init" <<INIT
+#!/bin/busybox sh
+/bin/busybox --install -s /bin
+export PATH=/bin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t tmpfs tmp /tmp
+o=/tmp/$m
+mkdir -p \$o/proc \$o/sys/devices/system/cpu \$o/sys/devices/system/node
+cat /proc/cpuinfo > \$o/proc/cpuinfo
+cd /sys/devices/system/cpu
+cp possible present online kernel_max \$o/sys/devices/system/cpu/ 2>/dev/null
+for d in cpu[0-9]*; do
+  mkdir -p \$o/sys/devices/system/cpu/\$d
+  cp -r \$d/topology \$d/cache \$o/sys/devices/system/cpu/\$d/ 2>/dev/null
+done
+cd /sys/devices/system/node
+cp possible online has_cpu has_memory has_normal_memory \$o/sys/devices/system/node/ 2>/dev/null
+for d in node[0-9]*; do
+  mkdir -p \$o/sys/devices/system/node/\$d
+  cp \$d/cpumap \$d/cpulist \$d/distance \$o/sys/devices/system/node/\$d/
+done
+cd /
+echo ===SYSFS-BEGIN===; (cd /tmp && tar czf - $m) | base64; echo ===SYSFS-END===
+# field 39 of /proc/PID/stat (the comm field has no spaces here)
+cpu_of() { set -- \$(cat /proc/\$1/stat); shift 38; echo \$1; }
+echo ===PLACE-BEGIN===
+k=1
+while [ \$k -le $ncpu ]; do
+  pids=""
+  i=0
+  while [ \$i -lt \$k ]; do
+    sh -c 'while :; do :; done' &
+    pids="\$pids \$!"
+    i=\$((i+1))
+  done
+  sleep $settle
+  s=1
+  while [ \$s -le $samples ]; do
+    cpus=""
+    for p in \$pids; do cpus="\$cpus,\$(cpu_of \$p)"; done
+    echo "k=\$k sample=\$s shell_cpu=\$(cpu_of \$\$) cpus=\${cpus#,}"
+    sleep $period
+    s=\$((s+1))
+  done
+  kill \$pids
+  wait 2>/dev/null
+  k=\$((k+1))
+done
+echo ===PLACE-END===
+poweroff -f
+INIT
+  chmod +x "$work/rd/init"
+  (cd "$work/rd" && find . | cpio -o -H newc --quiet | gzip -9) > "$work/initrd.gz"
+  local cmdline="console=ttyS0 lpj=4000000 no_timer_check rdinit=/init panic=-1 loglevel=4"
+  echo "capture $m: qemu-system-x86_64 -nographic -no-reboot -kernel $vmlinuz -initrd <busybox initramfs> -append \"$cmdline\" $args" >&2
+  # shellcheck disable=SC2086
+  timeout "${TIMEOUT:-1800}" qemu-system-x86_64 -nographic -no-reboot -accel tcg \
+    -kernel "$vmlinuz" -initrd "$work/initrd.gz" -append "$cmdline" $args \
+    > "$work/console.log" 2>&1 || true
+  for part in SYSFS PLACE; do
+    if ! grep -q "===$part-END===" "$work/console.log"; then
+      echo "capture $m: no $part output; console tail:" >&2; tail -30 "$work/console.log" >&2; return 1
+    fi
+  done
+  sed -n '/===SYSFS-BEGIN===/,/===SYSFS-END===/p' "$work/console.log" | sed '1d;$d' | tr -d '\r' \
+    | base64 -d > "$out/$m-sysfs.tar.gz"
+  {
+    echo "# machine: $m"
+    echo "# kernel: $(basename "$vmlinuz") (Debian package $(basename "$(dirname "$(dirname "$vmlinuz")")"), unpacked by scripts/fetch-linux.sh)"
+    echo "# qemu: $(qemu-system-x86_64 --version | head -1)"
+    echo "# command: qemu-system-x86_64 -nographic -no-reboot -accel tcg -kernel vmlinuz -initrd initrd.gz -append \"$cmdline\" $args"
+    echo "# loops: sh -c 'while :; do :; done' & (k of them, from the init shell); settle ${settle} s; ${samples} samples ${period} s apart"
+    echo "# made by: scripts/place-capture.sh $m"
+    sed -n '/===PLACE-BEGIN===/,/===PLACE-END===/p' "$work/console.log" | sed '1d;$d' | tr -d '\r'
+  } > "$out/$m-place.txt"
+  echo "capture $m: wrote $out/$m-sysfs.tar.gz $out/$m-place.txt" >&2
+}
+
+capture "$name"
