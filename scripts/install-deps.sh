@@ -2,7 +2,8 @@
 # Installs what manycore's tests and benchmarks need on a fresh Debian bookworm
 # machine: QEMU 10 (from bookworm-backports: bookworm's own 7.2 lacks what we use),
 # hwloc (lstopo, for XML round-trip tests and the benchmark baseline), busybox-static
-# (initramfs for booting Debian's Linux kernel under QEMU) and cpio.
+# (initramfs for booting Debian's Linux kernel under QEMU), cpio, and the DejaVu
+# fonts the pictures are rendered with.
 # Idempotent: does nothing when everything is already there.
 set -euo pipefail
 
@@ -11,6 +12,8 @@ command -v qemu-system-x86_64 >/dev/null || need+=(qemu-system-x86)
 command -v lstopo-no-graphics >/dev/null || need+=(hwloc-nox)
 [ -x /bin/busybox ] || need+=(busybox-static)
 command -v cpio >/dev/null || need+=(cpio)
+# The pictures' text is rendered with DejaVu Sans (tests check that text renders).
+[ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need+=(fonts-dejavu-core)
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
 fi

@@ -48,7 +48,8 @@ pub struct BootArgs {
     /// before / after table.
     #[arg(long, num_args = 2, value_names = ["A", "B"])]
     pub compare: Option<Vec<Kick>>,
-    /// Write the timeline picture (with --compare: FILE-a.svg and FILE-b.svg).
+    /// Write the timeline picture (with --compare: both runs on one time axis);
+    /// PNG when FILE ends in .png.
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
     /// Write the full run, per-CPU timeline included, as JSON.
@@ -160,17 +161,6 @@ fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
     Ok(())
 }
 
-fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
-    let stem = path.file_stem().map_or_else(
-        || "timeline".to_string(),
-        |s| s.to_string_lossy().into_owned(),
-    );
-    let ext = path
-        .extension()
-        .map_or_else(|| "svg".to_string(), |s| s.to_string_lossy().into_owned());
-    path.with_file_name(format!("{stem}-{suffix}.{ext}"))
-}
-
 /// Standard-output JSON of one run: everything but the per-CPU timeline.
 #[derive(Serialize)]
 struct RunSummary<'a> {
@@ -204,10 +194,13 @@ pub fn run(args: &BootArgs) -> Result<()> {
         let run_a = simulate(args, &topo, &costs, *a)?;
         let run_b = simulate(args, &topo, &costs, *b)?;
         if let Some(path) = &args.svg {
-            for (run, suffix) in [(&run_a, "a"), (&run_b, "b")] {
-                let title = format!("{machine}: {} ({})", run.strategy, platform);
-                report::svg(run, &title, &with_suffix(path, suffix))?;
-            }
+            let title = format!(
+                "{machine}: {a} kick vs {b} kick ({platform}, calibrate={}, masks={})",
+                args.calibrate, args.masks
+            );
+            let labels = [format!("{a} kick"), format!("{b} kick")];
+            let picture = report::compare_svg(&run_a, &run_b, [&labels[0], &labels[1]], &title);
+            crate::write_picture(path, &picture)?;
         }
         if let Some(path) = &args.json {
             write_json(path, &serde_json::json!({ "a": run_a, "b": run_b }))?;

@@ -9,6 +9,8 @@ use domains::render::{self, Layout};
 use domains::KernelVersion;
 use topology::{Arch, TopologyBuilder};
 
+mod picture;
+
 /// Output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum DomainsFormat {
@@ -66,6 +68,10 @@ pub struct DomainsArgs {
     /// layout of --format proc|debugfs (default: the kernel's native layout).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Draw --cpu N's domains as nested boxes (groups, flags, removed levels)
+    /// into FILE: SVG, or PNG when FILE ends in .png.
+    #[arg(long, value_name = "FILE", requires = "cpu")]
+    pub svg: Option<PathBuf>,
     /// Compare with a dump taken from a live kernel in that layout (a directory,
     /// .tar.gz or .tar.bz2; a dmesg.txt from a sched_verbose boot next to it is checked too).
     /// Exit status 1 when anything differs.
@@ -175,6 +181,10 @@ pub fn run(args: &DomainsArgs) -> Result<i32> {
         },
         None => doms.cpus.iter().collect(),
     };
+    if let (Some(path), [cpu]) = (&args.svg, selected.as_slice()) {
+        let picture = picture::svg(&doms, cpu, &topo.source);
+        crate::write_picture(path, &picture)?;
+    }
     match args.format {
         DomainsFormat::Proc => {
             crate::write_stdout(&render::render_files(&doms, Layout::Proc, &selected))?

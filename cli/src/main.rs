@@ -63,6 +63,7 @@ fn main() {
             source: source::SourceArgs::default(),
             format: topo::TopoFormat::Text,
             list_machines: false,
+            output: None,
         })
         .map(|()| 0),
     };
@@ -82,6 +83,11 @@ pub(crate) fn write_stdout(text: &str) -> anyhow::Result<()> {
     stream_stdout(|out| out.write_all(text.as_bytes()))
 }
 
+/// Like [`write_stdout`] for bytes (PNG pictures).
+pub(crate) fn write_stdout_bytes(bytes: &[u8]) -> anyhow::Result<()> {
+    stream_stdout(|out| out.write_all(bytes))
+}
+
 /// Like [`write_stdout`] for output produced piece by piece by `write`.
 pub(crate) fn stream_stdout(
     write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
@@ -91,6 +97,21 @@ pub(crate) fn stream_stdout(
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         other => Ok(other?),
     }
+}
+
+/// Writes a picture to `path`: the SVG text, or rasterised to PNG when the
+/// file name ends in `.png`.
+pub(crate) fn write_picture(path: &std::path::Path, svg: &str) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    let png = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("png"));
+    let bytes = if png {
+        draw::to_png(svg).with_context(|| format!("{}: cannot render", path.display()))?
+    } else {
+        svg.as_bytes().to_vec()
+    };
+    std::fs::write(path, bytes).with_context(|| format!("{}: cannot write", path.display()))
 }
 
 /// "1 PU", "2 PUs".

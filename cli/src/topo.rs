@@ -7,12 +7,16 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use anyhow::Result;
+use std::io::IsTerminal;
+
+use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 use topology::{CacheKind, CpuMask, LevelKind, Topology};
 
 use crate::source::SourceArgs;
+
+pub mod picture;
 
 /// Output formats of `manycore topo`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -27,6 +31,12 @@ pub enum TopoFormat {
     Synthetic,
     /// lscpu's summary lines for the fields manycore models.
     Lscpu,
+    /// An lstopo-like picture of nested boxes with a NUMA distance heat map
+    /// (SVG); large machines fold runs of identical siblings.
+    Svg,
+    /// The same picture rasterised (PNG; binary, so written with --output or
+    /// to a redirected standard output).
+    Png,
 }
 
 /// Arguments of `manycore topo`.
@@ -40,6 +50,9 @@ pub struct TopoArgs {
     /// List the built-in catalogue of machines and exit.
     #[arg(long)]
     pub list_machines: bool,
+    /// Write the output to FILE instead of standard output.
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<std::path::PathBuf>,
 }
 
 /// Runs `manycore topo`.
@@ -54,7 +67,18 @@ pub fn run(args: &TopoArgs) -> Result<()> {
         return crate::write_stdout(&out);
     }
     let topo = args.source.load()?;
-    crate::write_stdout(&render(&topo, args.format)?)
+    let bytes = match args.format {
+        TopoFormat::Png => draw::to_png(&picture::svg(&topo, None))?,
+        format => render(&topo, format)?.into_bytes(),
+    };
+    match &args.output {
+        Some(path) => std::fs::write(path, &bytes)
+            .with_context(|| format!("{}: cannot write", path.display())),
+        None if args.format == TopoFormat::Png && std::io::stdout().is_terminal() => {
+            anyhow::bail!("--format png: PNG is binary; name a file with --output FILE or redirect standard output")
+        }
+        None => crate::write_stdout_bytes(&bytes),
+    }
 }
 
 /// Renders `topo` in `format`; the whole output, so that nothing partial is
@@ -74,6 +98,8 @@ pub fn render(topo: &Topology, format: TopoFormat) -> Result<String> {
             s
         }
         TopoFormat::Lscpu => readers::lscpu::summary(topo),
+        TopoFormat::Svg => picture::svg(topo, None),
+        TopoFormat::Png => anyhow::bail!("PNG is binary: use draw::to_png on the SVG"),
     })
 }
 
@@ -682,8 +708,9 @@ fn human_size(bytes: u64) -> String {
     }
 }
 
-/// The lstopo-like text tree.
-pub fn text_tree(t: &Topology) -> String {
+/// The first line of the text tree and the picture's title: "Machine (x86_64,
+/// 16 PUs online of 16 possible, 2 NUMA nodes)".
+pub fn summary_line(t: &Topology) -> String {
     let mut out = String::new();
     let offline = t.possible().and_not(t.online()).weight();
     let _ = write!(
@@ -706,6 +733,12 @@ pub fn text_tree(t: &Topology) -> String {
     if let Some(m) = &t.model_name() {
         let _ = write!(out, " {m}");
     }
+    out
+}
+
+/// The lstopo-like text tree.
+pub fn text_tree(t: &Topology) -> String {
+    let mut out = summary_line(t);
     out.push('\n');
     Tree::new(t).print_children(ROOT, 1, true, &mut out);
     if t.has_distances() {

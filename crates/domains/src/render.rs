@@ -205,21 +205,23 @@ pub fn render_text(domains: &Domains, cpus: &[&CpuDomains]) -> String {
         }
         for r in &c.removed {
             let name = domains.levels[r.level as usize].name;
-            let why = match r.reason {
-                Reason::SingleCpu => "spans only this CPU".to_string(),
-                Reason::OneGroup => {
-                    "a single group and no flag that works without groups".to_string()
-                }
-                Reason::SameAsChild { child_level } => format!(
-                    "same span as {} below it and no flag {} lacks",
-                    domains.levels[child_level as usize].name,
-                    domains.levels[child_level as usize].name
-                ),
-            };
+            let why = removed_reason(domains, r);
             let _ = writeln!(out, "  removed {name} (level {}): {why}", r.level);
         }
     }
     out
+}
+
+/// Why a level was left out of a CPU's domains, in words.
+pub fn removed_reason(domains: &Domains, r: &crate::build::Removed) -> String {
+    match r.reason {
+        Reason::SingleCpu => "spans only this CPU".to_string(),
+        Reason::OneGroup => "a single group and no flag that works without groups".to_string(),
+        Reason::SameAsChild { child_level } => format!(
+            "same span as {} below it and no flag {} lacks",
+            domains.levels[child_level as usize].name, domains.levels[child_level as usize].name
+        ),
+    }
 }
 
 /// JSON: the kernel, the level table, and per CPU its domains with spans

@@ -299,3 +299,148 @@ pub fn svg(run: &Run, title: &str, path: &Path) -> Result<(), SimError> {
     root.present().map_err(|e| err(e.to_string()))?;
     Ok(())
 }
+
+/// The phase colours as the drawing crate spells them.
+fn phase_rgb(p: Phase) -> draw::Rgb {
+    let RGBColor(r, g, b) = phase_color(p);
+    draw::Rgb(r, g, b)
+}
+
+/// How the comparison picture names the two runs, and their colours.
+const RUN_COLORS: [draw::Rgb; 2] = [draw::Rgb(214, 39, 40), draw::Rgb(31, 119, 180)];
+
+/// "1.5 s" or "250 ms" for a tick at `s` seconds on an axis ending at `end`.
+fn tick_label(s: f64, end: f64) -> String {
+    if end >= 2.0 {
+        draw::svg::num(s)
+    } else {
+        draw::svg::num(s * 1e3)
+    }
+}
+
+/// The number of CPUs online against virtual time: the sorted online times as
+/// a step curve, thinned to about a thousand steps for large machines.
+fn online_curve(run: &Run) -> Vec<(f64, f64)> {
+    let mut times: Vec<u64> = run.timeline.iter().map(|t| t.online_ns).collect();
+    times.sort_unstable();
+    let stride = times.len().div_ceil(1000).max(1);
+    let mut points = vec![(0.0, 0.0)];
+    for (k, &t) in times.iter().enumerate() {
+        if (k + 1) % stride == 0 || k + 1 == times.len() {
+            let s = t as f64 / 1e9;
+            let prev = points.last().map_or(0.0, |p| p.1);
+            points.push((s, prev));
+            points.push((s, (k + 1) as f64));
+        }
+    }
+    points
+}
+
+/// `manycore boot --compare A B --svg FILE`: both runs on one time axis. Above,
+/// the CPUs online over time; below, one bar per run splitting the boot CPU's
+/// path into its phases (kick, AP start, calibrate, masks, online), so that a
+/// seed's before/after reads in one look. The step curves are named
+/// `online-a`/`online-b` and the phase segments `phase-a-<name>`.
+pub fn compare_svg(a: &Run, b: &Run, labels: [&str; 2], title: &str) -> String {
+    use draw::chart::{legend, Axis, Frame};
+    use draw::svg::{Anchor, Style};
+    use draw::{Rect, Svg};
+    let runs = [a, b];
+    let end = runs
+        .iter()
+        .map(|r| r.done_s.max(r.brought_up_s))
+        .fold(0.0, f64::max)
+        .max(1e-9);
+    let unit = if end >= 2.0 { "s" } else { "ms" };
+    let cpus = runs
+        .iter()
+        .map(|r| r.timeline.len())
+        .max()
+        .unwrap_or(0)
+        .max(1);
+    let (width, left, right) = (1000.0, 70.0, 30.0);
+    let mut svg = Svg::new(width, 520.0);
+    svg.text(left, 22.0, 13.0, Anchor::Start, true, title);
+    let x_axis = Axis {
+        min: 0.0,
+        max: end,
+        label: format!("virtual time since \"Bringing up secondary CPUs\" ({unit})"),
+    };
+    let online = Frame {
+        area: Rect::new(left, 80.0, width - left - right, 200.0),
+        x: x_axis.clone(),
+        y: Axis {
+            min: 0.0,
+            max: cpus as f64,
+            label: "CPUs online".into(),
+        },
+    };
+    online.draw_axes(&mut svg, &|s| tick_label(s, end), true);
+    for (k, run) in runs.iter().enumerate() {
+        let points: Vec<(f64, f64)> = online_curve(run)
+            .into_iter()
+            .map(|(x, y)| (online.px(x), online.py(y)))
+            .collect();
+        let id = format!("online-{}", ["a", "b"][k]);
+        svg.polyline(&points, &Style::stroke(RUN_COLORS[k], 2.0), Some(&id));
+    }
+    let items: Vec<(draw::Rgb, String)> = (0..2)
+        .map(|k| {
+            let r = runs[k];
+            (
+                RUN_COLORS[k],
+                format!(
+                    "{}: all {} online at {}",
+                    labels[k],
+                    r.cpus,
+                    fmt_s(r.brought_up_s)
+                ),
+            )
+        })
+        .collect();
+    legend(&mut svg, left, 46.0, &items);
+
+    let bars = Frame {
+        area: Rect::new(left, 350.0, width - left - right, 80.0),
+        x: x_axis,
+        y: Axis {
+            min: 0.0,
+            max: 2.0,
+            label: String::new(),
+        },
+    };
+    svg.text(
+        left,
+        340.0,
+        11.0,
+        Anchor::Start,
+        true,
+        "where the time goes on the boot CPU's path",
+    );
+    bars.draw_axes(&mut svg, &|s| tick_label(s, end), false);
+    for (k, run) in runs.iter().enumerate() {
+        let y = bars.area.y + 8.0 + k as f64 * 36.0;
+        svg.text(left - 6.0, y + 17.0, 10.0, Anchor::End, false, labels[k]);
+        let mut t = 0.0;
+        for p in run.phases.iter().filter(|p| p.critical_s > 0.0) {
+            let (x0, x1) = (bars.px(t), bars.px(t + p.critical_s));
+            let id = format!("phase-{}-{}", ["a", "b"][k], p.phase.name());
+            svg.rect(
+                Rect::new(x0, y, x1 - x0, 26.0),
+                &Style::fill(phase_rgb(p.phase)),
+                Some(&id),
+            );
+            let name = p.phase.name();
+            if x1 - x0 > draw::text_width(name, 9.0) + 4.0 {
+                svg.text(x0 + 2.0, y + 17.0, 9.0, Anchor::Start, false, name);
+            }
+            t += p.critical_s;
+        }
+    }
+    let items: Vec<(draw::Rgb, String)> = Phase::ALL
+        .iter()
+        .map(|&p| (phase_rgb(p), p.name().to_string()))
+        .collect();
+    legend(&mut svg, left, 500.0, &items);
+    svg.finish()
+}
