@@ -428,6 +428,13 @@ impl<'t> Tree<'t> {
         tree
     }
 
+    /// Makes every object's fold key unique, so that no run folds.
+    fn unfold(&mut self) {
+        for (i, o) in self.objs.iter_mut().enumerate() {
+            o.shape = i;
+        }
+    }
+
     /// The deepest placed object holding all of `cpus` (the root at worst).
     fn deepest_container(objs: &[Obj], cpus: &CpuMask, first_cpu: usize) -> usize {
         let mut cur = ROOT;
@@ -738,9 +745,19 @@ pub fn summary_line(t: &Topology) -> String {
 
 /// The lstopo-like text tree.
 pub fn text_tree(t: &Topology) -> String {
+    text_tree_with(t, true)
+}
+
+/// The text tree, with runs of identical siblings folded or every object on
+/// its own line (as lstopo prints it).
+pub fn text_tree_with(t: &Topology, fold: bool) -> String {
     let mut out = summary_line(t);
     out.push('\n');
-    Tree::new(t).print_children(ROOT, 1, true, &mut out);
+    let mut tree = Tree::new(t);
+    if !fold {
+        tree.unfold();
+    }
+    tree.print_children(ROOT, 1, true, &mut out);
     if t.has_distances() {
         out.push_str("Distances between NUMA nodes:\n");
         let _ = write!(out, "  {:>5}", "");
@@ -762,7 +779,7 @@ pub fn text_tree(t: &Topology) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::BTreeMap;
+    use std::collections::{BTreeMap, BTreeSet};
     use std::path::{Path, PathBuf};
     use topology::{Arch, Numbering, Shape};
 
@@ -832,6 +849,130 @@ mod tests {
         (counts, node_ids)
     }
 
+    /// Each object of a console-style tree (ours unfolded, or lstopo's) by type
+    /// and L#, with the P# of the PUs under it; a NUMA node, which lstopo
+    /// prints as a child line of the object it is attached to, gets that
+    /// object's PUs. Objects without an L# (the machine) are left out.
+    fn cpusets(text: &str) -> BTreeMap<(String, usize), BTreeSet<u32>> {
+        // Per line: its parent line, its objects, its NUMA nodes, its PU's P#.
+        struct Line {
+            parent: Option<usize>,
+            objs: Vec<(String, usize)>,
+            numa: Vec<usize>,
+            pus: BTreeSet<u32>,
+        }
+        let mut lines: Vec<Line> = Vec::new();
+        let mut stack: Vec<(usize, usize)> = Vec::new(); // (depth, line)
+        for text_line in text.lines() {
+            if text_line.starts_with("Distances") {
+                break;
+            }
+            let body = text_line.trim_start();
+            let depth = (text_line.len() - body.len()) / 2;
+            while stack.last().is_some_and(|&(d, _)| d >= depth) {
+                stack.pop();
+            }
+            let mut line = Line {
+                parent: stack.last().map(|&(_, l)| l),
+                objs: Vec::new(),
+                numa: Vec::new(),
+                pus: BTreeSet::new(),
+            };
+            for segment in body.split(" + ") {
+                let words: Vec<&str> = segment.split_whitespace().collect();
+                // Verbose consoles spell CPU caches `L2Cache`; `MemCache` stays.
+                let word = words.first().unwrap_or(&"");
+                let kind = if word.starts_with('L') {
+                    word.trim_end_matches("Cache")
+                } else {
+                    word
+                };
+                let Some(l) = words.iter().find_map(|w| w.strip_prefix("L#")) else {
+                    continue;
+                };
+                let l: usize = l
+                    .trim_end_matches(|c: char| !c.is_ascii_digit())
+                    .parse()
+                    .unwrap();
+                match kind {
+                    "NUMANode" => line.numa.push(l),
+                    "PU" => {
+                        let d = &segment[segment.find("P#").expect("PU with P#") + 2..];
+                        let end = d.find(|c: char| !c.is_ascii_digit()).unwrap_or(d.len());
+                        line.pus.insert(d[..end].parse().unwrap());
+                        line.objs.push((kind.to_string(), l));
+                    }
+                    _ => line.objs.push((kind.to_string(), l)),
+                }
+            }
+            stack.push((depth, lines.len()));
+            lines.push(line);
+        }
+        // Children come after their parent: gather PUs upwards in reverse.
+        let mut all = BTreeSet::new();
+        for i in (0..lines.len()).rev() {
+            let pus = lines[i].pus.clone();
+            match lines[i].parent {
+                Some(p) => lines[p].pus.extend(pus),
+                None => all.extend(pus),
+            }
+        }
+        // hwloc hangs a node behind its memory-side cache: the node's CPUs
+        // are those of the normal object above the cache.
+        let memory_side = |l: &Line| l.objs.iter().any(|(k, _)| k == "MemCache");
+        let mut out = BTreeMap::new();
+        for line in &lines {
+            for obj in &line.objs {
+                out.insert(obj.clone(), line.pus.clone());
+            }
+            let mut parent = line.parent;
+            while let Some(p) = parent.filter(|&p| memory_side(&lines[p])) {
+                parent = lines[p].parent;
+            }
+            let attached = parent.map_or(&all, |p| &lines[p].pus);
+            for &n in &line.numa {
+                out.insert(("NUMANode".to_string(), n), attached.clone());
+            }
+        }
+        out
+    }
+
+    /// Our unfolded tree and lstopo's console output have the same objects of
+    /// the compared types, by L#, each over the same PUs (P#).
+    fn assert_same_cpusets(t: &Topology, console: &str, what: &str) {
+        let text = text_tree_with(t, false);
+        let keep = |m: BTreeMap<(String, usize), BTreeSet<u32>>| -> BTreeMap<_, _> {
+            m.into_iter()
+                .filter(|((k, _), _)| COUNTED.contains(&k.as_str()))
+                .collect()
+        };
+        let ours = keep(cpusets(&text));
+        let theirs = keep(cpusets(console));
+        let differ: Vec<String> = ours
+            .keys()
+            .chain(theirs.keys())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .filter(|k| ours.get(k) != theirs.get(k))
+            .take(5)
+            .map(|k| {
+                format!(
+                    "{} L#{}: ours {:?}, lstopo {:?}",
+                    k.0,
+                    k.1,
+                    ours.get(k),
+                    theirs.get(k)
+                )
+            })
+            .collect();
+        assert!(
+            differ.is_empty(),
+            "{what}: objects over different PUs than lstopo's:\n{}\n{text}\n{console}",
+            differ.join("\n")
+        );
+        assert!(!ours.is_empty(), "{what}: no objects compared");
+    }
+
     /// `lstopo-no-graphics --of console` on `xml_file`.
     fn lstopo_console(xml_file: &Path) -> String {
         let out = std::process::Command::new("lstopo-no-graphics")
@@ -851,15 +992,22 @@ mod tests {
         String::from_utf8(out.stdout).unwrap()
     }
 
+    fn corpus() -> PathBuf {
+        readers::corpus::dir(env!("CARGO_MANIFEST_DIR"))
+    }
+
     fn corpus_xml(name: &str) -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../shared/corpus/hwloc/tests/hwloc/xml")
-            .join(name)
+        corpus().join("hwloc/tests/hwloc/xml").join(name)
+    }
+
+    fn has_lstopo(what: &str) -> bool {
+        readers::corpus::program_present("lstopo-no-graphics", what)
     }
 
     /// Our unfolded tree has as many packages, NUMA nodes, L3, L2, cores and PUs
-    /// as hwloc's console output, never drops one, and shows the NUMA nodes in
-    /// the same order (depth first, by id among siblings), each exactly once.
+    /// as hwloc's console output, never drops one, shows the NUMA nodes in the
+    /// same order (depth first, by id among siblings), each exactly once, and
+    /// each of those objects, by L#, over the same PUs as hwloc's.
     fn assert_matches_console(t: &Topology, console: &str, what: &str) {
         let text = text_tree(t);
         let (ours, our_nodes) = unfolded_counts(&text);
@@ -875,6 +1023,7 @@ mod tests {
             our_nodes, their_nodes,
             "{what}: NUMA node order\n{text}\n{console}"
         );
+        assert_same_cpusets(t, console, what);
         let mut ids = our_nodes.clone();
         ids.sort_unstable();
         let mut all: Vec<u32> = t.nodes().iter().map(|n| n.id).collect();
@@ -897,6 +1046,9 @@ mod tests {
 
     #[test]
     fn tree_counts_match_lstopo_on_catalogue_and_synthetic() {
+        if !has_lstopo("7 text trees of catalogue and synthetic machines against lstopo") {
+            return;
+        }
         for name in ["arm64-d06", "power10-shared-320", "x86-2s-16"] {
             let t = readers::catalogue::machine(name).unwrap();
             check_via_our_xml(&t, name);
@@ -919,6 +1071,10 @@ mod tests {
     /// output hwloc's test suite expects where the corpus has one.
     #[test]
     fn tree_counts_match_lstopo_on_corpus_xml() {
+        let what = "4 hwloc XML test files' text trees against lstopo";
+        if !readers::corpus::present(&corpus(), what) || !has_lstopo(what) {
+            return;
+        }
         for (name, console) in [
             ("16em64t-4s2c2t", true),
             ("16amd64-4distances", true),
@@ -946,8 +1102,11 @@ mod tests {
     /// reader questions, not the tree's.
     #[test]
     fn tree_counts_match_hwloc_console_on_linux_snapshots() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../shared/corpus/hwloc/tests/hwloc/linux");
+        let what = "15 hwloc Linux snapshots' text trees against hwloc's expected console";
+        if !readers::corpus::present(&corpus(), what) {
+            return;
+        }
+        let dir = corpus().join("hwloc/tests/hwloc/linux");
         for stem in [
             "16amd64-8n2c",
             "16em64t-4s2c2t-offlines",
