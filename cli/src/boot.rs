@@ -1,7 +1,6 @@
 //! `manycore boot`: simulate a machine's CPU bring-up (crates/sim).
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
@@ -66,52 +65,6 @@ pub struct BootArgs {
     pub quiet: bool,
 }
 
-/// A one-line progress display on standard error, redrawn at most ten times a
-/// second and only on a terminal. Written by hand because it is twenty lines and
-/// the alternative adds a dependency to the shared CLI manifest.
-struct Progress {
-    enabled: bool,
-    label: String,
-    last: Option<Instant>,
-    started: Instant,
-}
-
-impl Progress {
-    fn new(quiet: bool, label: &str) -> Progress {
-        Progress {
-            enabled: !quiet && std::io::stderr().is_terminal(),
-            label: label.to_string(),
-            last: None,
-            started: Instant::now(),
-        }
-    }
-
-    fn update(&mut self, done: usize, total: usize) {
-        if !self.enabled {
-            return;
-        }
-        let now = Instant::now();
-        if done < total
-            && self
-                .last
-                .is_some_and(|t| now - t < Duration::from_millis(100))
-        {
-            return;
-        }
-        // Nothing for quick runs: only once half a second has passed.
-        if now - self.started < Duration::from_millis(500) && done < total {
-            return;
-        }
-        self.last = Some(now);
-        let mut err = std::io::stderr();
-        let _ = write!(err, "\r{}: {done}/{total} CPUs online", self.label);
-        if done >= total {
-            let _ = writeln!(err);
-        }
-        let _ = err.flush();
-    }
-}
-
 fn platform_for(args: &BootArgs, topo: &topology::Topology) -> Result<Platform> {
     match args.platform {
         Some(p) => Ok(p),
@@ -139,14 +92,23 @@ fn simulate(
         calibrate: args.calibrate,
         masks: args.masks,
     };
-    let mut progress = Progress::new(args.quiet, &format!("simulating {kick} kick"));
+    let bar = crate::progress::bar(
+        args.quiet,
+        topo.cpus.len() as u64,
+        &format!("simulating {kick} kick"),
+        "CPUs",
+    );
     let run = sim::simulate_with(
         topo,
         costs,
         &strategy,
         &Options { seed: args.seed },
-        &mut |done, total| progress.update(done, total),
+        &mut |done, total| {
+            bar.set_length(total as u64);
+            bar.set_position(done as u64);
+        },
     )?;
+    bar.finish_and_clear();
     Ok(run)
 }
 
@@ -226,7 +188,7 @@ pub fn run(args: &BootArgs) -> Result<()> {
     let run = simulate(args, &topo, &costs, args.strategy)?;
     if let Some(path) = &args.svg {
         let title = format!("{machine}: {} ({})", run.strategy, platform);
-        report::svg(&run, &title, path)?;
+        crate::write_picture(path, &report::timeline_svg(&run, &title))?;
     }
     if let Some(path) = &args.json {
         write_json(path, &run)?;

@@ -61,6 +61,10 @@ pub struct HotplugArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = HotplugFormat::Text)]
     pub format: HotplugFormat,
+    /// No progress display (there is none either when standard error is not
+    /// a terminal).
+    #[arg(long)]
+    pub quiet: bool,
 }
 
 /// Upper bound of `--cycles`.
@@ -136,10 +140,13 @@ pub fn run(args: &HotplugArgs) -> Result<()> {
         engine,
     );
 
+    let spinner =
+        crate::progress::spinner(args.quiet, &format!("onlining {} CPUs", topo.cpus.len()));
     let bringup = match args.order {
         OrderArg::Serial => hp.bringup_serial(),
         OrderArg::Parallel => hp.bringup_parallel(),
     };
+    spinner.finish_and_clear();
     if let Some((cpu, e)) = bringup.failed.first() {
         anyhow::bail!("CPU {cpu} failed to come online: {e}");
     }
@@ -161,13 +168,16 @@ pub fn run(args: &HotplugArgs) -> Result<()> {
         );
     }
     let mut rng = SplitMix64(args.seed);
+    let bar = crate::progress::bar(args.quiet, args.cycles, "offline/online", "cycles");
     for _ in 0..args.cycles {
+        bar.inc(1);
         let cpu = candidates[(rng.next() % candidates.len() as u64) as usize];
         hp.cpu_down(cpu)
             .with_context(|| format!("cycle: taking CPU {cpu} down"))?;
         hp.cpu_up(cpu)
             .with_context(|| format!("cycle: bringing CPU {cpu} back"))?;
     }
+    bar.finish_and_clear();
     let cycles = cycle_delta(hp.report(), &before_cycles);
     let verified = verified_after_bringup.is_ok() && hp.engine().verify().is_ok();
     let mismatch = verified_after_bringup

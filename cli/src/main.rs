@@ -5,6 +5,7 @@ mod domains;
 mod hotplug;
 mod irq;
 mod place;
+mod progress;
 mod qemu;
 mod source;
 mod topo;
@@ -12,7 +13,7 @@ mod validate;
 
 use std::io::Write;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 #[derive(Parser)]
 #[command(
@@ -28,24 +29,99 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Show a machine's topology (default: this host).
+    #[command(after_help = "Examples:
+  manycore topo                                      this host's tree
+  manycore topo --list-machines                      the built-in machines
+  manycore topo --machine x86-uv-4096                folded tree of 4096 CPUs
+  manycore topo --sysfs snapshot.tar.gz --format json
+  manycore topo --machine arm64-d06 --format svg -o d06.svg
+  manycore topo --machine arm64-d06 --format png -o d06.png")]
     Topo(topo::TopoArgs),
     /// Show the scheduler domains Linux would build on a machine.
+    #[command(after_help = "Examples:
+  manycore domains --machine power9-lpar-128 --kernel 5.9 --cpu 0 --format proc
+  manycore domains --machine power10-shared-768 --kernel 6.8 --lpar shared --cpu 0
+  manycore domains --machine power10-shared-768 --kernel 6.8 --lpar shared --cpu 0 --svg shared.svg
+  manycore domains --sysfs host.tar.gz --kernel 6.12 --compare domains.tar.gz")]
     Domains(domains::DomainsArgs),
     /// Boot the bare-metal kernel (or a Linux kernel) under QEMU and report its bring-up.
+    #[command(after_help = "Examples:
+  manycore qemu --cpus 64 --nodes 4 --bringup parallel
+  manycore qemu --cpus 300 --bringup broadcast --format json")]
     Qemu(qemu::QemuArgs),
     /// Online every CPU through the incremental topology masks (naive or scoped) and
     /// report the work and time spent.
+    #[command(after_help = "Examples:
+  manycore hotplug --machine power8-lpar-1024 --algo naive
+  manycore hotplug --machine power-4096-1socket --algo scoped --cycles 1000 --format json")]
     Hotplug(hotplug::HotplugArgs),
     /// Show each interrupt translation unit (GICv3 ITS), its NUMA node and the
     /// node of each of its tables (seed 004), from firmware or the catalogue.
+    #[command(after_help = "Examples:
+  manycore irq --machine arm64-d06
+  manycore irq --dtb fdt.dtb --format json
+  manycore irq --acpi /sys/firmware/acpi/tables")]
     Irq(irq::IrqArgs),
     /// Simulate a machine's CPU bring-up in virtual time.
+    #[command(after_help = "Examples:
+  manycore boot --machine x86-uv-4096 --calibrate serial --svg uv.svg --json uv.json
+  manycore boot --machine x86-2n-128 --calibrate lpj=2600000 --compare serial parallel
+  manycore boot --machine x86-2n-128 --calibrate lpj=2600000 --compare serial parallel --svg seed003.svg")]
     Boot(boot::BootArgs),
     /// Simulate where Linux's fair class places a workload's tasks (virtual time).
+    #[command(after_help = "Examples:
+  manycore place --machine power10-shared-768 --lpar shared --workload ebizzy --threads 32 --duration 20 --compare 6.6 6.8
+  manycore place --machine x86-2n-128 --kernel 6.12 --workload hackbench --threads 64 --format json --svg occ.svg")]
     Place(place::PlaceArgs),
     /// Print the simulator's predictions for the seeds' large machines against
     /// what the seeds measured.
+    #[command(after_help = "Examples:
+  manycore validate
+  manycore validate --format json --quiet")]
     Validate(validate::ValidateArgs),
+    /// Print a shell completion script generated from this command's definition.
+    #[command(after_help = "Examples:
+  manycore completions bash > /etc/bash_completion.d/manycore
+  manycore completions zsh > ~/.zfunc/_manycore")]
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff) generated from this command's definition.
+    #[command(after_help = "Examples:
+  manycore man > manycore.1 && man ./manycore.1
+  manycore man --dir man/                  one page per subcommand")]
+    Man {
+        /// Write manycore.1 and one manycore-SUBCOMMAND.1 per subcommand into DIR.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<std::path::PathBuf>,
+    },
+}
+
+/// Where the seeds' results are shown, printed under the default run's tree.
+const SEEDS_HINT: &str =
+    "Seeds' results: manycore validate; examples of each command: manycore COMMAND --help";
+
+/// The default run: this host's topology tree, then where to look next.
+fn default_run() -> anyhow::Result<()> {
+    let topo = source::SourceArgs::default().load()?;
+    let mut out = topo::render(&topo, topo::TopoFormat::Text)?;
+    out.push_str(SEEDS_HINT);
+    out.push('\n');
+    write_stdout(&out)
+}
+
+/// `manycore man`: the top-level page on standard output, or every page in DIR.
+fn man(dir: Option<&std::path::Path>) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    let cmd = Cli::command();
+    let Some(dir) = dir else {
+        let mut out = Vec::new();
+        clap_mangen::Man::new(cmd).render(&mut out)?;
+        return stream_stdout(|w| w.write_all(&out));
+    };
+    std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
+    clap_mangen::generate_to(cmd, dir).with_context(|| format!("{}: cannot write", dir.display()))
 }
 
 fn main() {
@@ -59,13 +135,13 @@ fn main() {
         Some(Command::Boot(args)) => boot::run(&args).map(|()| 0),
         Some(Command::Place(args)) => place::run(&args).map(|()| 0),
         Some(Command::Validate(args)) => validate::run(&args).map(|()| 0),
-        None => topo::run(&topo::TopoArgs {
-            source: source::SourceArgs::default(),
-            format: topo::TopoFormat::Text,
-            list_machines: false,
-            output: None,
-        })
-        .map(|()| 0),
+        Some(Command::Completions { shell }) => {
+            let mut out = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "manycore", &mut out);
+            stream_stdout(|w| w.write_all(&out)).map(|()| 0)
+        }
+        Some(Command::Man { dir }) => man(dir.as_deref()).map(|()| 0),
+        None => default_run().map(|()| 0),
     };
     match result {
         Ok(code) => std::process::exit(code),

@@ -77,6 +77,10 @@ pub struct QemuArgs {
     /// whenever an APIC id exceeds 254, as Linux needs x2APIC on at hand-over there).
     #[arg(long)]
     pub bios: Option<PathBuf>,
+    /// No progress display (there is none either when standard error is not
+    /// a terminal).
+    #[arg(long)]
+    pub quiet: bool,
 }
 
 /// A bring-up strategy of the manycore kernel.
@@ -192,7 +196,13 @@ pub fn run(args: &QemuArgs) -> Result<i32> {
                 cmdline.push(' ');
                 cmdline.push_str(&args.append);
             }
-            let boot = run_manycore(&kernel, &machine, &cmdline, &opts)?;
+            let spinner = crate::progress::spinner(
+                args.quiet,
+                &format!("booting {} CPUs under QEMU ({})", args.cpus, name(strategy)),
+            );
+            let boot = run_manycore(&kernel, &machine, &cmdline, &opts);
+            spinner.finish_and_clear();
+            let boot = boot?;
             rows.push(row(&boot.result, args.cpus, boot.wall, boot.command));
         }
     }
@@ -207,7 +217,13 @@ pub fn run(args: &QemuArgs) -> Result<i32> {
         if let Some(lpj) = args.lpj {
             cmdline.push_str(&format!(" lpj={lpj}"));
         }
-        let boot = run_linux(vmlinuz, None, &machine, cmdline.trim(), &opts)?;
+        let spinner = crate::progress::spinner(
+            args.quiet,
+            &format!("booting Linux on {} CPUs under QEMU", args.cpus),
+        );
+        let boot = run_linux(vmlinuz, None, &machine, cmdline.trim(), &opts);
+        spinner.finish_and_clear();
+        let boot = boot?;
         rows.push(row(&boot.result, args.cpus, boot.wall, boot.command));
     }
     match args.format {

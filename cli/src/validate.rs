@@ -1,6 +1,4 @@
 //! `manycore validate`: the simulator's predictions against the seeds' measurements.
-use std::io::{IsTerminal, Write};
-
 use anyhow::Result;
 use clap::Args;
 use serde::Serialize;
@@ -36,24 +34,12 @@ struct Output<'a> {
 
 /// Runs `manycore validate`.
 pub fn run(args: &ValidateArgs) -> Result<()> {
-    let show = !args.quiet && std::io::stderr().is_terminal();
-    let report = sim::validate::validate(&mut |case| {
-        if show {
-            let mut err = std::io::stderr();
-            let _ = write!(err, "\r\x1b[2Ksimulating {case}");
-            let _ = err.flush();
-        }
-    })?;
-    let placement = place::validate::validate(&mut |case| {
-        if show {
-            let mut err = std::io::stderr();
-            let _ = write!(err, "\r\x1b[2Kplacing {case}");
-            let _ = err.flush();
-        }
-    })?;
-    if show {
-        eprint!("\r\x1b[2K");
-    }
+    let spinner = crate::progress::spinner(args.quiet, "validating");
+    let report =
+        sim::validate::validate(&mut |case| spinner.set_message(format!("simulating {case}")))?;
+    let placement =
+        place::validate::validate(&mut |case| spinner.set_message(format!("placing {case}")))?;
+    spinner.finish_and_clear();
     match args.format {
         Format::Text => crate::write_stdout(&format!(
             "{}\n{}",

@@ -205,3 +205,12 @@ fn docs_pictures_are_current() {
         );
     }
 }
+
+/// One run's timeline: one bar per phase stretch, CPUs down, time across.
+#[test]
+fn boot_timeline_is_drawn_by_the_same_code() {
+    let args = ["boot", "--machine", "x86-2s-16", "--quiet", "--svg"];
+    let c = checked(&picture(&args, &scratch("timeline.svg")), "timeline");
+    // 15 APs, each at least a start and a calibration stretch.
+    assert!(c.count("bar") >= 30, "{c:?}");
+}

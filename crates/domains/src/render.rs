@@ -176,12 +176,11 @@ pub fn render_text(domains: &Domains, cpus: &[&CpuDomains]) -> String {
                 domains.span(d),
                 d.level
             );
-            let groups: Vec<String> = domains
-                .groups(c.cpu, d)
-                .iter()
-                .map(|g| format!("{{{g}}}"))
-                .collect();
-            let _ = writeln!(out, "    groups: {}", groups.join(" "));
+            let _ = writeln!(
+                out,
+                "    groups: {}",
+                fold_groups(&domains.groups(c.cpu, d))
+            );
             let names: Vec<&str> = k.names(d.flags).collect();
             let _ = writeln!(
                 out,
@@ -210,6 +209,47 @@ pub fn render_text(domains: &Domains, cpus: &[&CpuDomains]) -> String {
         }
     }
     out
+}
+
+/// Shortest run of shifted copies that `fold_groups` folds (shorter lists
+/// read well whole).
+const MIN_GROUP_RUN: usize = 10;
+
+/// `{0-7} {8-15} … {1016-1023} (128 groups, each the previous + 8)`: a group
+/// list with every run of groups that are the same shape shifted by one step
+/// folded to its ends, so that 128 groups do not make one line of 2 000
+/// characters.
+pub fn fold_groups(groups: &[CpuMask]) -> String {
+    let shifted = |a: &CpuMask, b: &CpuMask| -> Option<usize> {
+        let d = b.first()?.checked_sub(a.first()?)?;
+        (d > 0 && a.weight() == b.weight() && a.iter().zip(b.iter()).all(|(x, y)| x + d == y))
+            .then_some(d)
+    };
+    let mut parts = Vec::new();
+    let mut k = 0;
+    while k < groups.len() {
+        let mut end = k + 1;
+        if let Some(step) = groups.get(k + 1).and_then(|b| shifted(&groups[k], b)) {
+            while end < groups.len() && shifted(&groups[end - 1], &groups[end]) == Some(step) {
+                end += 1;
+            }
+            if end - k >= MIN_GROUP_RUN {
+                parts.push(format!(
+                    "{{{}}} {{{}}} … {{{}}} ({} groups, each the previous + {step})",
+                    groups[k],
+                    groups[k + 1],
+                    groups[end - 1],
+                    end - k
+                ));
+                k = end;
+                continue;
+            }
+            end = k + 1;
+        }
+        parts.push(format!("{{{}}}", groups[k]));
+        k = end;
+    }
+    parts.join(" ")
 }
 
 /// Why a level was left out of a CPU's domains, in words.
@@ -612,5 +652,39 @@ mod tests {
         assert!(cpu13[0].contains(" SMT span 12-13 "), "{}", cpu13[0]);
         assert!(cpu13[1].contains(" MC span 8-15 "), "{}", cpu13[1]);
         assert_eq!(lines.len(), 1 + 12 + 16);
+    }
+
+    /// Runs of shifted copies fold to their ends with a count and step; a
+    /// list without such a run, or a run too short, is printed whole.
+    #[test]
+    fn group_lists_fold_runs_of_shifted_groups() {
+        let m = |s: &str| CpuMask::parse_list(s).unwrap();
+        let cores: Vec<CpuMask> = (0..128)
+            .map(|k| m(&format!("{}-{}", 8 * k, 8 * k + 7)))
+            .collect();
+        assert_eq!(
+            fold_groups(&cores),
+            "{0-7} {8-15} … {1016-1023} (128 groups, each the previous + 8)"
+        );
+        let mut mixed = vec![m("100"), m("0-1,4-5")];
+        mixed.extend((1..13).map(|k| {
+            m(&format!(
+                "{}-{},{}-{}",
+                8 * k,
+                8 * k + 1,
+                8 * k + 4,
+                8 * k + 5
+            ))
+        }));
+        mixed.push(m("200-300"));
+        assert_eq!(
+            fold_groups(&mixed),
+            "{100} {0-1,4-5} {8-9,12-13} … {96-97,100-101} (13 groups, each the previous + 8) {200-300}"
+        );
+        let short: Vec<CpuMask> = (0..9).map(|k| m(&format!("{}", 4 * k))).collect();
+        assert_eq!(
+            fold_groups(&short),
+            "{0} {4} {8} {12} {16} {20} {24} {28} {32}"
+        );
     }
 }

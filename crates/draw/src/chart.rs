@@ -36,6 +36,22 @@ pub fn ticks(min: f64, max: f64, target: usize) -> Vec<f64> {
     (first..=last).map(|k| k as f64 * step).collect()
 }
 
+/// How far `v` lies from the axis's start to its end; an axis of no length
+/// puts everything at its start.
+fn fraction(axis: &Axis, v: f64) -> f64 {
+    let span = axis.max - axis.min;
+    if span == 0.0 {
+        0.0
+    } else {
+        (v - axis.min) / span
+    }
+}
+
+/// Ticks of an axis whichever way it runs.
+fn axis_ticks(axis: &Axis, target: usize) -> Vec<f64> {
+    ticks(axis.min.min(axis.max), axis.min.max(axis.max), target)
+}
+
 /// A plotting area and the two axes that map values into it.
 #[derive(Clone, Debug)]
 pub struct Frame {
@@ -43,21 +59,19 @@ pub struct Frame {
     pub area: Rect,
     /// Horizontal axis.
     pub x: Axis,
-    /// Vertical axis (min at the bottom).
+    /// Vertical axis (`min` at the bottom).
     pub y: Axis,
 }
 
 impl Frame {
     /// Picture x of value `v`.
     pub fn px(&self, v: f64) -> f64 {
-        let span = (self.x.max - self.x.min).max(f64::MIN_POSITIVE);
-        self.area.x + (v - self.x.min) / span * self.area.w
+        self.area.x + fraction(&self.x, v) * self.area.w
     }
 
-    /// Picture y of value `v`.
+    /// Picture y of value `v` (an axis with `min` above `max` runs downwards).
     pub fn py(&self, v: f64) -> f64 {
-        let span = (self.y.max - self.y.min).max(f64::MIN_POSITIVE);
-        self.area.bottom() - (v - self.y.min) / span * self.area.h
+        self.area.bottom() - fraction(&self.y, v) * self.area.h
     }
 
     /// Draws both axes with ticks, labels and light grid lines; `y_ticks`
@@ -66,7 +80,7 @@ impl Frame {
         let a = self.area;
         let axis = Style::stroke(Rgb::GREY, 1.0);
         let grid = Style::stroke(Rgb(225, 225, 225), 1.0);
-        for t in ticks(self.x.min, self.x.max, 8) {
+        for t in axis_ticks(&self.x, 8) {
             let x = self.px(t);
             svg.line((x, a.y), (x, a.bottom()), &grid);
             svg.line((x, a.bottom()), (x, a.bottom() + 4.0), &axis);
@@ -81,7 +95,7 @@ impl Frame {
             &self.x.label,
         );
         if y_ticks {
-            for t in ticks(self.y.min, self.y.max, 5) {
+            for t in axis_ticks(&self.y, 5) {
                 let y = self.py(t);
                 svg.line((a.x, y), (a.right(), y), &grid);
                 svg.line((a.x - 4.0, y), (a.x, y), &axis);

@@ -8,10 +8,12 @@
 //! - [`synthetic`]: hwloc synthetic description strings.
 //! - [`xml`]: hwloc XML v2, read and written.
 //! - [`catalogue`]: the seeds' machines, built in.
+//! - [`corpus`]: where tests find the real machines' snapshots.
 //!
 //! Every reader reports bad input as one [`Error`] naming the file, line or field.
 
 pub mod catalogue;
+pub mod corpus;
 pub mod error;
 pub mod limits;
 pub mod lscpu;

@@ -2,7 +2,6 @@
 
 use std::path::Path;
 
-use plotters::prelude::*;
 use serde::Serialize;
 
 use crate::run::{Phase, Run};
@@ -173,14 +172,15 @@ impl Comparison {
     }
 }
 
-fn phase_color(p: Phase) -> RGBColor {
+/// One colour per phase, the same in every picture.
+fn phase_rgb(p: Phase) -> draw::Rgb {
     match p {
-        Phase::Kick => RGBColor(214, 39, 40),
-        Phase::ApStart => RGBColor(255, 187, 120),
-        Phase::Calibrate => RGBColor(31, 119, 180),
-        Phase::TscSync => RGBColor(148, 103, 189),
-        Phase::Masks => RGBColor(44, 160, 44),
-        Phase::Online => RGBColor(127, 127, 127),
+        Phase::Kick => draw::Rgb(214, 39, 40),
+        Phase::ApStart => draw::Rgb(255, 187, 120),
+        Phase::Calibrate => draw::Rgb(31, 119, 180),
+        Phase::TscSync => draw::Rgb(148, 103, 189),
+        Phase::Masks => draw::Rgb(44, 160, 44),
+        Phase::Online => draw::Rgb(127, 127, 127),
     }
 }
 
@@ -242,68 +242,61 @@ fn raster(run: &Run, end_ns: u64) -> (usize, Vec<Bar>) {
     (rows, bars)
 }
 
-/// Draws the timeline as SVG: time across, CPUs (in bring-up order) down, one
-/// colour per phase.
-pub fn svg(run: &Run, title: &str, path: &Path) -> Result<(), SimError> {
-    let err = |e: String| SimError::Output {
-        path: path.display().to_string(),
-        message: e,
-    };
+/// Draws the timeline: time across, CPUs (in bring-up order) down, one
+/// colour per phase; bars are named `bar-ROW-COLUMN`.
+pub fn timeline_svg(run: &Run, title: &str) -> String {
+    use draw::chart::{legend, Axis, Frame};
+    use draw::svg::{Anchor, Style};
+    use draw::{Rect, Svg};
     let end_ns = ((run.done_s.max(run.brought_up_s)) * 1e9).ceil().max(1.0) as u64;
+    let end = end_ns as f64 / 1e9;
     let (rows, bars) = raster(run, end_ns);
-    let ns_per_col = end_ns as f64 / COLUMNS as f64;
     let n = run.timeline.len().max(1);
-    let root = SVGBackend::new(path, (1200, 720)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
-    let end_s = end_ns as f64 / 1e9;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 20))
-        .margin(10)
-        .x_label_area_size(40)
-        .y_label_area_size(60)
-        .build_cartesian_2d(0.0..end_s, n as f64..0.0)
-        .map_err(|e| err(e.to_string()))?;
-    chart
-        .configure_mesh()
-        .disable_mesh()
-        .x_desc("virtual seconds since \"Bringing up secondary CPUs\"")
-        .y_desc("CPU (bring-up order)")
-        .y_label_formatter(&|y| format!("{y:.0}"))
-        .draw()
-        .map_err(|e| err(e.to_string()))?;
-    let row_h = n as f64 / rows as f64;
-    for phase in Phase::ALL {
-        let color = phase_color(phase);
-        let series = bars
-            .iter()
-            .filter(|b| b.3 == phase)
-            .map(|&(row, c0, c1, _)| {
-                let x0 = c0 as f64 * ns_per_col / 1e9;
-                let x1 = c1 as f64 * ns_per_col / 1e9;
-                let y0 = row as f64 * row_h;
-                Rectangle::new([(x0, y0), (x1, y0 + row_h)], color.filled())
-            });
-        chart
-            .draw_series(series)
-            .map_err(|e| err(e.to_string()))?
-            .label(phase.name())
-            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], color.filled()));
+    let mut svg = Svg::new(1200.0, 720.0);
+    svg.text(70.0, 22.0, 13.0, Anchor::Start, true, title);
+    let frame = Frame {
+        area: Rect::new(70.0, 60.0, 1100.0, 590.0),
+        x: Axis {
+            min: 0.0,
+            max: end,
+            label: format!(
+                "virtual time since \"Bringing up secondary CPUs\" ({})",
+                if end >= 2.0 { "s" } else { "ms" }
+            ),
+        },
+        y: Axis {
+            min: n as f64,
+            max: 0.0,
+            label: "CPUs (bring-up order, first at the top)".into(),
+        },
+    };
+    frame.draw_axes(&mut svg, &|s| tick_label(s, end), true);
+    let col_s = end / COLUMNS as f64;
+    let row_h = frame.area.h / rows as f64;
+    for &(row, c0, c1, phase) in &bars {
+        let x0 = frame.px(c0 as f64 * col_s);
+        let x1 = frame.px(c1 as f64 * col_s);
+        let r = Rect::new(x0, frame.area.y + row as f64 * row_h, x1 - x0, row_h);
+        svg.rect(
+            r,
+            &Style::fill(phase_rgb(phase)),
+            Some(&format!("bar-{row}-{c0}")),
+        );
     }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .position(SeriesLabelPosition::UpperRight)
-        .draw()
-        .map_err(|e| err(e.to_string()))?;
-    root.present().map_err(|e| err(e.to_string()))?;
-    Ok(())
+    let items: Vec<(draw::Rgb, String)> = Phase::ALL
+        .iter()
+        .map(|&p| (phase_rgb(p), p.name().to_string()))
+        .collect();
+    legend(&mut svg, 70.0, 710.0, &items);
+    svg.finish()
 }
 
-/// The phase colours as the drawing crate spells them.
-fn phase_rgb(p: Phase) -> draw::Rgb {
-    let RGBColor(r, g, b) = phase_color(p);
-    draw::Rgb(r, g, b)
+/// Writes [`timeline_svg`] to `path`.
+pub fn svg(run: &Run, title: &str, path: &Path) -> Result<(), SimError> {
+    std::fs::write(path, timeline_svg(run, title)).map_err(|e| SimError::Output {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    })
 }
 
 /// How the comparison picture names the two runs, and their colours.

@@ -1,0 +1,62 @@
+//! Where tests find the corpus — real machines' snapshots (hwloc's and
+//! util-linux's test data, Linux captures) kept in `shared/corpus` beside the
+//! repository — and what they do without it.
+//!
+//! A developer without the corpus gets the tests that need it skipped, each
+//! saying loudly on the terminal what it skipped and how many items; CI (the
+//! `CI` environment variable set) has the corpus, so there a missing corpus is
+//! a failure. A corpus that is present but unreadable fails as before: only
+//! absence skips.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// The corpus directory for a crate whose manifest is `manifest_dir`:
+/// `$MANYCORE_CORPUS` when set, else the first `shared/corpus` found beside
+/// the repository or one of its parents.
+pub fn dir(manifest_dir: &str) -> PathBuf {
+    if let Some(d) = std::env::var_os("MANYCORE_CORPUS") {
+        return PathBuf::from(d);
+    }
+    let start = Path::new(manifest_dir);
+    start
+        .ancestors()
+        .map(|a| a.join("shared/corpus"))
+        .find(|p| p.is_dir())
+        .unwrap_or_else(|| start.join("../shared/corpus"))
+}
+
+/// Whether a test that needs `corpus` (to check `what`, e.g. "15 hwloc
+/// snapshots against lstopo's console") can run: true when the directory
+/// exists. When it does not, writes one loud line to the terminal (past the
+/// test harness's capture, so it shows for passing tests) and returns false;
+/// under CI it panics instead.
+pub fn present(corpus: &Path, what: &str) -> bool {
+    if corpus.is_dir() {
+        return true;
+    }
+    let line = format!(
+        "SKIPPED {what}: the corpus {} is missing (real machines' snapshots; see README, \"The corpus\")",
+        corpus.display()
+    );
+    assert!(std::env::var_os("CI").is_none(), "{line}; CI must have it");
+    // Straight to the stream: `eprintln!` output of a passing test is hidden.
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
+    false
+}
+
+/// Like [`present`] for a test that needs a program (`lstopo-no-graphics`)
+/// installed by scripts/install-deps.sh.
+pub fn program_present(program: &str, what: &str) -> bool {
+    let found = std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|d| d.join(program).is_file()));
+    if found {
+        return true;
+    }
+    let line = format!(
+        "SKIPPED {what}: {program} is not installed (bash scripts/install-deps.sh installs it)"
+    );
+    assert!(std::env::var_os("CI").is_none(), "{line}; CI must have it");
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
+    false
+}
