@@ -94,7 +94,7 @@ fn simulate(
     };
     let bar = crate::progress::bar(
         args.quiet,
-        topo.cpus.len() as u64,
+        topo.cpus().len() as u64,
         &format!("simulating {kick} kick"),
         "CPUs",
     );

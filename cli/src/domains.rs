@@ -182,7 +182,7 @@ pub fn run(args: &DomainsArgs) -> Result<i32> {
         None => doms.cpus.iter().collect(),
     };
     if let (Some(path), [cpu]) = (&args.svg, selected.as_slice()) {
-        let picture = picture::svg(&doms, cpu, &topo.source);
+        let picture = picture::svg(&doms, cpu, topo.source());
         crate::write_picture(path, &picture)?;
     }
     match args.format {

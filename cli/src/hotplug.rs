@@ -141,7 +141,7 @@ pub fn run(args: &HotplugArgs) -> Result<()> {
     );
 
     let spinner =
-        crate::progress::spinner(args.quiet, &format!("onlining {} CPUs", topo.cpus.len()));
+        crate::progress::spinner(args.quiet, &format!("onlining {} CPUs", topo.cpus().len()));
     let bringup = match args.order {
         OrderArg::Serial => hp.bringup_serial(),
         OrderArg::Parallel => hp.bringup_parallel(),

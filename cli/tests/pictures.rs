@@ -63,15 +63,19 @@ fn topology_pictures_have_one_box_per_object() {
         args.extend(["--format", "svg", "--output"]);
         let c = checked(&picture(&args, &scratch("topo.svg")), what);
         assert_eq!(c.count("fold"), 0, "{what}: folded");
-        assert_eq!(c.count("pu"), t.cpus.len(), "{what}: PUs");
+        assert_eq!(c.count("pu"), t.cpus().len(), "{what}: PUs");
         assert_eq!(c.count("core"), t.count(LevelKind::Core), "{what}: cores");
         assert_eq!(
             c.count("package"),
             t.count(LevelKind::Package),
             "{what}: packages"
         );
-        assert_eq!(c.count("numanode"), t.nodes.len(), "{what}: NUMA nodes");
-        let n = if t.has_distances() { t.nodes.len() } else { 0 };
+        assert_eq!(c.count("numanode"), t.nodes().len(), "{what}: NUMA nodes");
+        let n = if t.has_distances() {
+            t.nodes().len()
+        } else {
+            0
+        };
         assert_eq!(c.count("dist"), n * n, "{what}: distance cells");
     }
 }

@@ -139,7 +139,7 @@ impl Tree<'_> {
     /// The ids of the NUMA nodes attached in the subtrees of `objs`.
     fn nodes_under(&self, objs: &[usize], out: &mut Vec<u32>) {
         for &i in objs {
-            out.extend(self.objs[i].memory.iter().map(|&m| self.topo.nodes[m].id));
+            out.extend(self.objs[i].memory.iter().map(|&m| self.topo.nodes()[m].id));
             self.nodes_under(&self.objs[i].children, out);
         }
     }
@@ -172,12 +172,12 @@ pub fn svg(t: &Topology, fold: Option<bool>) -> String {
     } else {
         whole
     };
-    machine.lines = vec![format!("Machine ({})", t.arch.uname())];
+    machine.lines = vec![format!("Machine ({})", t.arch().uname())];
     let placed = machine.layout();
 
-    let labels: Vec<String> = t.nodes.iter().map(|n| format!("#{}", n.id)).collect();
-    let values: Vec<Vec<u32>> = (0..t.nodes.len())
-        .map(|i| (0..t.nodes.len()).map(|j| t.distance(i, j)).collect())
+    let labels: Vec<String> = t.nodes().iter().map(|n| format!("#{}", n.id)).collect();
+    let values: Vec<Vec<u32>> = (0..t.nodes().len())
+        .map(|i| (0..t.nodes().len()).map(|j| t.distance(i, j)).collect())
         .collect();
     let heat = HeatMap {
         title: "NUMA distances",
