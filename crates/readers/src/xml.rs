@@ -893,21 +893,16 @@ fn map_raw(raw: Raw, text: &str, source: &str) -> Result<Topology, Error> {
                 .and(&known)
         })
         .collect();
-    for a in 0..numa.len() {
-        for c in a + 1..numa.len() {
-            let (x, y) = (&numa_sets[a], &numa_sets[c]);
-            if x.intersects(y) && !x.is_subset(y) && !y.is_subset(x) {
-                let cpu = x.and(y).first().unwrap_or(0);
-                return Err(at(
-                    numa[c],
-                    format!(
-                        "PU P#{cpu} is in NUMA nodes P#{} and P#{}, whose cpusets overlap \
-                         without one containing the other",
-                        node_ids[a], node_ids[c]
-                    ),
-                ));
-            }
-        }
+    if let Some((a, c)) = overlapping_pair(&numa_sets) {
+        let cpu = numa_sets[a].and(&numa_sets[c]).first().unwrap_or(0);
+        return Err(at(
+            numa[c],
+            format!(
+                "PU P#{cpu} is in NUMA nodes P#{} and P#{}, whose cpusets overlap \
+                 without one containing the other",
+                node_ids[a], node_ids[c]
+            ),
+        ));
     }
     let mut node_cpus = vec![CpuMask::new(); numa.len()];
     if !numa.is_empty() {
@@ -975,6 +970,40 @@ fn map_raw(raw: Raw, text: &str, source: &str) -> Result<Topology, Error> {
 }
 
 /// The NUMA latency matrix, row-major in increasing node-id order.
+/// Two sets (in document order) that share a CPU without one containing the
+/// other, if any: the sets must nest or be disjoint.
+///
+/// Sets are taken largest first while `owner[cpu]` remembers the last (so
+/// smallest) set taken that holds the CPU. A new set nests in an earlier one
+/// exactly when all its CPUs have the same owner; otherwise it and the owner
+/// taken last among its CPUs' owners overlap without nesting. This costs the
+/// sum of the set sizes, where comparing every pair of thousands of NUMA
+/// nodes cost their count squared in 2 KiB mask operations.
+fn overlapping_pair(sets: &[CpuMask]) -> Option<(usize, usize)> {
+    let mut order: Vec<(usize, usize)> = sets.iter().map(|m| m.weight()).zip(0..).collect();
+    order.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    // `owner[cpu]` = (rank in `order`, set index) of the last set taken holding it.
+    let mut owner: std::collections::HashMap<usize, (usize, usize)> = Default::default();
+    for (rank, &(_, s)) in order.iter().enumerate() {
+        let mut owners = sets[s].iter().map(|c| owner.get(&c).copied());
+        let first = owners.next().flatten();
+        let mut deepest = first;
+        let mut uniform = true;
+        for o in owners {
+            uniform &= o == first;
+            deepest = deepest.max(o);
+        }
+        if !uniform {
+            let (_, other) = deepest?;
+            return Some((other.min(s), other.max(s)));
+        }
+        for c in sets[s].iter() {
+            owner.insert(c, (rank, s));
+        }
+    }
+    None
+}
+
 fn numa_distances(
     raw: &Raw,
     objs: &[RawObj],
@@ -1219,12 +1248,24 @@ pub fn write(topology: &Topology) -> String {
         push(&mut objs, &online_mask, WKind::Cache(i), c.cpus, rank);
     }
     // NUMA nodes need an object with exactly their CPUs: add a group if none.
+    // Objects are looked up by (first CPU, weight), so thousands of nodes do
+    // not each compare their mask with every object.
+    let mut by_shape: HashMap<(Option<usize>, usize), Vec<usize>> = HashMap::new();
+    for (i, o) in objs.iter().enumerate() {
+        by_shape
+            .entry((o.cpus.first(), o.cpus.weight()))
+            .or_default()
+            .push(i);
+    }
     for n in topology.nodes() {
         let cpus = n.cpus.and(&online_mask);
         if cpus.is_empty() || cpus == online_mask {
             continue;
         }
-        if !objs.iter().any(|o| o.cpus == cpus) {
+        let shape = (cpus.first(), cpus.weight());
+        let same = by_shape.get(&shape).into_iter().flatten();
+        if !same.clone().any(|&i| objs[i].cpus == cpus) {
+            by_shape.entry(shape).or_default().push(objs.len());
             push(
                 &mut objs,
                 &online_mask,
@@ -1256,6 +1297,7 @@ pub fn write(topology: &Topology) -> String {
     });
     let max_id = online.iter().copied().max().unwrap_or(0) as usize;
     let mut innermost: Vec<usize> = vec![usize::MAX; max_id + 1];
+    let mut parent_of: Vec<usize> = vec![usize::MAX; objs.len()];
     let mut roots: Vec<usize> = Vec::new();
     for &i in &order {
         let first = objs[i].cpus.first().unwrap_or(0);
@@ -1274,6 +1316,7 @@ pub fn write(topology: &Topology) -> String {
                 continue;
             }
             objs[parent].children.push(i);
+            parent_of[i] = parent;
         }
         for c in objs[i].cpus.iter() {
             innermost[c] = i;
@@ -1289,7 +1332,7 @@ pub fn write(topology: &Topology) -> String {
                 if objs[o].cpus == cpus {
                     return Some(o);
                 }
-                o = parent_of(&objs, &roots, o).unwrap_or(usize::MAX);
+                o = parent_of[o];
             }
             None
         });
@@ -1396,28 +1439,6 @@ pub fn write(topology: &Topology) -> String {
     out
 }
 
-fn parent_of(objs: &[WObj], roots: &[usize], child: usize) -> Option<usize> {
-    // Small trees of parents; a linear scan over candidates holding the CPUs.
-    let first = objs[child].cpus.first()?;
-    let mut cur: Option<usize> = roots
-        .iter()
-        .copied()
-        .find(|&r| objs[r].cpus.contains(first));
-    let mut parent = None;
-    while let Some(c) = cur {
-        if c == child {
-            return parent;
-        }
-        parent = Some(c);
-        cur = objs[c]
-            .children
-            .iter()
-            .copied()
-            .find(|&k| objs[k].cpus.contains(first));
-    }
-    None
-}
-
 fn nodeset(ids: &[u32]) -> String {
     let mut m = CpuMask::new();
     for &id in ids {
@@ -1434,15 +1455,16 @@ struct Writer<'a> {
 }
 
 impl Writer<'_> {
+    /// The nodes holding some of `cpus`, looked up per CPU (a CPU is in one
+    /// node): the sum over all objects is CPUs × depth, where testing every
+    /// node against every object was objects × nodes mask intersections.
     fn nodes_of(&self, cpus: &CpuMask) -> String {
-        let ids: Vec<u32> = self
-            .topology
-            .nodes()
+        let ids: std::collections::BTreeSet<u32> = cpus
             .iter()
-            .filter(|n| n.cpus.intersects(cpus))
+            .filter_map(|c| self.topology.node_of(c))
             .map(|n| n.id)
             .collect();
-        nodeset(&ids)
+        nodeset(&ids.into_iter().collect::<Vec<_>>())
     }
 
     fn numa(&mut self, ni: usize, cpus: &CpuMask, indent: usize) {

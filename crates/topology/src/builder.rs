@@ -440,13 +440,16 @@ impl TopologyBuilder {
                 return Err(BuildError::DuplicateNode(w[0].id));
             }
         }
-        for (i, a) in nodes.iter().enumerate() {
-            for b in &nodes[i + 1..] {
-                if let Some(cpu) = a.cpus.and(&b.cpus).first() {
+        // CPU → index of the node whose mask lists it: one pass over every
+        // node's CPUs, so thousands of nodes cost no pairwise mask work.
+        let mut listed_in: BTreeMap<u32, usize> = BTreeMap::new();
+        for (i, node) in nodes.iter().enumerate() {
+            for cpu in node.cpus.iter() {
+                if let Some(first) = listed_in.insert(cpu as u32, i) {
                     return Err(BuildError::CpuInTwoNodes {
                         cpu: cpu as u32,
-                        first: a.id,
-                        second: b.id,
+                        first: nodes[first].id,
+                        second: node.id,
                     });
                 }
             }
@@ -458,14 +461,13 @@ impl TopologyBuilder {
                     Ok(i) => i,
                     Err(_) => return Err(BuildError::UnknownNode { cpu: c.id, node }),
                 };
-                for (j, other) in nodes.iter().enumerate() {
-                    if j != idx && other.cpus.contains(c.id as usize) {
-                        return Err(BuildError::CpuInTwoNodes {
-                            cpu: c.id,
-                            first: node.min(other.id),
-                            second: node.max(other.id),
-                        });
-                    }
+                if let Some(&other) = listed_in.get(&c.id).filter(|&&j| j != idx) {
+                    let other = nodes[other].id;
+                    return Err(BuildError::CpuInTwoNodes {
+                        cpu: c.id,
+                        first: node.min(other),
+                        second: node.max(other),
+                    });
                 }
                 nodes[idx].cpus.set(c.id as usize);
                 node_of_cpu.insert(c.id, idx as u32);

@@ -246,9 +246,12 @@ fn nodes_of(s: &Scanned, source: &str) -> Result<Vec<(u32, CpuMask, usize)>, Err
         }
     }
     nodes.sort_by_key(|n| n.0);
-    for i in 0..nodes.len() {
-        for j in i + 1..nodes.len() {
-            if let Some(c) = nodes[i].1.and(&nodes[j].1).first() {
+    // CPU → the first node listing it: one pass over the nodes' CPUs, no
+    // pairwise mask work however many nodes there are.
+    let mut listed_in: std::collections::HashMap<usize, usize> = Default::default();
+    for (j, (_, mask, _)) in nodes.iter().enumerate() {
+        for c in mask.iter() {
+            if let Some(i) = listed_in.insert(c, j) {
                 let (first, second) = (nodes[i].0, nodes[j].0);
                 return Err(Error::at_line(
                     source,

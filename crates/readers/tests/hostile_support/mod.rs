@@ -11,12 +11,14 @@ pub type Case = fn() -> Result<(), String>;
 
 mod archives;
 mod files;
+mod size;
 
 /// Every case, by name.
 pub fn cases() -> Vec<(&'static str, Case)> {
     let mut all = Vec::new();
     all.extend(archives::cases());
     all.extend(files::cases());
+    all.extend(size::cases());
     all
 }
 
