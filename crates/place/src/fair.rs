@@ -389,14 +389,16 @@ impl Sched<'_> {
         let g = &self.m.groups[group as usize];
         let mut s = SgStats::default();
         for &i in &g.cpus {
-            s.load += self.cpu_load(i);
-            s.util += self.cpu_util(i);
-            s.runnable += self.cpu_load(i);
             let nr = self.rq[i as usize].len() as u32;
-            s.nr_running += nr;
             if nr == 0 {
                 s.idle_cpus += 1;
+                continue;
             }
+            let load = self.cpu_load(i);
+            s.load += load;
+            s.util += load.min(CAPACITY);
+            s.runnable += load;
+            s.nr_running += nr;
         }
         s.weight = g.cpus.len() as u32;
         s.capacity = CAPACITY * s.weight as u64;
@@ -663,15 +665,16 @@ impl Sched<'_> {
         let g = &self.m.groups[group as usize];
         let mut s = SgStats::default();
         for &i in &g.cpus {
-            let load = self.cpu_load(i);
-            s.load += load;
-            s.util += self.cpu_util(i);
-            s.runnable += load;
             let nr = self.rq[i as usize].len() as u32;
-            s.nr_running += nr;
             if nr == 0 {
                 s.idle_cpus += 1;
+                continue;
             }
+            let load = self.cpu_load(i);
+            s.load += load;
+            s.util += load.min(CAPACITY);
+            s.runnable += load;
+            s.nr_running += nr;
         }
         s.weight = g.cpus.len() as u32;
         s.capacity = CAPACITY * s.weight as u64;

@@ -218,6 +218,9 @@ impl<'m> Sched<'m> {
     /// blocked, half-life 32 ms).
     pub fn task_util(&self, t: u32) -> u64 {
         let task = &self.tasks[t as usize];
+        if task.runnable && task.util >= CAPACITY {
+            return CAPACITY;
+        }
         let ms = (self.now.saturating_sub(task.util_at) / 1_000_000).min(2048);
         let keep = decay_q16(ms);
         let target = if task.runnable { CAPACITY } else { 0 };
