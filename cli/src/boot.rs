@@ -36,7 +36,7 @@ pub struct BootArgs {
     #[arg(
         long,
         default_value = "serial",
-        value_name = "serial|parallel|skip|lpj=N"
+        value_name = "serial|parallel|once-per-package|lpj=N"
     )]
     pub calibrate: Calibrate,
     /// Topology-mask algorithm (seed 000); naive walks the device tree for every

@@ -11,7 +11,7 @@
 //! - [`run::simulate`]: the boot CPU walks each secondary CPU through kick → alive
 //!   → calibrate → TSC sync → masks → online, serially or with every kick first
 //!   ([`Kick::Parallel`], seed 003); calibration is serial, parallel (seed 002),
-//!   skipped when a package sibling knows it, or replaced by `lpj=`.
+//!   once per package (`calibrate_delay_is_known()`), or replaced by `lpj=`.
 //! - [`masks`]: the topology masks are updated by the real mask code
 //!   (crates/hotplug), whose operation counts are priced per operation.
 //! - [`costs`]: what hardware and firmware charge, per platform, each value with its

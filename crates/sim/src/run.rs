@@ -304,7 +304,7 @@ impl hotplug::Platform for SimPlatform<'_> {
         let package = self.package[i];
         let now = match self.strategy.calibrate {
             Calibrate::Serial => true,
-            Calibrate::Skip => !self.calibrated_packages.contains(&package),
+            Calibrate::OncePerPackage => !self.calibrated_packages.contains(&package),
             Calibrate::Parallel | Calibrate::Lpj(_) => false,
         };
         self.calibrated_packages.insert(package);
@@ -655,7 +655,7 @@ mod tests {
     }
 
     #[test]
-    fn skip_calibrates_once_per_package_and_lpj_never() {
+    fn once_per_package_calibrates_once_per_package_and_lpj_never() {
         let count = |c| {
             run(
                 SeedMachine::X86_2s32ht,
@@ -671,7 +671,7 @@ mod tests {
         };
         assert_eq!(count(Calibrate::Serial), 31);
         // The boot CPU's package is known; package 1 calibrates once.
-        assert_eq!(count(Calibrate::Skip), 1);
+        assert_eq!(count(Calibrate::OncePerPackage), 1);
         assert_eq!(count(Calibrate::Lpj(4_532_810)), 0);
     }
 

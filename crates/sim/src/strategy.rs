@@ -18,16 +18,18 @@ pub enum Kick {
 
 /// How each secondary CPU obtains its delay-loop calibration (seed 002).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase", tag = "mode", content = "lpj")]
+#[serde(rename_all = "kebab-case", tag = "mode", content = "lpj")]
 pub enum Calibrate {
     /// Each AP calibrates before it reports in; the boot CPU waits for it.
     Serial,
     /// Each AP calibrates after it is online, all at once; "Brought up" waits for
     /// the last one (seed 002's patch).
     Parallel,
-    /// Skip when a CPU of the same package has already calibrated
-    /// (`calibrate_delay_is_known()`): one calibration per package.
-    Skip,
+    /// The first AP of each package calibrates, the rest take its value
+    /// (`calibrate_delay_is_known()`). Not "skip": in the kernel's command
+    /// line `calibrate=skip` means nobody calibrates, which here is
+    /// [`Calibrate::Lpj`].
+    OncePerPackage,
     /// `lpj=N` on the command line: nobody calibrates.
     Lpj(u64),
 }
@@ -97,12 +99,12 @@ impl FromStr for Calibrate {
         let err = || ParseStrategyError {
             option: "--calibrate",
             value: s.to_string(),
-            expected: "serial, parallel, skip, lpj=N (N a positive integer)",
+            expected: "serial, parallel, once-per-package, lpj=N (N a positive integer)",
         };
         match s {
             "serial" => Ok(Calibrate::Serial),
             "parallel" => Ok(Calibrate::Parallel),
-            "skip" => Ok(Calibrate::Skip),
+            "once-per-package" => Ok(Calibrate::OncePerPackage),
             _ => {
                 let n = s.strip_prefix("lpj=").ok_or_else(err)?;
                 match n.parse::<u64>() {
@@ -143,7 +145,7 @@ impl fmt::Display for Calibrate {
         match self {
             Calibrate::Serial => f.write_str("serial"),
             Calibrate::Parallel => f.write_str("parallel"),
-            Calibrate::Skip => f.write_str("skip"),
+            Calibrate::OncePerPackage => f.write_str("once-per-package"),
             Calibrate::Lpj(n) => write!(f, "lpj={n}"),
         }
     }
@@ -175,7 +177,7 @@ mod tests {
 
     #[test]
     fn spellings_round_trip() {
-        for s in ["serial", "parallel", "skip", "lpj=4533490"] {
+        for s in ["serial", "parallel", "once-per-package", "lpj=4533490"] {
             assert_eq!(s.parse::<Calibrate>().unwrap().to_string(), s);
         }
         for s in ["serial", "parallel"] {

@@ -25,7 +25,7 @@ fn every_catalogue_machine_boots() {
             &CostTable::for_platform(platform),
             &Strategy {
                 kick: Kick::Parallel,
-                calibrate: Calibrate::Skip,
+                calibrate: Calibrate::OncePerPackage,
                 masks: Masks::Scoped,
             },
             &Options::default(),
