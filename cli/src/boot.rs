@@ -143,7 +143,7 @@ struct RunSummary<'a> {
 pub fn run(args: &BootArgs) -> Result<()> {
     let topo = args.source.load()?;
     let platform = platform_for(args, &topo)?;
-    let costs = CostTable::for_platform(platform);
+    let costs = CostTable::for_platform(platform, &sim::fit::fitted()?);
     let machine = if topo.source().is_empty() {
         "machine".to_string()
     } else {

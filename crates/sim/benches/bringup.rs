@@ -25,7 +25,7 @@ fn bench(c: &mut Criterion) {
     group.sample_size(10);
     for (name, platform, topo) in machines() {
         assert_eq!(topo.present().weight(), 16384);
-        let costs = CostTable::for_platform(platform);
+        let costs = CostTable::for_platform(platform, &sim::fit::fitted().unwrap());
         group.bench_with_input(BenchmarkId::new("masks-only", name), &topo, |b, topo| {
             b.iter(|| sim::masks::total_ops(topo, Masks::Scoped).unwrap())
         });

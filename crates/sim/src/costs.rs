@@ -22,7 +22,7 @@ use std::str::FromStr;
 
 use serde::Serialize;
 
-use crate::fit;
+use crate::fit::Fitted;
 
 /// Where a cost value comes from.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -198,8 +198,9 @@ const NS_PER_MS: f64 = 1e6;
 const NS_PER_US: f64 = 1e3;
 
 impl CostTable {
-    /// The cost table of `platform`, with its fitted parameters (see [`crate::fit`]).
-    pub fn for_platform(platform: Platform) -> CostTable {
+    /// The cost table of `platform`, with the parameters `fit` found (see
+    /// [`crate::fit::fitted`]).
+    pub fn for_platform(platform: Platform, fit: &Fitted) -> CostTable {
         let tiny_lookup = Param::new(
             LOCAL_LOOKUP_NS,
             Source::Assumed("per-CPU data read (no firmware tree on this platform)"),
@@ -236,8 +237,8 @@ impl CostTable {
                     Source::Code("Linux 2.6.37 tsc_sync.c: check_tsc_warp() spins 20 ms"),
                 ),
                 tsc_skip_clustered: true,
-                calibrate: fit::x86_2010().0.clone(),
-                online_serial: fit::x86_2010().1.clone(),
+                calibrate: fit.x86_2010_calibrate.clone(),
+                online_serial: fit.x86_2010_online.clone(),
                 lookup: tiny_lookup,
                 scan,
                 bit_op,
@@ -253,7 +254,7 @@ impl CostTable {
                          modern CPUs: 2 × STARTUP with udelay(10) + udelay(10)",
                     ),
                 ),
-                ap_start: fit::x86().0.clone(),
+                ap_start: fit.x86_ap_start.clone(),
                 microcode: Param::new(
                     0.0,
                     Source::Assumed("folded into the fitted ap_start (seed 003 does not separate it)"),
@@ -268,13 +269,13 @@ impl CostTable {
                 ),
                 tsc_skip_clustered: false,
                 calibrate: Param::new(
-                    fit::x86_2010().0.ns,
+                    fit.x86_2010_calibrate.ns,
                     Source::Fitted(
                         "taken from x86-2010 (seed 002); only used with --calibrate serial|parallel"
                             .to_string(),
                     ),
                 ),
-                online_serial: fit::x86().1.clone(),
+                online_serial: fit.x86_online.clone(),
                 lookup: tiny_lookup,
                 scan,
                 bit_op,
@@ -302,8 +303,8 @@ impl CostTable {
                     0.0,
                     Source::Code("powerpc derives loops_per_jiffy from the timebase"),
                 ),
-                online_serial: fit::powerpc().1.clone(),
-                lookup: fit::powerpc().0.clone(),
+                online_serial: fit.ppc_online.clone(),
+                lookup: fit.ppc_lookup.clone(),
                 scan,
                 bit_op,
                 cpu_mhz: 512.0,
@@ -379,7 +380,7 @@ mod tests {
     #[test]
     fn every_parameter_states_its_source() {
         for p in Platform::ALL {
-            let t = CostTable::for_platform(p);
+            let t = CostTable::for_platform(p, &crate::fit::fitted().unwrap());
             for (name, param) in t.params() {
                 assert!(param.ns.is_finite() && param.ns >= 0.0, "{p} {name}");
                 assert!(!param.source.to_string().is_empty());

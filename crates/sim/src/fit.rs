@@ -27,6 +27,7 @@ use crate::costs::{
 use crate::machines::SeedMachine;
 use crate::masks::{self, Ops};
 use crate::strategy::Masks;
+use crate::SimError;
 
 /// One x86 boot log of seed 002, reduced to the three timestamps that matter
 /// (seconds): the first "Booting Node" line, "Brought up N CPUs", and "Total of N
@@ -154,16 +155,20 @@ pub struct Fitted {
     pub evidence: Vec<(String, Ops)>,
 }
 
-/// Every fitted parameter (each platform's fit runs once per process, on first use).
-pub fn fitted() -> Fitted {
-    let (x86_2010_calibrate, x86_2010_online) = x86_2010();
-    let (x86_ap_start, x86_online) = x86();
-    let (ppc_lookup, ppc_online) = powerpc();
+/// Fits every free parameter: runs the real mask engine on the fitting
+/// machines and solves for the parameters (each platform's fit runs once per
+/// process). A cost table is made from the result
+/// ([`crate::costs::CostTable::for_platform`]); a mask-engine error is the
+/// fit's error, never zero work.
+pub fn fitted() -> Result<Fitted, SimError> {
+    let (x86_2010_calibrate, x86_2010_online) = x86_2010()?;
+    let (x86_ap_start, x86_online) = x86()?;
+    let (ppc_lookup, ppc_online) = powerpc()?;
     let mut evidence = Vec::new();
     for e in [&EVIDENCE_X86_2010, &EVIDENCE_X86, &EVIDENCE_PPC] {
         evidence.extend(e.get().cloned().unwrap_or_default());
     }
-    Fitted {
+    Ok(Fitted {
         x86_2010_calibrate: x86_2010_calibrate.clone(),
         x86_2010_online: x86_2010_online.clone(),
         x86_ap_start: x86_ap_start.clone(),
@@ -171,7 +176,17 @@ pub fn fitted() -> Fitted {
         ppc_online: ppc_online.clone(),
         ppc_lookup: ppc_lookup.clone(),
         evidence,
-    }
+    })
+}
+
+/// One platform's fit, computed once per process.
+type Fit = OnceLock<Result<(Param, Param), SimError>>;
+
+fn once(
+    fit: &'static Fit,
+    run: impl FnOnce() -> Result<(Param, Param), SimError>,
+) -> Result<&'static (Param, Param), SimError> {
+    fit.get_or_init(run).as_ref().map_err(Clone::clone)
 }
 
 type Evidence = OnceLock<Vec<(String, Ops)>>;
@@ -179,8 +194,8 @@ static EVIDENCE_X86_2010: Evidence = OnceLock::new();
 static EVIDENCE_X86: Evidence = OnceLock::new();
 static EVIDENCE_PPC: Evidence = OnceLock::new();
 
-fn ops_of(machine: SeedMachine, algo: Masks) -> Ops {
-    masks::total_ops(&machine.topology(), algo).unwrap_or_default()
+fn ops_of(machine: SeedMachine, algo: Masks) -> Result<Ops, SimError> {
+    masks::total_ops(&machine.topology(), algo)
 }
 
 fn fitted_on(s: &str) -> Source {
@@ -188,9 +203,9 @@ fn fitted_on(s: &str) -> Source {
 }
 
 /// x86-2010 (`calibrate`, `online_serial`), fitted on seed 002's small boxes.
-pub fn x86_2010() -> &'static (Param, Param) {
-    static FIT: OnceLock<(Param, Param)> = OnceLock::new();
-    FIT.get_or_init(|| {
+fn x86_2010() -> Result<&'static (Param, Param), SimError> {
+    static FIT: Fit = OnceLock::new();
+    once(&FIT, || {
         let mut evidence = Vec::new();
         let small = &SEED_002[..3];
         let cpus: f64 = small
@@ -201,7 +216,7 @@ pub fn x86_2010() -> &'static (Param, Param) {
         let before_sum: f64 = small.iter().map(|c| c.before.window_s()).sum();
         let mut mask_ns = 0.0;
         for c in small {
-            let ops = ops_of(c.machine, Masks::Scoped);
+            let ops = ops_of(c.machine, Masks::Scoped)?;
             mask_ns += masks::price(&ops, &partial_table(LOCAL_LOOKUP_NS));
             evidence.push((format!("{} scoped", c.machine.name()), ops));
         }
@@ -209,7 +224,7 @@ pub fn x86_2010() -> &'static (Param, Param) {
         let per_cpu_after_ns = after_sum * 1e9 / cpus;
         let online = per_cpu_after_ns - X86_2010_KICK_NS - X86_2010_TSC_NS - mask_ns / cpus;
         let calibrate = (before_sum - after_sum) * 1e9 / cpus;
-        (
+        Ok((
             Param {
                 ns: calibrate,
                 source: fitted_on(
@@ -222,16 +237,16 @@ pub fn x86_2010() -> &'static (Param, Param) {
                     "seed 002, 12/16/32-CPU boxes' after-logs: Σ windows / Σ CPUs − 11 ms kick − 20 ms TSC check − mask work",
                 ),
             },
-        )
+        ))
     })
 }
 
 /// x86 2023 (`ap_start`, `online_serial`), fitted in-sample on seed 003's server.
-pub fn x86() -> &'static (Param, Param) {
-    static FIT: OnceLock<(Param, Param)> = OnceLock::new();
-    FIT.get_or_init(|| {
+fn x86() -> Result<&'static (Param, Param), SimError> {
+    static FIT: Fit = OnceLock::new();
+    once(&FIT, || {
         let n = (SeedMachine::X86_2n128.shape().cpus() - 1) as f64;
-        let ops = ops_of(SeedMachine::X86_2n128, Masks::Scoped);
+        let ops = ops_of(SeedMachine::X86_2n128, Masks::Scoped)?;
         let mask_per_cpu = masks::price(&ops, &partial_table(LOCAL_LOOKUP_NS)) / n;
         let _ = EVIDENCE_X86.set(vec![(
             format!("{} scoped", SeedMachine::X86_2n128.name()),
@@ -249,7 +264,7 @@ pub fn x86() -> &'static (Param, Param) {
             a = s - r;
         }
         let source = "seed 003, 128-CPU server, 700 ms serial & 100 ms parallel (in-sample)";
-        (
+        Ok((
             Param {
                 ns: a,
                 source: fitted_on(source),
@@ -258,20 +273,20 @@ pub fn x86() -> &'static (Param, Param) {
                 ns: r - mask_per_cpu,
                 source: fitted_on(source),
             },
-        )
+        ))
     })
 }
 
 /// powerpc (`lookup`, `online_serial`), fitted on seed 000's 1024-CPU LPAR only.
 /// The naive work is counted by [`masks::naive_ops_extrapolated`] (exact; checked
 /// against the full run on this very machine by `naive_extrapolation_is_exact`).
-pub fn powerpc() -> &'static (Param, Param) {
-    static FIT: OnceLock<(Param, Param)> = OnceLock::new();
-    FIT.get_or_init(|| {
+fn powerpc() -> Result<&'static (Param, Param), SimError> {
+    static FIT: Fit = OnceLock::new();
+    once(&FIT, || {
         let lpar = SeedMachine::Power8Lpar1024;
         let n = (lpar.shape().cpus() - 1) as f64;
-        let naive = masks::naive_ops_extrapolated(&lpar.shape()).unwrap_or_default();
-        let scoped = ops_of(lpar, Masks::Scoped);
+        let naive = masks::naive_ops_extrapolated(&lpar.shape())?;
+        let scoped = ops_of(lpar, Masks::Scoped)?;
         let _ = EVIDENCE_PPC.set(vec![
             (format!("{} naive", lpar.name()), naive),
             (format!("{} scoped", lpar.name()), scoped),
@@ -288,7 +303,7 @@ pub fn powerpc() -> &'static (Param, Param) {
         let online = ((t_s - lookup * scoped.property_lookups as f64 - other(&scoped)) / n
             - PPC_KICK_NS)
             .max(0.0);
-        (
+        Ok((
             Param {
                 ns: lookup,
                 source: fitted_on(
@@ -301,7 +316,7 @@ pub fn powerpc() -> &'static (Param, Param) {
                     "seed 000, 1024-CPU LPAR, scoped run 3.71 s, minus its priced mask work",
                 ),
             },
-        )
+        ))
     })
 }
 
@@ -383,7 +398,7 @@ mod tests {
     /// (an independent reading of the same quantity, not used by the fit).
     #[test]
     fn fitted_values_are_plausible() {
-        let f = fitted();
+        let f = fitted().unwrap();
         for p in [
             &f.x86_2010_calibrate,
             &f.x86_2010_online,

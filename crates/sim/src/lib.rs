@@ -80,7 +80,7 @@ pub use run::{simulate, simulate_with, Options, Phase, Run};
 pub use strategy::{Calibrate, Kick, Masks, Strategy};
 
 /// Why a simulation could not run.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum SimError {
     /// The machine has no present CPU.
     #[error("the machine has no present CPU to boot from")]

@@ -586,7 +586,7 @@ mod tests {
     fn run(machine: SeedMachine, platform: Platform, s: Strategy, seed: u64) -> Run {
         simulate(
             &machine.topology(),
-            &CostTable::for_platform(platform),
+            &CostTable::for_platform(platform, &crate::fit::fitted().unwrap()),
             &s,
             &Options { seed },
         )
@@ -644,7 +644,10 @@ mod tests {
             strategy(Kick::Serial, Calibrate::Parallel),
             1,
         );
-        let cal = CostTable::for_platform(Platform::X86_2010).calibrate.ns / 1e9;
+        let cal = CostTable::for_platform(Platform::X86_2010, &crate::fit::fitted().unwrap())
+            .calibrate
+            .ns
+            / 1e9;
         assert!(r.done_s > r.brought_up_s + 0.9 * cal);
         assert!(r
             .log
@@ -708,7 +711,7 @@ mod tests {
             .unwrap();
         let r = simulate(
             &topo,
-            &CostTable::for_platform(Platform::Arm64),
+            &CostTable::for_platform(Platform::Arm64, &crate::fit::fitted().unwrap()),
             &Strategy::default(),
             &Options::default(),
         )

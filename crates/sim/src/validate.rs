@@ -154,7 +154,7 @@ fn row(c: Case<'_>, progress: &mut dyn FnMut(&str)) -> Result<(Row, f64), SimErr
         extrapolate_naive,
     } = c;
     progress(case);
-    let costs = CostTable::for_platform(platform);
+    let costs = CostTable::for_platform(platform, &crate::fit::fitted()?);
     let mut predicted_s;
     let run = if extrapolate_naive
         && strategy.masks == Masks::Naive
@@ -402,8 +402,9 @@ pub fn validate(progress: &mut dyn FnMut(&str)) -> Result<Report, SimError> {
     }
 
     let mut params = Vec::new();
+    let fit = crate::fit::fitted()?;
     for p in Platform::ALL {
-        let t = CostTable::for_platform(p);
+        let t = CostTable::for_platform(p, &fit);
         for (name, param) in t.params() {
             params.push(ParamRow {
                 platform: p.name().to_string(),

@@ -7,7 +7,7 @@ use sim::{simulate, Calibrate, CostTable, Kick, Masks, Options, Platform, Strate
 fn brought_up(topo: &topology::Topology, platform: Platform, strategy: Strategy) -> f64 {
     simulate(
         topo,
-        &CostTable::for_platform(platform),
+        &CostTable::for_platform(platform, &sim::fit::fitted().unwrap()),
         &strategy,
         &Options::default(),
     )
@@ -22,7 +22,7 @@ fn every_catalogue_machine_boots() {
         let platform = Platform::for_arch(topo.arch()).unwrap_or(Platform::X86);
         let run = simulate(
             &topo,
-            &CostTable::for_platform(platform),
+            &CostTable::for_platform(platform, &sim::fit::fitted().unwrap()),
             &Strategy {
                 kick: Kick::Parallel,
                 calibrate: Calibrate::OncePerPackage,
