@@ -7,6 +7,7 @@ use crate::masks::MaskLevel;
 
 /// Work done for one mask level.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct LevelWork {
     /// Other CPUs examined while looking for this CPU's group.
     pub cpus_scanned: u64,

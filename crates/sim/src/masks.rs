@@ -5,36 +5,13 @@
 //! operation counts it reports into virtual nanoseconds with the platform's
 //! per-operation prices ([`price`]).
 
-use serde::Serialize;
-
 use crate::costs::CostTable;
 use crate::strategy::Masks;
 use crate::SimError;
 
-/// What one mask update did, in the units the cost table prices.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct Ops {
-    /// Other CPUs examined.
-    pub cpus_scanned: u64,
-    /// Firmware-tree nodes walked.
-    pub fdt_nodes_visited: u64,
-    /// Firmware-tree property look-ups.
-    pub property_lookups: u64,
-    /// Single-bit mask writes.
-    pub mask_bit_ops: u64,
-    /// Whole-mask word operations.
-    pub mask_word_ops: u64,
-}
-
-impl std::ops::AddAssign for Ops {
-    fn add_assign(&mut self, o: Ops) {
-        self.cpus_scanned += o.cpus_scanned;
-        self.fdt_nodes_visited += o.fdt_nodes_visited;
-        self.property_lookups += o.property_lookups;
-        self.mask_bit_ops += o.mask_bit_ops;
-        self.mask_word_ops += o.mask_word_ops;
-    }
-}
+/// What one mask update did, in the units the cost table prices: crates/hotplug's
+/// own counters, summed over the levels.
+pub type Ops = hotplug::LevelWork;
 
 /// Virtual nanoseconds the platform charges for `ops`.
 ///
@@ -76,19 +53,6 @@ pub trait MaskWork {
 /// Whether [`engine`] is crates/hotplug's real mask code.
 pub const REAL_ENGINE: bool = true;
 
-impl From<&hotplug::WorkCounts> for Ops {
-    fn from(w: &hotplug::WorkCounts) -> Ops {
-        let t = w.total();
-        Ops {
-            cpus_scanned: t.cpus_scanned,
-            fdt_nodes_visited: t.fdt_nodes_visited,
-            property_lookups: t.property_lookups,
-            mask_bit_ops: t.mask_bit_ops,
-            mask_word_ops: t.mask_word_ops,
-        }
-    }
-}
-
 /// The hotplug crate's algorithm for a strategy's mask choice.
 pub fn algo(masks: Masks) -> hotplug::Algo {
     match masks {
@@ -116,7 +80,7 @@ impl MaskWork for hotplug::MaskEngine {
             return Ok(Ops::default());
         }
         hotplug::MaskEngine::online(self, cpu)
-            .map(|w| Ops::from(&w))
+            .map(|w| w.total())
             .map_err(|e| SimError::Masks(e.to_string()))
     }
 }

@@ -321,7 +321,7 @@ impl hotplug::Platform for SimPlatform<'_> {
 
     fn masks_updated(&mut self, cpu: usize, work: &hotplug::WorkCounts) {
         let Ok(i) = self.idx(cpu) else { return };
-        let ops = Ops::from(work);
+        let ops = work.total();
         self.timeline[i].ops = ops;
         let d = masks::price(&ops, self.costs).round() as Nanos;
         self.busy(i, Phase::Masks, d);
