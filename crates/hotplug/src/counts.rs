@@ -3,7 +3,7 @@
 
 use core::ops::{Add, AddAssign, Sub};
 
-use crate::masks::MaskLevel;
+use crate::vocab::MaskLevel;
 
 /// Work done for one mask level.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -21,31 +21,7 @@ use alloc::vec::Vec;
 use crate::counts::WorkCounts;
 use crate::error::HotplugError;
 use crate::masks::MaskEngine;
-
-/// Where a CPU is in its bring-up.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum CpuState {
-    /// Not running.
-    Offline,
-    /// Prepared and sent its start signal (INIT/SIPI, RTAS start-cpu, PSCI CPU_ON).
-    Kicked,
-    /// Running its own start-up code: reported alive and calibrated.
-    Alive,
-    /// In the online set, its topology masks updated, online callbacks run.
-    Online,
-}
-
-impl CpuState {
-    /// Lower-case name.
-    pub fn name(self) -> &'static str {
-        match self {
-            CpuState::Offline => "offline",
-            CpuState::Kicked => "kicked",
-            CpuState::Alive => "alive",
-            CpuState::Online => "online",
-        }
-    }
-}
+use crate::vocab::CpuState;
 
 /// When a registered callback runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

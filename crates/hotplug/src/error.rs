@@ -4,8 +4,7 @@
 use alloc::string::String;
 use core::fmt;
 
-use crate::cpuhp::CpuState;
-use crate::masks::MaskLevel;
+use crate::vocab::{CpuState, MaskLevel};
 
 /// Why a hotplug operation was refused or failed.
 #[derive(Debug, Clone, PartialEq, Eq)]

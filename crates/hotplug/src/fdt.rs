@@ -34,7 +34,7 @@ use topology::{CacheKind, LevelKind, Topology};
 
 use crate::counts::LevelWork;
 use crate::error::HotplugError;
-use crate::masks::MaskLevel;
+use crate::vocab::MaskLevel;
 
 /// Index of a node inside a [`FirmwareTree`].
 pub type NodeId = u32;

@@ -103,11 +103,13 @@ mod cpuhp;
 mod error;
 mod fdt;
 mod masks;
+mod vocab;
 mod x86;
 
 pub use counts::{LevelWork, WorkCounts};
-pub use cpuhp::{BringupReport, Callback, CpuState, Hotplug, Platform, Stage};
+pub use cpuhp::{BringupReport, Callback, Hotplug, Platform, Stage};
 pub use error::HotplugError;
 pub use fdt::{FirmwareTree, NodeId};
-pub use masks::{Algo, MaskEngine, MaskLevel, Mismatch, RebuiltMasks};
+pub use masks::{Algo, MaskEngine, Mismatch, RebuiltMasks};
+pub use vocab::{CpuState, MaskLevel};
 pub use x86::{X86Cpu, X86Description};

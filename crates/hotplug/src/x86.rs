@@ -9,7 +9,7 @@ use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 
 use crate::counts::LevelWork;
-use crate::masks::MaskLevel;
+use crate::vocab::MaskLevel;
 
 /// One present CPU's ids. CPUs share a group at a level exactly when their
 /// ids there are equal.
