@@ -15,6 +15,7 @@
 //! manycore simulates. Every operation runs over all 256 words (2 KiB) whatever
 //! the highest CPU in the set: a fixed array keeps the type `Copy` and free of
 //! allocation, so code that handles many masks interns them rather than copying.
+#![forbid(unsafe_code)]
 #![no_std]
 #![deny(missing_docs)]
 

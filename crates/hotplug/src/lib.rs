@@ -93,6 +93,7 @@
 //! assert_eq!(report.onlined, vec![1, 2, 3]);
 //! assert_eq!(hp.platform().0[..4], ["kick 1", "kick 2", "kick 3", "alive 1"]);
 //! ```
+#![forbid(unsafe_code)]
 #![no_std]
 #![deny(missing_docs)]
 

@@ -62,6 +62,7 @@
 //! than the LPAR's, which nothing in the seed explains;
 //! [`validate::KNOWN_MISSES`] gives the numbers, and an ignored test keeps the
 //! gap visible. Seed 003 reports a single machine, so its rows are in-sample.
+#![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 pub mod costs;

@@ -12,6 +12,7 @@
 //! interleaved across nodes (POWER10's node0 = 0-7,32-39,...), CPUs may be possible
 //! but not present, present but offline, nodes may have memory and no CPUs,
 //! caches may be shared asymmetrically, and cores may be of different kinds.
+#![forbid(unsafe_code)]
 #![no_std]
 #![deny(missing_docs)]
 
