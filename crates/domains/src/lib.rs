@@ -35,7 +35,6 @@
 //! Spans and groups are interned: CPUs that share a span share its storage, the
 //! way Linux shares `sched_group`s, so a 16384-CPU machine costs a few megabytes.
 #![forbid(unsafe_code)]
-
 #![cfg_attr(not(feature = "std"), no_std)]
 
 extern crate alloc;
