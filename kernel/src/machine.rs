@@ -320,10 +320,12 @@ fn bring_up(m: &Machine, areas: &Areas, opts: &Options) -> Result<(Outcome, Span
         m.x2apic(),
     );
     kprintln!("smp: Bringing up secondary CPUs ...");
+    // One clock for the span and for every stage stamp in it: a second
+    // reading at the start would leave out any time the host deschedules this
+    // vCPU between the two, and stamps could then fall after the span's end.
     let start_ns = timer::now_ns();
-    let t0 = cpu::rdtsc();
     let outcome = crate::bringup::run(platform, engine, opts.bringup);
-    let ns = timer::tsc_to_ns(cpu::rdtsc() - t0);
+    let ns = timer::now_ns().saturating_sub(start_ns);
     Ok((outcome, Span { start_ns, ns }))
 }
 
