@@ -1,4 +1,5 @@
-//! Round trips and error paths found by review.
+//! The synthetic writer's round trips against lstopo, hwloc's index labels,
+//! and the XML reader's edge cases (bad `<distances2>` matrices, coreless PUs).
 //!
 //! - Every corpus topology the synthetic writer can describe (sysfs snapshots
 //!   read with `readers::sysfs::read_path`, hwloc XMLs read with
