@@ -348,23 +348,30 @@ fn partial_table(lookup_ns: f64) -> crate::costs::CostTable {
 mod tests {
     use super::*;
 
-    fn seed_text(prefix: &str) -> Option<String> {
+    /// The seed mail whose file name starts with `prefix`, from `shared/seeds`
+    /// beside the repository. A missing seed fails the test: these tests are
+    /// the only link between the fitted constants and the seeds' text.
+    fn seed_text(prefix: &str) -> String {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/seeds");
-        let entry = std::fs::read_dir(dir)
-            .ok()?
+        let entry = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| {
+                panic!(
+                    "{}: {e} (the seeds belong beside the repository)",
+                    dir.display()
+                )
+            })
             .flatten()
-            .find(|e| e.file_name().to_string_lossy().starts_with(prefix))?;
-        std::fs::read_to_string(entry.path()).ok()
+            .find(|e| e.file_name().to_string_lossy().starts_with(prefix))
+            .unwrap_or_else(|| panic!("no seed {prefix}* in {}", dir.display()));
+        std::fs::read_to_string(entry.path())
+            .unwrap_or_else(|e| panic!("{}: {e}", entry.path().display()))
     }
 
     /// Every timestamp in [`SEED_002`] appears in the seed's mail, on a line of the
     /// kind the field says.
     #[test]
     fn seed_002_constants_match_the_mail() {
-        let Some(text) = seed_text("002_") else {
-            eprintln!("seed 002 not found next to the repository; skipping");
-            return;
-        };
+        let text = seed_text("002_");
         let stamp = |s: f64| format!("[{:12.6}]", s);
         let has = |s: f64, what: &str| {
             text.lines()
@@ -381,15 +388,12 @@ mod tests {
 
     #[test]
     fn seed_000_constants_match_the_mail() {
-        let Some(text) = seed_text("000_") else {
-            eprintln!("seed 000 not found next to the repository; skipping");
-            return;
-        };
+        let text = seed_text("000_");
         for s in ["233.354676", "0.354971", "4.059859", "0.351703"] {
             assert!(text.contains(s), "{s}");
         }
         assert!(text.contains("30 mins to 6 seconds"));
-        let text_002 = seed_text("002_").unwrap();
+        let text_002 = seed_text("002_");
         assert!(text_002.contains("we reduced that to 75 seconds"));
     }
 
