@@ -384,8 +384,10 @@ impl Sched<'_> {
         shallowest.unwrap_or(least)
     }
 
-    /// `update_sg_wakeup_stats()`.
-    fn wakeup_stats(&self, d: &Dom, group: u32) -> SgStats {
+    /// The per-CPU sums both `update_sg_wakeup_stats()` and
+    /// `update_sg_lb_stats()` start from: load, utilisation, runnable tasks and
+    /// idle CPUs over the group, and its weight and capacity.
+    fn group_sums(&self, group: u32) -> SgStats {
         let g = &self.m.groups[group as usize];
         let mut s = SgStats::default();
         for &i in &g.cpus {
@@ -402,6 +404,12 @@ impl Sched<'_> {
         }
         s.weight = g.cpus.len() as u32;
         s.capacity = CAPACITY * s.weight as u64;
+        s
+    }
+
+    /// `update_sg_wakeup_stats()`.
+    fn wakeup_stats(&self, d: &Dom, group: u32) -> SgStats {
+        let mut s = self.group_sums(group);
         s.group_type = classify(d.imbalance_pct, &s);
         if matches!(s.group_type, GroupType::FullyBusy | GroupType::Overloaded) {
             s.avg_load = s.load * CAPACITY / s.capacity;
@@ -662,22 +670,7 @@ impl Sched<'_> {
 
     /// `update_sg_lb_stats()`.
     fn lb_stats(&self, env: &Env, d: &Dom, group: u32, local: bool) -> SgStats {
-        let g = &self.m.groups[group as usize];
-        let mut s = SgStats::default();
-        for &i in &g.cpus {
-            let nr = self.rq[i as usize].len() as u32;
-            if nr == 0 {
-                s.idle_cpus += 1;
-                continue;
-            }
-            let load = self.cpu_load(i);
-            s.load += load;
-            s.util += load.min(CAPACITY);
-            s.runnable += load;
-            s.nr_running += nr;
-        }
-        s.weight = g.cpus.len() as u32;
-        s.capacity = CAPACITY * s.weight as u64;
+        let mut s = self.group_sums(group);
         if !local
             && d.has(Flag::AsymPacking)
             && env.idle != Idle::NotIdle
@@ -686,7 +679,11 @@ impl Sched<'_> {
         {
             s.asym_packing = true;
         }
-        if !local && env.idle != Idle::NotIdle && g.smt && s.nr_running > 1 {
+        if !local
+            && env.idle != Idle::NotIdle
+            && self.m.groups[group as usize].smt
+            && s.nr_running > 1
+        {
             s.smt_balance = true;
         }
         s.group_type = classify(d.imbalance_pct, &s);
