@@ -3,12 +3,13 @@
 //! the kernels' line formats must parse back to the values they encode.
 //!
 //! The two real logs below are verbatim serial output: the manycore kernel
-//! (kernel/target/.../release/kernel, captured 2026-12-01) booted with
-//! `percpu_dump topo_dump` on `-smp 4,sockets=2,cores=2,threads=1` and two
-//! 257 MiB `-numa` nodes at distance 15 (qboot), and Debian's 6.12.117 kernel
-//! (captured 2026-11-30) (target/linux) booted on
+//! (kernel/target/.../release/kernel) booted with `percpu_dump topo_dump` on
+//! `-smp 4,sockets=2,cores=2,threads=1` and two 257 MiB `-numa` nodes at
+//! distance 15 (qboot), and Debian's 6.12.117 kernel (target/linux) booted on
 //! the same machine shape (an excerpt around its "smp:" lines, CRLF endings
-//! restored at run time, as QEMU's serial port delivers them).
+//! restored at run time, as QEMU's serial port delivers them). When the
+//! kernel's line formats change, recapture the first: the round-trip tests in
+//! crates/bootproto hold the formats themselves.
 
 use bootproto::report::{DistanceRow, FailedCpu};
 use proptest::prelude::*;
