@@ -1,0 +1,411 @@
+//! The first phase of reading: one pass over the XML events, keeping what
+//! [`super::map`] needs ([`Raw`]) and checking the document's structure
+//! (elements closed in order, one `<topology>` root) as it goes.
+
+use quick_xml::events::{BytesStart, Event};
+use quick_xml::Reader;
+use topology::CacheKind;
+
+use super::line_of;
+use super::raw::{
+    attrs_of, get, num, obj_type, parse_bitmap, Attrs, Distances, ObjType, Raw, RawKind, RawObj,
+    V1Distances,
+};
+use crate::Error;
+
+/// Which text the reader is collecting.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum TextTarget {
+    None,
+    Indexes,
+    Values,
+}
+
+/// The reader's state between events.
+struct Parser<'t> {
+    text: &'t str,
+    source: &'t str,
+    raw: Raw,
+    /// The objects open around the current element (indexes into `raw.objects`).
+    stack: Vec<usize>,
+    /// Every element open (name and byte offset), to check closing tags and
+    /// report truncation.
+    open: Vec<(Vec<u8>, usize)>,
+    seen_topology: bool,
+    dist: Option<Distances>,
+    v1dist: Option<V1Distances>,
+    kind: Option<RawKind>,
+    target: TextTarget,
+    /// How deep inside a skipped (I/O or Misc) object the reader is.
+    ignored_depth: usize,
+}
+
+pub(super) fn parse_raw(text: &str, source: &str) -> Result<Raw, Error> {
+    let mut reader = Reader::from_str(text);
+    reader.config_mut().trim_text(true);
+    let mut p = Parser {
+        text,
+        source,
+        raw: Raw::default(),
+        stack: Vec::new(),
+        open: Vec::new(),
+        seen_topology: false,
+        dist: None,
+        v1dist: None,
+        kind: None,
+        target: TextTarget::None,
+        ignored_depth: 0,
+    };
+    loop {
+        let start = reader.buffer_position() as usize;
+        let event = match reader.read_event() {
+            Ok(e) => e,
+            Err(err) => {
+                let line = line_of(text, reader.error_position() as usize);
+                return Err(Error::at_line(
+                    source,
+                    line,
+                    format!("malformed XML: {err}"),
+                ));
+            }
+        };
+        // The element starts after any whitespace skipped before it.
+        let skip = text.as_bytes()[start.min(text.len())..]
+            .iter()
+            .take_while(|b| b.is_ascii_whitespace())
+            .count();
+        let pos = start + skip;
+        match event {
+            Event::Start(ref e) => p.start(e, false, pos)?,
+            Event::Empty(ref e) => p.start(e, true, pos)?,
+            Event::End(ref e) => p.end(e.name().as_ref().as_bytes(), pos)?,
+            Event::Text(ref t) => p.text_words(t.as_ref(), pos)?,
+            Event::Eof => return p.finish(),
+            _ => {}
+        }
+    }
+}
+
+impl Parser<'_> {
+    fn err_at(&self, pos: usize, message: String) -> Error {
+        Error::at_line(self.source, line_of(self.text, pos), message)
+    }
+
+    /// An opening (or empty) element.
+    fn start(&mut self, e: &BytesStart<'_>, is_empty: bool, pos: usize) -> Result<(), Error> {
+        let name = e.name().as_ref().as_bytes().to_vec();
+        let attrs = attrs_of(e).map_err(|m| self.err_at(pos, m))?;
+        if !self.seen_topology {
+            self.root(&name, &attrs, pos)?;
+        } else if self.open.is_empty() {
+            return Err(self.err_at(pos, "content after the closing </topology>".into()));
+        } else if self.ignored_depth > 0 {
+            if !is_empty {
+                self.ignored_depth += 1;
+            }
+        } else {
+            self.element(&name, &attrs, is_empty, pos)?;
+        }
+        if !is_empty {
+            self.open.push((name, pos));
+        }
+        Ok(())
+    }
+
+    /// The root element: `<topology>` of a version this reader knows.
+    fn root(&mut self, name: &[u8], attrs: &Attrs<'_>, pos: usize) -> Result<(), Error> {
+        if name != b"topology" {
+            return Err(self.err_at(
+                pos,
+                format!(
+                    "expected <topology> as the root element, found <{}>",
+                    String::from_utf8_lossy(name)
+                ),
+            ));
+        }
+        self.seen_topology = true;
+        if let Some(v) = get(attrs, "version") {
+            let major = v.split('.').next().unwrap_or("");
+            if !matches!(major, "1" | "2" | "3") {
+                return Err(self.err_at(
+                    pos,
+                    format!("unsupported hwloc XML version {v} (supported: 1.x, 2.x, 3.x)"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// An element inside `<topology>`, by name.
+    fn element(
+        &mut self,
+        name: &[u8],
+        attrs: &Attrs<'_>,
+        is_empty: bool,
+        pos: usize,
+    ) -> Result<(), Error> {
+        let err = |m: String| self.err_at(pos, m);
+        match name {
+            b"object" => self.object(attrs, is_empty, pos)?,
+            b"info" => self.info(attrs),
+            b"distances2" => {
+                self.dist = Some(Distances {
+                    obj_type: get(attrs, "type").unwrap_or("").to_string(),
+                    kind: num(attrs, "kind").map_err(err)?.unwrap_or(0),
+                    name: get(attrs, "name").unwrap_or("").to_string(),
+                    gp_indexing: get(attrs, "indexing") == Some("gp"),
+                    nbobjs: num(attrs, "nbobjs").map_err(err)?,
+                    pos,
+                    ..Default::default()
+                });
+                if is_empty {
+                    self.raw.distances.extend(self.dist.take());
+                }
+            }
+            b"indexes" | b"u64values" if self.dist.is_some() && !is_empty => {
+                self.target = if name == b"indexes" {
+                    TextTarget::Indexes
+                } else {
+                    TextTarget::Values
+                };
+            }
+            b"distances" => {
+                // hwloc v1: latencies between the objects at one depth.
+                self.v1dist = Some(V1Distances {
+                    depth: num(attrs, "relative_depth").map_err(err)?.unwrap_or(0),
+                    base: num(attrs, "latency_base").map_err(err)?.unwrap_or(1.0),
+                    values: Vec::new(),
+                    pos,
+                });
+                if is_empty {
+                    self.raw.v1_distances.extend(self.v1dist.take());
+                }
+            }
+            b"latency" if self.v1dist.is_some() => {
+                let v: f64 = num(attrs, "value").map_err(err)?.unwrap_or(0.0);
+                if let Some(d) = self.v1dist.as_mut() {
+                    d.values.push(v);
+                }
+            }
+            b"cpukind" => {
+                let cpuset = parse_bitmap(get(attrs, "cpuset").unwrap_or("0x0"))
+                    .map_err(err)?
+                    .to_mask();
+                let k = RawKind {
+                    cpuset,
+                    efficiency: num(attrs, "forced_efficiency").map_err(err)?,
+                    ..Default::default()
+                };
+                if is_empty {
+                    self.raw.kinds.push(k);
+                } else {
+                    self.kind = Some(k);
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// An `<object>`: kept with its parent and depth, or skipped with its
+    /// children when it is an I/O or Misc object.
+    fn object(&mut self, attrs: &Attrs<'_>, is_empty: bool, pos: usize) -> Result<(), Error> {
+        let err = |m: String| self.err_at(pos, m);
+        let ty_name =
+            get(attrs, "type").ok_or_else(|| err("<object> without a type attribute".into()))?;
+        let (mut ty, mut cache) =
+            obj_type(ty_name).ok_or_else(|| err(format!("unknown object type '{ty_name}'")))?;
+        if ty == ObjType::Ignored {
+            if !is_empty {
+                self.ignored_depth = 1;
+            }
+            return Ok(());
+        }
+        if ty == ObjType::Cache {
+            cache = Some(cache_level(attrs, cache).map_err(err)?);
+        }
+        let mut cpuset = match get(attrs, "cpuset") {
+            Some(c) => Some(parse_bitmap(c).map_err(err)?),
+            None => None,
+        };
+        let mut size =
+            num::<u64>(attrs, "cache_size")
+                .map_err(err)?
+                .or(num::<u64>(attrs, "local_memory").map_err(err)?);
+        let mut os_index = num(attrs, "os_index").map_err(err)?;
+        let mut fields = (
+            num(attrs, "gp_index").map_err(err)?,
+            num(attrs, "kind").map_err(err)?,
+            num(attrs, "cache_linesize").map_err(err)?,
+            num(attrs, "cache_associativity").map_err(err)?,
+        );
+        if ty == ObjType::Machine && self.stack.is_empty() {
+            // The root: its complete set gives the offline CPUs.
+            if let Some(c) = get(attrs, "complete_cpuset") {
+                cpuset = Some(parse_bitmap(c).map_err(err)?);
+                self.raw
+                    .root_infos
+                    .push(("__complete".into(), String::new()));
+                (os_index, size, fields) = (None, None, (None, None, None, None));
+            }
+        } else if ty == ObjType::Machine {
+            ty = ObjType::Group;
+        }
+        let (gp_index, group_kind, line_size, assoc) = fields;
+        self.raw.objects.push(RawObj {
+            ty,
+            os_index,
+            cpuset,
+            gp_index,
+            group_kind,
+            cache,
+            size,
+            line_size,
+            assoc,
+            parent: self.stack.last().copied(),
+            depth: self.stack.len(),
+            pos,
+        });
+        if !is_empty {
+            self.stack.push(self.raw.objects.len() - 1);
+        }
+        Ok(())
+    }
+
+    /// An `<info name= value=>`: the root's infos, a package's CPU model, or
+    /// a CPU kind's core type and capacity.
+    fn info(&mut self, attrs: &Attrs<'_>) {
+        let (Some(n), Some(v)) = (get(attrs, "name"), get(attrs, "value")) else {
+            return;
+        };
+        if let Some(k) = self.kind.as_mut() {
+            match n {
+                "CoreType" => k.core_type = Some(v.to_string()),
+                "LinuxCapacity" => k.capacity = v.trim().parse().ok(),
+                _ => {}
+            }
+            return;
+        }
+        let owner = self.stack.last().map(|&i| self.raw.objects[i].ty);
+        match (owner, n) {
+            (Some(ObjType::Package), "CPUModel") => self.raw.package_models.push(v.to_string()),
+            (None | Some(ObjType::Machine), _) => {
+                self.raw.root_infos.push((n.to_string(), v.to_string()))
+            }
+            _ => {}
+        }
+    }
+
+    /// A closing element: it must close the element opened last.
+    fn end(&mut self, name: &[u8], pos: usize) -> Result<(), Error> {
+        match self.open.pop() {
+            Some((n, _)) if n == name => {}
+            Some((n, l)) => {
+                return Err(self.err_at(
+                    pos,
+                    format!(
+                        "</{}> closes <{}> opened at line {}",
+                        String::from_utf8_lossy(name),
+                        String::from_utf8_lossy(&n),
+                        line_of(self.text, l)
+                    ),
+                ))
+            }
+            None => {
+                return Err(self.err_at(
+                    pos,
+                    format!("unexpected </{}>", String::from_utf8_lossy(name)),
+                ))
+            }
+        }
+        if self.ignored_depth > 0 {
+            self.ignored_depth -= 1;
+            return Ok(());
+        }
+        match name {
+            b"object" => {
+                self.stack.pop();
+            }
+            b"distances2" => self.raw.distances.extend(self.dist.take()),
+            b"indexes" | b"u64values" => self.target = TextTarget::None,
+            b"distances" => self.raw.v1_distances.extend(self.v1dist.take()),
+            b"cpukind" => self.raw.kinds.extend(self.kind.take()),
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Text: the numbers of a `<distances2>`'s `<indexes>` or `<u64values>`.
+    fn text_words(&mut self, s: &str, pos: usize) -> Result<(), Error> {
+        if self.target == TextTarget::None || self.ignored_depth > 0 {
+            return Ok(());
+        }
+        let target = self.target;
+        let Some(d) = self.dist.as_mut() else {
+            return Ok(());
+        };
+        for word in s.split_whitespace() {
+            let v: u64 = word.parse().map_err(|_| {
+                Error::at_line(
+                    self.source,
+                    line_of(self.text, pos),
+                    format!("distance value '{word}' is not a number"),
+                )
+            })?;
+            match target {
+                TextTarget::Indexes => d.indexes.push(v),
+                TextTarget::Values => d.values.push(v),
+                TextTarget::None => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// The end of the input: every element closed, and there was a topology.
+    fn finish(self) -> Result<Raw, Error> {
+        if let Some((n, l)) = self.open.last() {
+            return Err(Error::at_line(
+                self.source,
+                line_of(self.text, self.text.len()),
+                format!(
+                    "unexpected end of file: <{}> opened at line {} is not closed",
+                    String::from_utf8_lossy(n),
+                    line_of(self.text, *l)
+                ),
+            ));
+        }
+        if !self.seen_topology {
+            return Err(Error::new(
+                self.source,
+                "no <topology> element: not hwloc XML",
+            ));
+        }
+        Ok(self.raw)
+    }
+}
+
+/// A cache object's level and kind: from its type name (`L2Cache`) or, in v1
+/// files, its `depth`; `cache_type` overrides the kind.
+fn cache_level(
+    attrs: &Attrs<'_>,
+    from_name: Option<(u8, CacheKind)>,
+) -> Result<(u8, CacheKind), String> {
+    let depth: Option<u8> = num(attrs, "depth")?;
+    let ctype: Option<u8> = num(attrs, "cache_type")?;
+    let (level, kind) = match (from_name, depth) {
+        (Some((l, k)), _) => (l, k),
+        (None, Some(d)) => (d, CacheKind::Unified),
+        (None, None) => return Err("cache without a depth attribute".into()),
+    };
+    if !(1..=5).contains(&level) {
+        return Err(format!("cache depth {level} out of 1..5"));
+    }
+    let kind = match ctype {
+        Some(1) => CacheKind::Data,
+        Some(2) => CacheKind::Instruction,
+        Some(0) => CacheKind::Unified,
+        Some(other) => return Err(format!("unknown cache_type {other}")),
+        None => kind,
+    };
+    Ok((level, kind))
+}

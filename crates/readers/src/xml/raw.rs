@@ -1,0 +1,238 @@
+//! What the reader keeps of an hwloc XML file before mapping it onto the
+//! model: objects with their parents, distance matrices, CPU kinds, and the
+//! attribute and bitmap parsing they are read with.
+
+use std::borrow::Cow;
+
+use quick_xml::events::BytesStart;
+use topology::{CacheKind, CpuMask, MAX_CPUS};
+
+// hwloc group kinds that are helpers rather than CPU groupings.
+pub(super) const GROUP_KIND_DISTANCE: u32 = 900;
+pub(super) const GROUP_KIND_IO: u32 = 1000;
+pub(super) const GROUP_KIND_MEMORY: u32 = 1001;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum ObjType {
+    Machine,
+    Package,
+    Die,
+    Group,
+    Numa,
+    Cache,
+    MemCache,
+    Core,
+    Pu,
+    /// I/O and Misc objects: skipped.
+    Ignored,
+}
+
+pub(super) fn obj_type(name: &str) -> Option<(ObjType, Option<(u8, CacheKind)>)> {
+    let t = match name {
+        "Machine" | "System" => ObjType::Machine,
+        "Package" | "Socket" => ObjType::Package,
+        "Die" => ObjType::Die,
+        "Group" => ObjType::Group,
+        "NUMANode" => ObjType::Numa,
+        "Core" => ObjType::Core,
+        "PU" => ObjType::Pu,
+        "Cache" => ObjType::Cache,
+        "MemCache" => ObjType::MemCache,
+        "Misc" | "Bridge" | "PCIDev" | "OSDev" => ObjType::Ignored,
+        _ => {
+            // L<n>Cache, L<n>iCache
+            let rest = name.strip_prefix('L')?.strip_suffix("Cache")?;
+            let (digits, kind) = match rest.strip_suffix('i') {
+                Some(d) => (d, CacheKind::Instruction),
+                None => (rest, CacheKind::Unified),
+            };
+            let level: u8 = digits.parse().ok()?;
+            if !(1..=5).contains(&level) {
+                return None;
+            }
+            return Some((ObjType::Cache, Some((level, kind))));
+        }
+    };
+    Some((t, None))
+}
+
+#[derive(Debug)]
+pub(super) struct RawObj {
+    pub(super) ty: ObjType,
+    pub(super) os_index: Option<u32>,
+    pub(super) cpuset: Option<Bits>,
+    pub(super) gp_index: Option<u64>,
+    pub(super) group_kind: Option<u32>,
+    pub(super) cache: Option<(u8, CacheKind)>,
+    pub(super) size: Option<u64>,
+    pub(super) line_size: Option<u32>,
+    pub(super) assoc: Option<i64>,
+    pub(super) parent: Option<usize>,
+    pub(super) depth: usize,
+    /// Byte offset of the element, turned into a line only for errors.
+    pub(super) pos: usize,
+}
+
+#[derive(Debug, Default)]
+pub(super) struct Distances {
+    pub(super) obj_type: String,
+    pub(super) kind: u64,
+    pub(super) name: String,
+    pub(super) gp_indexing: bool,
+    /// The `nbobjs` attribute, checked against the `<indexes>` listed.
+    pub(super) nbobjs: Option<usize>,
+    pub(super) indexes: Vec<u64>,
+    pub(super) values: Vec<u64>,
+    pub(super) pos: usize,
+}
+
+#[derive(Debug, Default)]
+pub(super) struct V1Distances {
+    pub(super) depth: usize,
+    pub(super) base: f64,
+    pub(super) values: Vec<f64>,
+    pub(super) pos: usize,
+}
+
+#[derive(Debug, Default)]
+pub(super) struct RawKind {
+    pub(super) cpuset: CpuMask,
+    pub(super) efficiency: Option<u32>,
+    pub(super) core_type: Option<String>,
+    pub(super) capacity: Option<u32>,
+}
+
+/// A cpuset as read: its non-zero 64-bit words. Objects are many and mostly
+/// small (a PU has one bit), so they keep this instead of a 2 KiB [`CpuMask`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(super) struct Bits(pub(super) Vec<(u16, u64)>);
+
+impl Bits {
+    pub(super) fn first(&self) -> Option<usize> {
+        self.0
+            .iter()
+            .map(|&(w, v)| w as usize * 64 + v.trailing_zeros() as usize)
+            .min()
+    }
+
+    pub(super) fn to_mask(&self) -> CpuMask {
+        let mut m = CpuMask::new();
+        for &(w, v) in &self.0 {
+            let mut v = v;
+            while v != 0 {
+                let bit = v.trailing_zeros() as usize;
+                m.set(w as usize * 64 + bit);
+                v &= v - 1;
+            }
+        }
+        m
+    }
+}
+
+/// Parses an hwloc bitmap: comma-separated 32-bit hex groups, most significant
+/// first, each with `0x`; a leading `0xf...f` means all higher bits are set
+/// (only roots' complete sets use it; the infinite part is ignored). hwloc
+/// writes zero groups as nothing (`0x00000001,,0x0`).
+pub(super) fn parse_bitmap(text: &str) -> Result<Bits, String> {
+    let mut words: Vec<(u16, u64)> = Vec::new();
+    let trimmed = text.trim();
+    let bytes = trimmed.as_bytes();
+    // Groups from the least significant (last) one; a high PU's cpuset is mostly
+    // empty groups, so this is a plain byte scan rather than a string split.
+    let mut end = bytes.len();
+    let mut index = 0usize;
+    loop {
+        let start = bytes[..end]
+            .iter()
+            .rposition(|&b| b == b',')
+            .map_or(0, |p| p + 1);
+        let g = trimmed[start..end].trim();
+        if !g.is_empty() {
+            let hex = g.strip_prefix("0x").unwrap_or(g);
+            if hex == "f...f" {
+                if start != 0 {
+                    return Err(format!("bitmap '{text}': 0xf...f must come first"));
+                }
+            } else {
+                let v = u32::from_str_radix(hex, 16)
+                    .map_err(|_| format!("bitmap '{text}': invalid group '{g}'"))?;
+                if v != 0 {
+                    let top = index * 32 + 31 - v.leading_zeros() as usize;
+                    if top >= MAX_CPUS {
+                        return Err(format!(
+                            "bitmap '{text}' has CPU {top}, beyond the supported maximum of {MAX_CPUS} CPUs"
+                        ));
+                    }
+                    let word = (index / 2) as u16;
+                    let value = (v as u64) << (32 * (index % 2));
+                    match words.last_mut() {
+                        Some((w, x)) if *w == word => *x |= value,
+                        _ => words.push((word, value)),
+                    }
+                }
+            }
+        }
+        if start == 0 {
+            break;
+        }
+        end = start - 1;
+        index += 1;
+    }
+    Ok(Bits(words))
+}
+
+/// An element's attributes: name and value (unescaped only when it has an
+/// entity, which hwloc writes rarely: borrowing keeps reading allocation-light).
+pub(super) type Attrs<'a> = Vec<(&'a str, Cow<'a, str>)>;
+
+pub(super) fn attrs_of<'a>(e: &'a BytesStart<'a>) -> Result<Attrs<'a>, String> {
+    let mut out = Vec::with_capacity(16);
+    let mut iter = e.attributes();
+    iter.with_checks(false);
+    for a in iter {
+        let a = a.map_err(|err| format!("malformed attribute: {err}"))?;
+        let v = if a.value.contains('&') {
+            Cow::Owned(
+                a.normalized_value(quick_xml::XmlVersion::Implicit1_0)
+                    .map_err(|err| format!("malformed attribute value: {err}"))?
+                    .into_owned(),
+            )
+        } else {
+            a.value
+        };
+        out.push((a.key.0, v));
+    }
+    Ok(out)
+}
+
+pub(super) fn get<'a>(attrs: &'a [(&str, Cow<'_, str>)], key: &str) -> Option<&'a str> {
+    attrs
+        .iter()
+        .find(|(k, _)| *k == key)
+        .map(|(_, v)| v.as_ref())
+}
+
+pub(super) fn num<T: std::str::FromStr>(
+    attrs: &[(&str, Cow<'_, str>)],
+    key: &str,
+) -> Result<Option<T>, String> {
+    match get(attrs, key) {
+        None => Ok(None),
+        Some(v) => v
+            .trim()
+            .parse()
+            .map(Some)
+            .map_err(|_| format!("attribute {key}=\"{v}\" is not a valid number")),
+    }
+}
+
+/// Everything read from the file before mapping.
+#[derive(Default)]
+pub(super) struct Raw {
+    pub(super) objects: Vec<RawObj>,
+    pub(super) root_infos: Vec<(String, String)>,
+    pub(super) package_models: Vec<String>,
+    pub(super) distances: Vec<Distances>,
+    pub(super) v1_distances: Vec<V1Distances>,
+    pub(super) kinds: Vec<RawKind>,
+}
