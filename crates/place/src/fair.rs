@@ -7,7 +7,7 @@ use alloc::vec::Vec;
 
 use domains::Flag;
 
-use crate::machine::Dom;
+use crate::machine::{Dom, Machine};
 use crate::sched::{Idle, Sched, CAPACITY};
 use crate::Kernel;
 
@@ -388,6 +388,20 @@ impl Sched<'_> {
     /// `update_sg_lb_stats()` start from: load, utilisation, runnable tasks and
     /// idle CPUs over the group, and its weight and capacity.
     fn group_sums(&self, group: u32) -> SgStats {
+        if self.cache_group_sums {
+            if let Some(s) = self.sums.get(group, self.now) {
+                return s;
+            }
+        }
+        let s = self.read_group_sums(group);
+        if self.cache_group_sums {
+            self.sums.put(group, self.now, s);
+        }
+        s
+    }
+
+    /// [`Sched::group_sums`] read from every CPU of the group.
+    fn read_group_sums(&self, group: u32) -> SgStats {
         let g = &self.m.groups[group as usize];
         let mut s = SgStats::default();
         for &i in &g.cpus {
@@ -437,9 +451,9 @@ impl Sched<'_> {
         let asym = d.has(Flag::AsymPacking) && self.kernel >= Kernel::V6_8;
         let mut local: Option<(u32, SgStats)> = None;
         let mut idlest: Option<(u32, SgStats)> = None;
-        for &g in rotate_from(&d.groups, &self.m.groups, this) {
+        for &g in rotate_from(&d.groups, self.m, this) {
             let s = self.wakeup_stats(d, g);
-            if self.m.groups[g as usize].cpus.binary_search(&this).is_ok() {
+            if self.m.in_group(this, g) {
                 local = Some((g, s));
                 continue;
             }
@@ -645,7 +659,7 @@ impl Sched<'_> {
             return self.rq[env.dst as usize].is_empty();
         }
         let d = self.sd(env.dst, env.k);
-        let Some(local) = local_group(d, &self.m.groups, env.dst) else {
+        let Some(local) = local_group(d, self.m, env.dst) else {
             return false;
         };
         let cpus = &self.m.groups[local as usize].cpus;
@@ -721,8 +735,8 @@ impl Sched<'_> {
         let mut busiest: Option<(u32, SgStats)> = None;
         let mut total_load = 0u64;
         let mut total_cap = 0u64;
-        for &g in rotate_from(&d.groups, &m.groups, env.dst) {
-            let is_local = m.groups[g as usize].cpus.binary_search(&env.dst).is_ok();
+        for &g in rotate_from(&d.groups, m, env.dst) {
+            let is_local = m.in_group(env.dst, g);
             let s = self.lb_stats(env, d, g, is_local);
             total_load += s.load;
             total_cap += s.capacity;
@@ -1184,22 +1198,12 @@ fn adjust_numa_imbalance(imbalance: i64, dst_running: i64, imb_numa_nr: i64) -> 
 }
 
 /// The local group of `cpu` in `d`.
-fn local_group(d: &Dom, groups: &[crate::machine::Group], cpu: u32) -> Option<u32> {
-    d.groups
-        .iter()
-        .copied()
-        .find(|&g| groups[g as usize].cpus.binary_search(&cpu).is_ok())
+fn local_group(d: &Dom, m: &Machine, cpu: u32) -> Option<u32> {
+    d.groups.iter().copied().find(|&g| m.in_group(cpu, g))
 }
 
 /// `sd->groups` order: the group holding `cpu` first, then the rest wrapping.
-fn rotate_from<'a>(
-    list: &'a [u32],
-    groups: &[crate::machine::Group],
-    cpu: u32,
-) -> impl Iterator<Item = &'a u32> {
-    let pos = list
-        .iter()
-        .position(|&g| groups[g as usize].cpus.binary_search(&cpu).is_ok())
-        .unwrap_or(0);
+fn rotate_from<'a>(list: &'a [u32], m: &Machine, cpu: u32) -> impl Iterator<Item = &'a u32> {
+    let pos = list.iter().position(|&g| m.in_group(cpu, g)).unwrap_or(0);
     list[pos..].iter().chain(list[..pos].iter())
 }

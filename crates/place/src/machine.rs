@@ -93,6 +93,9 @@ pub struct Machine {
     pub chain: Vec<Vec<u32>>,
     /// Interned groups.
     pub groups: Vec<Group>,
+    /// The groups holding each CPU (of every domain level), ascending, so that a
+    /// change of one runqueue reaches every group statistic it counts in.
+    pub cpu_groups: Vec<Vec<u32>>,
     /// `per_cpu(sd_llc)`: index into the CPU's chain of its highest LLC-sharing domain.
     pub llc_level: Vec<Option<u8>>,
     /// An id shared by the CPUs of one LLC (`sd_llc_id`).
@@ -207,6 +210,7 @@ impl Machine {
             doms: Vec::new(),
             chain: vec![Vec::new(); n],
             groups: Vec::new(),
+            cpu_groups: vec![Vec::new(); n],
             llc_level: vec![None; n],
             llc_id: vec![0; n],
             asym_level: vec![None; n],
@@ -220,6 +224,11 @@ impl Machine {
         };
         m.smt_active = m.core_cpus.iter().any(|c| c.len() > 1);
         m.intern_domains(doms, &dense, itmt);
+        for (g, group) in m.groups.iter().enumerate() {
+            for &c in &group.cpus {
+                m.cpu_groups[c as usize].push(g as u32);
+            }
+        }
         m.top_cache_domains();
         Ok(m)
     }
@@ -232,6 +241,11 @@ impl Machine {
     /// The domain at position `k` of `cpu`'s chain.
     pub fn dom(&self, cpu: u32, k: usize) -> &Dom {
         &self.doms[self.chain[cpu as usize][k] as usize]
+    }
+
+    /// Whether group `g` holds `cpu` (`cpumask_test_cpu(cpu, sched_group_span(g))`).
+    pub fn in_group(&self, cpu: u32, g: u32) -> bool {
+        self.cpu_groups[cpu as usize].binary_search(&g).is_ok()
     }
 
     /// `cpus_share_cache()`: same LLC.
@@ -247,8 +261,10 @@ impl Machine {
     fn intern_domains(&mut self, doms: &Domains, dense: &[u32], itmt: bool) {
         let mut dom_ids: BTreeMap<(u8, usize, u32, usize), u32> = BTreeMap::new();
         let mut group_ids: BTreeMap<Vec<u32>, u32> = BTreeMap::new();
-        // Group lists are a function of (level, span, child span) in every
-        // kernel layout the domains crate builds; ask once per key.
+        // A group list is a function of (level, span) where groups do not
+        // overlap (`build_sched_groups()`: the children's spans partition the
+        // span, whichever CPU of it asks), and of the asking CPU's child span
+        // too where they do (`build_overlap_sched_groups()`); ask once per key.
         let mut group_lists: BTreeMap<(u8, usize, usize), Vec<u32>> = BTreeMap::new();
         for (ci, cd) in doms.cpus.iter().enumerate() {
             let mut imb = 0u32;
@@ -282,8 +298,10 @@ impl Machine {
                 let id = match dom_ids.get(&key) {
                     Some(&id) => id,
                     None => {
+                        let overlap = doms.level(d).overlap || flags.contains(Flag::Overlap);
+                        let list_key = (d.level, span_key, if overlap { child_key } else { 0 });
                         let glist = group_lists
-                            .entry((d.level, span_key, child_key))
+                            .entry(list_key)
                             .or_insert_with(|| {
                                 let mut list: Vec<u32> = doms
                                     .groups(cd.cpu, d)

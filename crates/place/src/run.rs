@@ -51,6 +51,9 @@ pub struct Config {
     /// NUMA hinting faults of each scan, whose period adapts between
     /// `numa_balancing_scan_period_min_ms` (1 s) and `_max_ms` (60 s).
     pub numa_retry_ns: Option<u64>,
+    /// Keep group runqueue sums between reads at one instant (the model's
+    /// bookkeeping; decisions are the same either way, which a test checks).
+    pub cache_group_sums: bool,
 }
 
 impl Config {
@@ -75,6 +78,7 @@ impl Config {
             start_cpu: None,
             trace: false,
             numa_retry_ns: Some(NUMA_RETRY_NS),
+            cache_group_sums: true,
         }
     }
 }
@@ -194,6 +198,9 @@ pub struct Report {
     /// Sample period (ns).
     #[serde(skip)]
     pub sample_ns: u64,
+    /// Each task's CPU (Linux number) and migrations at the end of the run.
+    #[serde(skip)]
+    pub final_cpus: Vec<(u32, u64)>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -251,6 +258,7 @@ pub fn run(m: &Machine, cfg: &Config) -> Result<Report, RunError> {
     if m.nodes > 1 {
         s.numa_retry_ns = cfg.numa_retry_ns;
     }
+    s.cache_group_sums = cfg.cache_group_sums;
     let start = match cfg.start_cpu {
         Some(c) => m
             .cpu_id
@@ -479,5 +487,9 @@ fn report(
         samples: acc.cpus.len(),
         trace: acc.trace,
         sample_ns: cfg.sample_ns,
+        final_cpus: s.tasks[first_child as usize..]
+            .iter()
+            .map(|t| (m.cpu_id[t.cpu as usize], t.migrations))
+            .collect(),
     }
 }

@@ -11,10 +11,12 @@
 
 use alloc::vec;
 use alloc::vec::Vec;
+use core::cell::Cell;
 
 use rand_chacha::ChaCha8Rng;
 use rand_core::{Rng, SeedableRng};
 
+use crate::fair::SgStats;
 use crate::hv::{HvParams, Hypervisor};
 use crate::machine::Machine;
 use crate::workload::Workload;
@@ -132,7 +134,70 @@ pub struct Sched<'m> {
     pub changed: Vec<(u32, bool)>,
     /// Automatic NUMA balancing's retry interval (ns); `None`: off.
     pub numa_retry_ns: Option<u64>,
+    /// Keep each group's runqueue sums between reads (see [`GroupSums`]);
+    /// `false` reads every CPU on every read, the reference the cache is
+    /// tested against.
+    pub cache_group_sums: bool,
+    pub(crate) sums: GroupSums,
     pub(crate) rng: ChaCha8Rng,
+}
+
+/// Per scheduling group: its runqueue sums (load, utilisation, tasks, idle
+/// CPUs) and the instant they were read at.
+///
+/// This is the model's bookkeeping, not a Linux rule: Linux reads every CPU of
+/// every group each time (`update_sg_wakeup_stats()`), and so, by default, does
+/// the model's answer — but fork balancing at the top level of a machine with
+/// thousands of CPUs reads all of them for each fork, and a run forks
+/// thousands of tasks at one instant. At one instant a group's sums change
+/// only when one of its runqueues does (utilisation moves only with time), so
+/// an entry read at this instant stays valid until time moves on, and an
+/// enqueue or dequeue ([`Sched::enqueue`], [`Sched::dequeue`]) shifts the
+/// entries of every group holding its CPU by that CPU's change.
+pub(crate) struct GroupSums {
+    entries: Vec<Cell<Option<(u64, SgStats)>>>,
+}
+
+impl GroupSums {
+    fn new(groups: usize) -> GroupSums {
+        GroupSums {
+            entries: vec![Cell::new(None); groups],
+        }
+    }
+
+    /// The sums of `group` read at `now`, if still valid.
+    pub(crate) fn get(&self, group: u32, now: u64) -> Option<SgStats> {
+        match self.entries[group as usize].get() {
+            Some((at, s)) if at == now => Some(s),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn put(&self, group: u32, now: u64, s: SgStats) {
+        self.entries[group as usize].set(Some((now, s)));
+    }
+
+    /// One CPU of each of `groups` went from `before` to `after` at `now`.
+    fn shift(&self, groups: &[u32], now: u64, before: CpuPart, after: CpuPart) {
+        for &g in groups {
+            let Some(mut s) = self.get(g, now) else {
+                continue;
+            };
+            s.load = s.load - before.load + after.load;
+            s.util = s.util - before.load.min(CAPACITY) + after.load.min(CAPACITY);
+            s.runnable = s.runnable - before.load + after.load;
+            s.nr_running = s.nr_running - before.nr + after.nr;
+            s.idle_cpus = s.idle_cpus - u32::from(before.nr == 0) + u32::from(after.nr == 0);
+            self.put(g, now, s);
+        }
+    }
+}
+
+/// What one CPU adds to its groups' sums: its tasks and their load.
+#[derive(Debug, Clone, Copy)]
+struct CpuPart {
+    nr: u32,
+    load: u64,
 }
 
 impl<'m> Sched<'m> {
@@ -180,6 +245,8 @@ impl<'m> Sched<'m> {
             newly_idle: Vec::new(),
             changed: Vec::new(),
             numa_retry_ns: None,
+            cache_group_sums: true,
+            sums: GroupSums::new(m.groups.len()),
             rng: ChaCha8Rng::seed_from_u64(seed),
         }
     }
@@ -249,9 +316,10 @@ impl<'m> Sched<'m> {
 
     /// Puts `t` on `c`'s runqueue.
     pub fn enqueue(&mut self, t: u32, c: u32) {
-        let q = &mut self.rq[c as usize];
-        q.push(t);
-        let n = q.len();
+        let before = self.cpu_part(c);
+        self.rq[c as usize].push(t);
+        self.sums_shift(c, before);
+        let n = self.rq[c as usize].len();
         if n == 1 {
             self.tasks[t as usize].exec_start = self.now;
             self.cpu_became_busy(c);
@@ -269,13 +337,15 @@ impl<'m> Sched<'m> {
     /// Takes `t` off its runqueue.
     pub fn dequeue(&mut self, t: u32) {
         let c = self.tasks[t as usize].cpu;
+        let before = self.cpu_part(c);
         let q = &mut self.rq[c as usize];
         let pos = q
             .iter()
             .position(|&x| x == t)
             .expect("task on its runqueue");
         q.remove(pos);
-        let n = q.len();
+        self.sums_shift(c, before);
+        let n = self.rq[c as usize].len();
         if n == 0 {
             self.cpu_became_idle(c);
         } else if n == 1 {
@@ -285,6 +355,22 @@ impl<'m> Sched<'m> {
             if let Some(&next) = self.rq[c as usize].first() {
                 self.tasks[next as usize].exec_start = self.now;
             }
+        }
+    }
+
+    fn cpu_part(&self, c: u32) -> CpuPart {
+        CpuPart {
+            nr: self.rq[c as usize].len() as u32,
+            load: self.cpu_load(c),
+        }
+    }
+
+    /// `c`'s runqueue changed from `before`: the cached sums follow.
+    fn sums_shift(&self, c: u32, before: CpuPart) {
+        if self.cache_group_sums {
+            let after = self.cpu_part(c);
+            self.sums
+                .shift(&self.m.cpu_groups[c as usize], self.now, before, after);
         }
     }
 

@@ -1,0 +1,91 @@
+//! The group-sum cache is bookkeeping only: a run that keeps each group's
+//! runqueue sums between reads makes exactly the decisions of a run that reads
+//! every CPU of the group each time (Linux's way, and the reference here), on
+//! machines whose top-level groups are big (fork balancing reads them for every
+//! fork), overlapping (NUMA), or shared-LPAR, and for workloads that fork, wake
+//! and balance.
+use place::run::{machine_for, run, Config, Report};
+use place::{HvParams, Kernel, Lpar, MachineOptions, Workload};
+
+fn both(machine: &str, kernel: Kernel, lpar: Lpar, w: Workload, threads: u32, secs: f64) {
+    let topo = readers::catalogue::machine(machine).unwrap();
+    let m = machine_for(
+        &topo,
+        kernel,
+        lpar == Lpar::Shared,
+        &MachineOptions::default(),
+    )
+    .unwrap();
+    let go = |cache: bool| -> Report {
+        let mut cfg = Config::new(
+            kernel,
+            HvParams::defaults(lpar, m.vp_cpus.len()),
+            w,
+            threads,
+            secs,
+        );
+        cfg.trace = true;
+        cfg.cache_group_sums = cache;
+        run(&m, &cfg).unwrap()
+    };
+    let (read, cached) = (go(false), go(true));
+    let what = format!("{machine} {kernel} {} x {threads}", w.name());
+    assert_eq!(read.final_cpus, cached.final_cpus, "{what}: tasks' CPUs");
+    assert_eq!(read.trace, cached.trace, "{what}: occupancy trace");
+    assert_eq!(
+        serde_json::to_string(&read).unwrap(),
+        serde_json::to_string(&cached).unwrap(),
+        "{what}: report"
+    );
+}
+
+#[test]
+fn shared_lpar_ebizzy_same_decisions() {
+    both(
+        "power10-shared-768",
+        Kernel::V6_6,
+        Lpar::Shared,
+        Workload::Ebizzy,
+        128,
+        3.0,
+    );
+    both(
+        "power10-shared-320",
+        Kernel::V6_8,
+        Lpar::Shared,
+        Workload::Ebizzy,
+        32,
+        3.0,
+    );
+}
+
+#[test]
+fn numa_and_wakeups_same_decisions() {
+    both(
+        "x86-2n-128",
+        Kernel::V6_12,
+        Lpar::None,
+        Workload::Hackbench { burst_us: 100 },
+        100,
+        1.0,
+    );
+    both(
+        "arm64-d06",
+        Kernel::V6_12,
+        Lpar::None,
+        Workload::Duty {
+            run_us: 2000,
+            sleep_us: 3000,
+        },
+        70,
+        1.0,
+    );
+    both(
+        "x86-uv-4096",
+        Kernel::V6_12,
+        Lpar::None,
+        Workload::Spin,
+        600,
+        0.3,
+    );
+}
