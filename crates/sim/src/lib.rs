@@ -71,6 +71,7 @@ pub mod fit;
 pub mod linux_walks;
 pub mod machines;
 pub mod masks;
+pub mod record;
 pub mod report;
 pub mod run;
 pub mod strategy;

@@ -1,0 +1,351 @@
+//! The public record: published bring-up measurements beyond the seeds
+//! (`data/bringup-record.toml`), each with the machine, the kernel, what exactly
+//! was measured and where it was read.
+//!
+//! The file is compiled in, so `manycore validate` needs nothing at run time.
+//! [`parse`] checks every row once: a source and a description of the
+//! measurement, a figure, per-CPU intervals that agree with the log stamps they
+//! were derived from, and a simulation shape whose CPU count is the row's.
+
+use serde::Deserialize;
+
+use crate::costs::Platform;
+use crate::strategy::Calibrate;
+
+/// The record as shipped.
+pub const RECORD_TOML: &str = include_str!("../data/bringup-record.toml");
+
+/// How far a stated per-CPU figure may be from the one its stamps give
+/// (the file rounds to four or five significant digits).
+const DERIVED_TOLERANCE: f64 = 0.005;
+
+/// One published measurement.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Row {
+    /// Short name, used by `manycore validate`.
+    pub id: String,
+    /// `x86_64` or `arm64`.
+    pub arch: String,
+    /// The machine as the source names it.
+    pub machine: String,
+    /// Logical CPUs brought up; 0 when the source does not say.
+    pub cpus: u32,
+    /// Sockets × cores × threads as far as known.
+    pub topology: String,
+    /// The kernel (and patch series) measured.
+    pub kernel: String,
+    /// Whether the kernel ran in a virtual machine (`virtual` in the file).
+    #[serde(rename = "virtual")]
+    pub virtual_machine: bool,
+    /// What exactly the figure is, start and end point.
+    pub measured: String,
+    /// Before (serial kick), seconds.
+    pub before_s: Option<f64>,
+    /// After (parallel kick), seconds.
+    pub after_s: Option<f64>,
+    /// Mean per-CPU bring-up interval, seconds.
+    pub per_cpu_s: Option<f64>,
+    /// The log timestamps `per_cpu_s` was derived from.
+    #[serde(default)]
+    pub stamps: Vec<f64>,
+    /// CPUs between the first and last stamp (default: one per gap).
+    pub intervals: Option<u32>,
+    /// arm64: mean "Detected … I-cache on CPUn" → "CPUn: Booted" interval.
+    pub ap_side_s: Option<f64>,
+    /// Where the figure was read.
+    pub source: String,
+    /// Other places the same figure was read.
+    #[serde(default)]
+    pub also: Vec<String>,
+    /// What was read there.
+    pub read: String,
+    /// How `manycore validate` simulates the row, if it does.
+    pub sim: Option<SimSpec>,
+}
+
+/// Whether a simulated row was used by the fit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// The fit used this measurement.
+    Fit,
+    /// The fit never saw it.
+    Predict,
+}
+
+/// How one row is simulated.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimSpec {
+    /// Fit or predict.
+    pub role: Role,
+    /// Platform name (`x86`, `arm64`, ...).
+    pub platform: String,
+    /// `[packages, cores per package, threads per core]`.
+    pub shape: [u32; 3],
+    /// Calibration when the log shows something other than the platform's default.
+    pub calibrate: Option<String>,
+}
+
+impl SimSpec {
+    /// The platform.
+    pub fn platform(&self) -> Result<Platform, String> {
+        self.platform.parse().map_err(|e| format!("{e}"))
+    }
+
+    /// The calibration override, if any.
+    pub fn calibrate(&self) -> Result<Option<Calibrate>, String> {
+        self.calibrate
+            .as_deref()
+            .map(|c| c.parse().map_err(|e| format!("{e}")))
+            .transpose()
+    }
+}
+
+/// The file, as TOML sees it.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    row: Vec<Row>,
+}
+
+/// Why the record could not be read.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RecordError {
+    /// Not TOML of the expected shape.
+    #[error("bringup-record.toml: {0}")]
+    Syntax(String),
+    /// A row breaks one of the rules in the module docs.
+    #[error("bringup-record.toml, row '{id}': {message}")]
+    Row {
+        /// The row's id.
+        id: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// Parses and checks the record.
+pub fn parse(text: &str) -> Result<Vec<Row>, RecordError> {
+    let file: File = toml::from_str(text).map_err(|e| RecordError::Syntax(e.to_string()))?;
+    let rows = file.row;
+    for (i, r) in rows.iter().enumerate() {
+        check(r).map_err(|message| RecordError::Row {
+            id: r.id.clone(),
+            message,
+        })?;
+        if rows[..i].iter().any(|o| o.id == r.id) {
+            return Err(RecordError::Row {
+                id: r.id.clone(),
+                message: "duplicate id".to_string(),
+            });
+        }
+    }
+    Ok(rows)
+}
+
+/// The record shipped with the crate.
+pub fn load() -> Result<Vec<Row>, RecordError> {
+    parse(RECORD_TOML)
+}
+
+/// One row's rules (see the module docs).
+fn check(r: &Row) -> Result<(), String> {
+    for (field, text) in [
+        ("id", &r.id),
+        ("machine", &r.machine),
+        ("kernel", &r.kernel),
+        ("measured", &r.measured),
+        ("source", &r.source),
+        ("read", &r.read),
+    ] {
+        if text.trim().is_empty() {
+            return Err(format!("{field} is empty"));
+        }
+    }
+    if !(r.source.starts_with("https://") || r.source.starts_with("Message-ID: <")) {
+        return Err("source is neither an https URL nor a mail's Message-ID".to_string());
+    }
+    if !matches!(r.arch.as_str(), "x86_64" | "arm64") {
+        return Err(format!("arch '{}' is not x86_64 or arm64", r.arch));
+    }
+    let figures = [r.before_s, r.after_s, r.per_cpu_s, r.ap_side_s];
+    if figures.iter().flatten().any(|v| !v.is_finite() || *v < 0.0) {
+        return Err("a figure is negative or not finite".to_string());
+    }
+    if r.before_s.is_some() != r.after_s.is_some() {
+        return Err("before_s and after_s come as a pair".to_string());
+    }
+    if r.before_s.is_none() && r.per_cpu_s.is_none() {
+        return Err("no figure: give before_s/after_s or per_cpu_s".to_string());
+    }
+    check_derived(r)?;
+    if let Some(sim) = &r.sim {
+        check_sim(r, sim)?;
+    }
+    Ok(())
+}
+
+/// `per_cpu_s` is what its `stamps` give.
+fn check_derived(r: &Row) -> Result<(), String> {
+    let Some(per_cpu) = r.per_cpu_s else {
+        return Ok(());
+    };
+    if r.stamps.len() < 2 {
+        return Err("per_cpu_s needs at least two stamps".to_string());
+    }
+    if r.stamps.windows(2).any(|w| w[1] <= w[0]) {
+        return Err("stamps are not increasing".to_string());
+    }
+    let gaps = match r.intervals {
+        Some(n) if n > 0 => n as f64,
+        Some(_) => return Err("intervals is 0".to_string()),
+        None => (r.stamps.len() - 1) as f64,
+    };
+    let derived = (r.stamps[r.stamps.len() - 1] - r.stamps[0]) / gaps;
+    if (derived / per_cpu - 1.0).abs() > DERIVED_TOLERANCE {
+        return Err(format!(
+            "per_cpu_s {per_cpu} but the stamps give {derived:.7}"
+        ));
+    }
+    Ok(())
+}
+
+/// The simulation spec names a known platform and calibration, and its shape
+/// has the row's CPU count.
+fn check_sim(r: &Row, sim: &SimSpec) -> Result<(), String> {
+    sim.platform()?;
+    sim.calibrate()?;
+    let [p, c, t] = sim.shape;
+    if p == 0 || c == 0 || t == 0 {
+        return Err("sim.shape has a zero".to_string());
+    }
+    let cpus = p as u64 * c as u64 * t as u64;
+    if r.cpus != 0 && cpus != r.cpus as u64 {
+        return Err(format!(
+            "sim.shape gives {cpus} CPUs, the row says {}",
+            r.cpus
+        ));
+    }
+    if r.cpus == 0 {
+        return Err("a simulated row needs its CPU count".to_string());
+    }
+    Ok(())
+}
+
+/// The row with this id.
+pub fn row<'a>(rows: &'a [Row], id: &str) -> Result<&'a Row, RecordError> {
+    rows.iter()
+        .find(|r| r.id == id)
+        .ok_or_else(|| RecordError::Row {
+            id: id.to_string(),
+            message: "no such row".to_string(),
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The shipped record parses and every row passes the rules (a source, a
+    /// description, figures that agree with their stamps).
+    #[test]
+    fn the_record_parses_and_every_row_is_sourced() {
+        let rows = load().unwrap();
+        assert!(rows.len() >= 15, "{}", rows.len());
+        for r in &rows {
+            assert!(!r.source.is_empty() && !r.read.is_empty(), "{}", r.id);
+        }
+        // Both architectures, real and virtual machines, and both roles.
+        assert!(rows.iter().any(|r| r.arch == "arm64"));
+        assert!(rows.iter().any(|r| r.arch == "x86_64" && r.virtual_machine));
+        let roles: Vec<Role> = rows
+            .iter()
+            .filter_map(|r| r.sim.as_ref())
+            .map(|s| s.role)
+            .collect();
+        assert!(roles.contains(&Role::Fit) && roles.contains(&Role::Predict));
+    }
+
+    /// Seed 003's row carries the figures the fit uses.
+    #[test]
+    fn seed_003_row_agrees_with_the_fit_constants() {
+        let rows = load().unwrap();
+        let r = row(&rows, "x86-128-2node-seed003").unwrap();
+        assert_eq!(r.before_s, Some(crate::fit::SEED_003_SERIAL_S));
+        assert_eq!(r.after_s, Some(crate::fit::SEED_003_PARALLEL_S));
+    }
+
+    fn with(field_line: &str, replacement: &str) -> String {
+        assert!(RECORD_TOML.contains(field_line), "{field_line}");
+        RECORD_TOML.replacen(field_line, replacement, 1)
+    }
+
+    /// Each rule rejects the row that breaks it, naming the row.
+    #[test]
+    fn broken_rows_are_named_errors() {
+        let cases = [
+            (
+                "source = \"https://github.com/flatcar/mantle/pull/383\"",
+                "source = \"\"",
+                "source is empty",
+            ),
+            (
+                "source = \"https://github.com/flatcar/mantle/pull/383\"",
+                "source = \"a friend told me\"",
+                "neither an https URL",
+            ),
+            (
+                "per_cpu_s = 0.00039767",
+                "per_cpu_s = 0.0005",
+                "the stamps give",
+            ),
+            (
+                "stamps = [0.035382, 0.035784, 0.036174, 0.036575]",
+                "stamps = [0.035382, 0.035184, 0.036174, 0.036575]",
+                "not increasing",
+            ),
+            (
+                "sim = { role = \"fit\", platform = \"arm64\", shape = [1, 80, 1] }",
+                "sim = { role = \"fit\", platform = \"arm64\", shape = [1, 81, 1] }",
+                "gives 81 CPUs",
+            ),
+            (
+                "sim = { role = \"fit\", platform = \"arm64\", shape = [1, 80, 1] }",
+                "sim = { role = \"fit\", platform = \"sparc\", shape = [1, 80, 1] }",
+                "'sparc'",
+            ),
+        ];
+        for (from, to, message) in cases {
+            let e = parse(&with(from, to)).unwrap_err();
+            let text = e.to_string();
+            assert!(text.contains("arm64-altra-80"), "{text}");
+            assert!(text.contains(message), "{text}");
+        }
+        let dup = format!(
+            "{RECORD_TOML}\n[[row]]\nid = \"arm64-h5-4\"\narch = \"arm64\"\nmachine = \"m\"\ncpus = 4\ntopology = \"t\"\nkernel = \"k\"\nvirtual = false\nmeasured = \"m\"\nbefore_s = 1.0\nafter_s = 1.0\nsource = \"https://example.org\"\nread = \"r\"\n"
+        );
+        assert!(parse(&dup)
+            .unwrap_err()
+            .to_string()
+            .contains("duplicate id"));
+        assert!(matches!(parse("row = 3"), Err(RecordError::Syntax(_))));
+    }
+
+    proptest! {
+        /// Fuzz: any text is a record or one error; never a panic.
+        #[test]
+        fn parser_never_panics(s in ".{0,200}") {
+            let _ = parse(&s);
+        }
+
+        /// Fuzz: cutting the real file anywhere gives a record or one error.
+        #[test]
+        fn truncated_record_never_panics(cut in 0usize..RECORD_TOML.len()) {
+            let cut = (0..=cut).rev().find(|&i| RECORD_TOML.is_char_boundary(i)).unwrap_or(0);
+            let _ = parse(&RECORD_TOML[..cut]);
+        }
+    }
+}
