@@ -5,7 +5,9 @@
 #                                topology files, in the corpus layout (<name>/proc/...,
 #                                <name>/sys/...), readable by `manycore --sysfs`;
 #   <out>/<name>-domains.tar.gz  /sys/kernel/debug/sched/domains (cpuN/domainM/*) plus
-#                                the kernel log (dmesg, with sched_verbose's domain tree).
+#                                the kernel log (dmesg, with sched_verbose's domain tree);
+#   <out>/<name>-acpi.tar.gz     ACPI boots only: the APIC, PPTT, SRAT and SLIT Linux used
+#                                (/sys/firmware/acpi/tables).
 # The kernel is never installed on the host: scripts/fetch-linux.sh unpacks the .deb.
 #
 #   scripts/domains-capture.sh <name> [out-dir]     # one of the names below
@@ -118,25 +120,25 @@ qemu_args() {
       echo "$a" ;;
     arm64-*-2s2cl2c2t-2n)
       # 2 sockets x 2 clusters x 2 cores x 2 threads, one node per socket, SLIT 25.
-      echo "-m 1G -smp 16,sockets=2,clusters=2,cores=2,threads=2 $(numa_args 512M '0-7 8-15' '0:1:25')" ;;
+      echo "-m 1G -smp 16,sockets=2,clusters=2,cores=2,threads=2 $(numa_args "$1" '0:1:25')" ;;
     arm64-*-1s4cl4c-2n)
       # 1 socket of 4 clusters x 4 cores, two nodes inside the package (two
       # clusters each), SLIT 16: NUMA narrower than the package.
-      echo "-m 1G -smp 16,sockets=1,clusters=4,cores=4,threads=1 $(numa_args 512M '0-7 8-15' '0:1:16')" ;;
+      echo "-m 1G -smp 16,sockets=1,clusters=4,cores=4,threads=1 $(numa_args "$1" '0:1:16')" ;;
     arm64-*-4s2cl2c-4n)
       # 4 sockets x 2 clusters x 2 cores, one node per socket, three remote
       # distances (15/25/30, as x86-4n-dist).
-      echo "-m 2G -smp 16,sockets=4,clusters=2,cores=2,threads=1 $(numa_args 512M '0-3 4-7 8-11 12-15' '0:1:15 0:2:25 0:3:30 1:2:30 1:3:25 2:3:15')" ;;
+      echo "-m 2G -smp 16,sockets=4,clusters=2,cores=2,threads=1 $(numa_args "$1" '0:1:15 0:2:25 0:3:30 1:2:30 1:3:25 2:3:15')" ;;
     ppc64-1s2c8t-2n)
       # One socket of 2 SMT8 cores, one core per node, distance 40.
-      echo "-m 1G -smp 16,sockets=1,cores=2,threads=8 $(numa_args 512M '0-7 8-15' '0:1:40')" ;;
+      echo "-m 1G -smp 16,sockets=1,cores=2,threads=8 $(numa_args "$1" '0:1:40')" ;;
     ppc64-2s2c4t-2n|ppc64-2s2c4t-2n-smt1)
       # 2 sockets x 2 cores x SMT4, one node per socket, a custom distance (FORM2).
       # -smt1: then threads 1-3 of every core go offline (as ppc64_cpu --smt=1).
-      echo "-m 1G -smp 16,sockets=2,cores=2,threads=4 $(numa_args 512M '0-7 8-15' '0:1:25')" ;;
+      echo "-m 1G -smp 16,sockets=2,cores=2,threads=4 $(numa_args "$1" '0:1:25')" ;;
     ppc64-4s1c4t-4n)
       # 4 sockets of 1 SMT4 core, one node each, three remote distances.
-      echo "-m 2G -smp 16,sockets=4,cores=1,threads=4 $(numa_args 512M '0-3 4-7 8-11 12-15' '0:1:15 0:2:25 0:3:30 1:2:30 1:3:25 2:3:15')" ;;
+      echo "-m 2G -smp 16,sockets=4,cores=1,threads=4 $(numa_args "$1" '0:1:15 0:2:25 0:3:30 1:2:30 1:3:25 2:3:15')" ;;
     *) echo "unknown machine '$1' (x86-2s4c2t, x86-2s4c2t-smtoff, x86-max-modules, x86-4n-dist, x86-64c-8n, x86-intel-2s4c2t, x86-intel-l2socket, boot-16c-smt, boot-16c-smt-4n, boot-64c-4n, $arm64_machines $ppc64_machines)" >&2; return 1 ;;
   esac
 }
@@ -144,14 +146,25 @@ qemu_args() {
 arm64_machines="arm64-dt-2s2cl2c2t-2n arm64-acpi-2s2cl2c2t-2n arm64-dt-1s4cl4c-2n arm64-acpi-1s4cl4c-2n arm64-dt-4s2cl2c-4n arm64-acpi-4s2cl2c-4n"
 ppc64_machines="ppc64-1s2c8t-2n ppc64-2s2c4t-2n ppc64-4s1c4t-4n ppc64-2s2c4t-2n-smt1"
 
-# numa_args <size per node> '<cpus of node 0> <cpus of node 1> ...' '<a>:<b>:<distance> ...'
+# The nodes of an arm64 or ppc64 machine: '<memory>:<cpus> ...', node 0 first
+# (the format scripts/acpi-srat.py --qemu-virt takes, so the upgraded SRAT and
+# the -numa options come from one definition).
+numa_layout() {
+  case "$1" in
+    *-2s2cl2c2t-2n|*-1s4cl4c-2n|ppc64-1s2c8t-2n|ppc64-2s2c4t-2n*) echo "512M:0-7 512M:8-15" ;;
+    *-4s2cl2c-4n|ppc64-4s1c4t-4n) echo "512M:0-3 512M:4-7 512M:8-11 512M:12-15" ;;
+    *) echo "numa_layout: no layout for '$1'" >&2; return 1 ;;
+  esac
+}
+
+# numa_args <machine> '<a>:<b>:<distance> ...'
 numa_args() {
-  local size="$1" a="" n=0 c d
-  for c in $2; do
-    a="$a -object memory-backend-ram,id=m$n,size=$size -numa node,nodeid=$n,memdev=m$n,cpus=$c"
+  local a="" n=0 node d
+  for node in $(numa_layout "$1"); do
+    a="$a -object memory-backend-ram,id=m$n,size=${node%%:*} -numa node,nodeid=$n,memdev=m$n,cpus=${node#*:}"
     n=$((n + 1))
   done
-  for d in $3; do
+  for d in $2; do
     IFS=: read -r src dst val <<< "$d"
     a="$a -numa dist,src=$src,dst=$dst,val=$val"
   done
@@ -175,9 +188,10 @@ qemu_base() {
       # acpi=force makes sure it does not fall back to a device tree. The
       # firmware reports the second flash bank (64 MiB at 0x4000000, its
       # variable store) as runtime MMIO with the WC attribute, which Linux's
-      # EFI memory map reader adds to memblock; no SRAT range covers it, so
-      # Linux 6.12 refuses the SRAT ("NUMA: no nodes coverage for 64MB") and
-      # fakes one node: these captures have one node whatever -numa asks.
+      # EFI memory map reader adds to memblock; no SRAT range of QEMU's covers
+      # it, and Linux 6.12 would refuse the SRAT ("NUMA: no nodes coverage for
+      # 64MB") and fake one node. So capture() hands Linux an upgraded SRAT
+      # (srat_upgrade below) that also covers the flash.
       echo "qemu-system-aarch64 -machine virt,gic-version=3,its=on -cpu neoverse-n1 -bios /usr/share/qemu-efi-aarch64/QEMU_EFI.fd" ;;
     arm64-*)
       echo "qemu-system-aarch64 -machine virt,gic-version=3,its=on -cpu neoverse-n1" ;;
@@ -186,6 +200,16 @@ qemu_base() {
     *)
       echo "qemu-system-x86_64" ;;
   esac
+}
+
+# Writes $2, the uncompressed cpio that upgrades QEMU's SRAT for machine $1
+# (Linux's CONFIG_ACPI_TABLE_UPGRADE, on in Debian's arm64 kernel): the SRAT
+# QEMU writes for the machine's -numa layout plus a Memory Affinity putting the
+# firmware's flash (0x04000000, 64 MiB) on node 0, so Linux keeps the SRAT and
+# its nodes. scripts/its-capture.sh builds its SRATs with the same script.
+srat_upgrade() {
+  python3 "$root/scripts/acpi-srat.py" "$2" --cpio --qemu-virt "$(numa_layout "$1")" \
+    --mem 0:0x04000000:0x04000000
 }
 
 kernel_cmdline() {
@@ -257,6 +281,13 @@ for d in node[0-9]*; do
 done
 cd /
 cp -r /sys/kernel/debug/sched/domains /tmp/dom/domains
+# The ACPI tables Linux used (binary, so in their own tarball).
+if [ -d /sys/firmware/acpi/tables ]; then
+  mkdir -p /tmp/acpi/acpi
+  for t in APIC PPTT SRAT SLIT; do
+    [ -f /sys/firmware/acpi/tables/\$t ] && cat /sys/firmware/acpi/tables/\$t > /tmp/acpi/acpi/\$t
+  done
+fi
 dmesg > /tmp/dom/dmesg.txt
 uname -a > /tmp/dom/uname.txt
 cat /proc/cmdline > /tmp/dom/cmdline.txt
@@ -265,10 +296,21 @@ cat /proc/cmdline > /tmp/dom/cmdline.txt
 dmesg -n 1
 echo ===SYSFS-BEGIN===; (cd /tmp && tar czf - $m) | base64; echo ===SYSFS-END===
 echo ===DOMAINS-BEGIN===; (cd /tmp/dom && tar czf - .) | base64; echo ===DOMAINS-END===
+if [ -d /tmp/acpi ]; then
+  echo ===ACPI-BEGIN===; (cd /tmp/acpi && tar czf - .) | base64; echo ===ACPI-END===
+fi
 poweroff -f
 INIT
   chmod +x "$work/rd/init"
   (cd "$work/rd" && find . | cpio -o -H newc --quiet | gzip -9) > "$work/initrd.gz"
+  local upgrade=""
+  case "$m" in
+    arm64-acpi-*)
+      srat_upgrade "$m" "$work/srat.cpio"
+      cat "$work/srat.cpio" "$work/initrd.gz" > "$work/initrd-up"
+      mv "$work/initrd-up" "$work/initrd.gz"
+      upgrade="python3 scripts/acpi-srat.py srat.cpio --cpio --qemu-virt '$(numa_layout "$m")' --mem 0:0x04000000:0x04000000; cat srat.cpio busybox-initrd.gz > initrd.gz" ;;
+  esac
 
   local cmdline; cmdline="$(kernel_cmdline "$m")"
   echo "capture $m: $base -nographic -no-reboot -kernel $vmlinuz -initrd <busybox initramfs> -append \"$cmdline\" $args" >&2
@@ -285,6 +327,10 @@ INIT
     | base64 -d > "$out/$m-sysfs.tar.gz"
   sed -n '/===DOMAINS-BEGIN===/,/===DOMAINS-END===/p' "$work/console.log" | sed '1d;$d' | tr -d '\r' \
     | base64 -d > "$out/$m-domains.tar.gz"
+  if grep -q "===ACPI-END===" "$work/console.log"; then
+    sed -n '/===ACPI-BEGIN===/,/===ACPI-END===/p' "$work/console.log" | sed '1d;$d' | tr -d '\r' \
+      | base64 -d > "$out/$m-acpi.tar.gz"
+  fi
   {
     echo "machine: $m"
     echo "kernel: $(basename "$vmlinuz") (Debian package $(basename "$(dirname "$(dirname "$vmlinuz")")"), unpacked by scripts/fetch-linux.sh)"
@@ -296,6 +342,7 @@ INIT
     case "$base" in
       *QEMU_EFI.fd*) echo "firmware: Debian qemu-efi-aarch64 $(dpkg-query -W -f '${Version}' qemu-efi-aarch64)" ;;
     esac
+    [ -n "$upgrade" ] && echo "initrd: $upgrade (QEMU's SRAT for this -numa layout plus a Memory Affinity {PXM 0, 0x04000000 + 64 MiB} for the firmware's flash, OEM revision + 1, upgraded by Linux from the initrd)"
     echo "command: $base -nographic -no-reboot -accel $accel -kernel $kimg -initrd initrd.gz -append \"$cmdline\" $args"
     [ -n "$offline" ] && echo "then, in the guest: echo 0 > /sys/devices/system/cpu/cpuN/online for N in $offline"
     echo "made by: scripts/domains-capture.sh $m"

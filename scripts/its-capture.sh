@@ -129,27 +129,15 @@ INIT
   chmod +x "$rd/init"
 }
 
-# Writes $3/upgrade.cpio: QEMU's SRAT (from the acpi-qemu capture $1) with two
-# structures appended, for Linux's ACPI table upgrade from the initrd.
+# Writes $3/upgrade.cpio: QEMU's SRAT (from the acpi-qemu capture $1) plus a
+# Memory Affinity for the firmware's flash on PXM 0 and a GIC ITS Affinity
+# putting ITS 0 on PXM $2, for Linux's ACPI table upgrade from the initrd
+# (scripts/acpi-srat.py, shared with domains-capture.sh's ACPI machines).
 upgrade_srat() {
   local capture="$1" pxm="$2" dir="$3"
-  mkdir -p "$dir/up/kernel/firmware/acpi"
   tar xzf "$capture" -C "$dir" ./acpi/SRAT
-  python3 - "$dir/acpi/SRAT" "$pxm" "$dir/up/kernel/firmware/acpi/srat.aml" <<'PY'
-import struct, sys
-srat = bytearray(open(sys.argv[1], 'rb').read())
-pxm = int(sys.argv[2])
-# Memory Affinity (type 1, 40 bytes): PXM 0, base 0x04000000, length 64 MiB, enabled.
-srat += struct.pack('<BBIHIIIIIIQ', 1, 40, 0, 0, 0x04000000, 0, 0x04000000, 0, 0, 1, 0)
-# GIC ITS Affinity (type 4, 12 bytes): proximity domain, reserved, ITS id 0.
-srat += struct.pack('<BBIHI', 4, 12, pxm, 0, 0)
-struct.pack_into('<I', srat, 4, len(srat))
-struct.pack_into('<I', srat, 24, struct.unpack_from('<I', srat, 24)[0] + 1)
-srat[9] = 0
-srat[9] = (-sum(srat)) & 0xff
-open(sys.argv[3], 'wb').write(srat)
-PY
-  (cd "$dir/up" && find kernel | cpio -o -H newc --quiet) > "$dir/upgrade.cpio"
+  python3 "$root/scripts/acpi-srat.py" "$dir/upgrade.cpio" --cpio --base "$dir/acpi/SRAT" \
+    --mem 0:0x04000000:0x04000000 --its "$pxm:0"
 }
 
 capture() {
@@ -190,8 +178,8 @@ capture() {
         cat "$work/upgrade.cpio" "$work/initrd.gz" > "$work/initrd-up"
         mv "$work/initrd-up" "$work/initrd.gz"
         steps=("tar xzf arm64-its-acpi-qemu.tar.gz ./acpi/SRAT (QEMU's SRAT, from the acpi-qemu boot)"
-               "append to it: Memory Affinity {PXM 0, 0x04000000 + 0x04000000, enabled} and GIC ITS Affinity {PXM ${v#acpi-its}, ITS id 0}; oem_revision + 1; fix length and checksum (upgrade_srat in this script)"
-               "kernel/firmware/acpi/srat.aml in an uncompressed newc cpio, prepended to the busybox initramfs")
+               "python3 scripts/acpi-srat.py upgrade.cpio --cpio --base SRAT --mem 0:0x04000000:0x04000000 --its ${v#acpi-its}:0 (appends Memory Affinity {PXM 0, 0x04000000 + 64 MiB, enabled} and GIC ITS Affinity {PXM ${v#acpi-its}, ITS id 0}; OEM revision + 1; kernel/firmware/acpi/srat.aml in a newc cpio)"
+               "cat upgrade.cpio busybox-initrd.gz > initrd.gz (the uncompressed cpio first)")
       fi ;;
     *) echo "unknown variant '$v'" >&2; return 1 ;;
   esac

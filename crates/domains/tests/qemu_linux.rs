@@ -211,9 +211,10 @@ fn arm64_dt_four_sockets_four_nodes_three_distances() {
     check_debian("arm64-dt-4s2cl2c-4n", "arm64");
 }
 
-/// The same machines booted through UEFI, so Linux reads ACPI (PPTT for the
-/// topology). Linux 6.12 drops the SRAT here (the firmware's flash bank is
-/// memory no node covers) and fakes one node: see tests/data/README.md.
+/// The same machines booted through UEFI, so Linux reads ACPI: PPTT for the
+/// topology, SRAT and SLIT for the nodes (the SRAT upgraded from the initrd so
+/// that it covers the firmware's flash bank: see tests/data/README.md and
+/// tests/acpi_numa.rs).
 #[test]
 fn arm64_acpi_two_sockets_clusters_smt2() {
     check_debian("arm64-acpi-2s2cl2c2t-2n", "arm64");
