@@ -520,10 +520,13 @@ impl Sched<'_> {
                     }
                 }
                 if d.has(Flag::Numa) {
+                    // A task not allowed on exactly NR_CPUS CPUs (every task
+                    // here: no machine has exactly the distributions' NR_CPUS)
+                    // gets at most the local group's weight as allowance (v5.19+).
+                    let lw = self.m.groups[lg as usize].cpus.len() as i64;
+                    let imb_numa_nr = (d.imb_numa_nr as i64).min(lw);
                     let imb = (ls.idle_cpus as i64 - is.idle_cpus as i64).abs();
-                    if adjust_numa_imbalance(imb, ls.nr_running as i64 + 1, d.imb_numa_nr as i64)
-                        == 0
-                    {
+                    if adjust_numa_imbalance(imb, ls.nr_running as i64 + 1, imb_numa_nr) == 0 {
                         return None;
                     }
                 }

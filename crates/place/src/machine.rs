@@ -259,7 +259,7 @@ impl Machine {
     }
 
     fn intern_domains(&mut self, doms: &Domains, dense: &[u32], itmt: bool) {
-        let mut dom_ids: BTreeMap<(u8, usize, u32, usize), u32> = BTreeMap::new();
+        let mut dom_ids: BTreeMap<(u8, usize, u32, usize, u32), u32> = BTreeMap::new();
         let mut group_ids: BTreeMap<Vec<u32>, u32> = BTreeMap::new();
         // A group list is a function of (level, span) where groups do not
         // overlap (`build_sched_groups()`: the children's spans partition the
@@ -267,10 +267,9 @@ impl Machine {
         // too where they do (`build_overlap_sched_groups()`); ask once per key.
         let mut group_lists: BTreeMap<(u8, usize, usize), Vec<u32>> = BTreeMap::new();
         for (ci, cd) in doms.cpus.iter().enumerate() {
-            let mut imb = 0u32;
-            let mut imb_span = 1u32;
+            let imb_by_level = imb_numa_nr(doms, cd);
             let mut child: Option<(usize, Flags, u32)> = None;
-            for (k, d) in cd.domains.iter().enumerate() {
+            for d in &cd.domains {
                 let span_mask = doms.span(d);
                 let span_key = span_mask as *const CpuMask as usize;
                 let mut flags = d.flags;
@@ -278,23 +277,15 @@ impl Machine {
                     flags.insert(Flag::AsymPacking);
                 }
                 let weight = span_mask.weight() as u32;
-                // build_sched_domains() (v6.8): the NUMA imbalance allowance.
-                let imb_numa_nr = match child {
-                    Some((_, cflags, cweight))
-                        if !flags.contains(Flag::ShareLlc) && cflags.contains(Flag::ShareLlc) =>
-                    {
-                        let nr_llcs = weight / cweight.max(1);
-                        imb = if nr_llcs == 1 { weight >> 3 } else { nr_llcs }.max(1);
-                        imb_span = cd.domains[k..]
-                            .iter()
-                            .find(|x| x.flags.contains(Flag::Numa))
-                            .map_or(weight, |x| doms.span(x).weight() as u32);
-                        imb
-                    }
-                    _ => imb * (weight / imb_span.max(1)).max(1),
-                };
+                let imb_numa_nr = imb_by_level[d.level as usize];
                 let child_key = child.map_or(0, |c| c.0);
-                let key = (d.level, span_key, flags_key(doms, flags), child_key);
+                let key = (
+                    d.level,
+                    span_key,
+                    flags_key(doms, flags),
+                    child_key,
+                    imb_numa_nr,
+                );
                 let id = match dom_ids.get(&key) {
                     Some(&id) => id,
                     None => {
@@ -390,6 +381,57 @@ impl Machine {
             self.llc_id[cpu] = *llc_ids.entry(key).or_insert(next);
         }
     }
+}
+
+/// `sd->imb_numa_nr` of each level of one CPU's domains, as
+/// `build_sched_domains()` (v6.8, unchanged to v6.12) computes it: before
+/// `cpu_attach_domain()` removes degenerate domains, so over every level built,
+/// including those removed later. The first domain above the LLC gets the
+/// number of LLCs it spans (or 1/8 of its CPUs when it spans one LLC); each
+/// domain above gets that times how many first-NUMA-domain spans it covers.
+fn imb_numa_nr(doms: &Domains, cd: &domains::CpuDomains) -> Vec<u32> {
+    // The built chain: surviving domains with their flags, removed ones with
+    // their level's topology flags and the span of the domain below (a removed
+    // domain spans one CPU, or its only group, which is its child's span).
+    let mut built: Vec<(u8, Option<u32>, Flags)> = cd
+        .domains
+        .iter()
+        .map(|d| (d.level, Some(doms.span(d).weight() as u32), d.flags))
+        .chain(cd.removed.iter().map(|r| match r.reason {
+            domains::Reason::SingleCpu => (
+                r.level,
+                Some(1),
+                doms.levels[r.level as usize].topology_flags,
+            ),
+            _ => (r.level, None, doms.levels[r.level as usize].topology_flags),
+        }))
+        .collect();
+    built.sort_by_key(|b| b.0);
+    let mut weight = 1;
+    let chain: Vec<(u8, u32, Flags)> = built
+        .into_iter()
+        .map(|(level, w, flags)| {
+            weight = w.unwrap_or(weight);
+            (level, weight, flags)
+        })
+        .collect();
+    let mut out = vec![0; doms.levels.len()];
+    let (mut imb, mut imb_span) = (0u32, 1u32);
+    for (i, &(level, weight, flags)) in chain.iter().enumerate() {
+        let child_llc = i > 0 && chain[i - 1].2.contains(Flag::ShareLlc);
+        out[level as usize] = if !flags.contains(Flag::ShareLlc) && child_llc {
+            let nr_llcs = weight / chain[i - 1].1.max(1);
+            imb = if nr_llcs == 1 { weight >> 3 } else { nr_llcs }.max(1);
+            imb_span = chain[i + 1..]
+                .iter()
+                .find(|c| c.2.contains(Flag::Numa))
+                .map_or(weight, |c| c.1);
+            imb
+        } else {
+            imb * (weight / imb_span.max(1)).max(1)
+        };
+    }
+    out
 }
 
 fn flags_key(doms: &Domains, flags: Flags) -> u32 {
