@@ -261,19 +261,19 @@ pub fn build_with(
         rules: &rules,
         capacities: &capacities,
         cpu_map,
-        in_masks,
+        deactivating: in_masks != cpu_map,
         full,
         tl_asym_v59,
-        subset_cache: BTreeMap::new(),
+        subset_memo: vec![Vec::new(); levels.len()],
         active_of: BTreeMap::new(),
     }
     .build_chains(&online, &mut spans);
-    let mut groups = Groups::default();
+    let mut groups = Groups::new(levels.len(), spans.len(), nr);
     groups.build(kernel, &levels, &mut chains, &online, &cpu_pos, &spans);
     let degenerate = Degenerate {
         needs_groups: kernel.degenerate_needs_groups(),
         parent_ignores: kernel.parent_ignores_with_one_group(rules.single_node),
-        weights: spans.masks.iter().map(|m| m.weight() as u32).collect(),
+        spans: &spans,
         lists: &groups.lists,
     };
     let cpus = attach(chains, &online, &degenerate, &mut groups.flags);
@@ -352,12 +352,15 @@ struct ChainBuilder<'a> {
     rules: &'a ArchRules,
     capacities: &'a Capacities,
     cpu_map: CpuMask,
-    in_masks: CpuMask,
+    /// Whether the level masks hold a CPU being deactivated.
+    deactivating: bool,
     /// The span of every CPU domains are built on.
     full: u32,
     tl_asym_v59: Option<usize>,
-    /// (child span, level mask) → span, after the "arch topology borken" fix-up.
-    subset_cache: BTreeMap<(u32, u32), u32>,
+    /// Per level, child span → (level mask, span after the "arch topology
+    /// borken" fix-up): the last answer, which every CPU of the child asks
+    /// for again (a 2 KiB subset test otherwise).
+    subset_memo: Vec<Vec<(u32, u32)>>,
     /// Level mask → the same without the CPU being deactivated.
     active_of: BTreeMap<u32, u32>,
 }
@@ -372,7 +375,7 @@ impl ChainBuilder<'_> {
         let mut chain: Vec<Sd> = Vec::with_capacity(self.levels.len());
         for (li, level) in self.levels.iter().enumerate() {
             let in_mask = level.of_cpu[cpu as usize];
-            let span = self.span(in_mask, chain.last(), spans);
+            let span = self.span(li, in_mask, chain.last(), spans);
             let sd = sd_init(
                 self.kernel,
                 level,
@@ -398,51 +401,93 @@ impl ChainBuilder<'_> {
     /// being deactivated (`tl->mask(cpu)` may hold it, the span never does),
     /// and widened to hold the child's span when the architecture's masks do
     /// not nest (`build_sched_domain()`'s "arch topology borken" fix-up).
-    fn span(&mut self, in_mask: u32, child: Option<&Sd>, spans: &mut Spans) -> u32 {
-        let raw = if self.in_masks == self.cpu_map {
-            in_mask
-        } else {
+    fn span(&mut self, li: usize, in_mask: u32, child: Option<&Sd>, spans: &mut Spans) -> u32 {
+        let raw = if self.deactivating {
             let cpu_map = &self.cpu_map;
             *self
                 .active_of
                 .entry(in_mask)
                 .or_insert_with(|| spans.intern(spans.get(in_mask).and(cpu_map)))
+        } else {
+            in_mask
         };
         let Some(child) = child else { return raw };
-        *self
-            .subset_cache
-            .entry((child.span, raw))
-            .or_insert_with(|| {
-                if spans.get(child.span).is_subset(spans.get(raw)) {
-                    raw
-                } else {
-                    let m = spans.get(raw).or(spans.get(child.span));
-                    spans.intern(m)
-                }
-            })
+        if child.span == raw {
+            return raw;
+        }
+        let memo = &mut self.subset_memo[li];
+        if memo.len() <= child.span as usize {
+            memo.resize(child.span as usize + 1, (u32::MAX, u32::MAX));
+        }
+        let (last_raw, last) = memo[child.span as usize];
+        if last_raw == raw {
+            return last;
+        }
+        let span = if spans.get(child.span).is_subset(spans.get(raw)) {
+            raw
+        } else {
+            let m = spans.get(raw).or(spans.get(child.span));
+            spans.intern(m)
+        };
+        memo[child.span as usize] = (raw, span);
+        span
     }
 }
 
+/// A table indexed by (level, id), for ids below a bound known up front:
+/// every CPU asks it once per level, so it is a flat array rather than a map.
+struct PerLevel<T> {
+    stride: usize,
+    cells: Vec<Option<T>>,
+}
+
+impl<T: Copy> PerLevel<T> {
+    fn new(levels: usize, ids: usize) -> Self {
+        PerLevel {
+            stride: ids,
+            cells: vec![None; levels * ids],
+        }
+    }
+    fn get(&self, level: u8, id: u32) -> Option<T> {
+        self.cells[level as usize * self.stride + id as usize]
+    }
+    fn set(&mut self, level: u8, id: u32, value: T) {
+        self.cells[level as usize * self.stride + id as usize] = Some(value);
+    }
+}
+
+/// Flags of the shared `sched_group`s, by (level, first CPU).
+type GroupFlags = PerLevel<Flags>;
+
 /// Phase 2: the groups of every domain, as lists shared between domains
 /// with the same groups.
-#[derive(Default)]
 struct Groups {
     lists: Vec<Vec<GroupSpan>>,
     /// Whether `lists[i]` is in wrap order from its owner (overlap levels)
     /// rather than sorted by first CPU.
     built_order: Vec<bool>,
     /// (level, span) → list, for non-overlapping levels.
-    shared_lists: BTreeMap<(u8, u32), u32>,
+    shared_lists: PerLevel<u32>,
     /// Each distinct overlapping list, stored once.
     private_lists: BTreeMap<Vec<GroupSpan>, u32>,
-    /// Flags of the shared `sched_group`s, by (level, first CPU).
-    flags: BTreeMap<(u8, u32), Flags>,
+    flags: GroupFlags,
     /// (level, span) → the last overlap walk: (from CPU, its child span,
     /// list, first group's flags).
-    last_walk: BTreeMap<(u8, u32), (u32, u32, u32, Flags)>,
+    last_walk: PerLevel<(u32, u32, u32, Flags)>,
 }
 
 impl Groups {
+    fn new(levels: usize, spans: usize, nr_cpus: usize) -> Self {
+        Groups {
+            lists: Vec::new(),
+            built_order: Vec::new(),
+            shared_lists: PerLevel::new(levels, spans),
+            private_lists: BTreeMap::new(),
+            flags: PerLevel::new(levels, nr_cpus),
+            last_walk: PerLevel::new(levels, spans),
+        }
+    }
+
     fn build(
         &mut self,
         kernel: KernelVersion,
@@ -488,13 +533,13 @@ impl Groups {
         } else {
             u32::MAX
         };
-        let memo = self.last_walk.get(&(li as u8, span)).copied();
+        let memo = self.last_walk.get(li as u8, span);
         let reuse = memo.and_then(|(prev, prev_child, id, flags)| {
-            let adjacent = spans.get(span).next_from(prev as usize + 1) == Some(cpu as usize);
+            let adjacent = || spans.get(span).next_from(prev as usize + 1) == Some(cpu as usize);
             // Only when the child lies inside the span: otherwise the first
             // group comes from a descendant that may differ.
-            let inside = li > 0 && spans.get(child).is_subset(spans.get(span));
-            (adjacent && prev_child == child && inside).then_some((id, flags))
+            let inside = || li > 0 && spans.get(child).is_subset(spans.get(span));
+            (prev_child == child && adjacent() && inside()).then_some((id, flags))
         });
         let (id, first_flags) = match reuse {
             Some(x) => x,
@@ -510,7 +555,7 @@ impl Groups {
             }
         };
         self.last_walk
-            .insert((li as u8, span), (cpu, child, id, first_flags));
+            .set(li as u8, span, (cpu, child, id, first_flags));
         (id, GroupKey::Private(first_flags))
     }
 
@@ -527,25 +572,26 @@ impl Groups {
         spans: &Spans,
     ) -> (u32, GroupKey) {
         let span = chains[ci][li].span;
-        let id = *self
-            .shared_lists
-            .entry((li as u8, span))
-            .or_insert_with(|| {
+        let id = match self.shared_lists.get(li as u8, span) {
+            Some(id) => id,
+            None => {
                 self.lists
                     .push(shared_groups(li, span, chains, cpu_pos, spans));
                 self.built_order.push(false);
-                (self.lists.len() - 1) as u32
-            });
+                let id = (self.lists.len() - 1) as u32;
+                self.shared_lists.set(li as u8, span, id);
+                id
+            }
+        };
         let (first, flags) = if li == 0 {
             (cpu, Flags::EMPTY)
         } else {
             let child = &chains[ci][li - 1];
-            (
-                spans.get(child.span).first().unwrap_or(0) as u32,
-                child.flags,
-            )
+            (spans.first(child.span).unwrap_or(0), child.flags)
         };
-        self.flags.entry((li as u8, first)).or_insert(flags);
+        if self.flags.get(li as u8, first).is_none() {
+            self.flags.set(li as u8, first, flags);
+        }
         (id, GroupKey::Shared(li as u8, first))
     }
 }
@@ -556,8 +602,7 @@ struct Degenerate<'a> {
     needs_groups: Flags,
     /// Flags a parent with one group is not compared on.
     parent_ignores: Flags,
-    /// Weight of each interned span.
-    weights: Vec<u32>,
+    spans: &'a Spans,
     lists: &'a [Vec<GroupSpan>],
 }
 
@@ -568,7 +613,7 @@ impl Degenerate<'_> {
 
     /// `sd_degenerate()`: why `sd` is useless on its own, if it is.
     fn sd(&self, sd: &Sd) -> Option<Reason> {
-        if self.weights[sd.span as usize] == 1 {
+        if self.spans.weight(sd.span) == 1 {
             return Some(Reason::SingleCpu);
         }
         if sd.flags.intersects(self.needs_groups) && self.ngroups(sd) > 1 {
@@ -605,7 +650,7 @@ fn attach(
     chains: Vec<Vec<Sd>>,
     online: &[u32],
     degenerate: &Degenerate,
-    group_flags: &mut BTreeMap<(u8, u32), Flags>,
+    group_flags: &mut GroupFlags,
 ) -> Vec<(u32, Vec<Sd>, Vec<Removed>)> {
     chains
         .into_iter()
@@ -621,7 +666,7 @@ fn attach(
 fn cpu_attach_domain(
     mut chain: Vec<Sd>,
     degenerate: &Degenerate,
-    group_flags: &mut BTreeMap<(u8, u32), Flags>,
+    group_flags: &mut GroupFlags,
 ) -> (Vec<Sd>, Vec<Removed>) {
     let mut removed = Vec::new();
     let mut t = 0;
@@ -662,14 +707,10 @@ fn cpu_attach_domain(
 impl Sd {
     /// The finished domain, with its first group's flags where the kernel
     /// has them.
-    fn into_domain(
-        self,
-        kernel: KernelVersion,
-        group_flags: &BTreeMap<(u8, u32), Flags>,
-    ) -> Domain {
+    fn into_domain(self, kernel: KernelVersion, group_flags: &GroupFlags) -> Domain {
         let groups_flags = match self.group_key {
             _ if !kernel.has_group_flags() => Flags::EMPTY,
-            GroupKey::Shared(l, f) => group_flags.get(&(l, f)).copied().unwrap_or_default(),
+            GroupKey::Shared(l, f) => group_flags.get(l, f).unwrap_or_default(),
             GroupKey::Private(f) => f,
         };
         Domain {
@@ -687,11 +728,9 @@ impl Sd {
     }
 }
 
-fn set_first_group_flags(sd: &mut Sd, shared: &mut BTreeMap<(u8, u32), Flags>, flags: Flags) {
+fn set_first_group_flags(sd: &mut Sd, shared: &mut GroupFlags, flags: Flags) {
     match &mut sd.group_key {
-        GroupKey::Shared(l, f) => {
-            shared.insert((*l, *f), flags);
-        }
+        GroupKey::Shared(l, f) => shared.set(*l, *f, flags),
         GroupKey::Private(f) => *f = flags,
     }
 }
@@ -771,7 +810,7 @@ fn sd_init(
     Sd {
         level: li as u8,
         span,
-        weight: weight_of(raw, spans),
+        weight: spans.weight(raw),
         flags,
         imbalance_pct,
         cache_nice_tries,
@@ -779,11 +818,6 @@ fn sd_init(
         groups: 0,
         group_key: GroupKey::Private(Flags::EMPTY),
     }
-}
-
-/// Weight of an interned span (2 KiB popcount; callers are per CPU per level).
-fn weight_of(id: u32, spans: &Spans) -> u32 {
-    spans.get(id).weight() as u32
 }
 
 /// build_sched_groups(): the child spans covering `span`, sorted by first CPU
@@ -1026,7 +1060,7 @@ impl Domains {
 
     /// Number of distinct spans stored (shared between CPUs).
     pub fn distinct_spans(&self) -> usize {
-        self.spans.masks.len()
+        self.spans.len()
     }
 
     /// Whether `d`'s first group flags live in a shared sched_group.

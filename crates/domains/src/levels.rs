@@ -22,37 +22,65 @@ use crate::flags::{Flag, Flags, KernelVersion};
 /// fingerprint shared by two masks only costs one more mask comparison.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Spans {
-    pub masks: Vec<CpuMask>,
+    /// The masks in chunks of [`CHUNK`]: one growing `Vec<CpuMask>` would
+    /// copy every mask stored so far at each doubling (megabytes on large
+    /// machines).
+    chunks: Vec<Vec<CpuMask>>,
+    len: usize,
+    /// Weight and first CPU of each mask, found while fingerprinting it:
+    /// domains ask for them per CPU per level, and each is a 2 KiB scan.
+    weights: Vec<u32>,
+    firsts: Vec<u32>,
     index: BTreeSet<(u64, u32)>,
 }
 
+/// Masks per chunk of [`Spans`] storage (128 KiB).
+const CHUNK: usize = 64;
+
 /// A 64-bit digest of a mask's words (a multiply-xorshift mix written here
-/// rather than a hasher crate's: it is ten lines and needs no `std`). Zero
-/// words are skipped cheaply, which is most of a mask on large machines.
-fn fingerprint(mask: &CpuMask) -> u64 {
+/// rather than a hasher crate's: it is ten lines and needs no `std`), with the
+/// mask's weight and first CPU from the same pass. Zero words are skipped
+/// cheaply, which is most of a mask on large machines.
+fn fingerprint(mask: &CpuMask) -> (u64, u32, u32) {
     let mut h: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut weight = 0;
+    let mut first = u32::MAX;
     for (i, &w) in mask.words().iter().enumerate() {
         if w != 0 {
+            if first == u32::MAX {
+                first = (i * 64) as u32 + w.trailing_zeros();
+            }
+            weight += w.count_ones();
             let x = (w ^ (i as u64).wrapping_mul(0xff51_afd7_ed55_8ccd))
                 .wrapping_mul(0xc4ce_b9fe_1a85_ec53);
             h = (h ^ x ^ (x >> 29)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
         }
     }
-    h ^ (h >> 32)
+    (h ^ (h >> 32), weight, first)
 }
 
 impl Spans {
     pub fn intern(&mut self, mask: CpuMask) -> u32 {
-        let fp = fingerprint(&mask);
+        self.intern_ref(&mask)
+    }
+    /// [`Spans::intern`] without moving the mask: it is copied only when new.
+    pub fn intern_ref(&mut self, mask: &CpuMask) -> u32 {
+        let (fp, weight, first) = fingerprint(mask);
         if let Some(&(_, id)) = self
             .index
             .range((fp, 0)..=(fp, u32::MAX))
-            .find(|&&(_, id)| self.masks[id as usize] == mask)
+            .find(|&&(_, id)| self.get(id) == mask)
         {
             return id;
         }
-        let id = self.masks.len() as u32;
-        self.masks.push(mask);
+        let id = self.len as u32;
+        if self.len.is_multiple_of(CHUNK) {
+            self.chunks.push(Vec::with_capacity(CHUNK));
+        }
+        self.chunks.last_mut().expect("a chunk").push(*mask);
+        self.len += 1;
+        self.weights.push(weight);
+        self.firsts.push(first);
         self.index.insert((fp, id));
         id
     }
@@ -61,7 +89,19 @@ impl Spans {
         self.index = BTreeSet::new();
     }
     pub fn get(&self, id: u32) -> &CpuMask {
-        &self.masks[id as usize]
+        &self.chunks[id as usize / CHUNK][id as usize % CHUNK]
+    }
+    /// Number of CPUs in mask `id`.
+    pub fn weight(&self, id: u32) -> u32 {
+        self.weights[id as usize]
+    }
+    /// Lowest CPU of mask `id`, if any.
+    pub fn first(&self, id: u32) -> Option<u32> {
+        Some(self.firsts[id as usize]).filter(|&f| f != u32::MAX)
+    }
+    /// Number of masks interned.
+    pub fn len(&self) -> usize {
+        self.len
     }
 }
 
@@ -186,11 +226,13 @@ impl ArchLevels<'_> {
         };
         let mut levels = Vec::new();
         if config.sched_smt {
-            levels.push(
-                ctx.level("SMT", smt_flags, "SMT siblings (small core)", |t, c| {
-                    t.smt_mask(c)
-                }),
-            );
+            levels.push(ctx.level(
+                "SMT",
+                smt_flags,
+                "SMT siblings (small core)",
+                |t, c| [group_key(t, c, LevelKind::Core)],
+                |t, c| t.smt_mask(c),
+            ));
         }
         let l2 = |t: &Topology, c: usize| {
             if t.level(LevelKind::BigCore).is_some() {
@@ -206,6 +248,13 @@ impl ArchLevels<'_> {
                 "CACHE",
                 Flags::of(&[Flag::ShareLlc]).union(asym),
                 "CPUs sharing the L2 (big core)",
+                |t, c| {
+                    [
+                        group_key(t, c, LevelKind::BigCore),
+                        caches.l2_key(c),
+                        group_key(t, c, LevelKind::Core),
+                    ]
+                },
                 l2,
             ));
         }
@@ -213,15 +262,21 @@ impl ArchLevels<'_> {
         // v6.8 has_coregroup_support(): never on a shared-processor LPAR (seed 001).
         let mc = coregroup && !(kernel >= KernelVersion::V6_8 && topo.shared_processor());
         if mc {
-            levels.push(ctx.level("MC", asym, "coregroup", |t, c| {
-                t.mask_of(c, LevelKind::Cluster)
-            }));
+            levels.push(ctx.level(
+                "MC",
+                asym,
+                "coregroup",
+                |t, c| [group_key(t, c, LevelKind::Cluster)],
+                |t, c| t.mask_of(c, LevelKind::Cluster),
+            ));
         }
-        levels.push(
-            ctx.level(pkg_name, asym, "NUMA node (cpu_cpu_mask)", |_, c| {
-                nodes.node_mask(c)
-            }),
-        );
+        levels.push(ctx.level(
+            pkg_name,
+            asym,
+            "NUMA node (cpu_cpu_mask)",
+            |_, c| [nodes.node_of(c) as u32],
+            |_, c| nodes.node_mask(c),
+        ));
         levels
     }
 
@@ -236,15 +291,26 @@ impl ArchLevels<'_> {
         // x86_topology / build_sched_topology(). set_cpu_sibling_map() only links
         // siblings on the same node (topology_sane()), so every mask stops at the node.
         if config.sched_smt {
-            levels.push(ctx.level("SMT", smt_flags, "SMT siblings", |t, c| {
-                t.smt_mask(c).and(&nodes.node_mask(c))
-            }));
+            levels.push(ctx.level(
+                "SMT",
+                smt_flags,
+                "SMT siblings",
+                |t, c| [group_key(t, c, LevelKind::Core), nodes.node_of(c) as u32],
+                |t, c| t.smt_mask(c).and(nodes.cpus(nodes.node_of(c))),
+            ));
         }
         if kernel.has_cluster_level() && config.sched_cluster {
             levels.push(ctx.level(
                 "CLS",
                 Flags::of(&[Flag::Cluster, Flag::ShareLlc]),
                 "CPUs sharing the L2 (cpu_l2c_shared_mask)",
+                |t, c| {
+                    [
+                        caches.l2_key(c),
+                        group_key(t, c, LevelKind::Core),
+                        nodes.node_of(c) as u32,
+                    ]
+                },
                 // set_cpu_sibling_map() links SMT siblings too (and only
                 // them when no L2 id is known).
                 |t, c| {
@@ -252,7 +318,7 @@ impl ArchLevels<'_> {
                         .l2(t, c)
                         .unwrap_or_else(|| t.smt_mask(c))
                         .or(&t.smt_mask(c))
-                        .and(&nodes.node_mask(c))
+                        .and(nodes.cpus(nodes.node_of(c)))
                 },
             ));
         }
@@ -261,7 +327,14 @@ impl ArchLevels<'_> {
                 "MC",
                 Flags::of(&[Flag::ShareLlc]),
                 "CPUs sharing the LLC on the node (cpu_llc_shared_mask)",
-                |t, c| caches.llc(t, c).and(&nodes.node_mask(c)),
+                |t, c| {
+                    [
+                        caches.llc_key(c),
+                        group_key(t, c, LevelKind::Core),
+                        nodes.node_of(c) as u32,
+                    ]
+                },
+                |t, c| caches.llc(t, c).and(nodes.cpus(nodes.node_of(c))),
             ));
         }
         // x86_has_numa_in_package: two CPUs of one package on different nodes.
@@ -278,6 +351,7 @@ impl ArchLevels<'_> {
                 pkg_name,
                 Flags::EMPTY,
                 "NUMA node (cpu_cpu_mask)",
+                |_, c| [nodes.node_of(c) as u32],
                 |_, c| nodes.node_mask(c),
             ));
         }
@@ -292,16 +366,33 @@ impl ArchLevels<'_> {
         let mut levels = Vec::new();
         // default_topology (arm64, riscv, ...), with arm64's arch_topology masks.
         if config.sched_smt {
-            levels.push(ctx.level("SMT", smt_flags, "SMT siblings", |t, c| t.smt_mask(c)));
+            levels.push(ctx.level(
+                "SMT",
+                smt_flags,
+                "SMT siblings",
+                |t, c| [group_key(t, c, LevelKind::Core)],
+                |t, c| t.smt_mask(c),
+            ));
         }
         let has_cluster_level = kernel.has_cluster_level() && config.sched_cluster;
         let coregroup =
             |t: &Topology, c: usize| arm_coregroup(t, nodes, caches, c, has_cluster_level);
+        // Everything arm_coregroup() and cluster_siblings() read.
+        let arm_key = |t: &Topology, c: usize| {
+            [
+                nodes.node_of(c) as u32,
+                group_key(t, c, LevelKind::Package),
+                group_key(t, c, LevelKind::Cluster),
+                group_key(t, c, LevelKind::Core),
+                caches.llc_key(c),
+            ]
+        };
         if has_cluster_level {
             levels.push(ctx.level(
                 "CLS",
                 Flags::of(&[Flag::Cluster, Flag::ShareLlc]),
                 "cluster siblings (cpu_clustergroup_mask)",
+                arm_key,
                 |t, c| {
                     let cluster = cluster_siblings(t, c);
                     if coregroup(t, c).is_subset(&cluster) {
@@ -317,6 +408,7 @@ impl ArchLevels<'_> {
                 "MC",
                 Flags::of(&[Flag::ShareLlc]),
                 "smallest of node, package, LLC (cpu_coregroup_mask)",
+                arm_key,
                 coregroup,
             ));
         }
@@ -324,6 +416,7 @@ impl ArchLevels<'_> {
             pkg_name,
             Flags::EMPTY,
             "NUMA node (cpu_cpu_mask)",
+            |_, c| [nodes.node_of(c) as u32],
             |_, c| nodes.node_mask(c),
         ));
         levels
@@ -424,7 +517,15 @@ fn reclaim_distance(topo: &Topology, is_power: bool, is_x86: bool) -> u32 {
 fn threads_per_core(topo: &Topology) -> u32 {
     match topo.level(LevelKind::BigCore) {
         Some(l) => l.groups.iter().map(|g| g.cpus.weight()).max().unwrap_or(1) as u32,
-        None => topo.max_threads_per_core().max(1) as u32,
+        // The largest rank of a CPU among its known siblings, plus one: the
+        // widest core, without counting every core's 2 KiB mask.
+        None => topo
+            .cpus()
+            .iter()
+            .filter(|c| c.group(LevelKind::Core).is_some())
+            .map(|c| c.thread + 1)
+            .max()
+            .unwrap_or(1),
     }
 }
 
@@ -436,65 +537,99 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    /// Interns `mask(cpu) ∩ online` for every online CPU. Masks of a non-NUMA level
-    /// partition the CPUs (Linux's topology_span_sane() insists), so once a CPU's
-    /// mask is known every member gets the same one without recomputing it.
-    fn level(
+    /// Interns `mask(cpu) ∩ online` for every online CPU. `key(cpu)` names
+    /// everything `mask(cpu)` reads (group indices, node, cache), so CPUs
+    /// with equal keys have equal masks and each distinct mask is computed
+    /// once: copying 2 KiB masks per CPU and level was most of the time.
+    fn level<K: Ord>(
         &mut self,
         name: &'static str,
         topology_flags: Flags,
         mask_source: &'static str,
+        key: impl Fn(&Topology, usize) -> K,
         mask: impl Fn(&Topology, usize) -> CpuMask,
     ) -> LevelDef {
+        let (topo, online) = (self.topo, self.online);
+        let own = |spans: &mut Spans, cpu: usize| {
+            let mut m = mask(topo, cpu);
+            m.and_assign(&online);
+            let inside = m.contains(cpu);
+            m.set(cpu);
+            (spans.intern_ref(&m), inside)
+        };
+        // Sorting CPUs by key puts each key's CPUs together, lowest first,
+        // and costs less than a map lookup per CPU.
+        let mut keyed: Vec<(K, u32)> = online.iter().map(|c| (key(topo, c), c as u32)).collect();
+        keyed.sort_unstable();
         let mut of_cpu = vec![u32::MAX; self.nr];
-        let mut computed = vec![false; self.nr];
-        let mut not_sane = None;
-        for cpu in self.online.iter() {
-            if of_cpu[cpu] != u32::MAX {
-                continue;
+        // Distinct masks, each with the first CPU that has it.
+        let mut distinct: Vec<(u32, u32)> = Vec::new();
+        for run in keyed.chunk_by(|a, b| a.0 == b.0) {
+            let first = run[0].1;
+            let (id, first_inside) = own(self.spans, first as usize);
+            distinct.push((id, first));
+            of_cpu[first as usize] = id;
+            for &(_, cpu) in &run[1..] {
+                // The level's mask holds the CPU itself: should the key's
+                // mask not hold this CPU, its own mask differs.
+                of_cpu[cpu as usize] = if first_inside && self.spans.get(id).contains(cpu as usize)
+                {
+                    id
+                } else {
+                    let (other, _) = own(self.spans, cpu as usize);
+                    distinct.push((other, cpu));
+                    other
+                };
             }
-            let mut m = mask(self.topo, cpu).and(&self.online);
-            m.set(cpu);
-            let id = self.spans.intern(m);
-            for member in m.iter() {
-                if of_cpu[member] == u32::MAX {
-                    of_cpu[member] = id;
-                } else if not_sane.is_none() && of_cpu[member] != id {
-                    // Overlaps an earlier, different mask.
-                    let other = *self.spans.get(of_cpu[member]);
-                    let owner = other.iter().find(|&o| computed[o]).unwrap_or(member);
-                    not_sane = Some((cpu as u32, m, owner as u32, other));
-                }
-            }
-            of_cpu[cpu] = id;
-            computed[cpu] = true;
         }
-        // topology_span_sane(): masks of one level must be equal or disjoint.
-        // Every CPU whose mask was taken from a group-mate must have that mask.
-        for cpu in self
-            .online
+        distinct.sort_unstable();
+        distinct.dedup_by_key(|d| d.0);
+        // Each online CPU lies in its own mask, so the distinct masks cover
+        // the online CPUs; they are disjoint exactly when their weights add
+        // up to no more than that.
+        let total: usize = distinct
             .iter()
-            .filter(|&c| !computed[c] && not_sane.is_none())
-        {
-            let mut m = mask(self.topo, cpu).and(&self.online);
-            m.set(cpu);
-            let shared = self.spans.get(of_cpu[cpu]);
-            if &m != shared {
-                let other = shared.iter().find(|&o| computed[o]).unwrap_or(cpu);
-                not_sane = Some((cpu as u32, m, other as u32, *shared));
-                break;
-            }
-        }
+            .map(|&(id, _)| self.spans.weight(id) as usize)
+            .sum();
+        let not_sane = if total == self.online.weight() {
+            None
+        } else {
+            distinct.sort_unstable_by_key(|d| d.1);
+            span_not_sane(self.spans, &distinct, self.nr)
+        };
         LevelDef {
             name,
             topology_flags,
             overlap: false,
             numa_distance: None,
             mask_source,
-            of_cpu,
             not_sane,
+            of_cpu,
         }
     }
+}
+
+/// topology_span_sane(): the distinct masks of a non-NUMA level (each with
+/// the first CPU that has it, in CPU order) must be pairwise disjoint. The
+/// first overlap found, as (cpu, its mask, the other CPU, its mask).
+fn span_not_sane(
+    spans: &Spans,
+    distinct: &[(u32, u32)],
+    nr: usize,
+) -> Option<(u32, CpuMask, u32, CpuMask)> {
+    let mut owner = vec![u32::MAX; nr.max(cpumask::MAX_CPUS)];
+    for &(id, cpu) in distinct {
+        for member in spans.get(id).iter() {
+            match owner[member] {
+                u32::MAX => owner[member] = cpu,
+                other => {
+                    let other_mask = *spans.get(distinct.iter().find(|d| d.1 == other)?.0);
+                    return Some((cpu, *spans.get(id), other, other_mask));
+                }
+            }
+        }
+    }
+    None
 }
 
 impl Ctx<'_> {
@@ -596,25 +731,38 @@ struct CacheIndex {
 
 impl CacheIndex {
     fn new(topo: &Topology, nr: usize) -> Self {
-        let mut l2 = vec![u32::MAX; nr];
-        let mut llc = vec![u32::MAX; nr];
+        let mut index = CacheIndex {
+            l2: vec![u32::MAX; nr],
+            llc: vec![u32::MAX; nr],
+        };
         let mut llc_level = vec![0u8; nr];
+        index.add(topo, |level| level >= 2, &mut llc_level);
+        // An L1 is the last level only for a CPU with no larger cache: most
+        // machines skip the pass (its masks are half of all caches).
+        let known = |c: &usize| topo.cpu(*c).is_some();
+        if (0..nr).filter(known).any(|c| index.llc[c] == u32::MAX) {
+            index.add(topo, |level| level < 2, &mut llc_level);
+        }
+        index
+    }
+    /// Takes the data and unified caches whose level passes `wanted`.
+    fn add(&mut self, topo: &Topology, wanted: impl Fn(u8) -> bool, llc_level: &mut [u8]) {
+        let nr = self.llc.len();
         for (i, cache) in topo.caches().iter().enumerate() {
-            if cache.kind == CacheKind::Instruction {
+            if cache.kind == CacheKind::Instruction || !wanted(cache.level) {
                 continue;
             }
             for cpu in cache.cpus.iter().filter(|&c| c < nr) {
-                if cache.level == 2 && l2[cpu] == u32::MAX {
-                    l2[cpu] = i as u32;
+                if cache.level == 2 && self.l2[cpu] == u32::MAX {
+                    self.l2[cpu] = i as u32;
                 }
                 // The last of the highest level, as Topology::llc_mask picks.
                 if cache.level >= llc_level[cpu] {
                     llc_level[cpu] = cache.level;
-                    llc[cpu] = i as u32;
+                    self.llc[cpu] = i as u32;
                 }
             }
         }
-        CacheIndex { l2, llc }
     }
     fn get(topo: &Topology, v: &[u32], cpu: usize) -> Option<CpuMask> {
         match v.get(cpu) {
@@ -630,10 +778,30 @@ impl CacheIndex {
     fn llc(&self, topo: &Topology, cpu: usize) -> CpuMask {
         Self::get(topo, &self.llc, cpu).unwrap_or_else(|| topo.smt_mask(cpu))
     }
+    /// Which L2 `cpu` has, for level keys (none: `u32::MAX`).
+    fn l2_key(&self, cpu: usize) -> u32 {
+        self.l2.get(cpu).copied().unwrap_or(u32::MAX)
+    }
+    /// Which last-level cache `cpu` has, for level keys (none: `u32::MAX`).
+    fn llc_key(&self, cpu: usize) -> u32 {
+        self.llc.get(cpu).copied().unwrap_or(u32::MAX)
+    }
     fn has_any(&self, cpu: usize) -> bool {
         self.llc.get(cpu).is_some_and(|&i| i != u32::MAX)
     }
 }
+
+/// `cpu`'s group at `kind` for level keys: the group's index, or the CPU
+/// itself (high bit set) when it has none and `mask_of` is the CPU alone.
+fn group_key(topo: &Topology, cpu: usize, kind: LevelKind) -> u32 {
+    match topo.cpu(cpu).and_then(|c| c.group(kind)) {
+        Some(g) if topo.level(kind).is_some() => g,
+        _ => ALONE | cpu as u32,
+    }
+}
+
+/// Marks a key part that stands for one CPU rather than a group or cache.
+const ALONE: u32 = 1 << 31;
 
 /// arm64 `cluster_sibling`: the cluster, or the SMT siblings where none is described.
 fn cluster_siblings(topo: &Topology, cpu: usize) -> CpuMask {
