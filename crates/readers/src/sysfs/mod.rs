@@ -301,6 +301,9 @@ fn entry_number(root: &Root, dir: &str, name: &str, prefix: &str) -> Result<Opti
     }
 }
 
+/// The phases of reading a sysfs root, in order: the CPU sets, the CPU
+/// directories, cpuinfo, every CPU's place ([`CpuReader`]), the sets
+/// reconciled, then the model assembled with core kinds, nodes and caches.
 fn read_root(root: &Root) -> Result<Topology, Error> {
     let files = Files { root, only: None };
     if !root.exists(CPU_DIR)? {
@@ -309,57 +312,9 @@ fn read_root(root: &Root) -> Result<Topology, Error> {
             "no sys/devices/system/cpu directory: not a sysfs root",
         ));
     }
-
-    // CPU sets.
-    let possible_file = files.list_mask(&format!("{CPU_DIR}/possible"))?;
-    let present_file = files.list_mask(&format!("{CPU_DIR}/present"))?;
-    let online_file = files.list_mask(&format!("{CPU_DIR}/online"))?;
-    // The kernel always lists at least the boot CPU in each of these files, and
-    // never an online CPU that is not possible: anything else is a damaged dump,
-    // which would otherwise read as "CPU 0 offline" or as phantom CPUs.
-    for (name, mask) in [
-        ("possible", &possible_file),
-        ("present", &present_file),
-        ("online", &online_file),
-    ] {
-        if mask.is_some_and(|m| m.is_empty()) {
-            return Err(Error::at_line(
-                root.describe(&format!("{CPU_DIR}/{name}")),
-                1,
-                "empty CPU list (the kernel always lists at least the boot CPU)",
-            ));
-        }
-    }
-    if let (Some(online), Some(possible)) = (&online_file, &possible_file) {
-        if let Some(cpu) = online.and_not(possible).first() {
-            return Err(Error::at_line(
-                root.describe(&format!("{CPU_DIR}/online")),
-                1,
-                format!("CPU {cpu} is online but not in {CPU_DIR}/possible"),
-            ));
-        }
-    }
-
-    let mut cpu_ids: Vec<u32> = Vec::new();
-    for name in root.list(CPU_DIR)? {
-        if let Some(n) = entry_number(root, CPU_DIR, &name, "cpu")? {
-            if n >= MAX_CPUS as u64 {
-                return Err(Error::new(
-                    root.describe(&format!("{CPU_DIR}/{name}")),
-                    format!("CPU number {n} is beyond the supported maximum of {MAX_CPUS} CPUs"),
-                ));
-            }
-            cpu_ids.push(n as u32);
-        }
-    }
-    cpu_ids.sort_unstable();
-
-    // /proc/cpuinfo: architecture, model, firmware ids.
-    let cpuinfo_path = "proc/cpuinfo";
-    let cpuinfo = match files.text(cpuinfo_path)? {
-        Some(t) => CpuInfo::parse(&t, &root.describe(cpuinfo_path))?,
-        None => CpuInfo::default(),
-    };
+    let sets = read_cpu_sets(&files)?;
+    let cpu_ids = cpu_numbers(root)?;
+    let cpuinfo = read_cpuinfo(&files)?;
     let arch = cpuinfo.arch().unwrap_or_else(|| {
         if root.is_live() {
             Arch::from_uname(std::env::consts::ARCH)
@@ -368,187 +323,8 @@ fn read_root(root: &Root) -> Result<Topology, Error> {
         }
     });
     let by_processor = cpuinfo.by_processor();
-
-    // Per-CPU facts.
-    let mut raws: Vec<RawCpu> = Vec::with_capacity(cpu_ids.len());
-    // CPU → index in `raws` of an earlier CPU whose core mask lists it.
-    let mut core_owner: HashMap<u32, usize> = HashMap::new();
-    // CPU → index in `raws` of the earlier CPU whose package mask lists it.
-    let mut package_owner: HashMap<u32, usize> = HashMap::new();
-    let mut dir_mask = CpuMask::new();
-    // Which of the core-mask file pairs the previous CPU had (one kernel wrote
-    // them all): tried first, it saves two failed opens per CPU on kernels
-    // older than 5.6 that lack `core_cpus`.
-    let mut core_names_first = 0;
-    // The listing of the last CPU read in full, with the core-mask file pair
-    // it had.
-    let mut topo_names: Option<(usize, Vec<String>)> = None;
-    // Only the generic arch_topology driver (Arm, RISC-V, PA-RISC) writes
-    // `cpu_capacity`: elsewhere probing for it is a failed open per CPU.
-    let has_capacity_file = matches!(
-        arch,
-        Arch::Arm64 | Arch::Arm | Arch::RiscV64 | Arch::Other(_)
-    );
-    for &id in &cpu_ids {
-        dir_mask.set(id as usize);
-        let dir = format!("{CPU_DIR}/cpu{id}");
-        // The kernel writes `cpu/online` and every `cpuN/online` from the same
-        // mask (all 50 corpus dumps holding both agree), so with the former the
-        // latter is not read: one open per CPU saved. Without it, an empty
-        // `cpuN/online` is what hwloc-gather-topology leaves for a file it
-        // could not read (CPU 0's is often root-only): treat it as absent.
-        let online_text = if online_file.is_some() {
-            None
-        } else {
-            files.text(&format!("{dir}/online"))?
-        };
-        let online = match online_text
-            .as_deref()
-            .map(str::trim)
-            .filter(|v| !v.is_empty())
-        {
-            Some(v) => match v {
-                "1" => true,
-                "0" => false,
-                other => {
-                    return Err(Error::at_line(
-                        root.describe(&format!("{dir}/online")),
-                        1,
-                        format!("expected 0 or 1, found {other:?}"),
-                    ))
-                }
-            },
-            None => online_file.is_none_or(|m| m.contains(id as usize)),
-        };
-        let topo = format!("{dir}/topology");
-        // The core mask first: a CPU in an earlier CPU's core (SMT siblings)
-        // inherits that CPU's outer ids and masks when its own core mask and
-        // core id say the same thing, as the kernel builds them from one
-        // sibling's data. That halves the files read on SMT machines; anything
-        // irregular (a differing mask) is read in full.
-        let core_mask = read_core_mask(&files, &topo, &mut core_names_first)?.map(Rc::new);
-        let has_topology = core_mask.is_some() || root.exists(&topo)?;
-        let block = by_processor.get(&id);
-        if !has_topology && !online {
-            continue;
-        }
-        let mut raw = RawCpu {
-            id,
-            online,
-            ..RawCpu::default()
-        };
-        let donor = core_owner
-            .get(&id)
-            .map(|&i| &raws[i])
-            .filter(|d: &&RawCpu| d.masks[CORE].as_deref() == core_mask.as_deref());
-        if let (true, Some(d)) = (has_topology, donor) {
-            raw.ids = d.ids;
-            raw.masks = d.masks.clone();
-            raw.ids[CORE] = files.int(&format!("{topo}/core_id"))?;
-        } else if has_topology {
-            // One listing (about four system calls) instead of a failed open
-            // per absent file: older kernels lack up to ten of these names.
-            // One kernel wrote every CPU's directory, so the first listing
-            // serves them all (a name missing from a later CPU is just a
-            // failed open, as without the listing).
-            // A CPU whose core mask came from another file pair than the
-            // listed CPU's was written differently: it is listed itself.
-            if topo_names
-                .as_ref()
-                .is_none_or(|(pair, _)| *pair != core_names_first)
-            {
-                topo_names = Some((core_names_first, root.list(&topo)?));
-            }
-            let topo_files = Files {
-                root,
-                only: topo_names.as_ref().map(|(_, names)| names.as_slice()),
-            };
-            let files = &topo_files;
-            // A CPU listed in an earlier CPU's package mask takes that CPU's
-            // package id and mask, as hwloc does (it reads a package's id from
-            // its first CPU only).
-            if let Some(&i) = package_owner.get(&id) {
-                raw.ids[PACKAGE] = raws[i].ids[PACKAGE];
-                raw.masks[PACKAGE] = raws[i].masks[PACKAGE].clone();
-            } else {
-                raw.ids[PACKAGE] = files.int(&format!("{topo}/physical_package_id"))?;
-                raw.masks[PACKAGE] = match files.mask(&topo, "package_cpus_list", "package_cpus")? {
-                    Some(m) => Some(Rc::new(m)),
-                    None => files
-                        .mask(&topo, "core_siblings_list", "core_siblings")?
-                        .map(Rc::new),
-                };
-                if let Some(m) = raw.masks[PACKAGE].as_deref() {
-                    for other in m.iter().filter(|&c| c > id as usize) {
-                        package_owner.entry(other as u32).or_insert(raws.len());
-                    }
-                }
-            }
-            raw.ids[DIE] = files.int(&format!("{topo}/die_id"))?;
-            raw.ids[CLUSTER] = files.int(&format!("{topo}/cluster_id"))?;
-            raw.ids[CORE] = files.int(&format!("{topo}/core_id"))?;
-            raw.masks[DIE] = files.mask(&topo, "die_cpus_list", "die_cpus")?.map(Rc::new);
-            raw.masks[CLUSTER] = files
-                .mask(&topo, "cluster_cpus_list", "cluster_cpus")?
-                .map(Rc::new);
-            if let Some(m) = core_mask.as_deref() {
-                for sibling in m.iter().filter(|&c| c != id as usize) {
-                    core_owner.entry(sibling as u32).or_insert(raws.len());
-                }
-            }
-            raw.masks[CORE] = core_mask;
-        } else if let Some(b) = block {
-            // Kernels before 2.6.16 had no topology directory; their cpuinfo
-            // carries the same ids on x86.
-            let num = |key: &str| b.get(key).and_then(|v| v.parse::<i64>().ok());
-            raw.ids[PACKAGE] = num("physical id");
-            raw.ids[CORE] = num("core id");
-        }
-        if has_capacity_file {
-            raw.capacity = files.uint(&format!("{dir}/cpu_capacity"))?;
-        }
-        if matches!(arch, Arch::PowerPc64 | Arch::PowerPc) {
-            // POWER's `physical_id` is the hardware thread id (the PIR /
-            // interrupt server number) that bring-up targets.
-            raw.hw_id = files
-                .int(&format!("{dir}/physical_id"))?
-                .and_then(|v| u64::try_from(v).ok());
-        }
-        if let Some(b) = block {
-            let hw = match arch {
-                Arch::X86_64 | Arch::X86 => b.get("apicid").or(b.get("initial apicid")),
-                Arch::RiscV64 => b.get("hart"),
-                _ => None,
-            };
-            if let Some(hw) = hw.and_then(|v| v.parse::<u64>().ok()) {
-                raw.hw_id = Some(hw);
-            }
-        }
-        raws.push(raw);
-    }
-    if raws.is_empty() {
-        return Err(Error::new(
-            root.describe(CPU_DIR),
-            "no CPU with topology information (no cpuN/topology directory and none online)",
-        ));
-    }
-
-    // possible ⊇ present ⊇ online, whichever files exist.
-    let mut known = CpuMask::new();
-    let mut online_known = CpuMask::new();
-    for r in &raws {
-        known.set(r.id as usize);
-        if r.online {
-            online_known.set(r.id as usize);
-        }
-    }
-    let mut possible = possible_file.or(present_file).unwrap_or(dir_mask);
-    let mut present = present_file.unwrap_or(possible);
-    present.or_assign(&online_known);
-    possible.or_assign(&present);
-    possible.or_assign(&known);
-
-    let keys = group_keys(&raws, &online_known);
+    let raws = CpuReader::new(&files, &arch, &sets, &by_processor).read_all(&cpu_ids)?;
+    let (mut possible, present, online_known) = reconcile_sets(&sets, &cpu_ids, &raws);
 
     let mut builder = TopologyBuilder::new(arch.clone());
     builder.source(root.describe_root());
@@ -556,41 +332,8 @@ fn read_root(root: &Root) -> Result<Topology, Error> {
         builder.model_name(m);
     }
     read_virtualization(&files, &mut builder)?;
-
-    // Intel hybrid core kinds (the PMU devices list their CPUs).
-    let mut kind_of: HashMap<u32, u16> = HashMap::new();
-    for (pmu, name, efficiency) in [("cpu_atom", "intel_atom", 0), ("cpu_core", "intel_core", 1)] {
-        let path = format!("sys/devices/{pmu}/cpus");
-        if let Some(mask) = files.list_mask(&path)? {
-            let idx = builder.add_core_kind(CoreKind {
-                name: name.into(),
-                efficiency: Some(efficiency),
-            });
-            for cpu in mask.iter() {
-                kind_of.insert(cpu as u32, idx);
-            }
-        }
-    }
-    if kind_of.is_empty() && matches!(arch, Arch::Arm64 | Arch::Arm) {
-        arm_core_kinds(&raws, &by_processor, &mut builder, &mut kind_of);
-    }
-
-    for (r, k) in raws.iter().zip(&keys) {
-        builder.add_cpu(CpuSpec {
-            id: r.id,
-            hw_id: r.hw_id,
-            online: r.online,
-            package: k[PACKAGE].unwrap_or(0),
-            die: k[DIE],
-            cluster: k[CLUSTER],
-            big_core: None,
-            core: k[CORE].unwrap_or(r.id),
-            node: None,
-            kind: kind_of.get(&r.id).copied(),
-            capacity: r.capacity,
-            os_ids: Some(os_ids(r)),
-        });
-    }
+    let kind_of = core_kinds(&files, &arch, &raws, &by_processor, &mut builder)?;
+    add_cpus(&raws, &online_known, &kind_of, &mut builder);
     if let Some(in_nodes) = read_nodes(&files, &mut possible, &mut builder)? {
         // The kernel puts every online CPU in exactly one node; one in none
         // means a node's CPU list is missing or damaged.
@@ -607,10 +350,386 @@ fn read_root(root: &Root) -> Result<Topology, Error> {
     // architectures skip probing for them (three failed opens per CPU).
     let sparc_files = matches!(arch, Arch::Sparc64 | Arch::Other(_));
     builder.add_caches(read_caches(&files, &raws, &possible, sparc_files)?);
-
     builder
         .finish()
         .map_err(|e| Error::new(root.describe_root(), e.to_string()))
+}
+
+/// `cpu/{possible,present,online}`, each if present.
+struct CpuSets {
+    possible: Option<CpuMask>,
+    present: Option<CpuMask>,
+    online: Option<CpuMask>,
+}
+
+/// Reads the three CPU sets. The kernel always lists at least the boot CPU in
+/// each of these files, and never an online CPU that is not possible:
+/// anything else is a damaged dump, which would otherwise read as "CPU 0
+/// offline" or as phantom CPUs.
+fn read_cpu_sets(files: &Files) -> Result<CpuSets, Error> {
+    let root = files.root;
+    let sets = CpuSets {
+        possible: files.list_mask(&format!("{CPU_DIR}/possible"))?,
+        present: files.list_mask(&format!("{CPU_DIR}/present"))?,
+        online: files.list_mask(&format!("{CPU_DIR}/online"))?,
+    };
+    for (name, mask) in [
+        ("possible", &sets.possible),
+        ("present", &sets.present),
+        ("online", &sets.online),
+    ] {
+        if mask.is_some_and(|m| m.is_empty()) {
+            return Err(Error::at_line(
+                root.describe(&format!("{CPU_DIR}/{name}")),
+                1,
+                "empty CPU list (the kernel always lists at least the boot CPU)",
+            ));
+        }
+    }
+    if let (Some(online), Some(possible)) = (&sets.online, &sets.possible) {
+        if let Some(cpu) = online.and_not(possible).first() {
+            return Err(Error::at_line(
+                root.describe(&format!("{CPU_DIR}/online")),
+                1,
+                format!("CPU {cpu} is online but not in {CPU_DIR}/possible"),
+            ));
+        }
+    }
+    Ok(sets)
+}
+
+/// The numbers of the `cpuN` directories, sorted.
+fn cpu_numbers(root: &Root) -> Result<Vec<u32>, Error> {
+    let mut cpu_ids: Vec<u32> = Vec::new();
+    for name in root.list(CPU_DIR)? {
+        if let Some(n) = entry_number(root, CPU_DIR, &name, "cpu")? {
+            if n >= MAX_CPUS as u64 {
+                return Err(Error::new(
+                    root.describe(&format!("{CPU_DIR}/{name}")),
+                    format!("CPU number {n} is beyond the supported maximum of {MAX_CPUS} CPUs"),
+                ));
+            }
+            cpu_ids.push(n as u32);
+        }
+    }
+    cpu_ids.sort_unstable();
+    Ok(cpu_ids)
+}
+
+/// `/proc/cpuinfo`: architecture, model, firmware ids (empty when absent).
+fn read_cpuinfo(files: &Files) -> Result<CpuInfo, Error> {
+    let path = "proc/cpuinfo";
+    match files.text(path)? {
+        Some(t) => CpuInfo::parse(&t, &files.root.describe(path)),
+        None => Ok(CpuInfo::default()),
+    }
+}
+
+/// possible ⊇ present ⊇ online, whichever files exist: (possible, present,
+/// the online CPUs read).
+fn reconcile_sets(sets: &CpuSets, cpu_ids: &[u32], raws: &[RawCpu]) -> (CpuMask, CpuMask, CpuMask) {
+    let mut known = CpuMask::new();
+    let mut online_known = CpuMask::new();
+    for r in raws {
+        known.set(r.id as usize);
+        if r.online {
+            online_known.set(r.id as usize);
+        }
+    }
+    let dir_mask = || cpu_ids.iter().map(|&c| c as usize).collect::<CpuMask>();
+    let mut possible = sets.possible.or(sets.present).unwrap_or_else(dir_mask);
+    let mut present = sets.present.unwrap_or(possible);
+    present.or_assign(&online_known);
+    possible.or_assign(&present);
+    possible.or_assign(&known);
+    (possible, present, online_known)
+}
+
+/// Core kinds by CPU: Intel hybrid ones (the PMU devices list their CPUs),
+/// else on Arm one per distinct MIDR part.
+fn core_kinds(
+    files: &Files,
+    arch: &Arch,
+    raws: &[RawCpu],
+    by_processor: &BTreeMap<u32, &cpuinfo::Block>,
+    builder: &mut TopologyBuilder,
+) -> Result<HashMap<u32, u16>, Error> {
+    let mut kind_of: HashMap<u32, u16> = HashMap::new();
+    for (pmu, name, efficiency) in [("cpu_atom", "intel_atom", 0), ("cpu_core", "intel_core", 1)] {
+        let path = format!("sys/devices/{pmu}/cpus");
+        if let Some(mask) = files.list_mask(&path)? {
+            let idx = builder.add_core_kind(CoreKind {
+                name: name.into(),
+                efficiency: Some(efficiency),
+            });
+            for cpu in mask.iter() {
+                kind_of.insert(cpu as u32, idx);
+            }
+        }
+    }
+    if kind_of.is_empty() && matches!(arch, Arch::Arm64 | Arch::Arm) {
+        arm_core_kinds(raws, by_processor, builder, &mut kind_of);
+    }
+    Ok(kind_of)
+}
+
+/// Every CPU read, grouped by [`group_keys`], into the builder.
+fn add_cpus(
+    raws: &[RawCpu],
+    online_known: &CpuMask,
+    kind_of: &HashMap<u32, u16>,
+    builder: &mut TopologyBuilder,
+) {
+    let keys = group_keys(raws, online_known);
+    for (r, k) in raws.iter().zip(&keys) {
+        builder.add_cpu(CpuSpec {
+            id: r.id,
+            hw_id: r.hw_id,
+            online: r.online,
+            package: k[PACKAGE].unwrap_or(0),
+            die: k[DIE],
+            cluster: k[CLUSTER],
+            big_core: None,
+            core: k[CORE].unwrap_or(r.id),
+            node: None,
+            kind: kind_of.get(&r.id).copied(),
+            capacity: r.capacity,
+            os_ids: Some(os_ids(r)),
+        });
+    }
+}
+
+/// Reads every CPU's place, in CPU order, sharing what one CPU's files say
+/// with the CPUs they name (its SMT siblings, its package) so that each fact
+/// is read once.
+struct CpuReader<'a> {
+    files: &'a Files<'a>,
+    arch: &'a Arch,
+    online_file: Option<CpuMask>,
+    by_processor: &'a BTreeMap<u32, &'a cpuinfo::Block>,
+    raws: Vec<RawCpu>,
+    /// CPU → index in `raws` of an earlier CPU whose core mask lists it.
+    core_owner: HashMap<u32, usize>,
+    /// CPU → index in `raws` of the earlier CPU whose package mask lists it.
+    package_owner: HashMap<u32, usize>,
+    /// Which of the core-mask file pairs the previous CPU had (one kernel
+    /// wrote them all): tried first, it saves two failed opens per CPU on
+    /// kernels older than 5.6 that lack `core_cpus`.
+    core_names_first: usize,
+    /// The listing of the last CPU read in full, with the core-mask file
+    /// pair it had.
+    topo_names: Option<(usize, Vec<String>)>,
+    /// Only the generic arch_topology driver (Arm, RISC-V, PA-RISC) writes
+    /// `cpu_capacity`: elsewhere probing for it is a failed open per CPU.
+    has_capacity_file: bool,
+}
+
+impl<'a> CpuReader<'a> {
+    fn new(
+        files: &'a Files<'a>,
+        arch: &'a Arch,
+        sets: &CpuSets,
+        by_processor: &'a BTreeMap<u32, &'a cpuinfo::Block>,
+    ) -> Self {
+        CpuReader {
+            files,
+            arch,
+            online_file: sets.online,
+            by_processor,
+            raws: Vec::new(),
+            core_owner: HashMap::new(),
+            package_owner: HashMap::new(),
+            core_names_first: 0,
+            topo_names: None,
+            has_capacity_file: matches!(
+                arch,
+                Arch::Arm64 | Arch::Arm | Arch::RiscV64 | Arch::Other(_)
+            ),
+        }
+    }
+
+    /// Every CPU of `cpu_ids` with topology information or online.
+    fn read_all(mut self, cpu_ids: &[u32]) -> Result<Vec<RawCpu>, Error> {
+        self.raws.reserve(cpu_ids.len());
+        for &id in cpu_ids {
+            if let Some(raw) = self.read_cpu(id)? {
+                self.raws.push(raw);
+            }
+        }
+        if self.raws.is_empty() {
+            return Err(Error::new(
+                self.files.root.describe(CPU_DIR),
+                "no CPU with topology information (no cpuN/topology directory and none online)",
+            ));
+        }
+        Ok(self.raws)
+    }
+
+    /// One CPU, `None` when it is offline without a topology directory.
+    fn read_cpu(&mut self, id: u32) -> Result<Option<RawCpu>, Error> {
+        let files = self.files;
+        let dir = format!("{CPU_DIR}/cpu{id}");
+        let online = self.cpu_online(&dir, id)?;
+        let topo = format!("{dir}/topology");
+        // The core mask first: a CPU in an earlier CPU's core (SMT siblings)
+        // inherits that CPU's outer ids and masks when its own core mask and
+        // core id say the same thing, as the kernel builds them from one
+        // sibling's data. That halves the files read on SMT machines; anything
+        // irregular (a differing mask) is read in full.
+        let core_mask = read_core_mask(files, &topo, &mut self.core_names_first)?.map(Rc::new);
+        let has_topology = core_mask.is_some() || files.root.exists(&topo)?;
+        if !has_topology && !online {
+            return Ok(None);
+        }
+        let mut raw = RawCpu {
+            id,
+            online,
+            ..RawCpu::default()
+        };
+        let donor = self
+            .core_owner
+            .get(&id)
+            .map(|&i| &self.raws[i])
+            .filter(|d: &&RawCpu| d.masks[CORE].as_deref() == core_mask.as_deref());
+        let block = self.by_processor.get(&id).copied();
+        if let (true, Some(d)) = (has_topology, donor) {
+            raw.ids = d.ids;
+            raw.masks = d.masks.clone();
+            raw.ids[CORE] = files.int(&format!("{topo}/core_id"))?;
+        } else if has_topology {
+            self.read_topology(&topo, &mut raw, core_mask)?;
+        } else if let Some(b) = block {
+            // Kernels before 2.6.16 had no topology directory; their cpuinfo
+            // carries the same ids on x86.
+            let num = |key: &str| b.get(key).and_then(|v| v.parse::<i64>().ok());
+            raw.ids[PACKAGE] = num("physical id");
+            raw.ids[CORE] = num("core id");
+        }
+        self.firmware_facts(&dir, block, &mut raw)?;
+        Ok(Some(raw))
+    }
+
+    /// Whether the CPU is online. The kernel writes `cpu/online` and every
+    /// `cpuN/online` from the same mask (all 50 corpus dumps holding both
+    /// agree), so with the former the latter is not read: one open per CPU
+    /// saved. Without it, an empty `cpuN/online` is what
+    /// hwloc-gather-topology leaves for a file it could not read (CPU 0's is
+    /// often root-only): treat it as absent.
+    fn cpu_online(&self, dir: &str, id: u32) -> Result<bool, Error> {
+        if let Some(m) = &self.online_file {
+            return Ok(m.contains(id as usize));
+        }
+        let path = format!("{dir}/online");
+        let text = self.files.text(&path)?;
+        match text.as_deref().map(str::trim).filter(|v| !v.is_empty()) {
+            Some("1") | None => Ok(true),
+            Some("0") => Ok(false),
+            Some(other) => Err(Error::at_line(
+                self.files.root.describe(&path),
+                1,
+                format!("expected 0 or 1, found {other:?}"),
+            )),
+        }
+    }
+
+    /// A CPU's `topology/` read in full: ids and sibling masks, the package
+    /// taken from an earlier CPU whose package mask lists this one.
+    fn read_topology(
+        &mut self,
+        topo: &str,
+        raw: &mut RawCpu,
+        core_mask: Option<Rc<CpuMask>>,
+    ) -> Result<(), Error> {
+        let id = raw.id;
+        // One listing (about four system calls) instead of a failed open
+        // per absent file: older kernels lack up to ten of these names.
+        // One kernel wrote every CPU's directory, so the first listing
+        // serves them all (a name missing from a later CPU is just a
+        // failed open, as without the listing). A CPU whose core mask came
+        // from another file pair than the listed CPU's was written
+        // differently: it is listed itself.
+        if self
+            .topo_names
+            .as_ref()
+            .is_none_or(|(pair, _)| *pair != self.core_names_first)
+        {
+            self.topo_names = Some((self.core_names_first, self.files.root.list(topo)?));
+        }
+        let files = &Files {
+            root: self.files.root,
+            only: self.topo_names.as_ref().map(|(_, names)| names.as_slice()),
+        };
+        // A CPU listed in an earlier CPU's package mask takes that CPU's
+        // package id and mask, as hwloc does (it reads a package's id from
+        // its first CPU only).
+        if let Some(&i) = self.package_owner.get(&id) {
+            raw.ids[PACKAGE] = self.raws[i].ids[PACKAGE];
+            raw.masks[PACKAGE] = self.raws[i].masks[PACKAGE].clone();
+        } else {
+            raw.ids[PACKAGE] = files.int(&format!("{topo}/physical_package_id"))?;
+            raw.masks[PACKAGE] = match files.mask(topo, "package_cpus_list", "package_cpus")? {
+                Some(m) => Some(Rc::new(m)),
+                None => files
+                    .mask(topo, "core_siblings_list", "core_siblings")?
+                    .map(Rc::new),
+            };
+            if let Some(m) = raw.masks[PACKAGE].as_deref() {
+                for other in m.iter().filter(|&c| c > id as usize) {
+                    self.package_owner
+                        .entry(other as u32)
+                        .or_insert(self.raws.len());
+                }
+            }
+        }
+        raw.ids[DIE] = files.int(&format!("{topo}/die_id"))?;
+        raw.ids[CLUSTER] = files.int(&format!("{topo}/cluster_id"))?;
+        raw.ids[CORE] = files.int(&format!("{topo}/core_id"))?;
+        raw.masks[DIE] = files.mask(topo, "die_cpus_list", "die_cpus")?.map(Rc::new);
+        raw.masks[CLUSTER] = files
+            .mask(topo, "cluster_cpus_list", "cluster_cpus")?
+            .map(Rc::new);
+        if let Some(m) = core_mask.as_deref() {
+            for sibling in m.iter().filter(|&c| c != id as usize) {
+                self.core_owner
+                    .entry(sibling as u32)
+                    .or_insert(self.raws.len());
+            }
+        }
+        raw.masks[CORE] = core_mask;
+        Ok(())
+    }
+
+    /// Capacity (arm64), and the firmware id: POWER's `physical_id`, x86's
+    /// APIC id or RISC-V's hart from cpuinfo.
+    fn firmware_facts(
+        &self,
+        dir: &str,
+        block: Option<&cpuinfo::Block>,
+        raw: &mut RawCpu,
+    ) -> Result<(), Error> {
+        let files = self.files;
+        if self.has_capacity_file {
+            raw.capacity = files.uint(&format!("{dir}/cpu_capacity"))?;
+        }
+        if matches!(self.arch, Arch::PowerPc64 | Arch::PowerPc) {
+            // POWER's `physical_id` is the hardware thread id (the PIR /
+            // interrupt server number) that bring-up targets.
+            raw.hw_id = files
+                .int(&format!("{dir}/physical_id"))?
+                .and_then(|v| u64::try_from(v).ok());
+        }
+        if let Some(b) = block {
+            let hw = match self.arch {
+                Arch::X86_64 | Arch::X86 => b.get("apicid").or(b.get("initial apicid")),
+                Arch::RiscV64 => b.get("hart"),
+                _ => None,
+            };
+            if let Some(hw) = hw.and_then(|v| v.parse::<u64>().ok()) {
+                raw.hw_id = Some(hw);
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The kernel's own ids for `r`'s groups, indexed like `LevelKind::ALL`
