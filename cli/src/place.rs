@@ -56,7 +56,7 @@ pub struct PlaceArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = PlaceFormat::Text)]
     pub format: PlaceFormat,
-    /// Write per-VP occupancy over time as SVG.
+    /// Write per-VP occupancy over time as SVG (both runs with --compare).
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
 }
@@ -140,8 +140,8 @@ pub fn run(args: &PlaceArgs) -> Result<()> {
         reports.push((r, tpv));
     }
     if let Some(path) = &args.svg {
-        let (r, tpv) = reports.last().expect("one run");
-        std::fs::write(path, place::svg::occupancy_svg(r, *tpv))
+        let runs: Vec<(&Report, usize)> = reports.iter().map(|(r, t)| (r, *t)).collect();
+        std::fs::write(path, place::svg::occupancy_svg(&runs))
             .with_context(|| format!("{}: cannot write", path.display()))?;
     }
     let out = match (args.format, reports.as_slice()) {

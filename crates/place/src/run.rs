@@ -198,6 +198,9 @@ pub struct Report {
     /// Sample period (ns).
     #[serde(skip)]
     pub sample_ns: u64,
+    /// Virtual time of the first traced sample (ns).
+    #[serde(skip)]
+    pub trace_start_ns: u64,
     /// Each task's CPU (Linux number) and migrations at the end of the run.
     #[serde(skip)]
     pub final_cpus: Vec<(u32, u64)>,
@@ -398,6 +401,7 @@ struct Acc {
     nodes: Vec<f64>,
     vps: Vec<f64>,
     trace: Vec<Vec<u8>>,
+    first_at: Option<u64>,
 }
 
 impl Acc {
@@ -425,6 +429,7 @@ impl Acc {
         self.nodes.push(count(&nd));
         self.vps.push(vps.iter().filter(|&&x| x > 0).count() as f64);
         if trace {
+            self.first_at.get_or_insert(s.now);
             self.trace.push(vps);
         }
     }
@@ -487,6 +492,7 @@ fn report(
         samples: acc.cpus.len(),
         trace: acc.trace,
         sample_ns: cfg.sample_ns,
+        trace_start_ns: acc.first_at.unwrap_or(0),
         final_cpus: s.tasks[first_child as usize..]
             .iter()
             .map(|t| (m.cpu_id[t.cpu as usize], t.migrations))
