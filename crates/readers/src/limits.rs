@@ -11,6 +11,10 @@
 //! instead of blocking or streaming forever; and a file is read through its
 //! limit (never sized from its metadata), so a 10 GiB sparse file is refused
 //! from its size alone.
+//!
+//! The model's own capacities bound every reader too: CPU numbers below
+//! [`cpumask::MAX_CPUS`] and NUMA node ids below [`topology::MAX_NODES`]
+//! (both 16384); a reader refuses a larger one naming where it is.
 
 use std::fs::File;
 use std::io::Read;
@@ -33,6 +37,12 @@ pub const LSCPU_FILE_LIMIT: u64 = 64 << 20;
 /// The largest hwloc XML read: hwloc's export of 16384 PUs with their caches
 /// and NUMA nodes is a few tens of MiB.
 pub const XML_FILE_LIMIT: u64 = 256 << 20;
+
+/// The deepest nesting of elements in hwloc XML. hwloc's deepest trees
+/// (machine, groups, package, die, caches, core, PU) are a dozen objects; a
+/// chain of nested groups deeper than this cannot come from a real machine,
+/// and every PU's walk up to its package would cost the chain's length.
+pub const XML_DEPTH_LIMIT: usize = 1024;
 
 /// The largest `domains --compare` dump file (a `/proc/sys/kernel/sched_domain`
 /// or debugfs `domains` file is a few lines per CPU and level).

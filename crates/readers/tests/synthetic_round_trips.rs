@@ -255,10 +255,14 @@ fn bad_distances2_is_an_error_naming_its_line() {
         ),
         // Duplicate indexes.
         (good.replace(idx, ">1 1 </indexes>"), "NUMA node P#1 twice"),
-        // nbobjs disagreeing with the indexes listed.
+        // nbobjs disagreeing with the indexes listed, fewer or more.
         (
-            good.replace(header, three),
-            "nbobjs=\"3\" but lists 2 indexes",
+            good.replace(idx, ">0 </indexes>"),
+            "nbobjs=\"2\" but lists 1 indexes",
+        ),
+        (
+            good.replace(header, "nbobjs=\"1\" kind=\"5\" name=\"NUMALatency\""),
+            "nbobjs=\"1\" but lists more than 1 indexes",
         ),
     ];
     for (text, want) in cases {

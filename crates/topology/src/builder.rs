@@ -51,6 +51,13 @@ pub struct CpuSpec {
     pub os_ids: Option<[Option<u32>; 5]>,
 }
 
+/// The node-id capacity: ids run from 0 to `MAX_NODES - 1`. It matches
+/// [`MAX_CPUS`], far above Linux's `MAX_NUMNODES` (1 << `CONFIG_NODES_SHIFT`,
+/// which x86 and arm64 cap at 10), and node sets (hwloc's nodesets) are
+/// written in the same 16384-bit sets as CPUs, so a larger id could not be
+/// written at all.
+pub const MAX_NODES: usize = MAX_CPUS;
+
 /// Why a topology could not be built. Each names the offending item.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BuildError {
@@ -71,6 +78,8 @@ pub enum BuildError {
     },
     /// The same node id was added twice.
     DuplicateNode(u32),
+    /// A node id at or beyond [`MAX_NODES`].
+    NodeOutOfRange(u32),
     /// A CPU names a node that was not added.
     UnknownNode {
         /// The CPU.
@@ -127,6 +136,10 @@ impl fmt::Display for BuildError {
                 write!(f, "CPU {cpu} is in both node {first} and node {second}")
             }
             BuildError::DuplicateNode(n) => write!(f, "node {n} described twice"),
+            BuildError::NodeOutOfRange(n) => write!(
+                f,
+                "node {n} is beyond the supported maximum of {MAX_NODES} nodes"
+            ),
             BuildError::UnknownNode { cpu, node } => {
                 write!(f, "CPU {cpu} names node {node}, which does not exist")
             }
@@ -434,6 +447,9 @@ impl TopologyBuilder {
                 memory_bytes: *mem,
             })
             .collect();
+        if let Some(n) = nodes.iter().find(|n| n.id as usize >= MAX_NODES) {
+            return Err(BuildError::NodeOutOfRange(n.id));
+        }
         nodes.sort_by_key(|n| n.id);
         for w in nodes.windows(2) {
             if w[0].id == w[1].id {

@@ -233,6 +233,21 @@ fn duplicate_node_is_refused() {
     assert_rejects(&b, BuildError::DuplicateNode(2));
 }
 
+/// Node ids stop at MAX_NODES: hwloc nodesets and the model's node sets hold
+/// no more, so a larger id is refused instead of vanishing from them.
+#[test]
+fn node_beyond_the_limit_is_refused() {
+    let mut b = TopologyBuilder::new(Arch::X86_64);
+    b.add_cpu(spec(0, 0, 0)).add_cpu(spec(1, 0, 1));
+    b.add_node(0, CpuMask::single(0), None);
+    b.add_node(topology::MAX_NODES as u32, CpuMask::single(1), None);
+    assert_rejects(&b, BuildError::NodeOutOfRange(topology::MAX_NODES as u32));
+    let mut ok = TopologyBuilder::new(Arch::X86_64);
+    ok.add_cpu(spec(0, 0, 0));
+    ok.add_node(topology::MAX_NODES as u32 - 1, CpuMask::single(0), None);
+    assert!(ok.finish().is_ok());
+}
+
 #[test]
 fn unknown_node_is_refused() {
     let mut b = TopologyBuilder::new(Arch::X86_64);

@@ -1,6 +1,8 @@
 //! NUMA distance matrices: hwloc v2 `<distances2>` and v1 `<distances>`,
 //! checked and turned into the model's matrix.
 
+use std::collections::HashMap;
+
 use super::line_of;
 use super::raw::{Distances, Raw, RawObj};
 use crate::Error;
@@ -58,30 +60,38 @@ pub(super) fn numa_distances(
         return Ok(Some(matrix));
     }
     // hwloc v1: a matrix over the objects at one depth, if those are the nodes.
+    let node_of: HashMap<usize, usize> = numa.iter().enumerate().map(|(n, &i)| (i, n)).collect();
     for d in &raw.v1_distances {
         let at_depth: Vec<usize> = (0..objs.len())
             .filter(|&i| objs[i].depth == d.depth)
             .collect();
-        if at_depth.len() != n || at_depth.iter().any(|i| !numa.contains(i)) {
+        if at_depth.len() != n || at_depth.iter().any(|i| !node_of.contains_key(i)) {
             continue;
         }
+        let err = |m: String| Error::at_line(source, line_of(text, d.pos), m);
         if d.values.len() != n * n {
-            return Err(Error::at_line(
-                source,
-                line_of(text, d.pos),
-                format!("distances has {} values for {n} objects", d.values.len()),
-            ));
+            return Err(err(format!(
+                "distances has {} values for {n} objects",
+                d.values.len()
+            )));
         }
+        // Model position of each object at the depth, in the matrix's order.
+        let pos: Vec<usize> = at_depth
+            .iter()
+            .map(|i| pos_of(node_ids[node_of[i]]).expect("known"))
+            .collect();
         let mut matrix = vec![0u32; n * n];
-        for (a, ia) in at_depth.iter().enumerate() {
-            for (c, ic) in at_depth.iter().enumerate() {
-                let na = numa.iter().position(|x| x == ia).expect("checked");
-                let nc = numa.iter().position(|x| x == ic).expect("checked");
-                let (pa, pc) = (
-                    pos_of(node_ids[na]).expect("known"),
-                    pos_of(node_ids[nc]).expect("known"),
-                );
-                matrix[pa * n + pc] = (d.values[a * n + c] * d.base).round() as u32;
+        for (a, &pa) in pos.iter().enumerate() {
+            for (c, &pc) in pos.iter().enumerate() {
+                let v = (d.values[a * n + c] * d.base).round();
+                if v > u32::MAX as f64 {
+                    return Err(err(format!(
+                        "latency {} times latency_base {} does not fit 32 bits",
+                        d.values[a * n + c],
+                        d.base
+                    )));
+                }
+                matrix[pa * n + pc] = v as u32;
             }
         }
         return Ok(Some(matrix));

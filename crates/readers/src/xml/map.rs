@@ -6,6 +6,7 @@ use std::collections::{HashMap, HashSet};
 
 use topology::{
     Arch, Cache, CacheKind, CoreKind, CpuMask, CpuSpec, Topology, TopologyBuilder, MAX_CPUS,
+    MAX_NODES,
 };
 
 use super::distances::numa_distances;
@@ -351,23 +352,29 @@ fn add_nodes(
     Ok(())
 }
 
-/// The NUMA nodes' ids (`os_index`, else their position), each listed once.
+/// The NUMA nodes' ids (`os_index`, else their position), each listed once
+/// and below [`MAX_NODES`].
 fn node_ids(objs: &[RawObj], numa: &[usize], place: Place<'_>) -> Result<Vec<u32>, Error> {
+    let mut first_at: HashMap<u32, usize> = HashMap::with_capacity(numa.len());
     let mut node_ids: Vec<u32> = Vec::with_capacity(numa.len());
     for (n, &i) in numa.iter().enumerate() {
         let id = objs[i].os_index.unwrap_or(n as u32);
-        if let Some(prev) = numa[..n]
-            .iter()
-            .find(|&&j| objs[j].os_index.unwrap_or(u32::MAX) == id)
-        {
+        if id as usize >= MAX_NODES {
+            return Err(place.at(
+                &objs[i],
+                format!("NUMA node P#{id} is beyond the supported maximum of {MAX_NODES} nodes"),
+            ));
+        }
+        if let Some(&prev) = first_at.get(&id) {
             return Err(place.at(
                 &objs[i],
                 format!(
                     "NUMA node P#{id} is listed twice (first at line {})",
-                    line_of(place.text, objs[*prev].pos)
+                    line_of(place.text, objs[prev].pos)
                 ),
             ));
         }
+        first_at.insert(id, i);
         node_ids.push(id);
     }
     Ok(node_ids)

@@ -43,11 +43,24 @@
 //! - I/O and Misc objects are skipped with their children.
 //!
 //! Errors name the line: malformed XML, an unsupported version, cpusets or PU
-//! numbers beyond [`MAX_CPUS`], duplicate PUs, unknown object types.
+//! numbers beyond [`MAX_CPUS`], NUMA node ids beyond [`MAX_NODES`], duplicate
+//! PUs or nodes, unknown object types, elements where hwloc never writes them
+//! or nested deeper than [`XML_DEPTH_LIMIT`], numbers an attribute cannot
+//! hold (negative, infinite, not a number, too large), entities other than
+//! XML's own.
+//!
+//! [`MAX_CPUS`]: topology::MAX_CPUS
+//! [`MAX_NODES`]: topology::MAX_NODES
+//! [`LevelKind::Package`]: topology::LevelKind::Package
+//! [`LevelKind::Die`]: topology::LevelKind::Die
+//! [`LevelKind::Core`]: topology::LevelKind::Core
+//! [`LevelKind::Cluster`]: topology::LevelKind::Cluster
+//! [`Cache`]: topology::Cache
+//! [`XML_DEPTH_LIMIT`]: crate::limits::XML_DEPTH_LIMIT
 //!
 //! # Writing
 //!
-//! [`write`] builds the hwloc tree from the model by cpuset inclusion (machine,
+//! [`write()`] builds the hwloc tree from the model by cpuset inclusion (machine,
 //! package, die, cluster as a `Group` of hwloc's Linux-cluster kind marked
 //! `dont_merge` so hwloc keeps it, caches, core, PU; NUMA nodes attached to
 //! the object with their exact cpuset, under an added memory `Group` if none
@@ -60,10 +73,10 @@
 //!
 //! # Layout
 //!
-//! Reading is two phases: [`parse`] walks the XML events once and keeps the
-//! objects, distances and kinds ([`raw`]); [`map`] turns them into
-//! `CpuSpec`s, nodes and caches for the builder, with the distance matrices
-//! checked in [`distances`]. [`write`](mod@write) is the other direction.
+//! Reading is two phases: `parse` walks the XML events once and keeps the
+//! objects, distances and kinds (`raw`); `map` turns them into `CpuSpec`s,
+//! nodes and caches for the builder, with the distance matrices checked in
+//! `distances`. The `write` module is the other direction.
 
 mod distances;
 mod map;

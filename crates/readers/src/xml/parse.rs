@@ -1,17 +1,47 @@
 //! The first phase of reading: one pass over the XML events, keeping what
-//! [`super::map`] needs ([`Raw`]) and checking the document's structure
-//! (elements closed in order, one `<topology>` root) as it goes.
+//! [`super::map`] needs ([`Raw`]) and checking the document's structure as
+//! it goes: elements closed in order, one `<topology>` root holding one root
+//! `<object>` first, every element this reader interprets where hwloc writes
+//! it ([`PLACEMENT`]), nesting at most [`XML_DEPTH_LIMIT`] deep, and distance
+//! matrices no larger than their `nbobjs` says.
+//!
+//! Text is read as XML defines it: character references (`&#49;`), the five
+//! predefined entities and CDATA sections are character data like any other,
+//! even when they split a number. Entities a DOCTYPE would declare are not
+//! expanded (hwloc never writes them, and expanding them is how an XML bomb
+//! works): using one is an error naming it.
 
-use quick_xml::events::{BytesStart, Event};
+use quick_xml::events::{BytesRef, BytesStart, Event};
 use quick_xml::Reader;
 use topology::CacheKind;
 
 use super::line_of;
 use super::raw::{
-    attrs_of, get, num, obj_type, parse_bitmap, Attrs, Distances, ObjType, Raw, RawKind, RawObj,
-    V1Distances,
+    attrs_of, get, latency, num, obj_type, parse_bitmap, Attrs, Distances, ObjType, Raw, RawKind,
+    RawObj, V1Distances,
 };
+use crate::limits::XML_DEPTH_LIMIT;
 use crate::Error;
+
+/// Where hwloc writes each element this reader interprets: the elements that
+/// may hold it (hwloc's `topology-xml.c` reads them only there). Other
+/// elements (`support`, `memattr`, `userdata`...) are skipped wherever they are.
+const PLACEMENT: &[(&[u8], &[&[u8]])] = &[
+    (b"object", &[b"topology", b"object"]),
+    (b"distances2", &[b"topology"]),
+    (b"distances2hetero", &[b"topology"]),
+    (b"cpukind", &[b"topology"]),
+    (b"indexes", &[b"distances2", b"distances2hetero"]),
+    (b"u64values", &[b"distances2", b"distances2hetero"]),
+    (b"info", &[b"topology", b"object", b"cpukind"]),
+    // hwloc v1: a distance matrix inside an object, one `<latency>` per value.
+    (b"distances", &[b"object"]),
+    (b"latency", &[b"distances"]),
+];
+
+/// The longest number hwloc writes in a distance matrix (a u64 has 20
+/// digits): a longer word is refused before it is kept.
+const MAX_WORD: usize = 24;
 
 /// Which text the reader is collecting.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -36,13 +66,22 @@ struct Parser<'t> {
     v1dist: Option<V1Distances>,
     kind: Option<RawKind>,
     target: TextTarget,
+    /// The word of distance text read so far: a character reference, an
+    /// entity or a CDATA section may split a number between events.
+    word: String,
+    /// The most `<indexes>` and values the open `<distances2>` may hold.
+    dist_cap: (usize, usize),
+    /// The root `<object>` has been read (it comes first in `<topology>`).
+    seen_root_object: bool,
     /// How deep inside a skipped (I/O or Misc) object the reader is.
     ignored_depth: usize,
 }
 
 pub(super) fn parse_raw(text: &str, source: &str) -> Result<Raw, Error> {
     let mut reader = Reader::from_str(text);
-    reader.config_mut().trim_text(true);
+    // Whitespace is kept: between a number and a character reference it
+    // separates two numbers.
+    reader.config_mut().trim_text(false);
     let mut p = Parser {
         text,
         source,
@@ -54,6 +93,9 @@ pub(super) fn parse_raw(text: &str, source: &str) -> Result<Raw, Error> {
         v1dist: None,
         kind: None,
         target: TextTarget::None,
+        word: String::new(),
+        dist_cap: (0, 0),
+        seen_root_object: false,
         ignored_depth: 0,
     };
     loop {
@@ -79,7 +121,9 @@ pub(super) fn parse_raw(text: &str, source: &str) -> Result<Raw, Error> {
             Event::Start(ref e) => p.start(e, false, pos)?,
             Event::Empty(ref e) => p.start(e, true, pos)?,
             Event::End(ref e) => p.end(e.name().as_ref().as_bytes(), pos)?,
-            Event::Text(ref t) => p.text_words(t.as_ref(), pos)?,
+            Event::Text(ref t) => p.text_words(&t.xml10_content(), pos)?,
+            Event::CData(ref t) => p.text_words(&t.xml10_content(), pos)?,
+            Event::GeneralRef(ref r) => p.reference(r, pos)?,
             Event::Eof => return p.finish(),
             _ => {}
         }
@@ -94,6 +138,12 @@ impl Parser<'_> {
     /// An opening (or empty) element.
     fn start(&mut self, e: &BytesStart<'_>, is_empty: bool, pos: usize) -> Result<(), Error> {
         let name = e.name().as_ref().as_bytes().to_vec();
+        if self.open.len() >= XML_DEPTH_LIMIT {
+            return Err(self.err_at(
+                pos,
+                format!("elements nested more than {XML_DEPTH_LIMIT} deep"),
+            ));
+        }
         let attrs = attrs_of(e).map_err(|m| self.err_at(pos, m))?;
         if !self.seen_topology {
             self.root(&name, &attrs, pos)?;
@@ -104,6 +154,7 @@ impl Parser<'_> {
                 self.ignored_depth += 1;
             }
         } else {
+            self.check_placement(&name, pos)?;
             self.element(&name, &attrs, is_empty, pos)?;
         }
         if !is_empty {
@@ -136,6 +187,42 @@ impl Parser<'_> {
         Ok(())
     }
 
+    /// An element this reader interprets must be where hwloc writes it; and
+    /// in `<topology>`, the one root `<object>` comes first, since the
+    /// distances and CPU kinds after it refer to its objects.
+    fn check_placement(&self, name: &[u8], pos: usize) -> Result<(), Error> {
+        let parent = self.open.last().map_or(&[][..], |(n, _)| n.as_slice());
+        let shown = |n: &[u8]| String::from_utf8_lossy(n).into_owned();
+        if let Some((_, parents)) = PLACEMENT.iter().find(|(n, _)| *n == name) {
+            if !parents.contains(&parent) {
+                let want: Vec<String> = parents.iter().map(|p| format!("<{}>", shown(p))).collect();
+                return Err(self.err_at(
+                    pos,
+                    format!(
+                        "<{}> inside <{}>: hwloc writes it only in {}",
+                        shown(name),
+                        shown(parent),
+                        want.join(" or ")
+                    ),
+                ));
+            }
+        }
+        if parent == b"topology" {
+            match (name == b"object", self.seen_root_object) {
+                (true, true) => {
+                    return Err(self.err_at(pos, "a second root <object> in <topology>".into()))
+                }
+                (false, false) => {
+                    return Err(
+                        self.err_at(pos, format!("<{}> before the root <object>", shown(name)))
+                    )
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
     /// An element inside `<topology>`, by name.
     fn element(
         &mut self,
@@ -144,24 +231,15 @@ impl Parser<'_> {
         is_empty: bool,
         pos: usize,
     ) -> Result<(), Error> {
-        let err = |m: String| self.err_at(pos, m);
+        let (source, text) = (self.source, self.text);
+        let err = move |m: String| Error::at_line(source, line_of(text, pos), m);
         match name {
-            b"object" => self.object(attrs, is_empty, pos)?,
-            b"info" => self.info(attrs),
-            b"distances2" => {
-                self.dist = Some(Distances {
-                    obj_type: get(attrs, "type").unwrap_or("").to_string(),
-                    kind: num(attrs, "kind").map_err(err)?.unwrap_or(0),
-                    name: get(attrs, "name").unwrap_or("").to_string(),
-                    gp_indexing: get(attrs, "indexing") == Some("gp"),
-                    nbobjs: num(attrs, "nbobjs").map_err(err)?,
-                    pos,
-                    ..Default::default()
-                });
-                if is_empty {
-                    self.raw.distances.extend(self.dist.take());
-                }
+            b"object" => {
+                self.seen_root_object = true;
+                self.object(attrs, is_empty, pos)?
             }
+            b"info" => self.info(attrs),
+            b"distances2" => self.distances2(attrs, is_empty, pos)?,
             b"indexes" | b"u64values" if self.dist.is_some() && !is_empty => {
                 self.target = if name == b"indexes" {
                     TextTarget::Indexes
@@ -173,7 +251,8 @@ impl Parser<'_> {
                 // hwloc v1: latencies between the objects at one depth.
                 self.v1dist = Some(V1Distances {
                     depth: num(attrs, "relative_depth").map_err(err)?.unwrap_or(0),
-                    base: num(attrs, "latency_base").map_err(err)?.unwrap_or(1.0),
+                    nbobjs: num(attrs, "nbobjs").map_err(err)?,
+                    base: latency(attrs, "latency_base").map_err(err)?.unwrap_or(1.0),
                     values: Vec::new(),
                     pos,
                 });
@@ -182,8 +261,14 @@ impl Parser<'_> {
                 }
             }
             b"latency" if self.v1dist.is_some() => {
-                let v: f64 = num(attrs, "value").map_err(err)?.unwrap_or(0.0);
+                let v = latency(attrs, "value").map_err(err)?.unwrap_or(0.0);
                 if let Some(d) = self.v1dist.as_mut() {
+                    let max = d.nbobjs.map_or(usize::MAX, |k| k.saturating_mul(k));
+                    if d.values.len() >= max {
+                        return Err(err(format!(
+                            "distances lists more than {max} latencies for its nbobjs"
+                        )));
+                    }
                     d.values.push(v);
                 }
             }
@@ -207,10 +292,51 @@ impl Parser<'_> {
         Ok(())
     }
 
+    /// A `<distances2>` over NUMA nodes, kept with the most indexes and values
+    /// its `nbobjs` allows; matrices over other objects are not used and are
+    /// skipped unread.
+    fn distances2(&mut self, attrs: &Attrs<'_>, is_empty: bool, pos: usize) -> Result<(), Error> {
+        let (source, text) = (self.source, self.text);
+        let err = move |m: String| Error::at_line(source, line_of(text, pos), m);
+        if get(attrs, "type") != Some("NUMANode") {
+            return Ok(());
+        }
+        let nbobjs: Option<usize> = num(attrs, "nbobjs").map_err(err)?;
+        let nodes = self
+            .raw
+            .objects
+            .iter()
+            .filter(|o| o.ty == ObjType::Numa)
+            .count();
+        if let Some(k) = nbobjs.filter(|&k| k > nodes) {
+            return Err(err(format!(
+                "distances2 covers {k} NUMA nodes but the topology has {nodes}"
+            )));
+        }
+        let d = Distances {
+            obj_type: "NUMANode".into(),
+            kind: num(attrs, "kind").map_err(err)?.unwrap_or(0),
+            name: get(attrs, "name").unwrap_or("").to_string(),
+            gp_indexing: get(attrs, "indexing") == Some("gp"),
+            nbobjs,
+            pos,
+            ..Default::default()
+        };
+        let k = nbobjs.unwrap_or(nodes);
+        self.dist_cap = (k, k.saturating_mul(k));
+        if is_empty {
+            self.raw.distances.push(d);
+        } else {
+            self.dist = Some(d);
+        }
+        Ok(())
+    }
+
     /// An `<object>`: kept with its parent and depth, or skipped with its
     /// children when it is an I/O or Misc object.
     fn object(&mut self, attrs: &Attrs<'_>, is_empty: bool, pos: usize) -> Result<(), Error> {
-        let err = |m: String| self.err_at(pos, m);
+        let (source, text) = (self.source, self.text);
+        let err = move |m: String| Error::at_line(source, line_of(text, pos), m);
         let ty_name =
             get(attrs, "type").ok_or_else(|| err("<object> without a type attribute".into()))?;
         let (mut ty, mut cache) =
@@ -237,7 +363,7 @@ impl Parser<'_> {
             num(attrs, "gp_index").map_err(err)?,
             num(attrs, "kind").map_err(err)?,
             num(attrs, "cache_linesize").map_err(err)?,
-            num(attrs, "cache_associativity").map_err(err)?,
+            associativity(attrs).map_err(err)?,
         );
         if ty == ObjType::Machine && self.stack.is_empty() {
             // The root: its complete set gives the offline CPUs.
@@ -327,7 +453,10 @@ impl Parser<'_> {
                 self.stack.pop();
             }
             b"distances2" => self.raw.distances.extend(self.dist.take()),
-            b"indexes" | b"u64values" => self.target = TextTarget::None,
+            b"indexes" | b"u64values" => {
+                self.end_word(pos)?;
+                self.target = TextTarget::None;
+            }
             b"distances" => self.raw.v1_distances.extend(self.v1dist.take()),
             b"cpukind" => self.raw.kinds.extend(self.kind.take()),
             _ => {}
@@ -335,30 +464,86 @@ impl Parser<'_> {
         Ok(())
     }
 
-    /// Text: the numbers of a `<distances2>`'s `<indexes>` or `<u64values>`.
+    /// Character data: the numbers of a NUMA `<distances2>`'s `<indexes>` or
+    /// `<u64values>`, whitespace-separated; a number may continue in the
+    /// next event.
     fn text_words(&mut self, s: &str, pos: usize) -> Result<(), Error> {
         if self.target == TextTarget::None || self.ignored_depth > 0 {
             return Ok(());
         }
-        let target = self.target;
+        let mut rest = s;
+        while let Some(at) = rest.find(|c: char| c.is_ascii_whitespace()) {
+            self.push_word(&rest[..at], pos)?;
+            self.end_word(pos)?;
+            rest = &rest[at + 1..];
+        }
+        self.push_word(rest, pos)
+    }
+
+    /// A reference in character data: `&#49;`, `&#x31;` or one of XML's five
+    /// predefined entities is its character; any other entity is an error
+    /// (this reader expands no DOCTYPE's entities).
+    fn reference(&mut self, r: &BytesRef<'_>, pos: usize) -> Result<(), Error> {
+        let name: &str = r;
+        let resolved = match r.resolve_char_ref() {
+            Ok(Some(c)) => c.to_string(),
+            Ok(None) => quick_xml::escape::resolve_predefined_entity(name)
+                .ok_or_else(|| {
+                    self.err_at(
+                        pos,
+                        format!("entity &{name}; is not one of XML's predefined entities"),
+                    )
+                })?
+                .to_string(),
+            Err(e) => {
+                return Err(self.err_at(pos, format!("bad character reference &{name};: {e}")))
+            }
+        };
+        self.text_words(&resolved, pos)
+    }
+
+    /// Adds `part` to the word being read; a word longer than any number
+    /// hwloc writes is refused at once.
+    fn push_word(&mut self, part: &str, pos: usize) -> Result<(), Error> {
+        self.word.push_str(part);
+        if self.word.len() > MAX_WORD {
+            let shown: String = self.word.chars().take(MAX_WORD).collect();
+            return Err(self.err_at(pos, format!("distance value '{shown}...' is not a number")));
+        }
+        Ok(())
+    }
+
+    /// Ends the word being read: a number for the open matrix, within the
+    /// counts its `nbobjs` allows.
+    fn end_word(&mut self, pos: usize) -> Result<(), Error> {
+        if self.word.is_empty() {
+            return Ok(());
+        }
+        let word = std::mem::take(&mut self.word);
+        let v: u64 = word
+            .parse()
+            .map_err(|_| self.err_at(pos, format!("distance value '{word}' is not a number")))?;
+        let (max_indexes, max_values) = self.dist_cap;
         let Some(d) = self.dist.as_mut() else {
             return Ok(());
         };
-        for word in s.split_whitespace() {
-            let v: u64 = word.parse().map_err(|_| {
-                Error::at_line(
-                    self.source,
-                    line_of(self.text, pos),
-                    format!("distance value '{word}' is not a number"),
-                )
-            })?;
-            match target {
-                TextTarget::Indexes => d.indexes.push(v),
-                TextTarget::Values => d.values.push(v),
-                TextTarget::None => {}
-            }
+        let (list, max, what) = match self.target {
+            TextTarget::Indexes => (&mut d.indexes, max_indexes, "indexes"),
+            TextTarget::Values => (&mut d.values, max_values, "values"),
+            TextTarget::None => return Ok(()),
+        };
+        if list.len() < max {
+            list.push(v);
+            return Ok(());
         }
-        Ok(())
+        let message = match d.nbobjs {
+            Some(k) => format!("distances2 has nbobjs=\"{k}\" but lists more than {max} {what}"),
+            None => format!(
+                "distances2 lists more than {max} {what} but the topology has {max_indexes} NUMA nodes"
+            ),
+        };
+        let at = d.pos;
+        Err(self.err_at(at, message))
     }
 
     /// The end of the input: every element closed, and there was a topology.
@@ -408,4 +593,16 @@ fn cache_level(
         None => kind,
     };
     Ok((level, kind))
+}
+
+/// `cache_associativity`: hwloc writes the ways, 0 when unknown and -1 when
+/// fully associative; any other negative number cannot be a cache.
+fn associativity(attrs: &Attrs<'_>) -> Result<Option<i64>, String> {
+    let ways: Option<i64> = num(attrs, "cache_associativity")?;
+    match ways {
+        Some(w) if w < -1 || w > u32::MAX as i64 => Err(format!(
+            "attribute cache_associativity=\"{w}\" is neither -1 (fully associative) nor a count of ways"
+        )),
+        _ => Ok(ways),
+    }
 }

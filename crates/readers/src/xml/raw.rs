@@ -89,6 +89,8 @@ pub(super) struct Distances {
 #[derive(Debug, Default)]
 pub(super) struct V1Distances {
     pub(super) depth: usize,
+    /// The `nbobjs` attribute: at most its square of values are kept.
+    pub(super) nbobjs: Option<usize>,
     pub(super) base: f64,
     pub(super) values: Vec<f64>,
     pub(super) pos: usize,
@@ -194,7 +196,7 @@ pub(super) fn attrs_of<'a>(e: &'a BytesStart<'a>) -> Result<Attrs<'a>, String> {
         let v = if a.value.contains('&') {
             Cow::Owned(
                 a.normalized_value(quick_xml::XmlVersion::Implicit1_0)
-                    .map_err(|err| format!("malformed attribute value: {err}"))?
+                    .map_err(|err| format!("attribute {}=\"{}\": {err}", a.key.0, a.value))?
                     .into_owned(),
             )
         } else {
@@ -223,6 +225,19 @@ pub(super) fn num<T: std::str::FromStr>(
             .parse()
             .map(Some)
             .map_err(|_| format!("attribute {key}=\"{v}\" is not a valid number")),
+    }
+}
+
+/// A non-negative finite number (`inf`, `NaN`, `-1` and `1e999` are errors):
+/// hwloc v1 writes latencies and their base as decimals.
+pub(super) fn latency(attrs: &[(&str, Cow<'_, str>)], key: &str) -> Result<Option<f64>, String> {
+    let v: Option<f64> = num(attrs, key)?;
+    match v {
+        Some(x) if !x.is_finite() || x < 0.0 => Err(format!(
+            "attribute {key}=\"{}\" is not a finite non-negative number",
+            get(attrs, key).unwrap_or_default()
+        )),
+        _ => Ok(v),
     }
 }
 

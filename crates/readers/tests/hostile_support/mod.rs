@@ -12,6 +12,7 @@ pub type Case = fn() -> Result<(), String>;
 mod archives;
 mod files;
 mod size;
+mod xml;
 
 /// Every case, by name.
 pub fn cases() -> Vec<(&'static str, Case)> {
@@ -19,6 +20,7 @@ pub fn cases() -> Vec<(&'static str, Case)> {
     all.extend(archives::cases());
     all.extend(files::cases());
     all.extend(size::cases());
+    all.extend(xml::cases());
     all
 }
 
