@@ -6,7 +6,7 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 use sim::report::{self, Comparison};
-use sim::{Calibrate, CostTable, Kick, Masks, Options, Platform, Run, Strategy};
+use sim::{Algo, Calibrate, CostTable, Kick, Options, Platform, Run, Strategy};
 
 /// Output format on standard output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -36,13 +36,13 @@ pub struct BootArgs {
     #[arg(
         long,
         default_value = "serial",
-        value_name = "serial|parallel|once-per-package|lpj=N"
+        value_name = "serial|parallel|once-per-package|skip|lpj=N"
     )]
     pub calibrate: Calibrate,
     /// Topology-mask algorithm (seed 000); naive walks the device tree for every
     /// online CPU and takes minutes of real time beyond a few thousand CPUs.
     #[arg(long, default_value = "scoped", value_name = "naive|scoped")]
-    pub masks: Masks,
+    pub masks: Algo,
     /// Run two kick strategies (the other options apply to both) and print a
     /// before / after table.
     #[arg(long, num_args = 2, value_names = ["A", "B"])]

@@ -7,28 +7,10 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
-use hotplug::{Algo, BringupReport, Hotplug, MaskEngine, MaskLevel, Platform, WorkCounts};
+use hotplug::{Algo, BringupReport, Hotplug, Kick, MaskEngine, MaskLevel, Platform, WorkCounts};
 use serde_json::json;
 
 use crate::source::SourceArgs;
-
-/// Mask-update algorithm.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum AlgoArg {
-    /// powerpc before seed 000: scan every online CPU, firmware look-up each.
-    Naive,
-    /// After seed 000: node-scoped scans, cached ids, consolidated levels.
-    Scoped,
-}
-
-/// Bring-up order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum OrderArg {
-    /// Each CPU fully up before the next is kicked.
-    Serial,
-    /// Kick every CPU, then complete each (Linux 6.5).
-    Parallel,
-}
 
 /// Output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -44,9 +26,11 @@ pub enum HotplugFormat {
 pub struct HotplugArgs {
     #[command(flatten)]
     pub source: SourceArgs,
-    /// Mask-update algorithm.
-    #[arg(long, value_enum, default_value_t = AlgoArg::Scoped)]
-    pub algo: AlgoArg,
+    /// Mask-update algorithm: naive is powerpc before seed 000 (scan every
+    /// online CPU, firmware look-up each); scoped is after it (node-scoped
+    /// scans, cached ids, consolidated levels).
+    #[arg(long, default_value_t = Algo::Scoped, value_name = "naive|scoped")]
+    pub algo: Algo,
     /// After bring-up, this many random cycles (offline a CPU, online it again).
     /// At most 1 000 000: each cycle rebuilds masks, and a typo should not run for hours.
     #[arg(long, default_value_t = 0, value_name = "N",
@@ -55,9 +39,10 @@ pub struct HotplugArgs {
     /// Seed of the random cycle sequence.
     #[arg(long, default_value_t = 1, value_name = "S")]
     pub seed: u64,
-    /// Bring-up order.
-    #[arg(long, value_enum, default_value_t = OrderArg::Parallel)]
-    pub order: OrderArg,
+    /// Bring-up order: serial brings each CPU fully up before kicking the
+    /// next; parallel kicks every CPU, then completes each (Linux 6.5).
+    #[arg(long, default_value_t = Kick::Parallel, value_name = "serial|parallel")]
+    pub order: Kick,
     /// Output format.
     #[arg(long, value_enum, default_value_t = HotplugFormat::Text)]
     pub format: HotplugFormat,
@@ -124,10 +109,7 @@ fn level_json(work: &WorkCounts, engine: &MaskEngine) -> serde_json::Value {
 /// Runs `manycore hotplug`.
 pub fn run(args: &HotplugArgs) -> Result<()> {
     let topo = args.source.load()?;
-    let algo = match args.algo {
-        AlgoArg::Naive => Algo::Naive,
-        AlgoArg::Scoped => Algo::Scoped,
-    };
+    let algo = args.algo;
     let setup_start = Instant::now();
     let engine = MaskEngine::new(&topo, algo)
         .with_context(|| format!("{}: cannot maintain hotplug masks", topo.source()))?;
@@ -142,10 +124,7 @@ pub fn run(args: &HotplugArgs) -> Result<()> {
 
     let spinner =
         crate::progress::spinner(args.quiet, &format!("onlining {} CPUs", topo.cpus().len()));
-    let bringup = match args.order {
-        OrderArg::Serial => hp.bringup_serial(),
-        OrderArg::Parallel => hp.bringup_parallel(),
-    };
+    let bringup = hp.bringup(args.order);
     spinner.finish_and_clear();
     if let Some((cpu, e)) = bringup.failed.first() {
         anyhow::bail!("CPU {cpu} failed to come online: {e}");
@@ -198,7 +177,7 @@ pub fn run(args: &HotplugArgs) -> Result<()> {
             let report = json!({
                 "source": topo.source(),
                 "algo": algo.name(),
-                "order": match args.order { OrderArg::Serial => "serial", OrderArg::Parallel => "parallel" },
+                "order": args.order.name(),
                 "cpus": cpus,
                 "boot_cpu": engine.boot_cpu(),
                 "cycles": args.cycles,
@@ -227,10 +206,7 @@ pub fn run(args: &HotplugArgs) -> Result<()> {
                 out,
                 "algorithm:      {} ({} bring-up), {} online, boot CPU {}",
                 algo.name(),
-                match args.order {
-                    OrderArg::Serial => "serial",
-                    OrderArg::Parallel => "parallel",
-                },
+                args.order,
                 crate::plural(cpus, "CPU"),
                 engine.boot_cpu()
             )?;

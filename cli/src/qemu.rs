@@ -4,6 +4,7 @@
 //! report its "smp: Brought up" time the same way, for comparison.
 
 use anyhow::{bail, Context, Result};
+use bootproto::cmdline::{Bringup, Calibrate, KERNEL_CALIBRATE};
 use clap::{Args, ValueEnum};
 use qemu_runner::{
     build_kernel, run_linux, run_manycore, KernelResult, Machine, RunOptions, Timeline,
@@ -37,10 +38,16 @@ pub struct QemuArgs {
     #[arg(long)]
     pub memory: Option<u32>,
     /// Bring-up strategies to run, comma-separated.
-    #[arg(long, value_enum, value_delimiter = ',', default_value = "parallel")]
-    pub bringup: Vec<Strategy>,
-    /// Delay-loop calibration on the APs.
-    #[arg(long, value_enum, default_value = "parallel")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "parallel",
+        value_name = "serial|parallel|broadcast"
+    )]
+    pub bringup: Vec<Bringup>,
+    /// Delay-loop calibration on the APs (skip: every AP takes the boot CPU's value).
+    #[arg(long, default_value = "parallel", value_parser = kernel_calibrate,
+          value_name = "serial|parallel|skip")]
     pub calibrate: Calibrate,
     /// Loops per jiffy to use instead of calibrating (passed as lpj= to both kernels).
     #[arg(long)]
@@ -83,26 +90,16 @@ pub struct QemuArgs {
     pub quiet: bool,
 }
 
-/// A bring-up strategy of the manycore kernel.
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Strategy {
-    /// INIT, SIPI, SIPI, wait, then the next CPU.
-    Serial,
-    /// Kick every AP, then wait for each (Linux 6.5).
-    Parallel,
-    /// INIT/SIPI to all-excluding-self.
-    Broadcast,
-}
-
-/// AP delay-loop calibration.
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Calibrate {
-    /// One AP at a time.
-    Serial,
-    /// All APs at once.
-    Parallel,
-    /// None (APs take lpj= or the boot CPU's value).
-    Skip,
+/// `--calibrate`: a [`Calibrate`] the manycore kernel implements.
+fn kernel_calibrate(s: &str) -> Result<Calibrate, String> {
+    let c: Calibrate = s.parse().map_err(|e| format!("{e}"))?;
+    if KERNEL_CALIBRATE.contains(&c) {
+        Ok(c)
+    } else {
+        Err(format!(
+            "the manycore kernel calibrates serial, parallel or skip (for lpj=N: --calibrate skip --lpj N), not '{c}'"
+        ))
+    }
 }
 
 /// on / off.
@@ -178,11 +175,7 @@ pub fn run(args: &QemuArgs) -> Result<i32> {
     if !args.linux_only {
         let kernel = build_kernel().context("building the manycore kernel")?;
         for strategy in &args.bringup {
-            let mut cmdline = format!(
-                "bringup={} calibrate={}",
-                name(strategy),
-                name(&args.calibrate)
-            );
+            let mut cmdline = format!("bringup={strategy} calibrate={}", args.calibrate);
             if let Some(lpj) = args.lpj {
                 cmdline.push_str(&format!(" lpj={lpj}"));
             }
@@ -198,7 +191,7 @@ pub fn run(args: &QemuArgs) -> Result<i32> {
             }
             let spinner = crate::progress::spinner(
                 args.quiet,
-                &format!("booting {} CPUs under QEMU ({})", args.cpus, name(strategy)),
+                &format!("booting {} CPUs under QEMU ({strategy})", args.cpus),
             );
             let boot = run_manycore(&kernel, &machine, &cmdline, &opts);
             spinner.finish_and_clear();

@@ -47,10 +47,7 @@ fn with_engine(platform: KernelPlatform, engine: MaskEngine, strategy: Bringup) 
     // Serial waits for each CPU before kicking the next; parallel and
     // broadcast kick everything first (the platform sends the queued kicks
     // at the first wait), then finish each CPU in turn.
-    let report = match strategy {
-        Bringup::Serial => hp.bringup_serial(),
-        Bringup::Parallel | Bringup::Broadcast => hp.bringup_parallel(),
-    };
+    let report = hp.bringup(strategy.order());
     let engine = hp.engine();
     let bsp = engine.boot_cpu();
     let bsp_masks = MaskLevel::ALL

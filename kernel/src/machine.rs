@@ -12,7 +12,7 @@ use crate::kprintln;
 use crate::report::{self, NodeFacts};
 use crate::smp::{self, ApConfig, Delays, KernelPlatform, PerCpu};
 use alloc::collections::BTreeMap;
-use alloc::string::String;
+use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use bootproto::cmdline::{self, Options};
 use bootproto::report::{FailedCpu, KernelResult, PercpuLine, SratRange, Timeline};
@@ -488,8 +488,8 @@ fn report(
     );
     let result = KernelResult {
         kernel: String::from("manycore"),
-        bringup: String::from(opts.bringup.name()),
-        calibrate: String::from(opts.calibrate.name()),
+        bringup: opts.bringup.to_string(),
+        calibrate: opts.calibrate.to_string(),
         x2apic: m.x2apic(),
         cpus_possible: m.cpus.len() as u32,
         cpus_present: m.present().count() as u32,

@@ -8,7 +8,7 @@ use crate::arch::{boot, cpu, timer};
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
-use bootproto::cmdline::{Bringup, Calibrate};
+use bootproto::cmdline::{Bringup, Calibrate, Kick};
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use spin::Once;
 
@@ -235,11 +235,11 @@ pub fn ap_main(cpu_nr: u32, apic_id: u32) -> ! {
             Ipi::Fixed(crate::arch::idt::WAKE_VECTOR),
         )
     };
-    if config.calibrate != Calibrate::Skip {
+    let measures = matches!(config.calibrate, Calibrate::Serial | Calibrate::Parallel);
+    if measures {
         wake_bsp();
     }
     let lpj = match config.calibrate {
-        Calibrate::Skip => config.default_lpj,
         Calibrate::Parallel => calibrate_delay(),
         Calibrate::Serial => {
             // Linux 6.5's parallel bring-up releases APs one at a time after
@@ -249,6 +249,8 @@ pub fn ap_main(cpu_nr: u32, apic_id: u32) -> ! {
             }
             calibrate_delay()
         }
+        // `skip`: the only other word `cmdline::parse` admits (KERNEL_CALIBRATE).
+        _ => config.default_lpj,
     };
     me.lpj.store(lpj, Ordering::Relaxed);
     me.ready_ns.store(timer::now_ns(), Ordering::Relaxed);
@@ -339,7 +341,7 @@ impl KernelPlatform {
         }
         let aps = core::mem::take(&mut self.pending);
         match self.strategy {
-            Bringup::Serial | Bringup::Parallel => {
+            Bringup::Kick(_) => {
                 for ap in &aps {
                     send_init(ap.apic_id);
                 }
@@ -396,7 +398,7 @@ impl hotplug::Platform for KernelPlatform {
         }
         ap.set(State::Kicked);
         self.pending.push(ap);
-        if self.strategy == Bringup::Serial {
+        if self.strategy == Bringup::Kick(Kick::Serial) {
             self.flush();
         }
         Ok(())

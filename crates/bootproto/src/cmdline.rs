@@ -3,58 +3,80 @@
 //! few knobs for tests and fault injection. Unknown or malformed words are
 //! reported and ignored, never fatal.
 
+use alloc::string::String;
 use core::fmt;
+use core::str::FromStr;
 
-/// How the BSP starts the application processors.
+pub use crate::strategy::{Calibrate, Kick, ParseStrategyError};
+
+/// How the BSP starts the application processors: one INIT/SIPI/SIPI per AP
+/// in a [`Kick`] order, or one broadcast to all of them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Bringup {
-    /// INIT, wait, SIPI, SIPI, wait for call-in, then the next CPU.
-    Serial,
-    /// Linux 6.5's scheme: kick every AP, then wait for each.
-    Parallel,
-    /// INIT/SIPI/SIPI to all-excluding-self.
+    /// `serial` / `parallel`: INIT, SIPI, SIPI to each AP by its APIC id, in
+    /// the given order (the hotplug state machine's).
+    Kick(Kick),
+    /// `broadcast`: one INIT/SIPI/SIPI to all-excluding-self, then each AP is
+    /// waited for in turn (the parallel order, with a single kick).
     Broadcast,
 }
 
 impl Bringup {
-    /// The word `bringup=` takes for it.
-    pub fn name(self) -> &'static str {
+    /// Every value, for help text and tests.
+    pub const ALL: [Bringup; 3] = [
+        Bringup::Kick(Kick::Serial),
+        Bringup::Kick(Kick::Parallel),
+        Bringup::Broadcast,
+    ];
+
+    /// The order the hotplug state machine completes the APs in.
+    pub fn order(self) -> Kick {
         match self {
-            Bringup::Serial => "serial",
-            Bringup::Parallel => "parallel",
-            Bringup::Broadcast => "broadcast",
+            Bringup::Kick(k) => k,
+            Bringup::Broadcast => Kick::Parallel,
         }
     }
 }
 
-/// When the APs calibrate their delay loop.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Calibrate {
-    /// One AP at a time (a token passed from CPU to CPU).
-    Serial,
-    /// Every AP at once.
-    Parallel,
-    /// Not at all: APs take `lpj=` or the BSP's value.
-    Skip,
-}
-
-impl Calibrate {
-    /// The word `calibrate=` takes for it.
-    pub fn name(self) -> &'static str {
+impl fmt::Display for Bringup {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Calibrate::Serial => "serial",
-            Calibrate::Parallel => "parallel",
-            Calibrate::Skip => "skip",
+            Bringup::Kick(k) => k.fmt(f),
+            Bringup::Broadcast => f.write_str("broadcast"),
         }
     }
 }
+
+impl FromStr for Bringup {
+    type Err = ParseStrategyError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "broadcast" => Ok(Bringup::Broadcast),
+            _ => s
+                .parse()
+                .map(Bringup::Kick)
+                .map_err(|_| ParseStrategyError {
+                    value: String::from(s),
+                    expected: "serial, parallel, broadcast",
+                }),
+        }
+    }
+}
+
+/// The [`Calibrate`] strategies this kernel implements. It has no package
+/// bookkeeping on the AP side, so no `once-per-package`; and `lpj=` is a word
+/// of its own (it presets the boot CPU too), so `calibrate=skip lpj=N` is what
+/// [`Calibrate::Lpj`] means.
+pub const KERNEL_CALIBRATE: [Calibrate; 3] =
+    [Calibrate::Serial, Calibrate::Parallel, Calibrate::Skip];
 
 /// Parsed options with their defaults.
 #[derive(Clone, Copy, Debug)]
 pub struct Options {
     /// Bring-up strategy (`bringup=`), default parallel.
     pub bringup: Bringup,
-    /// AP delay calibration (`calibrate=`), default parallel.
+    /// AP delay calibration (`calibrate=`), default parallel; one of
+    /// [`KERNEL_CALIBRATE`].
     pub calibrate: Calibrate,
     /// Loops per jiffy given on the command line (`lpj=`): skips BSP calibration too.
     pub lpj: Option<u64>,
@@ -98,7 +120,7 @@ pub enum Fault {
 impl Default for Options {
     fn default() -> Self {
         Self {
-            bringup: Bringup::Parallel,
+            bringup: Bringup::Kick(Kick::Parallel),
             calibrate: Calibrate::Parallel,
             lpj: None,
             init_delay_us: 10_000,
@@ -126,22 +148,16 @@ impl fmt::Display for BadWord<'_> {
     }
 }
 
-/// Parses `text`, calling `bad` for each word it ignores.
+/// Parses `text`, calling `bad` for each word it ignores (including a
+/// `calibrate=` strategy outside [`KERNEL_CALIBRATE`]).
 pub fn parse<'a>(text: &'a str, mut bad: impl FnMut(BadWord<'a>)) -> Options {
     let mut o = Options::default();
     for word in text.split_ascii_whitespace() {
         let (key, value) = word.split_once('=').unwrap_or((word, ""));
         let ok = match key {
-            "bringup" => match value {
-                "serial" => set(&mut o.bringup, Bringup::Serial),
-                "parallel" => set(&mut o.bringup, Bringup::Parallel),
-                "broadcast" => set(&mut o.bringup, Bringup::Broadcast),
-                _ => false,
-            },
-            "calibrate" => match value {
-                "serial" => set(&mut o.calibrate, Calibrate::Serial),
-                "parallel" => set(&mut o.calibrate, Calibrate::Parallel),
-                "skip" => set(&mut o.calibrate, Calibrate::Skip),
+            "bringup" => value.parse().map(|b| o.bringup = b).is_ok(),
+            "calibrate" => match value.parse() {
+                Ok(c) if KERNEL_CALIBRATE.contains(&c) => set(&mut o.calibrate, c),
                 _ => false,
             },
             "x2apic" => match value {

@@ -14,3 +14,4 @@ extern crate alloc;
 
 pub mod cmdline;
 pub mod report;
+pub mod strategy;

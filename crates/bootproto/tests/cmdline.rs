@@ -1,7 +1,7 @@
 //! The kernel command line (`bootproto::cmdline`): documented options take
 //! effect, anything else is reported word by word and ignored.
 
-use bootproto::cmdline::{self, Bringup, Calibrate};
+use bootproto::cmdline::{self, Bringup, Calibrate, Kick};
 
 #[test]
 fn command_line_options_and_bad_words() {
@@ -20,6 +20,11 @@ fn command_line_options_and_bad_words() {
     let d = cmdline::parse("", |_| panic!("nothing to reject"));
     assert_eq!(
         (d.bringup, d.calibrate, d.init_delay_us, d.sipi_delay_us),
-        (Bringup::Parallel, Calibrate::Parallel, 10_000, 200)
+        (
+            Bringup::Kick(Kick::Parallel),
+            Calibrate::Parallel,
+            10_000,
+            200
+        )
     );
 }

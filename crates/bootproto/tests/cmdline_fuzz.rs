@@ -2,7 +2,7 @@
 //! panics on random text, and a line built from the documented options parses
 //! to exactly what was written.
 
-use bootproto::cmdline::{self, Bringup, Calibrate, Fault};
+use bootproto::cmdline::{self, Bringup, Calibrate, Fault, KERNEL_CALIBRATE};
 use proptest::prelude::*;
 
 /// One command-line word and what it should do.
@@ -34,7 +34,7 @@ fn word() -> impl Strategy<Value = Word> {
         Just("lpj=0".to_string()),
         "lpj=-[0-9]{1,3}",
         "bringup=(fast|Serial|)",
-        "calibrate=(on|off|)",
+        "calibrate=(on|off|once-per-package|lpj=[1-9]|)",
         "x2apic=(yes|1|)",
         "sched_domains=(yes|)",
         "init_delay_us=(x|-1|18446744073709551616)",
@@ -42,18 +42,8 @@ fn word() -> impl Strategy<Value = Word> {
         "fault=(oops|)",
     ];
     prop_oneof![
-        prop_oneof![
-            Just(Bringup::Serial),
-            Just(Bringup::Parallel),
-            Just(Bringup::Broadcast)
-        ]
-        .prop_map(Word::Bringup),
-        prop_oneof![
-            Just(Calibrate::Serial),
-            Just(Calibrate::Parallel),
-            Just(Calibrate::Skip)
-        ]
-        .prop_map(Word::Calibrate),
+        proptest::sample::select(&Bringup::ALL[..]).prop_map(Word::Bringup),
+        proptest::sample::select(&KERNEL_CALIBRATE[..]).prop_map(Word::Calibrate),
         any::<bool>().prop_map(Word::X2apic),
         (1u64..).prop_map(Word::Lpj),
         any::<u64>().prop_map(Word::InitDelay),
@@ -80,8 +70,8 @@ fn on_off(b: bool) -> &'static str {
 
 fn text_of(w: &Word) -> String {
     match w {
-        Word::Bringup(b) => format!("bringup={}", format!("{b:?}").to_lowercase()),
-        Word::Calibrate(c) => format!("calibrate={}", format!("{c:?}").to_lowercase()),
+        Word::Bringup(b) => format!("bringup={b}"),
+        Word::Calibrate(c) => format!("calibrate={c}"),
         Word::X2apic(b) => format!("x2apic={}", on_off(*b)),
         Word::Lpj(v) => format!("lpj={v}"),
         Word::InitDelay(v) => format!("init_delay_us={v}"),

@@ -18,6 +18,8 @@ use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 
+use bootproto::strategy::Kick;
+
 use crate::counts::WorkCounts;
 use crate::error::HotplugError;
 use crate::masks::MaskEngine;
@@ -317,6 +319,15 @@ impl<P: Platform> Hotplug<P> {
         self.state[cpu] = CpuState::Alive;
         self.rollback(cpu);
         Ok(work)
+    }
+
+    /// Brings every present offline CPU up in the given order: the one
+    /// entry point for callers that take the order as a [`Kick`].
+    pub fn bringup(&mut self, kick: Kick) -> BringupReport {
+        match kick {
+            Kick::Serial => self.bringup_serial(),
+            Kick::Parallel => self.bringup_parallel(),
+        }
     }
 
     /// Brings every present offline CPU up, one after the other (each is

@@ -107,10 +107,13 @@ mod masks;
 mod vocab;
 mod x86;
 
+/// The strategies are defined once, in `bootproto` (the kernel's command line
+/// parses into them); the engine and the state machine take them as they are.
+pub use bootproto::strategy::{Algo, Calibrate, Kick, ParseStrategyError};
 pub use counts::{LevelWork, WorkCounts};
 pub use cpuhp::{BringupReport, Callback, Hotplug, Platform, Stage};
 pub use error::HotplugError;
 pub use fdt::{FirmwareTree, NodeId};
-pub use masks::{Algo, MaskEngine, Mismatch, RebuiltMasks};
+pub use masks::{MaskEngine, Mismatch, RebuiltMasks};
 pub use vocab::{CpuState, MaskLevel};
 pub use x86::{X86Cpu, X86Description};

@@ -15,6 +15,7 @@ use alloc::vec;
 use alloc::vec::Vec;
 use core::fmt;
 
+use bootproto::strategy::Algo;
 use cpumask::CpuMask;
 use topology::{CacheKind, LevelKind, Topology};
 
@@ -85,42 +86,6 @@ impl Source {
         match self {
             Source::Tree(t) => t.find_thread(unit, work, pred),
             Source::X86(d) => d.find_sibling(unit as usize, work, pred),
-        }
-    }
-}
-
-/// Which mask-update algorithm to run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Algo {
-    /// powerpc before seed 000: for every level, scan every online CPU and ask
-    /// the firmware tree about each one (`of_get_cpu_node` walk per query).
-    Naive,
-    /// After seed 000: CPU nodes indexed once, ids cached per CPU, scans limited
-    /// to the enclosing group (the node, or tighter), whole groups skipped at
-    /// once, siblings taken from the CPU node's thread list, and levels whose
-    /// masks are identical consolidated (updated once). The outermost level(s),
-    /// which have no enclosing group to scan, are found through an id-indexed
-    /// table, as Linux does for node masks (`node_to_cpumask_map[nid]`).
-    Scoped,
-}
-
-impl Algo {
-    /// `naive` or `scoped`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Algo::Naive => "naive",
-            Algo::Scoped => "scoped",
-        }
-    }
-}
-
-impl core::str::FromStr for Algo {
-    type Err = &'static str;
-    fn from_str(s: &str) -> Result<Algo, &'static str> {
-        match s {
-            "naive" => Ok(Algo::Naive),
-            "scoped" => Ok(Algo::Scoped),
-            _ => Err("expected `naive` or `scoped`"),
         }
     }
 }

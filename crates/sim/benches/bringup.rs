@@ -2,7 +2,7 @@
 //! a baseline measured in the same run: crates/hotplug's scoped mask engine
 //! onlining the same CPUs with no simulation around it.
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use sim::{Calibrate, CostTable, Kick, Masks, Options, Platform, Strategy};
+use sim::{Algo, Calibrate, CostTable, Kick, Options, Platform, Strategy};
 use topology::{Arch, Shape};
 
 fn machines() -> Vec<(&'static str, Platform, topology::Topology)> {
@@ -27,13 +27,13 @@ fn bench(c: &mut Criterion) {
         assert_eq!(topo.present().weight(), 16384);
         let costs = CostTable::for_platform(platform, &sim::fit::fitted().unwrap());
         group.bench_with_input(BenchmarkId::new("masks-only", name), &topo, |b, topo| {
-            b.iter(|| sim::masks::total_ops(topo, Masks::Scoped).unwrap())
+            b.iter(|| sim::masks::total_ops(topo, Algo::Scoped).unwrap())
         });
         for kick in [Kick::Serial, Kick::Parallel] {
             let strategy = Strategy {
                 kick,
                 calibrate: Calibrate::Parallel,
-                masks: Masks::Scoped,
+                masks: Algo::Scoped,
             };
             group.bench_with_input(
                 BenchmarkId::new(format!("simulate-{kick}"), name),

@@ -26,7 +26,7 @@ use crate::costs::{
 };
 use crate::machines::SeedMachine;
 use crate::masks::{self, Ops};
-use crate::strategy::Masks;
+use crate::strategy::Algo;
 use crate::SimError;
 
 /// One x86 boot log of seed 002, reduced to the three timestamps that matter
@@ -194,7 +194,7 @@ static EVIDENCE_X86_2010: Evidence = OnceLock::new();
 static EVIDENCE_X86: Evidence = OnceLock::new();
 static EVIDENCE_PPC: Evidence = OnceLock::new();
 
-fn ops_of(machine: SeedMachine, algo: Masks) -> Result<Ops, SimError> {
+fn ops_of(machine: SeedMachine, algo: Algo) -> Result<Ops, SimError> {
     masks::total_ops(&machine.topology(), algo)
 }
 
@@ -216,7 +216,7 @@ fn x86_2010() -> Result<&'static (Param, Param), SimError> {
         let before_sum: f64 = small.iter().map(|c| c.before.window_s()).sum();
         let mut mask_ns = 0.0;
         for c in small {
-            let ops = ops_of(c.machine, Masks::Scoped)?;
+            let ops = ops_of(c.machine, Algo::Scoped)?;
             mask_ns += masks::price(&ops, &partial_table(LOCAL_LOOKUP_NS));
             evidence.push((format!("{} scoped", c.machine.name()), ops));
         }
@@ -246,7 +246,7 @@ fn x86() -> Result<&'static (Param, Param), SimError> {
     static FIT: Fit = OnceLock::new();
     once(&FIT, || {
         let n = (SeedMachine::X86_2n128.shape().cpus() - 1) as f64;
-        let ops = ops_of(SeedMachine::X86_2n128, Masks::Scoped)?;
+        let ops = ops_of(SeedMachine::X86_2n128, Algo::Scoped)?;
         let mask_per_cpu = masks::price(&ops, &partial_table(LOCAL_LOOKUP_NS)) / n;
         let _ = EVIDENCE_X86.set(vec![(
             format!("{} scoped", SeedMachine::X86_2n128.name()),
@@ -286,7 +286,7 @@ fn powerpc() -> Result<&'static (Param, Param), SimError> {
         let lpar = SeedMachine::Power8Lpar1024;
         let n = (lpar.shape().cpus() - 1) as f64;
         let naive = masks::naive_ops_extrapolated(&lpar.shape())?;
-        let scoped = ops_of(lpar, Masks::Scoped)?;
+        let scoped = ops_of(lpar, Algo::Scoped)?;
         let _ = EVIDENCE_PPC.set(vec![
             (format!("{} naive", lpar.name()), naive),
             (format!("{} scoped", lpar.name()), scoped),

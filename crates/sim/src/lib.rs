@@ -11,7 +11,8 @@
 //! - [`run::simulate`]: the boot CPU walks each secondary CPU through kick → alive
 //!   → calibrate → TSC sync → masks → online, serially or with every kick first
 //!   ([`Kick::Parallel`], seed 003); calibration is serial, parallel (seed 002),
-//!   once per package (`calibrate_delay_is_known()`), or replaced by `lpj=`.
+//!   once per package (`calibrate_delay_is_known()`), skipped (every AP takes
+//!   the boot CPU's value), or replaced by `lpj=` (see [`Calibrate`]).
 //! - [`masks`]: the topology masks are updated by the real mask code
 //!   (crates/hotplug), whose operation counts are priced per operation.
 //! - [`costs`]: what hardware and firmware charge, per platform, each value with its
@@ -79,7 +80,7 @@ pub mod validate;
 
 pub use costs::{CostTable, Param, Platform, Source};
 pub use run::{simulate, simulate_with, Options, Phase, Run};
-pub use strategy::{Calibrate, Kick, Masks, Strategy};
+pub use strategy::{Algo, Calibrate, Kick, Strategy};
 
 /// Why a simulation could not run.
 #[derive(Debug, Clone, thiserror::Error)]

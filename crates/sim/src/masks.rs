@@ -6,7 +6,7 @@
 //! per-operation prices ([`price`]).
 
 use crate::costs::CostTable;
-use crate::strategy::Masks;
+use crate::strategy::Algo;
 use crate::SimError;
 
 /// What one mask update did, in the units the cost table prices: crates/hotplug's
@@ -31,7 +31,7 @@ pub fn price_without_lookups(ops: &Ops, scan_ns: f64, bit_op_ns: f64) -> f64 {
 
 /// Onlines every present CPU of `topology` (boot CPU first, uncounted) and sums
 /// the secondary CPUs' work.
-pub fn total_ops(topology: &topology::Topology, algo: Masks) -> Result<Ops, SimError> {
+pub fn total_ops(topology: &topology::Topology, algo: Algo) -> Result<Ops, SimError> {
     let mut engine = engine(topology, algo)?;
     let mut cpus = topology.present().iter();
     let mut sum = Ops::default();
@@ -53,24 +53,16 @@ pub trait MaskWork {
 /// Whether [`engine`] is crates/hotplug's real mask code.
 pub const REAL_ENGINE: bool = true;
 
-/// The hotplug crate's algorithm for a strategy's mask choice.
-pub fn algo(masks: Masks) -> hotplug::Algo {
-    match masks {
-        Masks::Naive => hotplug::Algo::Naive,
-        Masks::Scoped => hotplug::Algo::Scoped,
-    }
-}
-
 /// Builds crates/hotplug's mask engine for `topology` (only its boot CPU online).
 pub fn mask_engine(
     topology: &topology::Topology,
-    masks: Masks,
+    masks: Algo,
 ) -> Result<hotplug::MaskEngine, SimError> {
-    hotplug::MaskEngine::new(topology, algo(masks)).map_err(|e| SimError::Masks(e.to_string()))
+    hotplug::MaskEngine::new(topology, masks).map_err(|e| SimError::Masks(e.to_string()))
 }
 
 /// The real mask engine as a [`MaskWork`].
-pub fn engine(topology: &topology::Topology, algo: Masks) -> Result<Box<dyn MaskWork>, SimError> {
+pub fn engine(topology: &topology::Topology, algo: Algo) -> Result<Box<dyn MaskWork>, SimError> {
     Ok(Box::new(mask_engine(topology, algo)?))
 }
 
@@ -106,7 +98,7 @@ pub fn naive_ops_extrapolated(shape: &topology::Shape) -> Result<Ops, SimError> 
         let topo = shape
             .build()
             .map_err(|e| SimError::Masks(format!("{e:?}")))?;
-        return total_ops(&topo, Masks::Naive);
+        return total_ops(&topo, Algo::Naive);
     }
     let mut samples = Vec::with_capacity(4);
     for &c in &xs {
@@ -117,7 +109,7 @@ pub fn naive_ops_extrapolated(shape: &topology::Shape) -> Result<Ops, SimError> 
         let topo = small
             .build()
             .map_err(|e| SimError::Masks(format!("{e:?}")))?;
-        samples.push(total_ops(&topo, Masks::Naive)?);
+        samples.push(total_ops(&topo, Algo::Naive)?);
     }
     let x = shape.cores as f64;
     // Lagrange weights of the four sample points at x.
@@ -156,7 +148,7 @@ mod tests {
             // Seed 000's LPAR, whose naive work the powerpc fit extrapolates.
             crate::machines::SeedMachine::Power8Lpar1024.shape(),
         ] {
-            let full = total_ops(&shape.build().unwrap(), Masks::Naive).unwrap();
+            let full = total_ops(&shape.build().unwrap(), Algo::Naive).unwrap();
             let guess = naive_ops_extrapolated(&shape).unwrap();
             assert_eq!(guess, full, "{shape:?}");
         }

@@ -12,7 +12,7 @@ use topology::{LevelKind, Topology};
 use crate::costs::CostTable;
 use crate::engine::{Event, Nanos, Queue};
 use crate::masks::{self, Ops};
-use crate::strategy::{Calibrate, Kick, Strategy};
+use crate::strategy::{Calibrate, Strategy};
 use crate::SimError;
 
 /// A step of a CPU's bring-up, as drawn on the timeline.
@@ -305,7 +305,7 @@ impl hotplug::Platform for SimPlatform<'_> {
         let now = match self.strategy.calibrate {
             Calibrate::Serial => true,
             Calibrate::OncePerPackage => !self.calibrated_packages.contains(&package),
-            Calibrate::Parallel | Calibrate::Lpj(_) => false,
+            Calibrate::Parallel | Calibrate::Skip | Calibrate::Lpj(_) => false,
         };
         self.calibrated_packages.insert(package);
         if now {
@@ -468,10 +468,7 @@ pub fn simulate_with(
         Some(Box::new(online)),
         None,
     );
-    let report = match strategy.kick {
-        Kick::Serial => hp.bringup_serial(),
-        Kick::Parallel => hp.bringup_parallel(),
-    };
+    let report = hp.bringup(strategy.kick);
     if let Some((cpu, e)) = report.failed.first() {
         return Err(SimError::Masks(format!("CPU {cpu}: {e}")));
     }
@@ -573,13 +570,13 @@ pub fn clustered_apic(topology: &Topology) -> bool {
 mod tests {
     use super::*;
     use crate::machines::SeedMachine;
-    use crate::{Masks, Platform};
+    use crate::{Algo, Kick, Platform};
 
     fn strategy(kick: Kick, calibrate: Calibrate) -> Strategy {
         Strategy {
             kick,
             calibrate,
-            masks: Masks::Scoped,
+            masks: Algo::Scoped,
         }
     }
 

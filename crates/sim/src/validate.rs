@@ -23,7 +23,7 @@ use crate::costs::{CostTable, Platform};
 use crate::fit::{self, SEED_002};
 use crate::machines::SeedMachine;
 use crate::run::{simulate, Options};
-use crate::strategy::{Calibrate, Kick, Masks, Strategy};
+use crate::strategy::{Algo, Calibrate, Kick, Strategy};
 use crate::SimError;
 
 /// Whether a row is an out-of-sample prediction or a re-simulation of a fit input.
@@ -156,15 +156,13 @@ fn row(c: Case<'_>, progress: &mut dyn FnMut(&str)) -> Result<(Row, f64), SimErr
     progress(case);
     let costs = CostTable::for_platform(platform, &crate::fit::fitted()?);
     let mut predicted_s;
-    let run = if extrapolate_naive
-        && strategy.masks == Masks::Naive
-        && strategy.kick == Kick::Serial
+    let run = if extrapolate_naive && strategy.masks == Algo::Naive && strategy.kick == Kick::Serial
     {
         // With serial kicks the mask work sits wholly on the boot CPU's path, so
         // swapping the scoped work for the naive work shifts the end by the
         // difference in price.
         let scoped = Strategy {
-            masks: Masks::Scoped,
+            masks: Algo::Scoped,
             ..strategy
         };
         let run = simulate(
@@ -218,7 +216,7 @@ pub fn validate(progress: &mut dyn FnMut(&str)) -> Result<Report, SimError> {
     let x86_before = Strategy {
         kick: Kick::Serial,
         calibrate: Calibrate::Serial,
-        masks: Masks::Scoped,
+        masks: Algo::Scoped,
     };
     let x86_after = Strategy {
         calibrate: Calibrate::Parallel,
@@ -300,8 +298,8 @@ pub fn validate(progress: &mut dyn FnMut(&str)) -> Result<Report, SimError> {
         ),
     ] {
         for (label, masks, measured) in [
-            ("naive masks (before)", Masks::Naive, naive_s),
-            ("scoped masks (after)", Masks::Scoped, scoped_s),
+            ("naive masks (before)", Algo::Naive, naive_s),
+            ("scoped masks (after)", Algo::Scoped, scoped_s),
         ] {
             let note = if kind == Kind::Predict {
                 "the seed says \"about 30 mins\" / \"6 seconds\"".to_string()
@@ -373,7 +371,7 @@ pub fn validate(progress: &mut dyn FnMut(&str)) -> Result<Report, SimError> {
     let x86 = |kick| Strategy {
         kick,
         calibrate: Calibrate::Lpj(2_600_000),
-        masks: Masks::Scoped,
+        masks: Algo::Scoped,
     };
     for (label, kick, measured) in [
         ("serial kick (before)", Kick::Serial, fit::SEED_003_SERIAL_S),

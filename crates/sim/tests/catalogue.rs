@@ -2,7 +2,7 @@
 //! boots, and the seed machines the validation builds from shapes behave the same
 //! when read from the catalogue (built independently by another module).
 use sim::machines::SeedMachine;
-use sim::{simulate, Calibrate, CostTable, Kick, Masks, Options, Platform, Strategy};
+use sim::{simulate, Algo, Calibrate, CostTable, Kick, Options, Platform, Strategy};
 
 fn brought_up(topo: &topology::Topology, platform: Platform, strategy: Strategy) -> f64 {
     simulate(
@@ -26,7 +26,7 @@ fn every_catalogue_machine_boots() {
             &Strategy {
                 kick: Kick::Parallel,
                 calibrate: Calibrate::OncePerPackage,
-                masks: Masks::Scoped,
+                masks: Algo::Scoped,
             },
             &Options::default(),
         )
@@ -68,7 +68,7 @@ fn seed_shapes_agree_with_the_catalogue() {
             let s = Strategy {
                 kick,
                 calibrate: Calibrate::Parallel,
-                masks: Masks::Scoped,
+                masks: Algo::Scoped,
             };
             let a = brought_up(&shape, platform, s);
             let b = brought_up(&catalogue, platform, s);
