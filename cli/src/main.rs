@@ -71,7 +71,8 @@ enum Command {
     /// Simulate where Linux's fair class places a workload's tasks (virtual time).
     #[command(after_help = "Examples:
   manycore place --machine power10-shared-768 --lpar shared --workload ebizzy --threads 32 --duration 20 --compare 6.6 6.8
-  manycore place --machine x86-2n-128 --kernel 6.12 --workload hackbench --threads 64 --format json --svg occ.svg")]
+  manycore place --machine x86-2n-128 --kernel 6.12 --workload hackbench --threads 64 --format json --svg occ.svg
+  manycore place --machine x86-2s-16 --kernel 6.12 --workload spin --threads 2 --itmt 0-6,8-14=1 --itmt 7,15=9")]
     Place(place::PlaceArgs),
     /// Print the simulator's predictions for the seeds' large machines against
     /// what the seeds measured.

@@ -56,6 +56,11 @@ pub struct PlaceArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = PlaceFormat::Text)]
     pub format: PlaceFormat,
+    /// x86 ITMT (Turbo Boost Max 3.0) core priorities, CPULIST=PRIORITY, repeated
+    /// until every CPU has one (e.g. --itmt 0-1=70 --itmt 2-7=60): asym packing
+    /// at the SMT, CLS and MC levels toward the higher priorities.
+    #[arg(long, value_name = "CPULIST=PRIORITY")]
+    pub itmt: Vec<String>,
     /// Write per-VP occupancy over time as SVG (both runs with --compare).
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
@@ -110,14 +115,20 @@ pub fn run(args: &PlaceArgs) -> Result<()> {
             parse_side(&v[1], base, power)?,
         ],
     };
+    let options = MachineOptions {
+        itmt_priorities: if args.itmt.is_empty() {
+            None
+        } else {
+            Some(
+                place::parse_itmt(args.itmt.iter().map(|s| s.as_str()))
+                    .map_err(|e| anyhow::anyhow!("--itmt {e}"))?,
+            )
+        },
+    };
     let mut reports = Vec::new();
     for side in &sides {
-        let m = machine_for(
-            &topo,
-            side.kernel,
-            side.lpar == Lpar::Shared,
-            &MachineOptions::default(),
-        )?;
+        let m = machine_for(&topo, side.kernel, side.lpar == Lpar::Shared, &options)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
         let mut hv = HvParams::defaults(side.lpar, m.vp_cpus.len());
         if let Some(p) = args.pool {
             if !(p.is_finite() && p > 0.0) {

@@ -47,6 +47,67 @@ fn bad_input_is_refused_with_one_clear_line() {
         &with(&["--threads", "4", "--compare", "6.6", "shared"]),
         &["--compare shared", "POWER"],
     );
+    assert_refused(
+        &with(&["--threads", "4", "--itmt", "0-63"]),
+        &["--itmt", "CPULIST=PRIORITY"],
+    );
+    assert_refused(
+        &with(&["--threads", "4", "--itmt", "0-126=5"]),
+        &["ITMT", "CPU 127"],
+    );
+    assert_refused(
+        &[
+            "place",
+            "--machine",
+            "power9-lpar-128",
+            "--threads",
+            "4",
+            "--itmt",
+            "0-127=1",
+        ],
+        &["ITMT", "x86"],
+    );
+}
+
+/// `--itmt` reaches the engine: two spinning tasks settle on the two
+/// favoured cores of x86-2s-16 (7 and 15; one per package, as fork balancing
+/// spreads them over the nodes), read back from the occupancy picture's cells.
+#[test]
+fn itmt_priorities_steer_the_tasks() {
+    let svg = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("place-itmt.svg");
+    let out = manycore(&[
+        "place",
+        "--machine",
+        "x86-2s-16",
+        "--kernel",
+        "6.12",
+        "--workload",
+        "spin",
+        "--threads",
+        "2",
+        "--duration",
+        "2",
+        "--svg",
+        svg.to_str().unwrap(),
+        "--itmt",
+        "0-6,8-14=1",
+        "--itmt",
+        "7,15=9",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&svg).unwrap();
+    let mut cores: Vec<u32> = text
+        .split("id=\"busy-0-")
+        .skip(1)
+        .map(|id| id.split('-').next().unwrap().parse().unwrap())
+        .collect();
+    cores.sort_unstable();
+    cores.dedup();
+    assert_eq!(cores, [7, 15]);
 }
 
 #[test]

@@ -43,14 +43,19 @@ pub enum GroupType {
     HasSpare,
     /// No spare capacity, not overloaded.
     FullyBusy,
-    /// A task does not fit its CPU's capacity (`SD_ASYM_CPUCAPACITY` only).
+    /// A task does not fit its CPU's capacity. Never reached here: Linux sets
+    /// it only under `SD_ASYM_CPUCAPACITY` (`update_misfit_status()` needs
+    /// `sd_asym_cpucapacity`), and no machine the readers build has CPUs of
+    /// different capacity (no `cpu_capacity`/`capacity-dmips-mhz` input).
     Misfit,
     /// An SMT core with more than one busy sibling, seen by an idle CPU (v6.6+).
     SmtBalance,
     /// Work on CPUs of lower priority than the idle destination (`SD_ASYM_PACKING`).
     AsymPacking,
-    /// Affinity left the group imbalanced (`sg_imbalanced()`); never set here, as
-    /// no task has an affinity mask.
+    /// Affinity left the group imbalanced (`sg_imbalanced()`). Never reached
+    /// here: Linux sets `sgc->imbalance` only when `load_balance()` met tasks
+    /// pinned away from the destination (`LBF_SOME_PINNED`), and every workload
+    /// here may run anywhere (no `taskset`/`sched_setaffinity()` input).
     Imbalanced,
     /// More tasks than CPUs and no capacity left.
     Overloaded,

@@ -44,7 +44,7 @@ pub mod svg;
 pub mod validate;
 
 pub use hv::{HvParams, Lpar};
-pub use machine::{Machine, MachineError, MachineOptions};
+pub use machine::{parse_itmt, Machine, MachineError, MachineOptions};
 pub use workload::Workload;
 
 /// A kernel whose placement rules the engine follows.

@@ -118,7 +118,42 @@ pub struct MachineOptions {
     /// x86 ITMT: per-CPU priorities (indexed by Linux CPU number) as
     /// `sched_set_itmt_core_prio()` would set them; when given, the SMT, CLS and
     /// MC levels get `SD_ASYM_PACKING` as `x86_sched_itmt_flags()` gives them.
-    pub itmt_priorities: Option<Vec<i64>>,
+    /// Every online CPU needs one ([`parse_itmt`] reads them from text).
+    pub itmt_priorities: Option<Vec<Option<i64>>>,
+}
+
+/// Reads ITMT priorities from `CPULIST=PRIORITY` items (`0-3=70`, `4,6=52`),
+/// as firmware gives them to `sched_set_itmt_core_prio()`: one priority per
+/// CPU, indexed by Linux CPU number. A CPU named twice is refused (which of the
+/// two would Linux keep? the last call — but a typo is likelier).
+pub fn parse_itmt<'a>(
+    items: impl IntoIterator<Item = &'a str>,
+) -> Result<Vec<Option<i64>>, alloc::string::String> {
+    use alloc::format;
+    let mut prio: Vec<Option<i64>> = Vec::new();
+    for item in items {
+        let Some((list, p)) = item.split_once('=') else {
+            return Err(format!("{item:?}: expected CPULIST=PRIORITY, e.g. 0-3=70"));
+        };
+        let cpus = CpuMask::parse_list(list).map_err(|e| format!("{item:?}: {e}"))?;
+        let p: i64 = p
+            .trim()
+            .parse()
+            .map_err(|_| format!("{item:?}: priority {:?} is not an integer", p.trim()))?;
+        if cpus.is_empty() {
+            return Err(format!("{item:?}: no CPU named"));
+        }
+        for c in cpus.iter() {
+            if prio.len() <= c {
+                prio.resize(c + 1, None);
+            }
+            if let Some(old) = prio[c] {
+                return Err(format!("{item:?}: CPU {c} already has priority {old}"));
+            }
+            prio[c] = Some(p);
+        }
+    }
+    Ok(prio)
 }
 
 /// Why the machine view could not be made.
@@ -126,13 +161,8 @@ pub struct MachineOptions {
 pub enum MachineError {
     /// An online CPU the domains know is missing from the topology.
     UnknownCpu(u32),
-    /// `--itmt` priorities given for fewer CPUs than are online.
-    ItmtTooShort {
-        /// Priorities given.
-        given: usize,
-        /// CPUs needing one.
-        needed: usize,
-    },
+    /// An online CPU was given no ITMT priority.
+    ItmtMissing(u32),
     /// ITMT priorities are an x86 feature.
     ItmtNotX86,
 }
@@ -146,9 +176,9 @@ impl core::fmt::Display for MachineError {
                     "CPU {c} has scheduler domains but is not in the topology"
                 )
             }
-            MachineError::ItmtTooShort { given, needed } => write!(
+            MachineError::ItmtMissing(c) => write!(
                 f,
-                "ITMT priorities: {given} given, but the highest online CPU needs {needed}"
+                "ITMT priorities: online CPU {c} has none (every online CPU needs one)"
             ),
             MachineError::ItmtNotX86 => {
                 write!(
@@ -179,18 +209,18 @@ impl Machine {
             return Err(MachineError::ItmtNotX86);
         }
         if let Some(p) = &options.itmt_priorities {
-            if p.len() <= max_id {
-                return Err(MachineError::ItmtTooShort {
-                    given: p.len(),
-                    needed: max_id + 1,
-                });
+            if let Some(&c) = cpu_id
+                .iter()
+                .find(|&&c| p.get(c as usize).copied().flatten().is_none())
+            {
+                return Err(MachineError::ItmtMissing(c));
             }
         }
         let facts = Facts::new(topo, &cpu_id, &dense)?;
         let prio: Vec<i64> = cpu_id
             .iter()
             .map(|&c| match &options.itmt_priorities {
-                Some(p) => p[c as usize],
+                Some(p) => p[c as usize].unwrap_or_default(),
                 None => doms.asym_priority(c),
             })
             .collect();
