@@ -1039,23 +1039,52 @@ impl Domains {
     /// The groups of `cpu`'s domain `d` in the kernel's list order (the group
     /// holding `cpu` first, then wrapping through the span).
     pub fn groups(&self, cpu: u32, d: &Domain) -> Vec<CpuMask> {
-        let list = &self.group_lists[d.groups as usize];
-        let mut masks: Vec<CpuMask> = list
-            .iter()
-            .map(|g| match *g {
+        self.group_order(cpu, d)
+            .into_iter()
+            .map(|g| match g {
                 GroupSpan::Cpu(c) => CpuMask::single(c as usize),
                 GroupSpan::Span(s) => *self.spans.get(s),
             })
-            .collect();
+            .collect()
+    }
+
+    /// [`Domains::groups`] as references to the shared groups, without
+    /// copying a mask: renderers of every CPU's domains ask this per CPU
+    /// and domain.
+    pub(crate) fn group_order(&self, cpu: u32, d: &Domain) -> Vec<GroupSpan> {
+        let mut list = self.group_lists[d.groups as usize].clone();
         if !self.group_list_built_order[d.groups as usize] {
             // for_each_cpu_wrap order: by the first member at or after `cpu`.
-            let n = cpumask::MAX_CPUS;
-            masks.sort_by_key(|m| match m.next_from(cpu as usize) {
-                Some(x) => x,
-                None => m.first().unwrap_or(0) + n,
-            });
+            list.sort_by_key(|&g| self.wrap_key(g, cpu as usize));
         }
-        masks
+        list
+    }
+
+    /// An interned span's mask, with its first CPU and weight.
+    pub(crate) fn span_of(&self, s: u32) -> (&CpuMask, Option<u32>, u32) {
+        (self.spans.get(s), self.spans.first(s), self.spans.weight(s))
+    }
+
+    /// The group's first member at or after `cpu`, else its first plus
+    /// `MAX_CPUS`: the order `for_each_cpu_wrap` meets the groups in. The
+    /// span's bounds answer most groups without scanning the mask.
+    fn wrap_key(&self, g: GroupSpan, cpu: usize) -> usize {
+        let n = cpumask::MAX_CPUS;
+        match g {
+            GroupSpan::Cpu(c) if c as usize >= cpu => c as usize,
+            GroupSpan::Cpu(c) => c as usize + n,
+            GroupSpan::Span(s) => {
+                let first = self.spans.first(s).map_or(0, |f| f as usize);
+                match self.spans.last(s) {
+                    None => n,
+                    Some(_) if first >= cpu => first,
+                    Some(l) if l as usize >= cpu => {
+                        self.spans.get(s).next_from(cpu).unwrap_or(first + n)
+                    }
+                    Some(_) => first + n,
+                }
+            }
+        }
     }
 
     /// Number of distinct spans stored (shared between CPUs).

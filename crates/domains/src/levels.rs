@@ -27,36 +27,39 @@ pub(crate) struct Spans {
     /// machines).
     chunks: Vec<Vec<CpuMask>>,
     len: usize,
-    /// Weight and first CPU of each mask, found while fingerprinting it:
+    /// Weight, first and last CPU of each mask, found while fingerprinting it:
     /// domains ask for them per CPU per level, and each is a 2 KiB scan.
     weights: Vec<u32>,
     firsts: Vec<u32>,
+    lasts: Vec<u32>,
     index: BTreeSet<(u64, u32)>,
 }
 
-/// Masks per chunk of [`Spans`] storage (128 KiB).
+/// Masks per chunk of `Spans` storage (128 KiB).
 const CHUNK: usize = 64;
 
 /// A 64-bit digest of a mask's words (a multiply-xorshift mix written here
 /// rather than a hasher crate's: it is ten lines and needs no `std`), with the
 /// mask's weight and first CPU from the same pass. Zero words are skipped
 /// cheaply, which is most of a mask on large machines.
-fn fingerprint(mask: &CpuMask) -> (u64, u32, u32) {
+fn fingerprint(mask: &CpuMask) -> (u64, u32, u32, u32) {
     let mut h: u64 = 0x9e37_79b9_7f4a_7c15;
     let mut weight = 0;
     let mut first = u32::MAX;
+    let mut last = u32::MAX;
     for (i, &w) in mask.words().iter().enumerate() {
         if w != 0 {
             if first == u32::MAX {
                 first = (i * 64) as u32 + w.trailing_zeros();
             }
+            last = (i * 64) as u32 + 63 - w.leading_zeros();
             weight += w.count_ones();
             let x = (w ^ (i as u64).wrapping_mul(0xff51_afd7_ed55_8ccd))
                 .wrapping_mul(0xc4ce_b9fe_1a85_ec53);
             h = (h ^ x ^ (x >> 29)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
         }
     }
-    (h ^ (h >> 32), weight, first)
+    (h ^ (h >> 32), weight, first, last)
 }
 
 impl Spans {
@@ -65,7 +68,7 @@ impl Spans {
     }
     /// [`Spans::intern`] without moving the mask: it is copied only when new.
     pub fn intern_ref(&mut self, mask: &CpuMask) -> u32 {
-        let (fp, weight, first) = fingerprint(mask);
+        let (fp, weight, first, last) = fingerprint(mask);
         if let Some(&(_, id)) = self
             .index
             .range((fp, 0)..=(fp, u32::MAX))
@@ -81,6 +84,7 @@ impl Spans {
         self.len += 1;
         self.weights.push(weight);
         self.firsts.push(first);
+        self.lasts.push(last);
         self.index.insert((fp, id));
         id
     }
@@ -98,6 +102,10 @@ impl Spans {
     /// Lowest CPU of mask `id`, if any.
     pub fn first(&self, id: u32) -> Option<u32> {
         Some(self.firsts[id as usize]).filter(|&f| f != u32::MAX)
+    }
+    /// Highest CPU of mask `id`, if any.
+    pub fn last(&self, id: u32) -> Option<u32> {
+        Some(self.lasts[id as usize]).filter(|&l| l != u32::MAX)
     }
     /// Number of masks interned.
     pub fn len(&self) -> usize {

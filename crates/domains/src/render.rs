@@ -6,13 +6,13 @@ use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec;
 use alloc::vec::Vec;
-use core::fmt::Write as _;
+use core::fmt::{self, Write};
 #[cfg(feature = "std")]
 use std::io;
 #[cfg(feature = "std")]
 use std::path::Path;
 
-use crate::build::{CpuDomains, Domain, Domains, Reason};
+use crate::build::{CpuDomains, Domain, Domains, GroupSpan, Reason};
 use crate::flags::KernelVersion;
 use cpumask::CpuMask;
 
@@ -80,20 +80,31 @@ pub fn domain_files(domains: &Domains, layout: Layout, d: &Domain) -> Vec<(&'sta
 /// `grep . <root>/cpuN/domain*/*`-style lines for the selected CPUs.
 pub fn render_files(domains: &Domains, layout: Layout, cpus: &[&CpuDomains]) -> String {
     let mut out = String::new();
+    let _ = write_files(domains, layout, cpus, &mut out);
+    out
+}
+
+/// [`render_files`] written to `out` CPU by CPU.
+pub fn write_files<W: Write + ?Sized>(
+    domains: &Domains,
+    layout: Layout,
+    cpus: &[&CpuDomains],
+    out: &mut W,
+) -> fmt::Result {
     let root = layout.kernel_root();
     for c in cpus {
         for (m, d) in c.domains.iter().enumerate() {
             for (file, text) in domain_files(domains, layout, d) {
-                let _ = writeln!(
+                writeln!(
                     out,
                     "{root}/cpu{}/domain{m}/{file}:{}",
                     c.cpu,
                     text.trim_end_matches('\n')
-                );
+                )?;
             }
         }
     }
-    out
+    Ok(())
 }
 
 /// Writes the kernel's layout under `dir` (`dir/cpuN/domainM/<file>`), for every CPU.
@@ -116,17 +127,37 @@ pub fn write_tree(domains: &Domains, layout: Layout, dir: &Path) -> io::Result<(
 /// A readable account: the level table, then per CPU each domain's span, groups,
 /// flags and tuning, and the domains that were removed with the reason.
 pub fn render_text(domains: &Domains, cpus: &[&CpuDomains]) -> String {
-    let k = domains.kernel;
     let mut out = String::new();
-    let _ = writeln!(
+    let _ = write_text(domains, cpus, &mut out);
+    out
+}
+
+/// [`render_text`] written to `out` CPU by CPU.
+pub fn write_text<W: Write + ?Sized>(
+    domains: &Domains,
+    cpus: &[&CpuDomains],
+    out: &mut W,
+) -> fmt::Result {
+    write_text_head(domains, out)?;
+    let mut groups = GroupCache::new(domains);
+    for c in cpus {
+        write_text_cpu(domains, c, &mut groups, out)?;
+    }
+    Ok(())
+}
+
+/// The level table [`render_text`] starts with.
+fn write_text_head<W: Write + ?Sized>(domains: &Domains, out: &mut W) -> fmt::Result {
+    let k = domains.kernel;
+    writeln!(
         out,
         "Linux {} scheduler domains on {} ({} online CPUs: {})",
         k,
         domains.arch.uname(),
         domains.cpu_map.weight(),
         domains.cpu_map
-    );
-    let _ = writeln!(out, "levels built from (lowest first):");
+    )?;
+    writeln!(out, "levels built from (lowest first):")?;
     for (i, l) in domains.levels.iter().enumerate() {
         let mut extra = String::new();
         if let Some(dist) = l.numa_distance {
@@ -140,7 +171,7 @@ pub fn render_text(domains: &Domains, cpus: &[&CpuDomains]) -> String {
             }
         }
         let tf: Vec<&str> = k.names(l.topology_flags).collect();
-        let _ = writeln!(
+        writeln!(
             out,
             "  {i}: {:<5} {}{}{}",
             l.name,
@@ -151,64 +182,70 @@ pub fn render_text(domains: &Domains, cpus: &[&CpuDomains]) -> String {
             } else {
                 format!(" [{}]", tf.join(" "))
             }
-        );
+        )?;
     }
     if domains.rules.numa_in_package {
-        let _ = writeln!(
+        writeln!(
             out,
             "  (a package spans several nodes: no package level, NUMA levels instead)"
-        );
+        )?;
     }
     if domains.rules.splpar_asym_pack {
-        let _ = writeln!(
+        writeln!(
             out,
             "  shared-processor LPAR with big cores: asym packing above SMT, priority = -(cpu / {}), so lower-numbered cores are preferred; no MC level",
             domains.rules.threads_per_core
-        );
+        )?;
     }
-    for c in cpus {
-        let _ = writeln!(out, "cpu{}:", c.cpu);
-        for (m, d) in c.domains.iter().enumerate() {
-            let _ = writeln!(
-                out,
-                "  domain{m}: {:<5} span={} (level {})",
-                domains.name(d),
-                domains.span(d),
-                d.level
-            );
-            let _ = writeln!(
-                out,
-                "    groups: {}",
-                fold_groups(&domains.groups(c.cpu, d))
-            );
-            let names: Vec<&str> = k.names(d.flags).collect();
-            let _ = writeln!(
-                out,
-                "    flags: {} = {}",
-                k.encode(d.flags),
-                names.join(" ")
-            );
-            if k.has_group_flags() {
-                let g: Vec<&str> = k.names(d.groups_flags).collect();
-                let _ = writeln!(out, "    groups_flags: {}", g.join(" "));
-            }
-            let _ = writeln!(
-                out,
-                "    interval {}..{} ms, busy_factor {}, imbalance_pct {}, cache_nice_tries {}",
-                d.min_interval(),
-                d.max_interval(),
-                d.busy_factor,
-                d.imbalance_pct,
-                d.cache_nice_tries
-            );
+    Ok(())
+}
+
+/// One CPU's part of [`render_text`].
+fn write_text_cpu<W: Write + ?Sized>(
+    domains: &Domains,
+    c: &CpuDomains,
+    groups: &mut GroupCache,
+    out: &mut W,
+) -> fmt::Result {
+    let k = domains.kernel;
+    writeln!(out, "cpu{}:", c.cpu)?;
+    for (m, d) in c.domains.iter().enumerate() {
+        writeln!(
+            out,
+            "  domain{m}: {:<5} span={} (level {})",
+            domains.name(d),
+            domains.span(d),
+            d.level
+        )?;
+        let list: Vec<GroupSpan> = domains.group_order(c.cpu, d);
+        writeln!(out, "    groups: {}", groups.fold(&list))?;
+        let names: Vec<&str> = k.names(d.flags).collect();
+        writeln!(
+            out,
+            "    flags: {} = {}",
+            k.encode(d.flags),
+            names.join(" ")
+        )?;
+        if k.has_group_flags() {
+            let g: Vec<&str> = k.names(d.groups_flags).collect();
+            writeln!(out, "    groups_flags: {}", g.join(" "))?;
         }
-        for r in &c.removed {
-            let name = domains.levels[r.level as usize].name;
-            let why = removed_reason(domains, r);
-            let _ = writeln!(out, "  removed {name} (level {}): {why}", r.level);
-        }
+        writeln!(
+            out,
+            "    interval {}..{} ms, busy_factor {}, imbalance_pct {}, cache_nice_tries {}",
+            d.min_interval(),
+            d.max_interval(),
+            d.busy_factor,
+            d.imbalance_pct,
+            d.cache_nice_tries
+        )?;
     }
-    out
+    for r in &c.removed {
+        let name = domains.levels[r.level as usize].name;
+        let why = removed_reason(domains, r);
+        writeln!(out, "  removed {name} (level {}): {why}", r.level)?;
+    }
+    Ok(())
 }
 
 /// Shortest run of shifted copies that `fold_groups` folds (shorter lists
@@ -220,25 +257,48 @@ const MIN_GROUP_RUN: usize = 10;
 /// folded to its ends, so that 128 groups do not make one line of 2 000
 /// characters.
 pub fn fold_groups(groups: &[CpuMask]) -> String {
-    let shifted = |a: &CpuMask, b: &CpuMask| -> Option<usize> {
-        let d = b.first()?.checked_sub(a.first()?)?;
-        (d > 0 && a.weight() == b.weight() && a.iter().zip(b.iter()).all(|(x, y)| x + d == y))
-            .then_some(d)
+    let groups: Vec<GroupText> = groups.iter().map(GroupText::of).collect();
+    fold(&groups.iter().collect::<Vec<_>>())
+}
+
+/// A group as the renderers print it: its cpulist and its members.
+struct GroupText {
+    text: String,
+    members: Vec<u32>,
+}
+
+impl GroupText {
+    fn of(mask: &CpuMask) -> GroupText {
+        GroupText {
+            text: mask.to_list_string(),
+            members: mask.iter().map(|c| c as u32).collect(),
+        }
+    }
+}
+
+/// [`fold_groups`] over groups already made text.
+fn fold(groups: &[&GroupText]) -> String {
+    let shifted = |a: &GroupText, b: &GroupText| -> Option<u32> {
+        let d = b.members.first()?.checked_sub(*a.members.first()?)?;
+        (d > 0
+            && a.members.len() == b.members.len()
+            && a.members.iter().zip(&b.members).all(|(x, y)| x + d == *y))
+        .then_some(d)
     };
     let mut parts = Vec::new();
     let mut k = 0;
     while k < groups.len() {
         let mut end = k + 1;
-        if let Some(step) = groups.get(k + 1).and_then(|b| shifted(&groups[k], b)) {
-            while end < groups.len() && shifted(&groups[end - 1], &groups[end]) == Some(step) {
+        if let Some(step) = groups.get(k + 1).and_then(|b| shifted(groups[k], b)) {
+            while end < groups.len() && shifted(groups[end - 1], groups[end]) == Some(step) {
                 end += 1;
             }
             if end - k >= MIN_GROUP_RUN {
                 parts.push(format!(
                     "{{{}}} {{{}}} … {{{}}} ({} groups, each the previous + {step})",
-                    groups[k],
-                    groups[k + 1],
-                    groups[end - 1],
+                    groups[k].text,
+                    groups[k + 1].text,
+                    groups[end - 1].text,
                     end - k
                 ));
                 k = end;
@@ -246,10 +306,67 @@ pub fn fold_groups(groups: &[CpuMask]) -> String {
             }
             end = k + 1;
         }
-        parts.push(format!("{{{}}}", groups[k]));
+        parts.push(format!("{{{}}}", groups[k].text));
         k = end;
     }
     parts.join(" ")
+}
+
+/// Each shared group's text, made once: every CPU of a span lists the same
+/// groups, and printing all domains of a 16384-CPU machine would otherwise
+/// turn the same 2 KiB masks into text millions of times.
+struct GroupCache<'a> {
+    domains: &'a Domains,
+    spans: Vec<Option<GroupText>>,
+    cpus: BTreeMap<u32, GroupText>,
+}
+
+impl<'a> GroupCache<'a> {
+    fn new(domains: &'a Domains) -> Self {
+        GroupCache {
+            domains,
+            spans: (0..domains.distinct_spans()).map(|_| None).collect(),
+            cpus: BTreeMap::new(),
+        }
+    }
+
+    /// Makes sure every group of `list` has its text.
+    fn fill(&mut self, list: &[GroupSpan]) {
+        for &g in list {
+            match g {
+                GroupSpan::Cpu(c) => {
+                    self.cpus
+                        .entry(c)
+                        .or_insert_with(|| GroupText::of(&CpuMask::single(c as usize)));
+                }
+                GroupSpan::Span(s) => {
+                    if self.spans[s as usize].is_none() {
+                        let mask = self.domains.span_of(s).0;
+                        self.spans[s as usize] = Some(GroupText::of(mask));
+                    }
+                }
+            }
+        }
+    }
+
+    fn get(&self, g: GroupSpan) -> &GroupText {
+        match g {
+            GroupSpan::Cpu(c) => &self.cpus[&c],
+            GroupSpan::Span(s) => self.spans[s as usize].as_ref().expect("filled"),
+        }
+    }
+
+    /// The groups of `list` as [`fold_groups`] prints them.
+    fn fold(&mut self, list: &[GroupSpan]) -> String {
+        self.fill(list);
+        fold(&list.iter().map(|&g| self.get(g)).collect::<Vec<_>>())
+    }
+
+    /// The groups of `list` as cpulists.
+    fn texts(&mut self, list: &[GroupSpan]) -> Vec<&str> {
+        self.fill(list);
+        list.iter().map(|&g| self.get(g).text.as_str()).collect()
+    }
 }
 
 /// Why a level was left out of a CPU's domains, in words.
@@ -285,7 +402,11 @@ pub fn render_json(domains: &Domains, cpus: &[&CpuDomains]) -> serde_json::Value
             })
         })
         .collect();
-    let cpus_json: Vec<_> = cpus.iter().map(|c| cpu_json(domains, c)).collect();
+    let mut groups = GroupCache::new(domains);
+    let cpus_json: Vec<_> = cpus
+        .iter()
+        .map(|c| cpu_json(domains, c, &mut groups))
+        .collect();
     json!({
         "kernel": k.as_str(),
         "arch": domains.arch.uname(),
@@ -307,36 +428,37 @@ pub fn native_layout(k: KernelVersion) -> Layout {
 
 /// One CPU's entry of [`render_json`].
 #[cfg(feature = "std")]
-fn cpu_json(domains: &Domains, c: &CpuDomains) -> serde_json::Value {
+fn cpu_json(domains: &Domains, c: &CpuDomains, groups: &mut GroupCache) -> serde_json::Value {
     use serde_json::json;
     let k = domains.kernel;
 
     let doms: Vec<_> = c
-            .domains
-            .iter()
-            .enumerate()
-            .map(|(m, d)| {
-                json!({
-                    "domain": m,
-                    "level": d.level,
-                    "name": domains.name(d),
-                    "span": domains.span(d).to_list_string(),
-                    "groups": domains.groups(c.cpu, d).iter().map(|g| g.to_list_string()).collect::<Vec<_>>(),
-                    "flags": k.encode(d.flags),
-                    "flag_names": k.names(d.flags).collect::<Vec<_>>(),
-                    "groups_flags": if k.has_group_flags() {
-                        json!(k.names(d.groups_flags).collect::<Vec<_>>())
-                    } else {
-                        serde_json::Value::Null
-                    },
-                    "min_interval": d.min_interval(),
-                    "max_interval": d.max_interval(),
-                    "busy_factor": d.busy_factor,
-                    "imbalance_pct": d.imbalance_pct,
-                    "cache_nice_tries": d.cache_nice_tries,
-                })
+        .domains
+        .iter()
+        .enumerate()
+        .map(|(m, d)| {
+            let list = domains.group_order(c.cpu, d);
+            json!({
+                "domain": m,
+                "level": d.level,
+                "name": domains.name(d),
+                "span": domains.span(d).to_list_string(),
+                "groups": groups.texts(&list),
+                "flags": k.encode(d.flags),
+                "flag_names": k.names(d.flags).collect::<Vec<_>>(),
+                "groups_flags": if k.has_group_flags() {
+                    json!(k.names(d.groups_flags).collect::<Vec<_>>())
+                } else {
+                    serde_json::Value::Null
+                },
+                "min_interval": d.min_interval(),
+                "max_interval": d.max_interval(),
+                "busy_factor": d.busy_factor,
+                "imbalance_pct": d.imbalance_pct,
+                "cache_nice_tries": d.cache_nice_tries,
             })
-            .collect();
+        })
+        .collect();
     let removed: Vec<_> = c
         .removed
         .iter()
@@ -371,12 +493,41 @@ pub fn write_json(
     // Re-open the object to append "cpus".
     let head = head.trim_end().trim_end_matches('}').trim_end();
     writeln!(out, "{head},\n  \"cpus\": [")?;
+    let mut groups = GroupCache::new(domains);
     for (i, c) in cpus.iter().enumerate() {
-        let text = serde_json::to_string(&cpu_json(domains, c))?;
+        let text = serde_json::to_string(&cpu_json(domains, c, &mut groups))?;
         let sep = if i + 1 < cpus.len() { "," } else { "" };
         writeln!(out, "    {text}{sep}")?;
     }
     writeln!(out, "  ]\n}}")
+}
+
+/// Runs a text renderer (`write_text`, `write_files`) into an
+/// [`io::Write`], keeping the I/O error that stopped it.
+#[cfg(feature = "std")]
+pub fn to_io(
+    out: &mut dyn io::Write,
+    render: impl FnOnce(&mut dyn Write) -> fmt::Result,
+) -> io::Result<()> {
+    struct Sink<'a> {
+        out: &'a mut dyn io::Write,
+        error: Option<io::Error>,
+    }
+    impl Write for Sink<'_> {
+        fn write_str(&mut self, s: &str) -> fmt::Result {
+            self.out.write_all(s.as_bytes()).map_err(|e| {
+                self.error = Some(e);
+                fmt::Error
+            })
+        }
+    }
+    let mut sink = Sink { out, error: None };
+    match render(&mut sink) {
+        Ok(()) => Ok(()),
+        Err(_) => Err(sink
+            .error
+            .unwrap_or_else(|| io::Error::other("formatting failed"))),
+    }
 }
 
 /// A compact, line-oriented form of every online CPU's domains, for a console
