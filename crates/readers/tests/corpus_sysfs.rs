@@ -17,14 +17,24 @@
 //! tests print "N checked, M skipped" and fail if the tables go stale.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use cpumask::CpuMask;
 use topology::{CacheKind, LevelKind, Topology};
 
 fn corpus() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus")
+    readers::corpus::dir(env!("CARGO_MANIFEST_DIR"))
 }
+
+/// hwloc's Linux test cases in the corpus (console or XML listings of a
+/// snapshot, `history/` included).
+const HWLOC_CASES: usize = 63;
+
+/// util-linux's lscpu dumps with an expected output (`history/` included).
+const LSCPU_CASES: usize = 35;
+
+/// sysfs snapshots in the corpus (hwloc's linux and x86+linux, util-linux's).
+const SNAPSHOTS: usize = 60;
 
 // ---------------------------------------------------------------------------
 // hwloc console listings
@@ -758,10 +768,16 @@ fn hwloc_cases() -> Vec<HwlocCase> {
 
 #[test]
 fn hwloc_console_listings_match() {
+    let what = format!("{HWLOC_CASES} hwloc Linux snapshots against lstopo's listings");
+    if !readers::corpus::present(&corpus(), &what) {
+        return;
+    }
+    let cases = hwloc_cases();
+    assert_eq!(cases.len(), HWLOC_CASES, "hwloc Linux test cases");
     let mut checked = 0;
     let mut skipped = Vec::new();
     let mut failures = Vec::new();
-    for case in hwloc_cases() {
+    for case in cases {
         if let Some((_, reason)) = HWLOC_SKIPS.iter().find(|(n, _)| *n == case.name) {
             skipped.push((case.name.clone(), reason.to_string()));
             continue;
@@ -1143,10 +1159,20 @@ fn lscpu_cases() -> Vec<(String, PathBuf, PathBuf)> {
 
 #[test]
 fn lscpu_parse_outputs_match() {
+    let what = format!("{LSCPU_CASES} util-linux dumps against lscpu --parse");
+    if !readers::corpus::present(&corpus(), &what) {
+        return;
+    }
+    let cases = lscpu_cases();
+    assert_eq!(
+        cases.len(),
+        LSCPU_CASES,
+        "util-linux dumps with expected output"
+    );
     let mut checked = 0;
     let mut skipped = Vec::new();
     let mut failures = Vec::new();
-    for (name, dump, expected) in lscpu_cases() {
+    for (name, dump, expected) in cases {
         if let Some((_, reason)) = LSCPU_SKIPS.iter().find(|(n, _)| *n == name) {
             skipped.push((name.clone(), reason.to_string()));
             continue;
@@ -1196,6 +1222,9 @@ const EXPECTED_REJECTIONS: &[(&str, &str)] = &[
 
 #[test]
 fn every_snapshot_reads() {
+    if !readers::corpus::present(&corpus(), &format!("reading {SNAPSHOTS} sysfs snapshots")) {
+        return;
+    }
     let mut all = Vec::new();
     for dir in [
         "hwloc/tests/hwloc/linux",
@@ -1211,6 +1240,7 @@ fn every_snapshot_reads() {
         }
     }
     all.sort();
+    assert_eq!(all.len(), SNAPSHOTS, "sysfs snapshots in the corpus");
     let mut ok = 0;
     for p in &all {
         let file = p.file_name().unwrap().to_string_lossy().into_owned();

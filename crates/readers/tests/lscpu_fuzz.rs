@@ -2,29 +2,43 @@
 //! topology or an error, never a panic; what parses must also print.
 
 use std::path::PathBuf;
+use std::sync::OnceLock;
 
 use proptest::prelude::*;
 use readers::lscpu;
 
-fn corpus_texts() -> Vec<String> {
-    let base = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let mut texts = Vec::new();
-    for dir in [
-        base.join("../../../shared/corpus/util-linux/tests/expected/lscpu"),
-        base.join("tests/data"),
-    ] {
-        let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.file_name().unwrap().to_string_lossy().contains("lscpu"))
-            .collect();
-        paths.sort();
-        for p in paths {
-            texts.push(std::fs::read_to_string(p).unwrap());
+/// util-linux's expected lscpu outputs in the corpus.
+const CORPUS_TEXTS: usize = 20;
+
+/// The real lscpu outputs to mutate: the corpus' (when it is here; said
+/// loudly once when not) and the ones in tests/data.
+fn real_texts() -> &'static [String] {
+    static TEXTS: OnceLock<Vec<String>> = OnceLock::new();
+    TEXTS.get_or_init(|| {
+        let base = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+        let corpus = readers::corpus::dir(env!("CARGO_MANIFEST_DIR"));
+        let mut dirs = vec![base.join("tests/data")];
+        let what = format!(
+            "mutating {CORPUS_TEXTS} util-linux expected lscpu outputs (tests/data's are still mutated)"
+        );
+        if readers::corpus::present(&corpus, &what) {
+            dirs.push(corpus.join("util-linux/tests/expected/lscpu"));
         }
-    }
-    assert!(texts.len() > 20);
-    texts
+        let mut texts = Vec::new();
+        for dir in dirs {
+            let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
+                .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+                .map(|e| e.unwrap().path())
+                .filter(|p| p.file_name().unwrap().to_string_lossy().contains("lscpu"))
+                .collect();
+            paths.sort();
+            for p in paths {
+                texts.push(std::fs::read_to_string(p).unwrap());
+            }
+        }
+        assert!(texts.len() >= 4, "tests/data has 4 lscpu outputs");
+        texts
+    })
 }
 
 /// Parses and, on success, prints and re-parses: nothing may panic.
@@ -138,8 +152,7 @@ proptest! {
         pick in any::<prop::sample::Index>(),
         mutations in prop::collection::vec(mutation(), 1..6),
     ) {
-        let texts = corpus_texts();
-        let mut text = pick.get(&texts).clone();
+        let mut text = pick.get(real_texts()).clone();
         for m in &mutations {
             text = apply(&text, m);
         }

@@ -49,6 +49,12 @@ fn check(desc: &str) {
 
 #[test]
 fn synthetic_strings_match_lstopo() {
+    if !truth::have_lstopo(&format!(
+        "{} synthetic strings against lstopo",
+        STRINGS.len()
+    )) {
+        return;
+    }
     for desc in STRINGS {
         check(desc);
     }
@@ -57,8 +63,14 @@ fn synthetic_strings_match_lstopo() {
 /// The big machine: 16384 PUs, compared with hwloc in full.
 #[test]
 fn sixteen_thousand_pus_match_lstopo() {
+    if !truth::have_lstopo("1 synthetic string of 16384 PUs against lstopo") {
+        return;
+    }
     check("package:4 numa:4 l3:1 core:512 pu:2");
 }
+
+/// hwloc's XML files in the corpus (xml, linux, x86 and x86+linux tests).
+const XML_FILES: usize = 66;
 
 /// The writer against hwloc: every corpus topology our writer can describe,
 /// handed to lstopo as a synthetic string, must come back with the same
@@ -67,6 +79,10 @@ fn sixteen_thousand_pus_match_lstopo() {
 /// the writer leaves it out when the instances differ.
 #[test]
 fn written_strings_describe_corpus_topologies_to_lstopo() {
+    let what = format!("writing {XML_FILES} corpus hwloc XML topologies as strings for lstopo");
+    if !truth::have_corpus(&what) || !truth::have_lstopo(&what) {
+        return;
+    }
     let dir = truth::corpus().join("hwloc/tests/hwloc");
     let mut files: Vec<std::path::PathBuf> = Vec::new();
     for sub in ["xml", "linux", "x86", "x86+linux"] {
@@ -78,6 +94,7 @@ fn written_strings_describe_corpus_topologies_to_lstopo() {
         }
     }
     files.sort();
+    assert_eq!(files.len(), XML_FILES, "hwloc XML files in the corpus");
     let (mut described, mut refused) = (0, 0);
     for f in &files {
         let topo = readers::xml::read(&std::fs::read_to_string(f).unwrap(), "corpus").unwrap();

@@ -44,6 +44,10 @@ fn files_in(dirs: &[&str], suffixes: &[&str]) -> Vec<PathBuf> {
     all
 }
 
+/// The corpus topologies: 60 sysfs snapshots less the 2 refused, and 66
+/// hwloc XML files.
+const TOPOLOGIES: usize = 124;
+
 /// Every corpus topology: (label, topology).
 fn corpus_topologies() -> Vec<(String, Topology)> {
     let mut out = Vec::new();
@@ -76,6 +80,7 @@ fn corpus_topologies() -> Vec<(String, Topology)> {
         let t = readers::xml::read(&text, &file).unwrap_or_else(|e| panic!("{file}: {e}"));
         out.push((file, t));
     }
+    assert_eq!(out.len(), TOPOLOGIES, "corpus topologies");
     out
 }
 
@@ -119,6 +124,11 @@ fn default_node(t: &Topology, f: &mut truth::Facts) {
 
 #[test]
 fn written_strings_read_back_and_match_lstopo_for_every_corpus_topology() {
+    let what =
+        format!("synthetic strings of {TOPOLOGIES} corpus topologies read back and in lstopo");
+    if !truth::have_corpus(&what) || !truth::have_lstopo(&what) {
+        return;
+    }
     let (mut described, mut refused) = (0, 0);
     let mut described_names = Vec::new();
     for (file, t) in corpus_topologies() {
@@ -198,11 +208,19 @@ fn written_strings_read_back_and_match_lstopo_for_every_corpus_topology() {
 /// lstopo's export of the same string is the truth for the groups and labels.
 #[test]
 fn repeated_indexes_are_labels_as_in_hwloc() {
-    for desc in [
+    let strings = [
         "package:2(indexes=0,0) core:2(indexes=0,0,5,5) pu:1",
         "numa:2 package:2(indexes=0,0,512,512) core:1(indexes=0,0,0,0) pu:1",
         "package:1 numa:2 core:3(indexes=0,1,2,0,1,2) pu:2",
-    ] {
+    ];
+    let what = format!(
+        "{} strings with repeated indexes against lstopo",
+        strings.len()
+    );
+    if !truth::have_lstopo(&what) {
+        return;
+    }
+    for desc in strings {
         let t = synthetic::parse(desc).unwrap_or_else(|e| panic!("{desc}: {e}"));
         let lstopo = parse_xml(&run_lstopo(desc, &["--of", "xml"]));
         let want = expected(&lstopo);
@@ -218,7 +236,11 @@ fn repeated_indexes_are_labels_as_in_hwloc() {
 }
 
 /// A corpus XML with a 2-node `<distances2>`; its line is found in the text.
-fn two_node_xml() -> (String, usize) {
+/// None (said loudly) without the corpus.
+fn two_node_xml() -> Option<(String, usize)> {
+    if !truth::have_corpus("4 bad <distances2> edits of hwloc's 24em64t-2n6c2t-pci.xml") {
+        return None;
+    }
     let path = truth::corpus().join("hwloc/tests/hwloc/xml/24em64t-2n6c2t-pci.xml");
     let text = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("corpus missing at {}: {e}", path.display()));
@@ -227,13 +249,15 @@ fn two_node_xml() -> (String, usize) {
         .position(|l| l.contains("<distances2 type=\"NUMANode\" nbobjs=\"2\""))
         .expect("the file has a 2-node NUMA distances2")
         + 1;
-    (text, line)
+    Some((text, line))
 }
 
 /// Bad NUMA matrices are refused on the `<distances2>` line, not dropped.
 #[test]
 fn bad_distances2_is_an_error_naming_its_line() {
-    let (good, line) = two_node_xml();
+    let Some((good, line)) = two_node_xml() else {
+        return;
+    };
     let t = readers::xml::read(&good, "good.xml").unwrap();
     assert_eq!(t.nodes().len(), 2);
     assert!(t.has_distances(), "the unmodified file has its matrix");
@@ -280,6 +304,9 @@ fn bad_distances2_is_an_error_naming_its_line() {
 /// machine) become one-PU cores with no OS index, not a made-up P#2147483648.
 #[test]
 fn coreless_pus_get_cores_without_os_index() {
+    if !truth::have_lstopo("1 core-less synthetic machine exported by lstopo") {
+        return;
+    }
     let xml = run_lstopo("package:2 pu:3", &["--of", "xml"]);
     assert!(!xml.contains("type=\"Core\""), "lstopo made cores");
     let t = readers::xml::read(&xml, "lstopo").unwrap();

@@ -24,6 +24,25 @@ use truth::{assert_facts, corpus, expected, facts_of, parse_console, parse_xml, 
 /// (file name, why it is not compared).
 const SKIPS: &[(&str, &str)] = &[];
 
+/// hwloc's XML test cases (`tests/hwloc/xml/*.test`) in the corpus.
+const CASES: usize = 28;
+
+/// hwloc's expected XML outputs of its Linux and x86 backends in the corpus.
+const BACKEND_XMLS: usize = 44;
+
+/// Distinct XML files: the test cases' 20 sources and the backend outputs.
+const XML_FILES: usize = 20 + BACKEND_XMLS;
+
+/// The distinct corpus XML files (the cases' sources and the backend XMLs).
+fn all_xmls() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = xml_cases().into_iter().map(|(s, _)| s).collect();
+    files.extend(backend_xmls());
+    files.sort();
+    files.dedup();
+    assert_eq!(files.len(), XML_FILES, "distinct corpus XML files");
+    files
+}
+
 fn hwloc_tests() -> PathBuf {
     corpus().join("hwloc/tests/hwloc")
 }
@@ -62,12 +81,13 @@ fn name(p: &Path) -> String {
 
 #[test]
 fn xml_cases_match_expected_outputs() {
+    if !truth::have_corpus(&format!(
+        "{CASES} hwloc XML test cases against their expected output"
+    )) {
+        return;
+    }
     let cases = xml_cases();
-    assert!(
-        cases.len() >= 25,
-        "expected the corpus's xml test cases, found {}",
-        cases.len()
-    );
+    assert_eq!(cases.len(), CASES, "the corpus's xml test cases");
     let mut checked = 0;
     let mut with_distances = 0;
     for (source, target) in &cases {
@@ -109,13 +129,22 @@ fn backend_xmls() -> Vec<PathBuf> {
         }
     }
     files.sort();
+    assert_eq!(
+        files.len(),
+        BACKEND_XMLS,
+        "hwloc backend XMLs in the corpus"
+    );
     files
 }
 
 #[test]
 fn backend_outputs_match_independent_parser() {
+    if !truth::have_corpus(&format!(
+        "{BACKEND_XMLS} hwloc backend XMLs against the test parser"
+    )) {
+        return;
+    }
     let files = backend_xmls();
-    assert!(files.len() >= 30, "found only {} backend XMLs", files.len());
     for f in &files {
         if skipped(&name(f)) {
             continue;
@@ -130,10 +159,11 @@ fn backend_outputs_match_independent_parser() {
 /// Every corpus XML: read, write v2, load in lstopo, re-export, compare.
 #[test]
 fn written_xml_loads_in_lstopo_with_same_topology() {
-    let mut files: Vec<PathBuf> = xml_cases().into_iter().map(|(s, _)| s).collect();
-    files.sort();
-    files.dedup();
-    files.extend(backend_xmls());
+    let what = format!("{XML_FILES} corpus XMLs written and reloaded by lstopo");
+    if !truth::have_corpus(&what) || !truth::have_lstopo(&what) {
+        return;
+    }
+    let files = all_xmls();
     let dir = std::env::temp_dir().join(format!("manycore-xml-{}", std::process::id()));
     fs::create_dir_all(&dir).unwrap();
     for f in &files {
@@ -166,10 +196,11 @@ fn written_xml_loads_in_lstopo_with_same_topology() {
 /// the forced efficiency (read here by a plain text scan).
 #[test]
 fn cpu_kinds_match_cpukind_elements() {
-    let mut files: Vec<PathBuf> = xml_cases().into_iter().map(|(s, _)| s).collect();
-    files.extend(backend_xmls());
-    files.sort();
-    files.dedup();
+    let what = format!("CPU kinds of {XML_FILES} corpus XMLs");
+    if !truth::have_corpus(&what) {
+        return;
+    }
+    let files = all_xmls();
     let mut seen = 0;
     for f in &files {
         let text = fs::read_to_string(f).unwrap();
@@ -229,6 +260,9 @@ fn cpu_kinds_match_cpukind_elements() {
 /// lstopo with the same packages, cores, PUs, caches and NUMA nodes.
 #[test]
 fn sixteen_thousand_pus_written_and_loaded_by_lstopo() {
+    if !truth::have_lstopo("1 XML of 16384 PUs loaded by lstopo") {
+        return;
+    }
     let topo = readers::synthetic::parse("package:4 numa:4 l3:1 core:512 pu:2").unwrap();
     let path = std::env::temp_dir().join(format!("manycore-16k-{}.xml", std::process::id()));
     fs::write(&path, xml::write(&topo)).unwrap();

@@ -69,9 +69,20 @@ pub fn run_lstopo(input: &str, args: &[&str]) -> String {
     String::from_utf8(out.stdout).expect("lstopo output is UTF-8")
 }
 
-/// The corpus root (`../shared/corpus` relative to the repository).
+/// The corpus root (`shared/corpus` beside the repository, or `$MANYCORE_CORPUS`).
 pub fn corpus() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus")
+    readers::corpus::dir(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Whether the corpus is here; when not, one loud line says what the test
+/// skips (`what`, with its count), and under CI the test fails.
+pub fn have_corpus(what: &str) -> bool {
+    readers::corpus::present(&corpus(), what)
+}
+
+/// Whether lstopo is installed; when not, as [`have_corpus`].
+pub fn have_lstopo(what: &str) -> bool {
+    readers::corpus::program_present("lstopo-no-graphics", what)
 }
 
 fn hwloc_bitmap(text: &str) -> Set {
