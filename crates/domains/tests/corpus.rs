@@ -6,7 +6,7 @@
 //! reason; any other outcome for any snapshot fails the test by name.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use cpumask::CpuMask;
 use domains::{Flag, KernelVersion};
@@ -105,7 +105,7 @@ fn as_expected(file: &str, got: &Outcome, want: &Outcome) -> bool {
 
 /// Reads one snapshot and builds its domains on every kernel, checking the
 /// structural rules of each built set.
-fn outcome(path: &PathBuf) -> Outcome {
+fn outcome(path: &Path) -> Outcome {
     let topo = match readers::sysfs::read_path(path) {
         Ok(t) => t,
         Err(e) => return Outcome::ReaderRefused(e.to_string()),
