@@ -1,7 +1,8 @@
 //! Bad input and fuzzing for the sysfs reader.
 //!
 //! Snapshots are built in memory as tar (optionally gzip) archives. A generated
-//! machine is first read back intact and compared with the generator's own model
+//! machine (regular, or irregular from crates/topology/tests/support) is first
+//! read back intact and compared, set for set, with the generator's own model
 //! (an independent truth: the generator never calls the reader's grouping code),
 //! then mutated (files truncated, garbled, deleted, made non-UTF-8) and read
 //! again: the reader must never panic, and must either return a consistent
@@ -12,7 +13,12 @@ use std::io::Write;
 
 use cpumask::CpuMask;
 use proptest::prelude::*;
-use topology::{LevelKind, Topology};
+use topology::{CacheKind, LevelKind, Topology};
+
+#[path = "../../topology/tests/support/irregular.rs"]
+mod irregular;
+
+use irregular::{irregular, Irregular, CLUSTER, CORE, DIE, PACKAGE};
 
 /// A snapshot under construction: path → content, plus symlinks.
 #[derive(Debug, Clone, Default)]
@@ -320,11 +326,14 @@ proptest! {
     /// archive.
     #[test]
     fn damaged_snapshots_never_panic(
-        m in machines(),
+        tree in prop_oneof![
+            machines().prop_map(|m| m.tree()),
+            irregular().prop_map(|m| irregular_tree(&m)),
+        ],
         hits in proptest::collection::vec((any::<proptest::sample::Index>(), damage()), 1..4),
         gzip in any::<bool>(),
     ) {
-        let mut tree = m.tree();
+        let mut tree = tree;
         for (which, how) in hits {
             let keys: Vec<String> = tree.files.keys().cloned().collect();
             let key = which.get(&keys).clone();
@@ -819,4 +828,179 @@ fn no_cache_directories_at_all_gives_no_caches() {
     let t = read(&tree).unwrap();
     assert!(t.caches().is_empty());
     assert_eq!(t.count(LevelKind::Core), 4);
+}
+
+// ---------------------------------------------------------------------------
+// Irregular machines: every set read back
+// ---------------------------------------------------------------------------
+
+/// `m` as a snapshot written the way Linux writes one: an offline CPU keeps
+/// only its `online` file (0, CPU 0 included), and the sibling lists, the
+/// caches' `shared_cpu_list` and the nodes' `cpulist` hold online CPUs only
+/// (x86 takes a CPU out of them when it goes offline).
+fn irregular_tree(m: &Irregular) -> Tree {
+    let mut t = Tree::default();
+    let cpu_dir = "sys/devices/system/cpu";
+    let line = |mask: CpuMask| format!("{}\n", mask.to_list_string());
+    t.file(
+        &format!("{cpu_dir}/possible"),
+        format!("0-{}\n", m.nr_possible - 1),
+    );
+    t.file(&format!("{cpu_dir}/present"), line(m.present()));
+    t.file(&format!("{cpu_dir}/online"), line(m.online()));
+    let mut cpuinfo = String::new();
+    for pos in 0..m.len() {
+        let id = m.ids[pos] as usize;
+        let dir = format!("{cpu_dir}/cpu{id}");
+        let online = !m.offline.contains(id);
+        if id != 0 || !online {
+            t.file(&format!("{dir}/online"), if online { "1\n" } else { "0\n" });
+        }
+        if !online {
+            continue;
+        }
+        cpuinfo.push_str(&format!(
+            "processor\t: {id}\nvendor_id\t: GenuineIntel\nflags\t\t: fpu lm\napicid\t\t: {}\n\n",
+            pos * 2
+        ));
+        let topo = format!("{dir}/topology");
+        let [p, d, ..] = m.place(pos);
+        let list = |level: usize| line(m.group(pos, level, true));
+        t.file(&format!("{topo}/physical_package_id"), format!("{p}\n"));
+        t.file(&format!("{topo}/core_id"), format!("{}\n", m.core_id(pos)));
+        t.file(&format!("{topo}/thread_siblings_list"), list(CORE));
+        t.file(&format!("{topo}/core_cpus_list"), list(CORE));
+        t.file(&format!("{topo}/core_siblings_list"), list(PACKAGE));
+        t.file(&format!("{topo}/package_cpus_list"), list(PACKAGE));
+        if m.has_dies {
+            t.file(&format!("{topo}/die_id"), format!("{d}\n"));
+            t.file(&format!("{topo}/die_cpus_list"), list(DIE));
+        }
+        if m.has_clusters {
+            t.file(
+                &format!("{topo}/cluster_id"),
+                format!("{}\n", m.cluster_id(pos)),
+            );
+            t.file(&format!("{topo}/cluster_cpus_list"), list(CLUSTER));
+        }
+        for (index, level, kind, kb, at) in m.cache_layout() {
+            let c = format!("{dir}/cache/index{index}");
+            let ty = match kind {
+                CacheKind::Data => "Data",
+                CacheKind::Instruction => "Instruction",
+                CacheKind::Unified => "Unified",
+            };
+            t.file(&format!("{c}/level"), format!("{level}\n"));
+            t.file(&format!("{c}/type"), format!("{ty}\n"));
+            t.file(&format!("{c}/size"), format!("{kb}K\n"));
+            t.file(&format!("{c}/coherency_line_size"), "64\n");
+            t.file(&format!("{c}/ways_of_associativity"), "8\n");
+            t.file(&format!("{c}/shared_cpu_list"), list(at));
+        }
+    }
+    t.file("proc/cpuinfo", cpuinfo);
+    let nodes = m.node_ids.len();
+    for (i, &id) in m.node_ids.iter().enumerate() {
+        let dir = format!("sys/devices/system/node/node{id}");
+        t.file(&format!("{dir}/cpulist"), line(m.node_cpus(i, true)));
+        let row: Vec<String> = (0..nodes).map(|j| m.distance(i, j).to_string()).collect();
+        t.file(&format!("{dir}/distance"), format!("{}\n", row.join(" ")));
+        t.file(
+            &format!("{dir}/meminfo"),
+            format!("Node {id} MemTotal:       {} kB\n", m.memory_kb[i]),
+        );
+    }
+    t
+}
+
+/// Every set the reader gives back against the generator's own: online,
+/// present and possible CPUs; the groups of each level (core and package
+/// siblings, dies and clusters where some has two CPUs, as the reader drops
+/// levels of single CPUs like hwloc); each node's CPUs, memory and distance
+/// row; each cache's CPUs and size; each CPU's node and APIC id.
+fn assert_reads_back(m: &Irregular, t: &Topology) -> Result<(), TestCaseError> {
+    let online = m.online();
+    prop_assert_eq!(*t.online(), online);
+    prop_assert_eq!(*t.present(), m.present());
+    prop_assert_eq!(*t.possible(), CpuMask::first_n(m.nr_possible as usize));
+    prop_assert_eq!(t.known(), online);
+    for (kind, level, reported) in [
+        (LevelKind::Core, CORE, true),
+        (LevelKind::Cluster, CLUSTER, m.has_clusters),
+        (LevelKind::Die, DIE, m.has_dies),
+        (LevelKind::Package, PACKAGE, true),
+    ] {
+        let want = m.groups(level);
+        let kept = matches!(kind, LevelKind::Core | LevelKind::Package)
+            || (reported && want.iter().any(|g| g.weight() > 1));
+        prop_assert_eq!(t.level(kind).is_some(), kept, "{:?} level", kind);
+        if kept {
+            prop_assert_eq!(groups(t, kind), want, "{:?} groups", kind);
+        }
+    }
+    let ids: Vec<u32> = t.nodes().iter().map(|n| n.id).collect();
+    prop_assert_eq!(&ids, &m.node_ids);
+    for (i, node) in t.nodes().iter().enumerate() {
+        prop_assert_eq!(node.cpus, m.node_cpus(i, true), "node {} CPUs", node.id);
+        prop_assert_eq!(
+            node.memory_bytes,
+            Some(m.memory_kb[i] * 1024),
+            "node {}",
+            node.id
+        );
+        for j in 0..ids.len() {
+            prop_assert_eq!(
+                t.distance(i, j),
+                m.distance(i, j),
+                "distance {} -> {}",
+                i,
+                j
+            );
+        }
+    }
+    let mut got: Vec<(u8, CacheKind, u64, CpuMask)> = t
+        .caches()
+        .iter()
+        .map(|c| (c.level, c.kind, c.size_bytes.unwrap_or(0), c.cpus))
+        .collect();
+    got.sort_by_key(|c| (c.0, c.1, c.3.first()));
+    prop_assert_eq!(got, m.caches(true), "caches");
+    for pos in 0..m.len() {
+        let id = m.ids[pos] as usize;
+        if !online.contains(id) {
+            continue;
+        }
+        let cpu = t.cpu(id).unwrap();
+        prop_assert_eq!(cpu.node, Some(m.node_of(pos) as u32), "cpu{} node", id);
+        prop_assert_eq!(cpu.hw_id, Some(pos as u64 * 2), "cpu{} APIC id", id);
+        prop_assert_eq!(
+            t.smt_mask(id),
+            m.group(pos, CORE, true),
+            "cpu{} SMT siblings",
+            id
+        );
+        prop_assert_eq!(
+            t.package_mask(id),
+            m.group(pos, PACKAGE, true),
+            "cpu{} package",
+            id
+        );
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+    /// Irregular snapshots (CPU numbers shuffled and with holes, CPU 0 and
+    /// others offline, dies, clusters, sparse interleaved nodes, memory-less
+    /// and memory-only nodes, asymmetric SLITs) read back set for set.
+    #[test]
+    fn irregular_snapshots_read_back_every_set(m in irregular()) {
+        let tree = irregular_tree(&m);
+        let t = readers::sysfs::read_archive_bytes(&tree.tar_gz("irr"), "irr.tar.gz")
+            .map_err(|e| TestCaseError::fail(format!("{e}")))?;
+        assert_consistent(&t);
+        assert_reads_back(&m, &t)?;
+    }
 }
