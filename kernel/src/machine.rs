@@ -15,7 +15,7 @@ use alloc::collections::BTreeMap;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use bootproto::cmdline::{self, Options};
-use bootproto::report::{FailedCpu, KernelResult, PercpuLine, SratRange, Timeline};
+use bootproto::report::{FailedCpu, KernelResult, PercpuLine, SratRange, Timeline, TopologyLine};
 use core::fmt;
 use core::sync::atomic::Ordering;
 use cpumask::CpuMask;
@@ -298,13 +298,13 @@ fn bring_up(m: &Machine, areas: &Areas, opts: &Options) -> Result<(Outcome, Span
         bsp_apic_id: m.bsp_apic,
     });
     let s = m.shifts;
-    kprintln!(
-        "topology: CPUID leaf {:#x}: SMT shift {}, core shift {}, package shift {}",
-        s.leaf,
-        s.smt,
-        s.core,
-        s.package
-    );
+    let shifts = TopologyLine::Shifts {
+        leaf: s.leaf,
+        smt: s.smt,
+        core: s.core,
+        package: s.package,
+    };
+    kprintln!("{shifts}");
     let engine = MaskEngine::for_x86(x86_description(m, &bsp_caches), 0, Algo::Scoped)
         .map_err(Fatal::Engine)?;
     let delays = Delays {
@@ -586,7 +586,7 @@ fn final_topology(
                 report::print_domains(&t);
             }
         }
-        Err(e) => kprintln!("topology: cannot build the model: {e}"),
+        Err(e) => kprintln!("{}", TopologyLine::Unbuilt(e.to_string())),
     }
 }
 

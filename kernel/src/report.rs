@@ -3,9 +3,8 @@
 
 use crate::firmware::CpuInfo;
 use crate::kprintln;
-use alloc::string::String;
 use alloc::vec::Vec;
-use bootproto::report::{CacheLine, CpuFacts, DistanceRow};
+use bootproto::report::{CacheLine, CpuFacts, DistanceRow, TopologyLine};
 use cpumask::CpuMask;
 use topology::{Arch, Cache, CpuSpec, HwIdKind, LevelKind, Topology, TopologyBuilder};
 use x86desc::shifts::ApicShifts;
@@ -111,11 +110,6 @@ pub fn print_cpu_facts(t: &Topology) {
     }
 }
 
-/// `L2`, `L1d`, `L1i`: a cache's name as lscpu and lstopo print it.
-fn cache_name(c: &Cache) -> String {
-    alloc::format!("L{}{}", c.level, c.kind.suffix())
-}
-
 /// Prints one `cputopo: cache` line per cache instance (`topo_dump`), so that
 /// the host can rebuild the same model.
 pub fn print_cache_facts(t: &Topology) {
@@ -124,88 +118,103 @@ pub fn print_cache_facts(t: &Topology) {
     }
 }
 
-/// Prints the topology summary: counts per level, each cache level (how many
-/// instances, how many CPUs share one), and each node's CPUs.
+/// Prints the topology summary: counts per level, the packages and dies,
+/// each cache level (how many instances, how many CPUs share one), each node's
+/// CPUs and memory, and the distance matrix.
 pub fn print_topology(t: &Topology) {
-    let mut counts = String::new();
-    for kind in LevelKind::ALL {
-        if let Some(level) = t.level(kind) {
-            if !counts.is_empty() {
-                counts.push_str(", ");
-            }
-            counts.push_str(&alloc::format!("{} {}s", level.groups.len(), kind.name()));
-        }
+    let lines = core::iter::once(summary_line(t))
+        .chain(group_lines(t))
+        .chain(cache_lines(t))
+        .chain(node_lines(t));
+    for line in lines {
+        kprintln!("{line}");
     }
-    kprintln!(
-        "topology: {} possible, {} present, {} online CPUs; {}; {} threads per core",
-        t.possible().weight(),
-        t.present().weight(),
-        t.online().weight(),
-        counts,
-        t.max_threads_per_core()
-    );
-    for kind in [LevelKind::Package, LevelKind::Die] {
-        if let Some(level) = t.level(kind) {
-            for (i, g) in level.groups.iter().enumerate() {
-                kprintln!(
-                    "topology: {} {} cpus {}",
-                    kind.name(),
-                    i,
-                    g.cpus.to_list_string()
-                );
-            }
-        }
+}
+
+/// CPU counts and the number of groups per level.
+fn summary_line(t: &Topology) -> TopologyLine {
+    let levels = LevelKind::ALL
+        .into_iter()
+        .filter_map(|kind| Some((kind, t.level(kind)?.groups.len() as u32)))
+        .collect();
+    TopologyLine::Summary {
+        possible: t.possible().weight() as u32,
+        present: t.present().weight() as u32,
+        online: t.online().weight() as u32,
+        levels,
+        threads_per_core: t.max_threads_per_core() as u32,
     }
-    // Caches, one line per level and kind: instances are listed in the model's
-    // order (level, kind, first CPU), so equal ones are adjacent.
+}
+
+/// Every package and die with its CPUs.
+fn group_lines(t: &Topology) -> impl Iterator<Item = TopologyLine> + '_ {
+    [LevelKind::Package, LevelKind::Die]
+        .into_iter()
+        .filter_map(|kind| Some((kind, t.level(kind)?)))
+        .flat_map(|(kind, level)| {
+            level
+                .groups
+                .iter()
+                .enumerate()
+                .map(move |(i, g)| TopologyLine::Group {
+                    kind,
+                    index: i as u32,
+                    cpus: g.cpus,
+                })
+        })
+}
+
+/// One line per cache level and kind. The model lists instances by (level,
+/// kind, first CPU), so equal ones are adjacent; their spans are listed only
+/// up to 16 instances, to keep big machines' reports short.
+fn cache_lines(t: &Topology) -> Vec<TopologyLine> {
+    let caches = t.caches();
+    let mut lines = Vec::new();
     let mut i = 0;
-    while let Some(first) = t.caches().get(i) {
-        let same = t.caches()[i..]
+    while let Some(first) = caches.get(i) {
+        let same = caches[i..]
             .iter()
             .take_while(|c| c.level == first.level && c.kind == first.kind)
             .count();
-        let group = &t.caches()[i..i + same];
-        let weights = group.iter().map(|c| c.cpus.weight());
-        let (least, most) = weights.fold((usize::MAX, 0), |(lo, hi), w| (lo.min(w), hi.max(w)));
-        let sharing = if least == most {
-            alloc::format!("{most}")
-        } else {
-            alloc::format!("{least}-{most}")
-        };
-        kprintln!(
-            "topology: cache {} {} KiB, {} instances of {} CPUs{}",
-            cache_name(first),
-            first.size_bytes.unwrap_or(0) >> 10,
-            same,
+        let group = &caches[i..i + same];
+        let weights = group.iter().map(|c| c.cpus.weight() as u32);
+        let sharing = weights.fold((u32::MAX, 0), |(lo, hi), w| (lo.min(w), hi.max(w)));
+        lines.push(TopologyLine::Cache {
+            level: first.level,
+            kind: first.kind,
+            size_kib: first.size_bytes.unwrap_or(0) >> 10,
+            instances: same as u32,
             sharing,
-            if same <= 16 {
-                let spans: Vec<String> = group.iter().map(|c| c.cpus.to_list_string()).collect();
-                alloc::format!(": {}", spans.join(" "))
+            spans: if same <= 16 {
+                group.iter().map(|c| c.cpus).collect()
             } else {
-                String::new()
-            }
-        );
+                Vec::new()
+            },
+        });
         i += same;
     }
-    for node in t.nodes() {
-        let mib = node.memory_bytes.unwrap_or(0) >> 20;
-        kprintln!(
-            "topology: node {} cpus {} memory {} MiB",
-            node.id,
-            node.cpus.to_list_string(),
-            mib
-        );
-    }
-    if t.has_distances() {
-        let k = t.nodes().len();
-        for i in 0..k {
-            let line = DistanceRow {
-                node: t.nodes()[i].id,
-                row: (0..k).map(|j| t.distance(i, j)).collect(),
-            };
-            kprintln!("{line}");
-        }
-    }
+    lines
+}
+
+/// Each node's CPUs and memory, then the distance matrix row by row.
+fn node_lines(t: &Topology) -> impl Iterator<Item = TopologyLine> + '_ {
+    let nodes = t.nodes().iter().map(|node| TopologyLine::Node {
+        id: node.id,
+        cpus: node.cpus,
+        memory_mib: node.memory_bytes.unwrap_or(0) >> 20,
+    });
+    let k = if t.has_distances() {
+        t.nodes().len()
+    } else {
+        0
+    };
+    let rows = (0..k).map(move |i| {
+        TopologyLine::Distances(DistanceRow {
+            node: t.nodes()[i].id,
+            row: (0..k).map(|j| t.distance(i, j)).collect(),
+        })
+    });
+    nodes.chain(rows)
 }
 
 /// Prints the scheduler domains of every online CPU, as Linux 6.12 builds them

@@ -14,6 +14,9 @@ use cpumask::CpuMask;
 use serde::{Deserialize, Serialize};
 use topology::{Cache, CacheKind};
 
+mod summary;
+pub use summary::TopologyLine;
+
 /// What starts the result line.
 pub const RESULT_PREFIX: &str = "MANYCORE-RESULT ";
 

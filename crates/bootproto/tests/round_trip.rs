@@ -7,10 +7,85 @@
 
 use bootproto::report::{
     CacheLine, CpuFacts, DistanceRow, FailedCpu, KernelResult, PercpuLine, SratRange, Timeline,
+    TopologyLine,
 };
 use cpumask::CpuMask;
 use proptest::prelude::*;
-use topology::{Cache, CacheKind};
+use topology::{Cache, CacheKind, LevelKind};
+
+fn list(s: &str) -> CpuMask {
+    CpuMask::parse_list(s).unwrap()
+}
+
+/// The `topology:` lines of the real boot in crates/qemu-runner/tests/parse_fuzz.rs
+/// (2 packages of 2 cores, 2 nodes, an AMD guest), read field by field.
+#[test]
+fn topology_lines_of_a_real_boot_read_as_they_say() {
+    let cases = [
+        (
+            "topology: CPUID leaf 0xb: SMT shift 0, core shift 1, package shift 1",
+            TopologyLine::Shifts { leaf: 0xb, smt: 0, core: 1, package: 1 },
+        ),
+        (
+            "topology: 4 possible, 4 present, 4 online CPUs; 4 cores, 2 packages; 1 threads per core",
+            TopologyLine::Summary {
+                possible: 4,
+                present: 4,
+                online: 4,
+                levels: vec![(LevelKind::Core, 4), (LevelKind::Package, 2)],
+                threads_per_core: 1,
+            },
+        ),
+        (
+            "topology: package 1 cpus 2-3",
+            TopologyLine::Group { kind: LevelKind::Package, index: 1, cpus: list("2-3") },
+        ),
+        (
+            "topology: cache L1d 64 KiB, 4 instances of 1 CPUs: 0 1 2 3",
+            TopologyLine::Cache {
+                level: 1,
+                kind: CacheKind::Data,
+                size_kib: 64,
+                instances: 4,
+                sharing: (1, 1),
+                spans: vec![list("0"), list("1"), list("2"), list("3")],
+            },
+        ),
+        (
+            "topology: cache L3 16384 KiB, 2 instances of 2 CPUs: 0-1 2-3",
+            TopologyLine::Cache {
+                level: 3,
+                kind: CacheKind::Unified,
+                size_kib: 16384,
+                instances: 2,
+                sharing: (2, 2),
+                spans: vec![list("0-1"), list("2-3")],
+            },
+        ),
+        (
+            "topology: node 1 cpus 2-3 memory 257 MiB",
+            TopologyLine::Node { id: 1, cpus: list("2-3"), memory_mib: 257 },
+        ),
+        (
+            "topology: node 1 distances 15 10",
+            TopologyLine::Distances(DistanceRow { node: 1, row: vec![15, 10] }),
+        ),
+    ];
+    for (line, want) in cases {
+        assert_eq!(TopologyLine::parse(line).as_ref(), Some(&want), "{line}");
+        assert_eq!(want.to_string(), line);
+    }
+    // Not topology lines, or not as the kernel writes them.
+    for line in [
+        "topology: package 0 cpus 1,0",
+        "topology: cache L2 512 KiB, 4 instances of 1-1 CPUs",
+        "topology: 4 possible, 4 present, 4 online CPUs; 4 cors; 1 threads per core",
+        "topology: node -1 cpus 0 memory 1 MiB",
+        "cputopo: cpu 0 apic 0 package 0 die - core 0 node 0 online 1",
+    ] {
+        assert_eq!(TopologyLine::parse(line), None, "{line}");
+    }
+}
 
 #[test]
 fn lines_of_a_real_boot_read_as_they_say() {
@@ -147,6 +222,69 @@ fn cache() -> impl Strategy<Value = Cache> {
         )
 }
 
+fn mask(max_len: usize) -> impl Strategy<Value = CpuMask> {
+    prop::collection::btree_set(0usize..16384, 0..max_len)
+        .prop_map(|cpus| cpus.into_iter().collect::<CpuMask>())
+}
+
+fn level_kind() -> impl Strategy<Value = LevelKind> {
+    prop::sample::select(&LevelKind::ALL[..])
+}
+
+fn topology_line() -> impl Strategy<Value = TopologyLine> {
+    let kind = prop_oneof![
+        Just(CacheKind::Data),
+        Just(CacheKind::Instruction),
+        Just(CacheKind::Unified)
+    ];
+    prop_oneof![
+        any::<[u32; 4]>().prop_map(|[leaf, smt, core, package]| TopologyLine::Shifts {
+            leaf,
+            smt,
+            core,
+            package
+        }),
+        (
+            any::<[u32; 4]>(),
+            prop::collection::vec((level_kind(), any::<u32>()), 0..5)
+        )
+            .prop_map(|([possible, present, online, threads_per_core], levels)| {
+                TopologyLine::Summary {
+                    possible,
+                    present,
+                    online,
+                    levels,
+                    threads_per_core,
+                }
+            }),
+        (level_kind(), any::<u32>(), mask(40))
+            .prop_map(|(kind, index, cpus)| TopologyLine::Group { kind, index, cpus }),
+        (
+            (1u8..=9, kind, any::<u64>(), any::<u32>()),
+            (any::<u32>(), any::<u32>()),
+            prop::collection::vec(mask(8).prop_filter("non-empty", |m| !m.is_empty()), 0..17)
+        )
+            .prop_map(|((level, kind, size_kib, instances), (a, b), spans)| {
+                TopologyLine::Cache {
+                    level,
+                    kind,
+                    size_kib,
+                    instances,
+                    sharing: (a.min(b), a.max(b)),
+                    spans,
+                }
+            }),
+        (any::<u32>(), mask(40), any::<u64>()).prop_map(|(id, cpus, memory_mib)| {
+            TopologyLine::Node {
+                id,
+                cpus,
+                memory_mib,
+            }
+        }),
+        "[ -~]{0,40}".prop_map(TopologyLine::Unbuilt),
+    ]
+}
+
 fn result() -> impl Strategy<Value = KernelResult> {
     (
         ("[a-z]{0,10}", "[a-z\"\\\\ ]{0,10}", "[a-z]{0,10}"),
@@ -243,6 +381,16 @@ proptest! {
     }
 
     #[test]
+    fn topology_lines_round_trip(v in topology_line()) {
+        let line = v.to_string();
+        prop_assert_eq!(TopologyLine::parse(&line), Some(v.clone()));
+        // The reason of `Unbuilt` is free text: any cut of it is another reason.
+        if !matches!(v, TopologyLine::Unbuilt(_)) {
+            cuts_are_not_the_line(&line, &v, TopologyLine::parse)?;
+        }
+    }
+
+    #[test]
     fn failed_cpu_lines_round_trip(cpu in any::<u32>(), why in "[ -~]{0,40}") {
         let v = FailedCpu { cpu, why };
         let line = v.to_string();
@@ -285,5 +433,6 @@ proptest! {
         let _ = DistanceRow::parse(&text);
         let _ = FailedCpu::parse(&text);
         let _ = KernelResult::parse(&text);
+        let _ = TopologyLine::parse(&format!("topology: {text}"));
     }
 }

@@ -19,7 +19,7 @@ pub use domains::render::{
 pub use machine::{Machine, MachineError};
 pub use parse::{
     kernel_topology, parse_linux, parse_manycore, CpuFacts, KernelResult, ManycoreOutput,
-    PercpuLine, SratRange, Timeline,
+    PercpuLine, SratRange, Timeline, TopologyLine,
 };
 pub use run::{
     build_kernel, default_bios, default_bios_for, kernel_dir, qemu_version, run_linux,

@@ -1,7 +1,9 @@
 //! Parsing what a kernel printed on the serial console.
 
-use bootproto::report::{CacheLine, DistanceRow, FailedCpu};
-pub use bootproto::report::{CpuFacts, KernelResult, PercpuLine, SratRange, Timeline};
+use bootproto::report::{CacheLine, FailedCpu};
+pub use bootproto::report::{
+    CpuFacts, KernelResult, PercpuLine, SratRange, Timeline, TopologyLine,
+};
 
 /// Strips a `[    1.234567] ` timestamp, returning seconds in ns and the rest.
 fn timestamped(line: &str) -> Option<(u64, &str)> {
@@ -35,11 +37,12 @@ pub struct ManycoreOutput {
     pub domains: Vec<String>,
     /// "CPU N failed to come online" CPUs.
     pub failed_lines: Vec<u32>,
-    /// `topology: ...` summary lines, verbatim after the timestamp.
-    pub topology: Vec<String>,
+    /// `topology:` summary lines, in the order printed.
+    pub topology: Vec<TopologyLine>,
     /// `cputopo:` lines (`topo_dump`).
     pub cpu_facts: Vec<CpuFacts>,
-    /// `topology: node N distances ...` rows, by node.
+    /// The distance rows among [`Self::topology`] (`topology: node N
+    /// distances ...`), by node.
     pub distances: Vec<(u32, Vec<u32>)>,
     /// `cputopo: cache` lines (`topo_dump`): the cache instances of the
     /// kernel's model, read from CPUID.
@@ -74,11 +77,11 @@ pub fn parse_manycore(output: &str) -> ManycoreOutput {
             out.cpu_facts.push(c);
         } else if let Some(f) = FailedCpu::parse(line) {
             out.failed_lines.push(f.cpu);
-        } else if line.starts_with("topology: ") {
-            if let Some(d) = DistanceRow::parse(line) {
-                out.distances.push((d.node, d.row));
+        } else if let Some(t) = TopologyLine::parse(line) {
+            if let TopologyLine::Distances(d) = &t {
+                out.distances.push((d.node, d.row.clone()));
             }
-            out.topology.push(line.to_string());
+            out.topology.push(t);
         } else if line.starts_with("sched_domain") {
             out.domains.push(line.to_string());
         }

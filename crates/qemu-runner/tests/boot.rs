@@ -6,8 +6,33 @@
 
 mod common;
 use common::kernel;
-use qemu_runner::{run_manycore, Boot, Machine, RunError, RunOptions};
+use cpumask::CpuMask;
+use qemu_runner::{run_manycore, Boot, Machine, RunError, RunOptions, TopologyLine};
 use std::time::Duration;
+use topology::LevelKind;
+
+/// Possible, present and online CPUs, groups per level, threads per core.
+type Summary = (u32, u32, u32, Vec<(LevelKind, u32)>, u32);
+
+/// The kernel's `topology:` summary line, if it printed one.
+fn summary(b: &Boot) -> Option<Summary> {
+    b.parsed.topology.iter().find_map(|l| match l {
+        TopologyLine::Summary {
+            possible,
+            present,
+            online,
+            levels,
+            threads_per_core,
+        } => Some((
+            *possible,
+            *present,
+            *online,
+            levels.clone(),
+            *threads_per_core,
+        )),
+        _ => None,
+    })
+}
 
 fn boot(m: &Machine, cmdline: &str) -> Boot {
     let opts = RunOptions {
@@ -126,11 +151,13 @@ fn eight_cpus_every_strategy() {
         let b = boot(&m, &format!("bringup={s}"));
         assert_all_up(&b, &m, s);
         assert_eq!(b.result.bringup, s);
-        assert!(
-            b.output
-                .contains("topology: 8 possible, 8 present, 8 online CPUs; 4 cores, 2 packages"),
-            "{}",
-            b.output
+        // -smp 8 as 2 sockets x 2 cores x 2 threads.
+        let (possible, present, online, levels, _) = summary(&b).expect("summary line");
+        assert_eq!((possible, present, online), (8, 8, 8), "{s}");
+        assert_eq!(
+            levels,
+            [(LevelKind::Core, 4), (LevelKind::Package, 2)],
+            "{s}"
         );
     }
 }
@@ -222,19 +249,37 @@ fn kernel_topology_matches_the_qemu_command_line() {
     let b = boot(&m, "calibrate=skip");
     assert_all_up(&b, &m, "2x4x2, 4 nodes");
     let t = &b.parsed.topology;
-    let has = |line: &str| assert!(t.iter().any(|l| l == line), "missing '{line}' in {t:#?}");
-    has("topology: 16 possible, 16 present, 16 online CPUs; 8 cores, 2 packages; 2 threads per core");
-    has("topology: package 0 cpus 0-7");
-    has("topology: package 1 cpus 8-15");
+    let has = |want: &TopologyLine| assert!(t.contains(want), "missing {want:?} in {t:#?}");
+    assert_eq!(
+        summary(&b),
+        Some((
+            16,
+            16,
+            16,
+            vec![(LevelKind::Core, 8), (LevelKind::Package, 2)],
+            2
+        ))
+    );
+    let cpus = |first: u32, last: u32| (first as usize..=last as usize).collect::<CpuMask>();
+    for (index, (first, last)) in [(0, 7), (8, 15)].into_iter().enumerate() {
+        has(&TopologyLine::Group {
+            kind: LevelKind::Package,
+            index: index as u32,
+            cpus: cpus(first, last),
+        });
+    }
     for n in 0..4u32 {
         let (first, last) = m.node_cpus(n);
         assert!(
-            t.iter()
-                .any(|l| l.starts_with(&format!("topology: node {n} cpus {first}-{last} memory "))),
+            t.iter().any(|l| matches!(l,
+                TopologyLine::Node { id, cpus: c, .. } if *id == n && *c == cpus(first, last))),
             "node {n} in {t:#?}"
         );
-        let row: Vec<String> = (0..4).map(|j| m.distance(n, j).to_string()).collect();
-        has(&format!("topology: node {n} distances {}", row.join(" ")));
+        let row: Vec<u32> = (0..4).map(|j| m.distance(n, j)).collect();
+        has(&TopologyLine::Distances(bootproto::report::DistanceRow {
+            node: n,
+            row,
+        }));
     }
 }
 
@@ -293,11 +338,8 @@ fn disabled_madt_entries_are_possible_but_not_started() {
                 .contains("smpboot: Allowing 8 CPUs, 4 hotplug CPUs"),
             "{s}"
         );
-        assert!(b
-            .parsed
-            .topology
-            .iter()
-            .any(|l| l.starts_with("topology: 8 possible, 4 present, 4 online CPUs")));
+        let (possible, present, online, _, _) = summary(&b).expect("summary line");
+        assert_eq!((possible, present, online), (8, 4, 4), "{s}");
     }
 }
 
