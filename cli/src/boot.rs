@@ -31,14 +31,12 @@ pub struct BootArgs {
     /// Kick order: one CPU at a time, or every kick first (seed 003).
     #[arg(long, default_value = "serial", value_name = "serial|parallel")]
     pub strategy: Kick,
-    /// Delay calibration (seed 002). A modern x86 kernel knows lpj from the TSC:
-    /// model that with lpj=N.
-    #[arg(
-        long,
-        default_value = "serial",
-        value_name = "serial|parallel|once-per-package|skip|lpj=N"
-    )]
-    pub calibrate: Calibrate,
+    /// Delay calibration (seed 002). Default: what the platform's Linux does —
+    /// x86 (6.5+) copies CPU 0's lpj when the TSC is constant and synchronised,
+    /// x86-2010 calibrates every AP serially, powerpc and arm64 take lpj from
+    /// their timers.
+    #[arg(long, value_name = "serial|parallel|once-per-package|skip|lpj=N")]
+    pub calibrate: Option<Calibrate>,
     /// Topology-mask algorithm (seed 000); naive walks the device tree for every
     /// online CPU and takes minutes of real time beyond a few thousand CPUs.
     #[arg(long, default_value = "scoped", value_name = "naive|scoped")]
@@ -81,6 +79,11 @@ fn platform_for(args: &BootArgs, topo: &topology::Topology) -> Result<Platform> 
     }
 }
 
+/// The calibration asked for, or the platform's default.
+fn calibrate(args: &BootArgs, costs: &CostTable) -> Calibrate {
+    args.calibrate.unwrap_or_else(|| costs.default_calibrate())
+}
+
 fn simulate(
     args: &BootArgs,
     topo: &topology::Topology,
@@ -89,7 +92,7 @@ fn simulate(
 ) -> Result<Run> {
     let strategy = Strategy {
         kick,
-        calibrate: args.calibrate,
+        calibrate: calibrate(args, costs),
         masks: args.masks,
     };
     let bar = crate::progress::bar(
@@ -158,7 +161,8 @@ pub fn run(args: &BootArgs) -> Result<()> {
         if let Some(path) = &args.svg {
             let title = format!(
                 "{machine}: {a} kick vs {b} kick ({platform}, calibrate={}, masks={})",
-                args.calibrate, args.masks
+                calibrate(args, &costs),
+                args.masks
             );
             let labels = [format!("{a} kick"), format!("{b} kick")];
             let picture = report::compare_svg(&run_a, &run_b, [&labels[0], &labels[1]], &title);
@@ -176,7 +180,7 @@ pub fn run(args: &BootArgs) -> Result<()> {
                 crate::write_stdout(&format!(
                     "{machine}: {} CPUs, platform {platform}, calibrate={} masks={}, seed {}\n\n{}",
                     run_a.cpus,
-                    args.calibrate,
+                    calibrate(args, &costs),
                     args.masks,
                     args.seed,
                     cmp.to_text(&format!("{a} kick"), &format!("{b} kick"))

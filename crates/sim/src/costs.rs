@@ -23,6 +23,7 @@ use std::str::FromStr;
 use serde::Serialize;
 
 use crate::fit::Fitted;
+use crate::strategy::Calibrate;
 
 /// Where a cost value comes from.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -179,6 +180,58 @@ pub struct CostTable {
     pub jitter: f64,
 }
 
+/// The assumed costs: values nothing here measures. Each is an input of the
+/// fit ([`crate::fit::fitted_with`]), so the fitted parameters absorb what an
+/// assumption gets wrong on the fitting machines; what still moves on the
+/// predicted machines is what `manycore validate` lists under each row's
+/// `assumes` (checked by perturbing each one in turn).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Assumptions {
+    /// One CPU or tree node visited by a mask scan.
+    pub scan_ns: f64,
+    /// One mask bit or word operation.
+    pub bit_op_ns: f64,
+    /// One topology look-up where there is no firmware tree (x86, arm64).
+    pub local_lookup_ns: f64,
+    /// Extra AP start-up per 10 units of SLIT distance from the boot node
+    /// (x86 2023 and arm64).
+    pub remote_hop_ns: f64,
+    /// arm64 PSCI CPU_ON round trip on the boot CPU.
+    pub arm64_kick_ns: f64,
+}
+
+impl Default for Assumptions {
+    fn default() -> Self {
+        Assumptions {
+            scan_ns: SCAN_NS,
+            bit_op_ns: BIT_OP_NS,
+            local_lookup_ns: LOCAL_LOOKUP_NS,
+            remote_hop_ns: REMOTE_HOP_NS,
+            arm64_kick_ns: ARM64_KICK_NS,
+        }
+    }
+}
+
+impl Assumptions {
+    /// Every assumption's name, as rows' `assumes` lists name them.
+    pub const NAMES: [&'static str; 5] =
+        ["scan", "bit_op", "local_lookup", "remote_hop", "arm64_kick"];
+
+    /// These assumptions with the one called `name` multiplied by `factor`.
+    pub fn scaled(mut self, name: &str, factor: f64) -> Option<Assumptions> {
+        let v = match name {
+            "scan" => &mut self.scan_ns,
+            "bit_op" => &mut self.bit_op_ns,
+            "local_lookup" => &mut self.local_lookup_ns,
+            "remote_hop" => &mut self.remote_hop_ns,
+            "arm64_kick" => &mut self.arm64_kick_ns,
+            _ => return None,
+        };
+        *v *= factor;
+        Some(self)
+    }
+}
+
 /// Assumed price of one CPU or tree node visited by a scan.
 pub const SCAN_NS: f64 = 2.0;
 /// Assumed price of one mask bit or word operation.
@@ -193,6 +246,11 @@ pub const X86_2010_KICK_NS: f64 = 11.0 * NS_PER_MS;
 pub const X86_2010_TSC_NS: f64 = 20.0 * NS_PER_MS;
 /// pseries release of a thread spinning in the firmware loop.
 pub const PPC_KICK_NS: f64 = 1.0 * NS_PER_US;
+/// Assumed arm64 PSCI CPU_ON round trip (see the arm64 table).
+pub const ARM64_KICK_NS: f64 = 50.0 * NS_PER_US;
+/// Assumed remote start-up per 10 SLIT units: a few hundred remote cache
+/// misses at ~100 ns.
+pub const REMOTE_HOP_NS: f64 = 20.0 * NS_PER_US;
 
 const NS_PER_MS: f64 = 1e6;
 const NS_PER_US: f64 = 1e3;
@@ -201,15 +259,19 @@ impl CostTable {
     /// The cost table of `platform`, with the parameters `fit` found (see
     /// [`crate::fit::fitted`]).
     pub fn for_platform(platform: Platform, fit: &Fitted) -> CostTable {
+        let a = &fit.assumptions;
         let tiny_lookup = Param::new(
-            LOCAL_LOOKUP_NS,
+            a.local_lookup_ns,
             Source::Assumed("per-CPU data read (no firmware tree on this platform)"),
         );
         let scan = Param::new(
-            SCAN_NS,
+            a.scan_ns,
             Source::Assumed("one cpumask iteration step or tree-node step plus a compare"),
         );
-        let bit_op = Param::new(BIT_OP_NS, Source::Assumed("one cpumask bit or word write"));
+        let bit_op = Param::new(
+            a.bit_op_ns,
+            Source::Assumed("one cpumask bit or word write"),
+        );
         let jitter = 0.01;
         match platform {
             Platform::X86_2010 => CostTable {
@@ -260,7 +322,7 @@ impl CostTable {
                     Source::Assumed("folded into the fitted ap_start (seed 003 does not separate it)"),
                 ),
                 remote_hop: Param::new(
-                    20.0 * NS_PER_US,
+                    a.remote_hop_ns,
                     Source::Assumed("a few hundred remote cache misses at ~100 ns"),
                 ),
                 tsc_sync: Param::new(
@@ -313,16 +375,16 @@ impl CostTable {
             Platform::Arm64 => CostTable {
                 platform,
                 kick_bsp: Param::new(
-                    50.0 * NS_PER_US,
-                    Source::Assumed("PSCI CPU_ON SMC round trip into trusted firmware"),
+                    a.arm64_kick_ns,
+                    Source::Assumed(
+                        "PSCI CPU_ON SMC round trip into trusted firmware; no log separates it \
+                         from the core's power-up, so the fitted ap_start absorbs any error here",
+                    ),
                 ),
-                ap_start: Param::new(
-                    1.0 * NS_PER_MS,
-                    Source::Assumed("firmware power-up of the core and secondary_entry"),
-                ),
+                ap_start: fit.arm64_ap_start.clone(),
                 microcode: Param::new(0.0, Source::Code("arm64 loads no microcode from the OS")),
                 remote_hop: Param::new(
-                    20.0 * NS_PER_US,
+                    a.remote_hop_ns,
                     Source::Assumed("a few hundred remote cache misses at ~100 ns"),
                 ),
                 tsc_sync: Param::new(
@@ -334,16 +396,35 @@ impl CostTable {
                     0.0,
                     Source::Code("arm64 sets lpj from the architected timer"),
                 ),
-                online_serial: Param::new(
-                    300.0 * NS_PER_US,
-                    Source::Assumed("same order as x86's fitted value; not validated"),
-                ),
+                online_serial: fit.arm64_online.clone(),
                 lookup: tiny_lookup,
                 scan,
                 bit_op,
                 cpu_mhz: 2600.0,
                 jitter,
             },
+        }
+    }
+
+    /// How this platform's Linux obtains each secondary CPU's delay-loop
+    /// calibration when the command line says nothing (`lpj=` absent):
+    ///
+    /// - `x86`: Linux 6.5+ (`x86/smpboot: Avoid pointless delay calibration if
+    ///   TSC is synchronized`) calibrates after the TSC check, and
+    ///   `calibrate_delay_is_known()` (arch/x86/kernel/tsc.c) returns CPU 0's
+    ///   `loops_per_jiffy` whenever the TSC has constant frequency and is not
+    ///   marked unstable, so no AP calibrates ([`Calibrate::Skip`]). Before 6.5 the
+    ///   same function only copied an online sibling in the same package, so
+    ///   the first CPU of each further package calibrated.
+    /// - `x86-2010`: Linux 2.6.37 calibrates on every AP (seed 002).
+    /// - `powerpc`: `loops_per_jiffy` comes from the timebase frequency.
+    /// - `arm64`: from the architected timer's frequency.
+    ///
+    /// On all but x86-2010 every AP takes the boot CPU's value.
+    pub fn default_calibrate(&self) -> Calibrate {
+        match self.platform {
+            Platform::X86_2010 => Calibrate::Serial,
+            Platform::X86 | Platform::PowerPc | Platform::Arm64 => Calibrate::Skip,
         }
     }
 

@@ -12,17 +12,19 @@
 //! | powerpc | `lookup` | seed 000's 1024-CPU LPAR, 233 s (naive) and 3.7 s (scoped) | the difference between the two runs divided by the difference in device-tree property look-ups the real mask code performs for the two algorithms on that machine |
 //! | powerpc | `online_serial` | the same LPAR's scoped run | what remains per CPU once the scoped run's priced mask work is taken out |
 //! | x86 | `ap_start`, `online_serial` | seed 003's 128-CPU server, 700 ms serial and 100 ms parallel kick | two equations, two unknowns: **in-sample**, seed 003 has no second machine (see [`crate::validate`]) |
+//! | arm64 | `online_serial` | the record's 80-core Ampere Altra log (`arm64-altra-80`) | the AP's own interval from "Detected … I-cache on CPUn" to "CPUn: Booted secondary processor" |
+//! | arm64 | `ap_start` | the same log | the whole per-CPU interval between two "Booted" lines, minus that AP interval, the assumed PSCI kick and the priced mask work |
 //!
 //! The large machines (seed 002's 4096-CPU UV, seed 000's 4096-CPU single
-//! socket) are never used here: they are what [`crate::validate`] predicts.
+//! socket) and every record row marked `predict` are never used here: they
+//! are what [`crate::validate`] predicts.
 
 use std::sync::OnceLock;
 
 use serde::Serialize;
 
 use crate::costs::{
-    Param, Source, BIT_OP_NS, LOCAL_LOOKUP_NS, PPC_KICK_NS, SCAN_NS, X86_2010_KICK_NS,
-    X86_2010_TSC_NS, X86_KICK_NS,
+    Assumptions, Param, Source, PPC_KICK_NS, X86_2010_KICK_NS, X86_2010_TSC_NS, X86_KICK_NS,
 };
 use crate::machines::SeedMachine;
 use crate::masks::{self, Ops};
@@ -131,6 +133,14 @@ pub const SEED_000_LPAR_SCOPED_S: f64 = 4.059859 - 0.351703;
 pub const SEED_000_4096_NAIVE_S: f64 = 30.0 * 60.0;
 /// … and "6 seconds" after.
 pub const SEED_000_4096_SCOPED_S: f64 = 6.0;
+/// Seed 000's POWER9 LPAR: median of 100 `ppc64_cpu --smt=1`, before the series.
+pub const SEED_000_SMT1_BEFORE_S: f64 = 14.71;
+/// … with the series.
+pub const SEED_000_SMT1_AFTER_S: f64 = 14.33;
+/// Median of 100 `ppc64_cpu --smt=8`, before the series.
+pub const SEED_000_SMT8_BEFORE_S: f64 = 23.71;
+/// … with the series.
+pub const SEED_000_SMT8_AFTER_S: f64 = 23.16;
 /// Seed 003's 128-CPU server: smpboot "~700ms" with serial INIT/SIPI/SIPI.
 pub const SEED_003_SERIAL_S: f64 = 0.700;
 /// … and "100ms" with the kicks in parallel.
@@ -151,48 +161,139 @@ pub struct Fitted {
     pub ppc_online: Param,
     /// powerpc `lookup`.
     pub ppc_lookup: Param,
+    /// arm64 `ap_start`.
+    pub arm64_ap_start: Param,
+    /// arm64 `online_serial`.
+    pub arm64_online: Param,
+    /// The assumed costs the fit was made with.
+    pub assumptions: Assumptions,
     /// The real mask code's work on the fitting machines, for the record.
     pub evidence: Vec<(String, Ops)>,
 }
 
-/// Fits every free parameter: runs the real mask engine on the fitting
-/// machines and solves for the parameters (each platform's fit runs once per
-/// process). A cost table is made from the result
+/// Fits every free parameter with the assumed costs at their stated values
+/// (computed once per process). A cost table is made from the result
 /// ([`crate::costs::CostTable::for_platform`]); a mask-engine error is the
 /// fit's error, never zero work.
 pub fn fitted() -> Result<Fitted, SimError> {
-    let (x86_2010_calibrate, x86_2010_online) = x86_2010()?;
-    let (x86_ap_start, x86_online) = x86()?;
-    let (ppc_lookup, ppc_online) = powerpc()?;
-    let mut evidence = Vec::new();
-    for e in [&EVIDENCE_X86_2010, &EVIDENCE_X86, &EVIDENCE_PPC] {
-        evidence.extend(e.get().cloned().unwrap_or_default());
-    }
+    static FIT: OnceLock<Result<Fitted, SimError>> = OnceLock::new();
+    FIT.get_or_init(|| fitted_with(&Assumptions::default()))
+        .clone()
+}
+
+/// Fits every free parameter given the assumed costs `a`: the free parameters
+/// absorb whatever the assumptions leave of each measurement, so a changed
+/// assumption changes the fit (see `assumed_costs_move_only_the_rows_that_say_so`
+/// in [`crate::validate`]).
+pub fn fitted_with(a: &Assumptions) -> Result<Fitted, SimError> {
+    let work = work()?;
+    let (x86_2010_calibrate, x86_2010_online) = x86_2010(a, work);
+    let (x86_ap_start, x86_online) = x86(a, work);
+    let (ppc_lookup, ppc_online) = powerpc(a, work);
+    let (arm64_ap_start, arm64_online) = arm64(a, work)?;
     Ok(Fitted {
-        x86_2010_calibrate: x86_2010_calibrate.clone(),
-        x86_2010_online: x86_2010_online.clone(),
-        x86_ap_start: x86_ap_start.clone(),
-        x86_online: x86_online.clone(),
-        ppc_online: ppc_online.clone(),
-        ppc_lookup: ppc_lookup.clone(),
-        evidence,
+        x86_2010_calibrate,
+        x86_2010_online,
+        x86_ap_start,
+        x86_online,
+        ppc_online,
+        ppc_lookup,
+        arm64_ap_start,
+        arm64_online,
+        assumptions: *a,
+        evidence: work.evidence(),
     })
 }
 
-/// One platform's fit, computed once per process.
-type Fit = OnceLock<Result<(Param, Param), SimError>>;
-
-fn once(
-    fit: &'static Fit,
-    run: impl FnOnce() -> Result<(Param, Param), SimError>,
-) -> Result<&'static (Param, Param), SimError> {
-    fit.get_or_init(run).as_ref().map_err(Clone::clone)
+/// The real mask code's work on every fitting machine: the one expensive part
+/// of the fit, and independent of every cost, so it is counted once.
+struct Work {
+    /// Seed 002's 12/16/32-CPU boxes, scoped.
+    x86_2010: Vec<(SeedMachine, Ops)>,
+    /// Seed 003's server, scoped.
+    x86: Ops,
+    /// Seed 000's LPAR, naive (extrapolated, exact) and scoped.
+    ppc_naive: Ops,
+    ppc_scoped: Ops,
+    /// The record's arm64 fitting machine: its row, CPUs, scoped work.
+    arm64: Result<(crate::record::Row, f64, Ops), crate::record::RecordError>,
 }
 
-type Evidence = OnceLock<Vec<(String, Ops)>>;
-static EVIDENCE_X86_2010: Evidence = OnceLock::new();
-static EVIDENCE_X86: Evidence = OnceLock::new();
-static EVIDENCE_PPC: Evidence = OnceLock::new();
+impl Work {
+    fn evidence(&self) -> Vec<(String, Ops)> {
+        let mut e: Vec<(String, Ops)> = self
+            .x86_2010
+            .iter()
+            .map(|(m, o)| (format!("{} scoped", m.name()), *o))
+            .collect();
+        e.push((
+            format!("{} scoped", SeedMachine::X86_2n128.name()),
+            self.x86,
+        ));
+        let lpar = SeedMachine::Power8Lpar1024.name();
+        e.push((format!("{lpar} naive"), self.ppc_naive));
+        e.push((format!("{lpar} scoped"), self.ppc_scoped));
+        if let Ok((row, _, ops)) = &self.arm64 {
+            e.push((format!("{} scoped", row.id), *ops));
+        }
+        e
+    }
+}
+
+fn work() -> Result<&'static Work, SimError> {
+    static WORK: OnceLock<Result<Work, SimError>> = OnceLock::new();
+    WORK.get_or_init(count_work).as_ref().map_err(Clone::clone)
+}
+
+fn count_work() -> Result<Work, SimError> {
+    let mut x86_2010 = Vec::new();
+    for c in &SEED_002[..3] {
+        x86_2010.push((c.machine, ops_of(c.machine, Algo::Scoped)?));
+    }
+    let lpar = SeedMachine::Power8Lpar1024;
+    Ok(Work {
+        x86_2010,
+        x86: ops_of(SeedMachine::X86_2n128, Algo::Scoped)?,
+        // Counted by the cubic through smaller real runs (exact; checked
+        // against the full run on this very machine by
+        // `naive_extrapolation_is_exact`).
+        ppc_naive: masks::naive_ops_extrapolated(&lpar.shape())?,
+        ppc_scoped: ops_of(lpar, Algo::Scoped)?,
+        arm64: arm64_work()?,
+    })
+}
+
+/// The arm64 fitting row and its work; a record error is kept for the arm64
+/// fit to report, a mask-engine error fails the count.
+#[allow(clippy::type_complexity)]
+fn arm64_work(
+) -> Result<Result<(crate::record::Row, f64, Ops), crate::record::RecordError>, SimError> {
+    let rows = match crate::record::load() {
+        Ok(rows) => rows,
+        Err(e) => return Ok(Err(e)),
+    };
+    let row = match crate::record::row(&rows, ARM64_FIT_ROW) {
+        Ok(r) => r.clone(),
+        Err(e) => return Ok(Err(e)),
+    };
+    let Some(sim) = &row.sim else {
+        return Ok(Err(needs(&row, "a sim shape")));
+    };
+    let [packages, cores, threads] = sim.shape;
+    let topo = topology::Shape::simple(topology::Arch::Arm64, packages, cores, threads)
+        .build()
+        .map_err(|e| SimError::Masks(format!("{e:?}")))?;
+    let n = (topo.present().weight() - 1) as f64;
+    let ops = masks::total_ops(&topo, Algo::Scoped)?;
+    Ok(Ok((row, n, ops)))
+}
+
+fn needs(row: &crate::record::Row, what: &str) -> crate::record::RecordError {
+    crate::record::RecordError::Row {
+        id: row.id.clone(),
+        message: format!("the arm64 fit needs {what}"),
+    }
+}
 
 fn ops_of(machine: SeedMachine, algo: Algo) -> Result<Ops, SimError> {
     masks::total_ops(&machine.topology(), algo)
@@ -203,125 +304,140 @@ fn fitted_on(s: &str) -> Source {
 }
 
 /// x86-2010 (`calibrate`, `online_serial`), fitted on seed 002's small boxes.
-fn x86_2010() -> Result<&'static (Param, Param), SimError> {
-    static FIT: Fit = OnceLock::new();
-    once(&FIT, || {
-        let mut evidence = Vec::new();
-        let small = &SEED_002[..3];
-        let cpus: f64 = small
-            .iter()
-            .map(|c| (c.machine.shape().cpus() - 1) as f64)
-            .sum();
-        let after_sum: f64 = small.iter().map(|c| c.after.window_s()).sum();
-        let before_sum: f64 = small.iter().map(|c| c.before.window_s()).sum();
-        let mut mask_ns = 0.0;
-        for c in small {
-            let ops = ops_of(c.machine, Algo::Scoped)?;
-            mask_ns += masks::price(&ops, &partial_table(LOCAL_LOOKUP_NS));
-            evidence.push((format!("{} scoped", c.machine.name()), ops));
-        }
-        let _ = EVIDENCE_X86_2010.set(evidence);
-        let per_cpu_after_ns = after_sum * 1e9 / cpus;
-        let online = per_cpu_after_ns - X86_2010_KICK_NS - X86_2010_TSC_NS - mask_ns / cpus;
-        let calibrate = (before_sum - after_sum) * 1e9 / cpus;
-        Ok((
-            Param {
-                ns: calibrate,
-                source: fitted_on(
-                    "seed 002, 12/16/32-CPU boxes: Σ(before − after bring-up windows) / Σ CPUs",
-                ),
-            },
-            Param {
-                ns: online,
-                source: fitted_on(
-                    "seed 002, 12/16/32-CPU boxes' after-logs: Σ windows / Σ CPUs − 11 ms kick − 20 ms TSC check − mask work",
-                ),
-            },
-        ))
-    })
+fn x86_2010(a: &Assumptions, work: &Work) -> (Param, Param) {
+    let small = &SEED_002[..3];
+    let cpus: f64 = small
+        .iter()
+        .map(|c| (c.machine.shape().cpus() - 1) as f64)
+        .sum();
+    let after_sum: f64 = small.iter().map(|c| c.after.window_s()).sum();
+    let before_sum: f64 = small.iter().map(|c| c.before.window_s()).sum();
+    let table = partial_table(a, a.local_lookup_ns);
+    let mask_ns: f64 = work
+        .x86_2010
+        .iter()
+        .map(|(_, ops)| masks::price(ops, &table))
+        .sum();
+    let per_cpu_after_ns = after_sum * 1e9 / cpus;
+    let online = per_cpu_after_ns - X86_2010_KICK_NS - X86_2010_TSC_NS - mask_ns / cpus;
+    let calibrate = (before_sum - after_sum) * 1e9 / cpus;
+    (
+        Param {
+            ns: calibrate,
+            source: fitted_on(
+                "seed 002, 12/16/32-CPU boxes: Σ(before − after bring-up windows) / Σ CPUs",
+            ),
+        },
+        Param {
+            ns: online,
+            source: fitted_on(
+                "seed 002, 12/16/32-CPU boxes' after-logs: Σ windows / Σ CPUs − 11 ms kick − 20 ms TSC check − mask work",
+            ),
+        },
+    )
 }
 
 /// x86 2023 (`ap_start`, `online_serial`), fitted in-sample on seed 003's server.
-fn x86() -> Result<&'static (Param, Param), SimError> {
-    static FIT: Fit = OnceLock::new();
-    once(&FIT, || {
-        let n = (SeedMachine::X86_2n128.shape().cpus() - 1) as f64;
-        let ops = ops_of(SeedMachine::X86_2n128, Algo::Scoped)?;
-        let mask_per_cpu = masks::price(&ops, &partial_table(LOCAL_LOOKUP_NS)) / n;
-        let _ = EVIDENCE_X86.set(vec![(
-            format!("{} scoped", SeedMachine::X86_2n128.name()),
-            ops,
-        )]);
-        let k = X86_KICK_NS;
-        let serial_ns = SEED_003_SERIAL_S * 1e9;
-        let parallel_ns = SEED_003_PARALLEL_S * 1e9;
-        // Serial: n·(k + a + r) = T_s.  Parallel: max(n·k, k + a) + n·r = T_p.
-        let s = serial_ns / n - k; // a + r
-        let mut r = (parallel_ns - n * k) / n;
-        let mut a = s - r;
-        if k + a > n * k {
-            r = (parallel_ns - k - s) / (n - 1.0);
-            a = s - r;
-        }
-        let source = "seed 003, 128-CPU server, 700 ms serial & 100 ms parallel (in-sample)";
-        Ok((
-            Param {
-                ns: a,
-                source: fitted_on(source),
-            },
-            Param {
-                ns: r - mask_per_cpu,
-                source: fitted_on(source),
-            },
-        ))
-    })
+fn x86(a: &Assumptions, work: &Work) -> (Param, Param) {
+    let n = (SeedMachine::X86_2n128.shape().cpus() - 1) as f64;
+    let mask_per_cpu = masks::price(&work.x86, &partial_table(a, a.local_lookup_ns)) / n;
+    let k = X86_KICK_NS;
+    let serial_ns = SEED_003_SERIAL_S * 1e9;
+    let parallel_ns = SEED_003_PARALLEL_S * 1e9;
+    // Serial: n·(k + a + r) = T_s.  Parallel: max(n·k, k + a) + n·r = T_p.
+    let s = serial_ns / n - k; // a + r
+    let mut r = (parallel_ns - n * k) / n;
+    let mut ap = s - r;
+    if k + ap > n * k {
+        r = (parallel_ns - k - s) / (n - 1.0);
+        ap = s - r;
+    }
+    let source = "seed 003, 128-CPU server, 700 ms serial & 100 ms parallel (in-sample)";
+    (
+        Param {
+            ns: ap,
+            source: fitted_on(source),
+        },
+        Param {
+            ns: r - mask_per_cpu,
+            source: fitted_on(source),
+        },
+    )
 }
 
 /// powerpc (`lookup`, `online_serial`), fitted on seed 000's 1024-CPU LPAR only.
-/// The naive work is counted by [`masks::naive_ops_extrapolated`] (exact; checked
-/// against the full run on this very machine by `naive_extrapolation_is_exact`).
-fn powerpc() -> Result<&'static (Param, Param), SimError> {
-    static FIT: Fit = OnceLock::new();
-    once(&FIT, || {
-        let lpar = SeedMachine::Power8Lpar1024;
-        let n = (lpar.shape().cpus() - 1) as f64;
-        let naive = masks::naive_ops_extrapolated(&lpar.shape())?;
-        let scoped = ops_of(lpar, Algo::Scoped)?;
-        let _ = EVIDENCE_PPC.set(vec![
-            (format!("{} naive", lpar.name()), naive),
-            (format!("{} scoped", lpar.name()), scoped),
-        ]);
-        let other = |o: &Ops| masks::price_without_lookups(o, SCAN_NS, BIT_OP_NS);
-        let dl = naive.property_lookups as f64 - scoped.property_lookups as f64;
-        let t_n = SEED_000_LPAR_NAIVE_S * 1e9;
-        let t_s = SEED_000_LPAR_SCOPED_S * 1e9;
-        let lookup = if dl > 0.0 {
-            ((t_n - t_s - (other(&naive) - other(&scoped))) / dl).max(0.0)
-        } else {
-            0.0
-        };
-        let online = ((t_s - lookup * scoped.property_lookups as f64 - other(&scoped)) / n
-            - PPC_KICK_NS)
-            .max(0.0);
-        Ok((
-            Param {
-                ns: lookup,
-                source: fitted_on(
-                    "seed 000, 1024-CPU LPAR: (233.0 s − 3.71 s) / (naive − scoped property look-ups)",
-                ),
-            },
-            Param {
-                ns: online,
-                source: fitted_on(
-                    "seed 000, 1024-CPU LPAR, scoped run 3.71 s, minus its priced mask work",
-                ),
-            },
-        ))
-    })
+fn powerpc(a: &Assumptions, work: &Work) -> (Param, Param) {
+    let n = (SeedMachine::Power8Lpar1024.shape().cpus() - 1) as f64;
+    let (naive, scoped) = (&work.ppc_naive, &work.ppc_scoped);
+    let other = |o: &Ops| masks::price_without_lookups(o, a.scan_ns, a.bit_op_ns);
+    let dl = naive.property_lookups as f64 - scoped.property_lookups as f64;
+    let t_n = SEED_000_LPAR_NAIVE_S * 1e9;
+    let t_s = SEED_000_LPAR_SCOPED_S * 1e9;
+    let lookup = if dl > 0.0 {
+        ((t_n - t_s - (other(naive) - other(scoped))) / dl).max(0.0)
+    } else {
+        0.0
+    };
+    let online = ((t_s - lookup * scoped.property_lookups as f64 - other(scoped)) / n
+        - PPC_KICK_NS)
+        .max(0.0);
+    (
+        Param {
+            ns: lookup,
+            source: fitted_on(
+                "seed 000, 1024-CPU LPAR: (233.0 s − 3.71 s) / (naive − scoped property look-ups)",
+            ),
+        },
+        Param {
+            ns: online,
+            source: fitted_on(
+                "seed 000, 1024-CPU LPAR, scoped run 3.71 s, minus its priced mask work",
+            ),
+        },
+    )
+}
+
+/// The record row the arm64 fit uses.
+pub const ARM64_FIT_ROW: &str = "arm64-altra-80";
+
+/// arm64 (`ap_start`, `online_serial`), fitted on one log of the public record
+/// ([`ARM64_FIT_ROW`]); every other arm64 row is predicted.
+fn arm64(a: &Assumptions, work: &Work) -> Result<(Param, Param), SimError> {
+    let (row, n, ops) = work
+        .arm64
+        .as_ref()
+        .map_err(|e| SimError::Record(e.clone()))?;
+    let per_cpu = row.per_cpu_s.ok_or_else(|| needs(row, "per_cpu_s"))? * 1e9;
+    let ap_side = row.ap_side_s.ok_or_else(|| needs(row, "ap_side_s"))? * 1e9;
+    let mask_per_cpu = masks::price(ops, &partial_table(a, a.local_lookup_ns)) / n;
+    let ap_start = per_cpu - ap_side - a.arm64_kick_ns - mask_per_cpu;
+    if ap_start <= 0.0 {
+        return Err(SimError::Record(needs(
+            row,
+            "a per-CPU interval longer than its AP side plus the assumed kick",
+        )));
+    }
+    let text = format!(
+        "record {ARM64_FIT_ROW}: per-CPU 'Booted' interval {:.1} us − AP side {:.1} us − assumed kick − mask work",
+        per_cpu / 1e3,
+        ap_side / 1e3
+    );
+    Ok((
+        Param {
+            ns: ap_start,
+            source: fitted_on(&text),
+        },
+        Param {
+            ns: ap_side,
+            source: fitted_on(&format!(
+                "record {ARM64_FIT_ROW}: AP's 'Detected … I-cache' → 'Booted' interval"
+            )),
+        },
+    ))
 }
 
 /// The non-fitted per-operation prices, for pricing mask work during the fit.
-fn partial_table(lookup_ns: f64) -> crate::costs::CostTable {
+fn partial_table(a: &Assumptions, lookup_ns: f64) -> crate::costs::CostTable {
     let p = |ns| Param {
         ns,
         source: Source::Assumed("fit-time price"),
@@ -337,8 +453,8 @@ fn partial_table(lookup_ns: f64) -> crate::costs::CostTable {
         calibrate: p(0.0),
         online_serial: p(0.0),
         lookup: p(lookup_ns),
-        scan: p(SCAN_NS),
-        bit_op: p(BIT_OP_NS),
+        scan: p(a.scan_ns),
+        bit_op: p(a.bit_op_ns),
         cpu_mhz: 0.0,
         jitter: 0.0,
     }
@@ -393,6 +509,24 @@ mod tests {
             assert!(text.contains(s), "{s}");
         }
         assert!(text.contains("30 mins to 6 seconds"));
+        // The SMT-switch medians: the Median column of each table's rows.
+        let median = |table: &str, row: &str| -> f64 {
+            let head = format!("ppc64_cpu --{table} kernel N Min Max Median Avg Stddev");
+            let rest = &text[text.find(&head).unwrap_or_else(|| panic!("{head}"))..];
+            let at = rest
+                .find(&format!("{row} 100 "))
+                .unwrap_or_else(|| panic!("{row}"));
+            rest[at..]
+                .split_whitespace()
+                .nth(4)
+                .unwrap()
+                .parse()
+                .unwrap()
+        };
+        assert_eq!(median("smt=1", "powerpc/next"), SEED_000_SMT1_BEFORE_S);
+        assert_eq!(median("smt=1", "+patchset"), SEED_000_SMT1_AFTER_S);
+        assert_eq!(median("smt=8", "powerpc/next"), SEED_000_SMT8_BEFORE_S);
+        assert_eq!(median("smt=8", "+patchset"), SEED_000_SMT8_AFTER_S);
         let text_002 = seed_text("002_");
         assert!(text_002.contains("we reduced that to 75 seconds"));
     }
@@ -409,6 +543,8 @@ mod tests {
             &f.x86_ap_start,
             &f.x86_online,
             &f.ppc_online,
+            &f.arm64_ap_start,
+            &f.arm64_online,
         ] {
             assert!(p.ns > 0.0, "{p:?}");
         }

@@ -75,6 +75,7 @@ pub mod masks;
 pub mod record;
 pub mod report;
 pub mod run;
+pub mod smt;
 pub mod strategy;
 pub mod validate;
 
@@ -99,6 +100,9 @@ pub enum SimError {
         /// What went wrong.
         message: String,
     },
+    /// The public record (data/bringup-record.toml) is unreadable.
+    #[error("{0}")]
+    Record(#[from] record::RecordError),
     /// A bug in the simulator's bookkeeping.
     #[error("internal error: {0}")]
     Internal(&'static str),

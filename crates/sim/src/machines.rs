@@ -24,6 +24,9 @@ pub enum SeedMachine {
     Power8Lpar1024,
     /// Seed 000: 4096 CPUs, 1024 SMT4 cores in one socket and one node.
     Power4096OneSocket,
+    /// Seed 000: the POWER9 PowerVM LPAR of its SMT-switch timings, 2 sockets
+    /// × 8 cores × SMT8, one node per socket (its lscpu listing).
+    Power9Lpar128,
 }
 
 impl SeedMachine {
@@ -37,6 +40,7 @@ impl SeedMachine {
             SeedMachine::X86_2n128 => "x86-2n-128",
             SeedMachine::Power8Lpar1024 => "power8-lpar-1024",
             SeedMachine::Power4096OneSocket => "power-4096-1socket",
+            SeedMachine::Power9Lpar128 => "power9-lpar-128",
         }
     }
 
@@ -57,6 +61,7 @@ impl SeedMachine {
                 ..Shape::simple(Arch::PowerPc64, 16, 8, 8)
             },
             SeedMachine::Power4096OneSocket => Shape::simple(Arch::PowerPc64, 1, 1024, 4),
+            SeedMachine::Power9Lpar128 => Shape::simple(Arch::PowerPc64, 2, 8, 8),
         }
     }
 
@@ -89,5 +94,10 @@ mod tests {
         let big = SeedMachine::Power4096OneSocket.topology();
         assert_eq!(big.present().weight(), 4096);
         assert_eq!(big.smt_mask(5).weight(), 4);
+        let p9 = SeedMachine::Power9Lpar128.topology();
+        assert_eq!(p9.present().weight(), 128);
+        assert_eq!(p9.nodes().len(), 2);
+        assert_eq!(p9.node_of(64).unwrap().id, 1);
+        assert_eq!(p9.smt_mask(120).weight(), 8);
     }
 }

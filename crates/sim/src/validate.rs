@@ -1,27 +1,40 @@
-//! Predicted against measured: the simulator, with parameters fitted only on the
-//! seeds' small machines ([`crate::fit`]), runs the seeds' large machines and is
-//! compared with what the seeds measured.
+//! Predicted against measured: the simulator, with parameters fitted only on
+//! some machines ([`crate::fit`]), runs the others and is compared with what was
+//! measured on them.
 //!
 //! Rows are of two kinds:
 //! - `predict`: a machine the fit never saw (seed 002's 4096-CPU UV, seed 000's
-//!   4096-CPU single socket). These are the honest test.
-//! - `fit`: a machine the fit used, re-simulated in full. Its error only shows
-//!   that the closed forms in [`crate::fit`] agree with the event-driven schedule
-//!   (and how much the jitter moves it). Seed 003 has a single machine, so its
-//!   rows are of this kind: the seed gives no out-of-sample check for x86 2023.
+//!   4096-CPU single socket, and every row of the public record
+//!   ([`crate::record`]) marked `predict`). Only these count toward the
+//!   acceptance test.
+//! - `fit`: a measurement the fit used, re-simulated in full. Its error only
+//!   shows that the closed forms in [`crate::fit`] agree with the event-driven
+//!   schedule (and how much the jitter and the assumed remote-node cost move
+//!   it). Seed 003 has a single machine, so its rows are of this kind.
+//!
+//! Which machines are fitted and why: seed 002's three small boxes (the seed's
+//! only logs besides the UV it asks about), seed 000's 1024-CPU LPAR (its only
+//! log), seed 003's server (its only machine) and one arm64 log of the record
+//! (the one with the most consecutive CPUs in view) — 6 machines, against 13
+//! predicted.
 //!
 //! Measured windows: seed 002 is measured from the first "Booting Node" line to
 //! "Brought up N CPUs" (what the seed's text calls the time "for bringing up the
 //! cpus"); the boot before SMP (95 s and 68 s on the UV, memory set-up of a huge
 //! machine) is not bring-up and is not predicted — the absolute timestamps with
 //! that offset taken from the log are printed alongside. Seed 000 is measured from
-//! "Bringing up secondary CPUs" to "Brought up"; seed 003 states smpboot times.
+//! "Bringing up secondary CPUs" to "Brought up"; seed 003 and the record's
+//! before/after rows state bring-up times; the record's per-CPU rows are the
+//! mean interval between consecutive CPUs' lines, which the simulation gives as
+//! its bring-up window over the number of secondary CPUs.
 
 use serde::Serialize;
+use topology::{Arch, Numbering, Shape};
 
 use crate::costs::{CostTable, Platform};
-use crate::fit::{self, SEED_002};
+use crate::fit::{self, Fitted, SEED_002};
 use crate::machines::SeedMachine;
+use crate::record::{self, Role};
 use crate::run::{simulate, Options};
 use crate::strategy::{Algo, Calibrate, Kick, Strategy};
 use crate::SimError;
@@ -43,7 +56,7 @@ pub struct Row {
     pub case: String,
     /// Prediction or fit re-run.
     pub kind: Kind,
-    /// The machine's catalogue name.
+    /// The machine's name.
     pub machine: String,
     /// Platform.
     pub platform: String,
@@ -51,10 +64,13 @@ pub struct Row {
     pub strategy: String,
     /// Simulated virtual seconds.
     pub predicted_s: f64,
-    /// The seed's figure.
+    /// The measured figure.
     pub measured_s: f64,
     /// 100 · (predicted − measured) / measured.
     pub error_pct: f64,
+    /// The assumed costs ([`crate::costs::Assumptions::NAMES`]) this row's
+    /// prediction depends on.
+    pub assumes: Vec<String>,
     /// Anything else worth saying about the row.
     pub note: String,
 }
@@ -85,21 +101,119 @@ pub struct Report {
 
 const SEED: u64 = 1;
 
-/// Predictions that miss the seed by more than 25 %, each with the reason. The
-/// acceptance test holds every other row to 25 %, and checks that these still
-/// miss (so that a model that starts to fit them must say so here).
-pub const KNOWN_MISSES: &[(&str, &str)] = &[
-    (
-        "002 x86-uv-4096 lpj=",
-        "With lpj= Linux 2.6.37 skips calibrate_delay() entirely, so the model expects lpj= \
+/// A prediction that misses by more than 25 %: its error as documented, and why.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct KnownMiss {
+    /// The cases it covers (a prefix of their names).
+    pub case: &'static str,
+    /// Each covered case's full name and its documented error, percent.
+    pub errors: &'static [(&'static str, f64)],
+    /// Why.
+    pub why: &'static str,
+}
+
+impl KnownMiss {
+    /// The documented error of `case`, if this miss lists it.
+    pub fn error_of(&self, case: &str) -> Option<f64> {
+        self.errors
+            .iter()
+            .find(|(name, _)| *name == case)
+            .map(|(_, e)| *e)
+    }
+}
+
+/// How far a known miss may drift from its documented error before the
+/// acceptance test says so: 5 points, or a tenth of the error if larger.
+pub fn miss_band(documented_pct: f64) -> f64 {
+    (0.1 * documented_pct.abs()).max(5.0)
+}
+
+/// The arm64 rows' shared reason (see [`KNOWN_MISSES`]).
+const ARM64_WHY: &str = "arm64 Linux brings CPUs up one at a time, and the logs show where each \
+     CPU's time goes: the AP's own start-up ('Detected … I-cache' to 'Booted') is 30-290 us \
+     everywhere, while the gap before it — PSCI CPU_ON, the firmware powering the core up, the \
+     AP reaching secondary_start_kernel — ranges from 0.17 ms (Cortex-A76 boards) to 32 ms \
+     (Allwinner H5). That gap is the platform firmware's, not a function of the topology, so one \
+     fitted value cannot carry from the Altra to other machines; the model only says how the \
+     per-CPU cost adds up, not what a given firmware charges.";
+
+/// Predictions that miss by more than 25 %, each with its documented error and
+/// the reason. The acceptance test holds each to [`miss_band`] around its
+/// documented error, so that a regression or an accidental improvement shows.
+pub const KNOWN_MISSES: &[KnownMiss] = &[
+    KnownMiss {
+        case: "002 x86-uv-4096 lpj=",
+        errors: &[("002 x86-uv-4096 lpj= (no calibration)", -29.8)],
+        why: LPJ_WHY,
+    },
+    KnownMiss {
+        case: "000 power-4096-1socket",
+        errors: &[
+            ("000 power-4096-1socket naive masks (before)", 1484.2),
+            ("000 power-4096-1socket scoped masks (after)", 147.4),
+            ("000 power-4096-1socket Linux v5.9 (before) walks", 440.7),
+            ("000 power-4096-1socket Linux v5.10 (after) walks", 199.9),
+        ],
+        why: SEED_000_WHY,
+    },
+    KnownMiss {
+        case: "rec x86-haswell-28",
+        errors: &[("rec x86-haswell-28 parallel kick (after)", -68.8)],
+        why: "After a parallel kick every CPU still completes its bring-up one at a time; \
+              the model has one value for that serialized remainder, fitted in-sample on seed \
+              003's server (0.75 ms per CPU, its 100 ms over 127 APs). This Haswell needs 3.0 ms \
+              per CPU (80 ms over 27 APs), the c5.metal 1.05 ms (100 ms over 95). The commit \
+              message does not break the remainder down (TSC check against the boot CPU, the \
+              cpuhp online callbacks, before Linux 6.5 a calibration on the first CPU of each \
+              further socket), so nothing here says why this machine's is four times larger.",
+    },
+    KnownMiss {
+        case: "rec x86-spr-1920-hpe",
+        errors: &[
+            ("rec x86-spr-1920-hpe serial kick (before)", -85.1),
+            ("rec x86-spr-1920-hpe parallel kick (after)", -89.2),
+        ],
+        why: "The reported 71 s and 14 s are 37 ms and 7.3 ms per CPU, seven times what the \
+              2-socket machines need per CPU. What scales with 16 sockets in the kernel of the \
+              time is known but too small: before Linux 6.5 the first CPU of each further socket \
+              calibrated its delay loop (100 ms each by the 6.5 patch that removed it: 1.5 s) \
+              and ran a 20 ms TSC warp check (0.3 s). The figure is an article's account of a \
+              post by HPE that was not read here; the machine's configuration (node \
+              controllers, firmware, remote memory latency of the boot node) is not stated, so \
+              the model has nothing to carry the other 55 s.",
+    },
+    KnownMiss {
+        case: "rec x86-wsl2-ryzen-6",
+        errors: &[("rec x86-wsl2-ryzen-6 per-CPU interval", -49.2)],
+        why: "Each AP of this Hyper-V guest runs calibrate_delay_direct() (its log shows the \
+              lines), which the model prices with the calibration fitted on seed 002's 2010 \
+              hardware (70 ms) plus seed 003's per-CPU cost: 76 ms against 149 ms measured. How \
+              long the direct calibration takes depends on the timer ticks it waits for under \
+              the hypervisor, which no measurement here separates.",
+    },
+    KnownMiss {
+        case: "rec arm64-",
+        errors: &[
+            ("rec arm64-altra-2socket per-CPU interval", -59.3),
+            ("rec arm64-phytium-64 per-CPU interval", -92.6),
+            ("rec arm64-h5-4 per-CPU interval", -98.8),
+            ("rec arm64-amlogic-a53-4 per-CPU interval", -38.8),
+            ("rec arm64-a55-4 per-CPU interval", -39.4),
+            ("rec arm64-a76-4-ra028 per-CPU interval", 92.9),
+            ("rec arm64-a76-4-rpi per-CPU interval", 41.0),
+        ],
+        why: ARM64_WHY,
+    },
+];
+
+const LPJ_WHY: &str =
+    "With lpj= Linux 2.6.37 skips calibrate_delay() entirely, so the model expects lpj= \
          to be as fast as parallel calibration (52.7 s, the parallel run's 59.5 s measured). \
          The seed's author saw 75 s and could not explain it either: \"I am not sure how we \
          beat the lpj= case, but it did outperform.\" The 75 s comes from the prose of a \
-         different boot, with no log.",
-    ),
-    (
-        "000 power-4096-1socket",
-        "Seed 000's 4096-CPU machine is a KVM guest (patch 02/11 of the series: \"his 4096 \
+         different boot, with no log.";
+const SEED_000_WHY: &str =
+    "Seed 000's 4096-CPU machine is a KVM guest (patch 02/11 of the series: \"his 4096 \
          vcpu KVM guest took around 30 minutes\"); the fit's machine is a POWER8 PowerVM \
          LPAR. Linux v5.9 walks /cpus once per online CPU for the L2 mask only when CPU nodes \
          have an l2-cache phandle (PowerVM: yes; QEMU's pseries: no cache nodes) and once or \
@@ -115,23 +229,48 @@ pub const KNOWN_MISSES: &[(&str, &str)] = &[
          visit scans, NUMA placement of the tree on the 16-node LPAR are all unstated), so \
          no parameter fitted on the LPAR can carry over. The simulated rows use \
          crates/hotplug's generic naive algorithm (five levels walked per online CPU on \
-         any firmware), which cannot see the firmware difference at all.",
-    ),
-];
+         any firmware), which cannot see the firmware difference at all.";
 
-/// The known-miss reason for a case, if any.
-pub fn known_miss(case: &str) -> Option<&'static str> {
-    KNOWN_MISSES
-        .iter()
-        .find(|(prefix, _)| case.starts_with(prefix))
-        .map(|(_, why)| *why)
+/// The known miss covering a case, if any.
+pub fn known_miss(case: &str) -> Option<&'static KnownMiss> {
+    KNOWN_MISSES.iter().find(|m| case.starts_with(m.case))
+}
+
+/// The cost tables of every platform, made from one fit.
+#[derive(Debug, Clone)]
+pub struct Tables {
+    fit: Fitted,
+    tables: Vec<CostTable>,
+}
+
+impl Tables {
+    /// Every platform's table from `fit`.
+    pub fn new(fit: Fitted) -> Tables {
+        let tables = Platform::ALL
+            .iter()
+            .map(|&p| CostTable::for_platform(p, &fit))
+            .collect();
+        Tables { fit, tables }
+    }
+
+    /// The table of `platform`.
+    pub fn get(&self, platform: Platform) -> &CostTable {
+        let i = Platform::ALL.iter().position(|&p| p == platform);
+        &self.tables[i.unwrap_or(0)]
+    }
+
+    /// The fit the tables were made from.
+    pub fn fit(&self) -> &Fitted {
+        &self.fit
+    }
 }
 
 /// One case to run.
 struct Case<'a> {
-    case: &'a str,
+    case: String,
     kind: Kind,
-    machine: SeedMachine,
+    machine: String,
+    shape: Shape,
     platform: Platform,
     strategy: Strategy,
     measured_s: f64,
@@ -139,89 +278,142 @@ struct Case<'a> {
     /// Price the naive mask work by [`crate::masks::naive_ops_extrapolated`]
     /// instead of running it (machines where the real run takes minutes).
     extrapolate_naive: bool,
+    /// Compare the mean per-CPU interval instead of the whole window.
+    per_cpu: bool,
+    assumes: &'a [&'a str],
 }
 
 /// Runs a case; returns its row and the simulated "Total of" time.
-fn row(c: Case<'_>, progress: &mut dyn FnMut(&str)) -> Result<(Row, f64), SimError> {
-    let Case {
-        case,
-        kind,
-        machine,
-        platform,
-        strategy,
-        measured_s,
-        mut note,
-        extrapolate_naive,
-    } = c;
-    progress(case);
-    let costs = CostTable::for_platform(platform, &crate::fit::fitted()?);
-    let mut predicted_s;
-    let run = if extrapolate_naive && strategy.masks == Algo::Naive && strategy.kick == Kick::Serial
-    {
-        // With serial kicks the mask work sits wholly on the boot CPU's path, so
-        // swapping the scoped work for the naive work shifts the end by the
-        // difference in price.
-        let scoped = Strategy {
+fn row(
+    c: Case<'_>,
+    tables: &Tables,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(Row, f64), SimError> {
+    progress(&c.case);
+    let costs = tables.get(c.platform);
+    let topo = c
+        .shape
+        .build()
+        .map_err(|e| SimError::Masks(format!("{e:?}")))?;
+    let mut note = c.note;
+    let naive_swap =
+        c.extrapolate_naive && c.strategy.masks == Algo::Naive && c.strategy.kick == Kick::Serial;
+    let strategy = if naive_swap {
+        Strategy {
             masks: Algo::Scoped,
-            ..strategy
-        };
-        let run = simulate(
-            &machine.topology(),
-            &costs,
-            &scoped,
-            &Options { seed: SEED },
-        )?;
-        let naive = crate::masks::naive_ops_extrapolated(&machine.shape())?;
-        let delta = crate::masks::price(&naive, &costs) - crate::masks::price(&run.ops, &costs);
-        predicted_s = run.brought_up_s + delta / 1e9;
-        note = format!(
-            "{note}{}naive mask work extrapolated from real runs at smaller core counts: {} property look-ups",
-            if note.is_empty() { "" } else { "; " },
-            naive.property_lookups
-        );
-        run
+            ..c.strategy
+        }
     } else {
-        let run = simulate(
-            &machine.topology(),
-            &costs,
-            &strategy,
-            &Options { seed: SEED },
-        )?;
-        predicted_s = run.brought_up_s;
-        run
+        c.strategy
     };
+    let run = simulate(&topo, costs, &strategy, &Options { seed: SEED })?;
+    let mut predicted_s = run.brought_up_s;
+    if naive_swap {
+        // With serial kicks the mask work sits wholly on the boot CPU's path,
+        // so swapping the scoped work for the naive work shifts the end by
+        // the difference in price.
+        let naive = crate::masks::naive_ops_extrapolated(&c.shape)?;
+        let delta = crate::masks::price(&naive, costs) - crate::masks::price(&run.ops, costs);
+        predicted_s += delta / 1e9;
+        note = join(
+            &note,
+            &format!(
+                "naive mask work extrapolated from real runs at smaller core counts: {} property look-ups",
+                naive.property_lookups
+            ),
+        );
+    }
+    let done_s = run.done_s + (predicted_s - run.brought_up_s);
+    if c.per_cpu {
+        predicted_s /= (run.cpus.max(2) - 1) as f64;
+    }
     predicted_s = predicted_s.max(0.0);
     Ok((
         Row {
-            case: case.to_string(),
-            kind,
-            machine: machine.name().to_string(),
-            platform: platform.name().to_string(),
-            strategy: strategy.to_string(),
+            case: c.case,
+            kind: c.kind,
+            machine: c.machine,
+            platform: c.platform.name().to_string(),
+            strategy: c.strategy.to_string(),
             predicted_s,
-            measured_s,
-            error_pct: 100.0 * (predicted_s - measured_s) / measured_s,
+            measured_s: c.measured_s,
+            error_pct: 100.0 * (predicted_s - c.measured_s) / c.measured_s,
+            assumes: c.assumes.iter().map(|s| s.to_string()).collect(),
             note,
         },
-        run.done_s + (predicted_s - run.brought_up_s),
+        done_s,
     ))
+}
+
+fn join(a: &str, b: &str) -> String {
+    if a.is_empty() {
+        b.to_string()
+    } else {
+        format!("{a}; {b}")
+    }
 }
 
 /// Runs every case. `progress` is called with each case's name before it runs.
 pub fn validate(progress: &mut dyn FnMut(&str)) -> Result<Report, SimError> {
+    validate_with(&Tables::new(fit::fitted()?), progress)
+}
+
+/// [`validate`] with given cost tables.
+pub fn validate_with(tables: &Tables, progress: &mut dyn FnMut(&str)) -> Result<Report, SimError> {
+    let mut rows = simulated_rows(tables, &Platform::ALL, progress)?;
+    progress("000 exact Linux walk counts");
+    let linux_walks = crate::linux_walks::analysis()?;
+    let at = rows
+        .iter()
+        .position(|r| r.case.starts_with("003 ") || r.case.starts_with("rec "))
+        .unwrap_or(rows.len());
+    rows.splice(at..at, linux_walk_rows(&linux_walks));
+    Ok(Report {
+        rows,
+        params: params(tables),
+        linux_walks,
+    })
+}
+
+/// Every simulated row of the given platforms, in table order.
+pub fn simulated_rows(
+    tables: &Tables,
+    platforms: &[Platform],
+    progress: &mut dyn FnMut(&str),
+) -> Result<Vec<Row>, SimError> {
     let mut rows = Vec::new();
-    // x86 has no firmware tree: the naive algorithm's device-tree walks are
-    // powerpc's, so x86 runs the scoped engine (its mask work is under 0.1 % of
-    // bring-up either way).
-    let x86_before = Strategy {
-        kick: Kick::Serial,
-        calibrate: Calibrate::Serial,
-        masks: Algo::Scoped,
-    };
-    let x86_after = Strategy {
+    if platforms.contains(&Platform::X86_2010) {
+        rows.extend(seed_002(tables, progress)?);
+        rows.push(seed_002_lpj(tables, progress)?);
+    }
+    if platforms.contains(&Platform::PowerPc) {
+        rows.extend(seed_000(tables, progress)?);
+        rows.extend(seed_000_smt(tables, progress)?);
+    }
+    if platforms.contains(&Platform::X86) {
+        rows.extend(seed_003(tables, progress)?);
+    }
+    rows.extend(record_rows(tables, platforms, progress)?);
+    Ok(rows)
+}
+
+/// Seed 002's machines without `lpj=` are run on 2.6.37's x86 rules. x86 has
+/// no firmware tree: the naive algorithm's device-tree walks are powerpc's, so
+/// x86 runs the scoped engine (its mask work is under 0.1 % of bring-up
+/// either way).
+const X86_2010_BEFORE: Strategy = Strategy {
+    kick: Kick::Serial,
+    calibrate: Calibrate::Serial,
+    masks: Algo::Scoped,
+};
+
+/// Seed 002: each box before (serial calibration) and after (parallel).
+fn seed_002(tables: &Tables, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, SimError> {
+    let after = Strategy {
         calibrate: Calibrate::Parallel,
-        ..x86_before
+        ..X86_2010_BEFORE
     };
+    let mut rows = Vec::new();
     for c in SEED_002 {
         let kind = if c.machine == SeedMachine::X86Uv4096 {
             Kind::Predict
@@ -229,22 +421,18 @@ pub fn validate(progress: &mut dyn FnMut(&str)) -> Result<Report, SimError> {
             Kind::Fit
         };
         for (label, strategy, log) in [
-            ("serial calibration (before)", x86_before, c.before),
-            ("parallel calibration (after)", x86_after, c.after),
+            ("serial calibration (before)", X86_2010_BEFORE, c.before),
+            ("parallel calibration (after)", after, c.after),
         ] {
-            let (mut r, done_s) = row(
-                Case {
-                    case: &format!("002 {} {label}", c.machine.name()),
-                    kind,
-                    machine: c.machine,
-                    platform: Platform::X86_2010,
-                    strategy,
-                    measured_s: log.window_s(),
-                    note: String::new(),
-                    extrapolate_naive: false,
-                },
-                progress,
-            )?;
+            let case = seed_case(
+                format!("002 {} {label}", c.machine.name()),
+                kind,
+                c.machine,
+                Platform::X86_2010,
+                strategy,
+                log.window_s(),
+            );
+            let (mut r, done_s) = row(case, tables, progress)?;
             r.note = format!(
                 "absolute with the log's pre-SMP offset {:.3} s: \"Brought up\" {:.3} s predicted vs {:.3} s; \"Total of\" {:.3} s vs {:.3} s",
                 log.first_booting_s,
@@ -256,33 +444,54 @@ pub fn validate(progress: &mut dyn FnMut(&str)) -> Result<Report, SimError> {
             rows.push(r);
         }
     }
+    Ok(rows)
+}
 
-    // The same UV with lpj= (seed 002's prose; no log).
-    rows.push(
-        row(
-            Case {
-                case: "002 x86-uv-4096 lpj= (no calibration)",
-                kind: Kind::Predict,
-                machine: SeedMachine::X86Uv4096,
-                platform: Platform::X86_2010,
-                strategy: Strategy {
-                    calibrate: Calibrate::Lpj(4_532_810),
-                    ..x86_before
-                },
-                measured_s: fit::SEED_002_UV_LPJ_S,
-                note: "measured figure from the seed's prose, not a log".to_string(),
-                extrapolate_naive: false,
-            },
-            progress,
-        )?
-        .0,
+/// A seed machine's case with no note, no extrapolation and no assumption.
+fn seed_case(
+    case: String,
+    kind: Kind,
+    machine: SeedMachine,
+    platform: Platform,
+    strategy: Strategy,
+    measured_s: f64,
+) -> Case<'static> {
+    Case {
+        case,
+        kind,
+        machine: machine.name().to_string(),
+        shape: machine.shape(),
+        platform,
+        strategy,
+        measured_s,
+        note: String::new(),
+        extrapolate_naive: false,
+        per_cpu: false,
+        assumes: &[],
+    }
+}
+
+/// The UV with `lpj=` (seed 002's prose; no log).
+fn seed_002_lpj(tables: &Tables, progress: &mut dyn FnMut(&str)) -> Result<Row, SimError> {
+    let mut case = seed_case(
+        "002 x86-uv-4096 lpj= (no calibration)".to_string(),
+        Kind::Predict,
+        SeedMachine::X86Uv4096,
+        Platform::X86_2010,
+        Strategy {
+            calibrate: Calibrate::Lpj(4_532_810),
+            ..X86_2010_BEFORE
+        },
+        fit::SEED_002_UV_LPJ_S,
     );
+    case.note = "measured figure from the seed's prose, not a log".to_string();
+    Ok(row(case, tables, progress)?.0)
+}
 
-    let ppc = |masks| Strategy {
-        kick: Kick::Serial,
-        calibrate: Calibrate::Serial,
-        masks,
-    };
+/// Seed 000: the LPAR (fitted) and the 4096-CPU machine (predicted), naive
+/// and scoped masks.
+fn seed_000(tables: &Tables, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, SimError> {
+    let mut rows = Vec::new();
     for (machine, kind, naive_s, scoped_s) in [
         (
             SeedMachine::Power8Lpar1024,
@@ -301,37 +510,115 @@ pub fn validate(progress: &mut dyn FnMut(&str)) -> Result<Report, SimError> {
             ("naive masks (before)", Algo::Naive, naive_s),
             ("scoped masks (after)", Algo::Scoped, scoped_s),
         ] {
-            let note = if kind == Kind::Predict {
-                "the seed says \"about 30 mins\" / \"6 seconds\"".to_string()
-            } else {
-                String::new()
+            let strategy = Strategy {
+                kick: Kick::Serial,
+                calibrate: Calibrate::Serial,
+                masks,
             };
-            rows.push(
-                row(
-                    Case {
-                        case: &format!("000 {} {label}", machine.name()),
-                        kind,
-                        machine,
-                        platform: Platform::PowerPc,
-                        strategy: ppc(masks),
-                        measured_s: measured,
-                        note,
-                        extrapolate_naive: kind == Kind::Predict,
-                    },
-                    progress,
-                )?
-                .0,
+            let mut case = seed_case(
+                format!("000 {} {label}", machine.name()),
+                kind,
+                machine,
+                Platform::PowerPc,
+                strategy,
+                measured,
             );
+            if kind == Kind::Predict {
+                case.note = "the seed says \"about 30 mins\" / \"6 seconds\"".to_string();
+                case.extrapolate_naive = true;
+            }
+            rows.push(row(case, tables, progress)?.0);
         }
     }
+    Ok(rows)
+}
 
-    // Seed 000 again, with Linux's own walks counted call by call for each
-    // machine's firmware (PowerVM LPAR, KVM guest) instead of the generic naive
-    // engine: a cross-check of the rows above, not a simulation.
-    progress("000 exact Linux walk counts");
-    let linux_walks = crate::linux_walks::analysis()?;
-    let lw = &linux_walks;
-    for (label, predicted_s, measured_s, walks) in [
+/// Seed 000's SMT switches on its POWER9 LPAR ([`crate::smt`]): the fixed
+/// per-CPU cost of each direction is fitted on the *before* median (naive
+/// masks), the *after* median (scoped masks) is predicted.
+fn seed_000_smt(tables: &Tables, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, SimError> {
+    let machine = SeedMachine::Power9Lpar128;
+    progress(&format!("000 {} SMT switches", machine.name()));
+    let topo = machine.topology();
+    let costs = tables.get(Platform::PowerPc);
+    let naive = crate::smt::mask_time(&topo, costs, Algo::Naive)?;
+    let scoped = crate::smt::mask_time(&topo, costs, Algo::Scoped)?;
+    let n = naive.cpus as f64;
+    let mut rows = Vec::new();
+    for (switch, before_s, after_s, naive_s, scoped_s) in [
+        (
+            "ppc64_cpu --smt=1",
+            fit::SEED_000_SMT1_BEFORE_S,
+            fit::SEED_000_SMT1_AFTER_S,
+            naive.offline_s,
+            scoped.offline_s,
+        ),
+        (
+            "ppc64_cpu --smt=8",
+            fit::SEED_000_SMT8_BEFORE_S,
+            fit::SEED_000_SMT8_AFTER_S,
+            naive.online_s,
+            scoped.online_s,
+        ),
+    ] {
+        let fixed_s = (before_s - naive_s) / n;
+        let smt_row =
+            |label: &str, kind, masks: &str, predicted_s: f64, measured_s: f64, note| Row {
+                case: format!("000 {} {switch} {label}", machine.name()),
+                kind,
+                machine: machine.name().to_string(),
+                platform: Platform::PowerPc.name().to_string(),
+                strategy: format!("{switch}, {masks} masks"),
+                predicted_s,
+                measured_s,
+                error_pct: 100.0 * (predicted_s - measured_s) / measured_s,
+                assumes: Vec::new(),
+                note,
+            };
+        rows.push(smt_row(
+            "naive (before)",
+            Kind::Fit,
+            "naive",
+            n * fixed_s + naive_s,
+            before_s,
+            format!(
+                "median of 100; {:.0} CPUs switched; fitted here: {:.1} ms per CPU besides the mask work ({:.3} s naive)",
+                n,
+                fixed_s * 1e3,
+                naive_s
+            ),
+        ));
+        rows.push(smt_row(
+            "scoped (after)",
+            Kind::Predict,
+            "scoped",
+            n * fixed_s + scoped_s,
+            after_s,
+            format!(
+                "median of 100; predicted saving {:.3} s (the mask work {:.3} s → {:.3} s), measured {:.2} s{}",
+                naive_s - scoped_s,
+                naive_s,
+                scoped_s,
+                before_s - after_s,
+                if naive_s - scoped_s < 0.1 * (before_s - after_s) {
+                    "; the saving is NOT reproduced: taking a CPU down only clears mask bits \
+                     in both engines (no device-tree look-ups), so the row is within 25 % only \
+                     because the fitted fixed cost is 97 % of it"
+                } else {
+                    ""
+                }
+            ),
+        ));
+    }
+    Ok(rows)
+}
+
+/// Seed 000 again, with Linux's own walks counted call by call for each
+/// machine's firmware (PowerVM LPAR, KVM guest) instead of the generic naive
+/// engine: a cross-check of the simulated rows, not a simulation.
+fn linux_walk_rows(lw: &crate::linux_walks::Analysis) -> Vec<Row> {
+    let machine = SeedMachine::Power4096OneSocket.name();
+    [
         (
             "v5.9 (before)",
             lw.guest_before_s,
@@ -344,35 +631,34 @@ pub fn validate(progress: &mut dyn FnMut(&str)) -> Result<Report, SimError> {
             fit::SEED_000_4096_SCOPED_S,
             lw.guest_after,
         ),
-    ] {
-        rows.push(Row {
-            case: format!(
-                "000 {} Linux {label} walks",
-                SeedMachine::Power4096OneSocket.name()
-            ),
-            kind: Kind::Predict,
-            machine: SeedMachine::Power4096OneSocket.name().to_string(),
-            platform: Platform::PowerPc.name().to_string(),
-            strategy: format!("linux {label}"),
-            predicted_s,
-            measured_s,
-            error_pct: 100.0 * (predicted_s - measured_s) / measured_s,
-            note: format!(
-                "KVM guest firmware, Linux's walks counted exactly: {} of_get_cpu_node() walks visiting {} /cpus children, at {:.0} ns per visit + {:.3} ms per CPU fitted on the LPAR's exact PowerVM counts",
-                walks.walks,
-                walks.visits,
-                lw.visit_ns,
-                lw.per_cpu_ns / 1e6
-            ),
-        });
-    }
+    ]
+    .into_iter()
+    .map(|(label, predicted_s, measured_s, walks)| Row {
+        case: format!("000 {machine} Linux {label} walks"),
+        kind: Kind::Predict,
+        machine: machine.to_string(),
+        platform: Platform::PowerPc.name().to_string(),
+        strategy: format!("linux {label}"),
+        predicted_s,
+        measured_s,
+        error_pct: 100.0 * (predicted_s - measured_s) / measured_s,
+        assumes: Vec::new(),
+        note: format!(
+            "KVM guest firmware, Linux's walks counted exactly: {} of_get_cpu_node() walks visiting {} /cpus children, at {:.0} ns per visit + {:.3} ms per CPU fitted on the LPAR's exact PowerVM counts",
+            walks.walks,
+            walks.visits,
+            lw.visit_ns,
+            lw.per_cpu_ns / 1e6
+        ),
+    })
+    .collect()
+}
 
-    // Seed 003: a 2023 kernel knows lpj from the TSC, so no CPU calibrates.
-    let x86 = |kick| Strategy {
-        kick,
-        calibrate: Calibrate::Lpj(2_600_000),
-        masks: Algo::Scoped,
-    };
+/// Seed 003: the 128-CPU server, serial and parallel kick, with the platform's
+/// default calibration (none: lpj is known from the TSC).
+fn seed_003(tables: &Tables, progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, SimError> {
+    let calibrate = tables.get(Platform::X86).default_calibrate();
+    let mut rows = Vec::new();
     for (label, kick, measured) in [
         ("serial kick (before)", Kick::Serial, fit::SEED_003_SERIAL_S),
         (
@@ -381,29 +667,126 @@ pub fn validate(progress: &mut dyn FnMut(&str)) -> Result<Report, SimError> {
             fit::SEED_003_PARALLEL_S,
         ),
     ] {
-        rows.push(
-            row(
-                Case {
-                    case: &format!("003 {} {label}", SeedMachine::X86_2n128.name()),
-                    kind: Kind::Fit,
-                    machine: SeedMachine::X86_2n128,
-                    platform: Platform::X86,
-                    strategy: x86(kick),
-                    measured_s: measured,
-                    note: "in-sample: seed 003 reports one machine only".to_string(),
-                    extrapolate_naive: false,
-                },
-                progress,
-            )?
-            .0,
+        let strategy = Strategy {
+            kick,
+            calibrate,
+            masks: Algo::Scoped,
+        };
+        let mut case = seed_case(
+            format!("003 {} {label}", SeedMachine::X86_2n128.name()),
+            Kind::Fit,
+            SeedMachine::X86_2n128,
+            Platform::X86,
+            strategy,
+            measured,
         );
+        case.note = "in-sample: seed 003 reports one machine only".to_string();
+        rows.push(row(case, tables, progress)?.0);
     }
+    Ok(rows)
+}
 
+/// What each simulated record row's prediction depends on, by row id (see
+/// [`crate::costs::Assumptions`]); rows not listed depend on none, i.e.
+/// doubling any assumed cost and refitting moves them by less than 1 % (the
+/// fit absorbs the arm64 kick; the remote-node cost moves the 16-socket x86
+/// row by 0.3 %), as `assumed_costs_move_only_the_rows_that_say_so` checks.
+/// The 2-socket Altra's per-CPU time is 0.4 ms, so its remote half's assumed
+/// 20 us per hop is a visible share of it.
+const RECORD_ASSUMES: &[(&str, &[&str])] = &[("arm64-altra-2socket", &["remote_hop"])];
+
+/// The public record's simulated rows (those with a `sim` spec) whose
+/// platform is in `platforms`. Seed 003's row is the seed's own, run above.
+fn record_rows(
+    tables: &Tables,
+    platforms: &[Platform],
+    progress: &mut dyn FnMut(&str),
+) -> Result<Vec<Row>, SimError> {
+    let mut rows = Vec::new();
+    for r in record::load()? {
+        let Some(spec) = &r.sim else { continue };
+        let platform = spec
+            .platform()
+            .map_err(|message| record_error(&r, message))?;
+        if !platforms.contains(&platform) || r.id == "x86-128-2node-seed003" {
+            continue;
+        }
+        for case in record_cases(&r, spec, platform, tables)? {
+            rows.push(row(case, tables, progress)?.0);
+        }
+    }
+    Ok(rows)
+}
+
+fn record_error(r: &record::Row, message: String) -> SimError {
+    SimError::Record(record::RecordError::Row {
+        id: r.id.clone(),
+        message,
+    })
+}
+
+/// One record row's cases: before and after (serial and parallel kick), or
+/// the per-CPU interval (serial kick).
+fn record_cases<'a>(
+    r: &record::Row,
+    spec: &record::SimSpec,
+    platform: Platform,
+    tables: &Tables,
+) -> Result<Vec<Case<'a>>, SimError> {
+    let calibrate = spec
+        .calibrate()
+        .map_err(|message| record_error(r, message))?
+        .unwrap_or_else(|| tables.get(platform).default_calibrate());
+    let [packages, cores, threads] = spec.shape;
+    let shape = if platform.is_x86() {
+        Shape {
+            numbering: Numbering::ThreadsLast,
+            ..Shape::simple(Arch::X86_64, packages, cores, threads)
+        }
+    } else {
+        Shape::simple(Arch::Arm64, packages, cores, threads)
+    };
+    let assumes = RECORD_ASSUMES
+        .iter()
+        .find(|(id, _)| *id == r.id)
+        .map_or(&[][..], |(_, a)| a);
+    let kind = match spec.role {
+        Role::Fit => Kind::Fit,
+        Role::Predict => Kind::Predict,
+    };
+    let case = |label: &str, kick, measured_s, per_cpu| Case {
+        case: format!("rec {} {label}", r.id),
+        kind,
+        machine: r.machine.clone(),
+        shape: shape.clone(),
+        platform,
+        strategy: Strategy {
+            kick,
+            calibrate,
+            masks: Algo::Scoped,
+        },
+        measured_s,
+        note: format!("{}; {}; source: {}", r.kernel, r.measured, r.source),
+        extrapolate_naive: false,
+        per_cpu,
+        assumes,
+    };
+    let mut cases = Vec::new();
+    if let (Some(before), Some(after)) = (r.before_s, r.after_s) {
+        cases.push(case("serial kick (before)", Kick::Serial, before, false));
+        cases.push(case("parallel kick (after)", Kick::Parallel, after, false));
+    }
+    if let Some(per_cpu) = r.per_cpu_s {
+        cases.push(case("per-CPU interval", Kick::Serial, per_cpu, true));
+    }
+    Ok(cases)
+}
+
+/// Every parameter of every platform, with its source.
+fn params(tables: &Tables) -> Vec<ParamRow> {
     let mut params = Vec::new();
-    let fit = crate::fit::fitted()?;
     for p in Platform::ALL {
-        let t = CostTable::for_platform(p, &fit);
-        for (name, param) in t.params() {
+        for (name, param) in tables.get(p).params() {
             params.push(ParamRow {
                 platform: p.name().to_string(),
                 name: name.to_string(),
@@ -412,64 +795,83 @@ pub fn validate(progress: &mut dyn FnMut(&str)) -> Result<Report, SimError> {
             });
         }
     }
-    Ok(Report {
-        rows,
-        params,
-        linux_walks,
-    })
+    params
 }
 
 impl Report {
-    /// The table and the parameters, as text.
+    /// The table and the parameters, as text: predicted rows first, then the
+    /// in-sample re-simulations, then the misses with their reasons.
     pub fn to_text(&self) -> String {
         let mut out = String::from(
-            "Simulated bring-up (virtual seconds to the last CPU online) against the seeds.\n\
-             predict = a machine the fit never saw; fit = a measurement the fit used, re-simulated.\n\
-             Seed 002 windows run from the first \"Booting Node\" line to \"Brought up\".\n\n",
+            "Simulated bring-up against measurements (seeds and the public record, crates/sim/data/bringup-record.toml).\n\
+             Seed 002 windows run from the first \"Booting Node\" line to \"Brought up\"; per-CPU rows are seconds per CPU.\n",
         );
-        out.push_str(&format!(
-            "{:<58} {:<8} {:>12} {:>12} {:>8}\n",
-            "case", "kind", "predicted_s", "measured_s", "error"
-        ));
-        for r in &self.rows {
+        for (kind, title) in [
+            (Kind::Predict, "predicted: machines the fit never saw"),
+            (
+                Kind::Fit,
+                "fitted: measurements the fit used, re-simulated (in-sample)",
+            ),
+        ] {
             out.push_str(&format!(
-                "{:<58} {:<8} {:>12.3} {:>12.3} {:>+7.1}%\n",
-                r.case,
-                match r.kind {
-                    Kind::Predict => "predict",
-                    Kind::Fit => "fit",
-                },
-                r.predicted_s,
-                r.measured_s,
-                r.error_pct
+                "\n{title}\n{:<58} {:>12} {:>12} {:>8}\n",
+                "case", "predicted_s", "measured_s", "error"
             ));
-            if !r.note.is_empty() {
-                out.push_str(&format!("    {}\n", r.note));
+            for r in self.rows.iter().filter(|r| r.kind == kind) {
+                self.push_row(&mut out, r);
             }
         }
-        let misses: Vec<&Row> = self
-            .rows
-            .iter()
-            .filter(|r| r.error_pct.abs() > 25.0)
-            .collect();
-        if !misses.is_empty() {
-            out.push_str("\nrows outside 25 %:\n");
-            // Rows sharing a reason are listed together, the reason once.
-            let mut reasons: Vec<(&str, Vec<&str>)> = Vec::new();
-            for r in misses {
-                let why = known_miss(&r.case).unwrap_or("not explained");
-                match reasons.iter_mut().find(|(w, _)| *w == why) {
-                    Some((_, cases)) => cases.push(&r.case),
-                    None => reasons.push((why, vec![&r.case])),
-                }
-            }
-            for (why, cases) in reasons {
-                for case in cases {
-                    out.push_str(&format!("  {case}\n"));
-                }
-                out.push_str(&format!("    {why}\n"));
+        self.push_misses(&mut out);
+        self.push_walks(&mut out);
+        out.push_str("\nparameters (ns) and where each comes from:\n");
+        for p in &self.params {
+            out.push_str(&format!(
+                "  {:<9} {:<14} {:>14.3}  {}\n",
+                p.platform, p.name, p.ns, p.source
+            ));
+        }
+        out
+    }
+
+    fn push_row(&self, out: &mut String, r: &Row) {
+        out.push_str(&format!(
+            "{:<58} {:>12.6} {:>12.6} {:>+7.1}%\n",
+            r.case, r.predicted_s, r.measured_s, r.error_pct
+        ));
+        if !r.assumes.is_empty() {
+            out.push_str(&format!(
+                "    depends on assumed: {}\n",
+                r.assumes.join(", ")
+            ));
+        }
+        if !r.note.is_empty() {
+            out.push_str(&format!("    {}\n", r.note));
+        }
+    }
+
+    /// Rows outside 25 %, grouped by reason, each reason once.
+    fn push_misses(&self, out: &mut String) {
+        let mut reasons: Vec<(&str, Vec<&Row>)> = Vec::new();
+        for r in self.rows.iter().filter(|r| r.error_pct.abs() > 25.0) {
+            let why = known_miss(&r.case).map_or("not explained", |m| m.why);
+            match reasons.iter_mut().find(|(w, _)| *w == why) {
+                Some((_, rows)) => rows.push(r),
+                None => reasons.push((why, vec![r])),
             }
         }
+        if reasons.is_empty() {
+            return;
+        }
+        out.push_str("\nrows outside 25 %:\n");
+        for (why, rows) in reasons {
+            for r in rows {
+                out.push_str(&format!("  {} ({:+.1}%)\n", r.case, r.error_pct));
+            }
+            out.push_str(&format!("    {why}\n"));
+        }
+    }
+
+    fn push_walks(&self, out: &mut String) {
         let lw = &self.linux_walks;
         out.push_str(&format!(
             "\nseed 000 with Linux's own device-tree walks (sim::linux_walks, counted call by call on the real tree):\n\
@@ -488,39 +890,119 @@ impl Report {
             lw.guest_implied_visit_ns,
             lw.guest_implied_per_cpu_ns / 1e6,
         ));
-        out.push_str("\nparameters (ns) and where each comes from:\n");
-        for p in &self.params {
-            out.push_str(&format!(
-                "  {:<9} {:<14} {:>14.3}  {}\n",
-                p.platform, p.name, p.ns, p.source
-            ));
-        }
-        out
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::costs::Assumptions;
 
-    /// The issue's acceptance test: every row within 25 % of the seed.
+    /// The acceptance test: only predicted rows count. Each one is within 25 %
+    /// of its measurement, or is a known miss whose error stays within
+    /// [`miss_band`] of the error documented for it (so a regression, or an
+    /// accidental improvement, shows here and must be written down).
     #[test]
-    fn every_case_is_within_25_percent() {
+    fn predicted_rows_are_within_25_percent_or_hold_their_documented_miss() {
         let report = validate(&mut |_| {}).unwrap();
         let mut failures = Vec::new();
-        for r in &report.rows {
+        let mut passing = 0;
+        for r in report.rows.iter().filter(|r| r.kind == Kind::Predict) {
             let within = r.error_pct.abs() <= 25.0;
-            match known_miss(&r.case) {
-                None if !within => failures.push(format!("{}: {:+.1}%", r.case, r.error_pct)),
-                Some(_) if within => failures.push(format!(
-                    "{} is listed as a known miss but is within 25 % ({:+.1}%): update KNOWN_MISSES",
+            let documented = known_miss(&r.case).and_then(|m| m.error_of(&r.case));
+            match documented {
+                None if within => passing += 1,
+                None => failures.push(format!(
+                    "{}: {:+.1}%, outside 25 % with no documented miss",
                     r.case, r.error_pct
                 )),
-                _ => {}
+                Some(e) if (r.error_pct - e).abs() > miss_band(e) => failures.push(format!(
+                    "{}: {:+.1}%, documented {e:+.1}% ± {:.1}: update KNOWN_MISSES and its reason",
+                    r.case,
+                    r.error_pct,
+                    miss_band(e)
+                )),
+                Some(_) => {}
             }
         }
         assert!(failures.is_empty(), "{failures:#?}\n{}", report.to_text());
-        assert!(report.rows.iter().any(|r| r.kind == Kind::Predict));
+        assert!(passing >= 3, "only {passing} predicted rows pass");
+    }
+
+    /// The fit rows reproduce their own inputs — in-sample, so this shows only
+    /// that the fit's closed forms agree with the event-driven schedule; it is
+    /// not part of the acceptance. Seed 002's boxes are fitted pooled (one
+    /// calibration for all three), so each box alone is off by up to 12 %.
+    #[test]
+    fn fit_rows_reproduce_their_inputs_in_sample() {
+        let report = validate(&mut |_| {}).unwrap();
+        for r in report.rows.iter().filter(|r| r.kind == Kind::Fit) {
+            let tolerance = if r.case.starts_with("002 ") {
+                15.0
+            } else {
+                1.0
+            };
+            assert!(
+                r.error_pct.abs() <= tolerance,
+                "{}: {:+.1}%",
+                r.case,
+                r.error_pct
+            );
+            let documented = known_miss(&r.case).and_then(|m| m.error_of(&r.case));
+            assert!(documented.is_none(), "{} is a fit row", r.case);
+        }
+    }
+
+    /// Every documented miss names a case that exists and is predicted.
+    #[test]
+    fn every_documented_miss_is_a_predicted_row() {
+        let report = validate(&mut |_| {}).unwrap();
+        for m in KNOWN_MISSES {
+            for (name, _) in m.errors {
+                assert!(name.starts_with(m.case), "{name}");
+                let hit = report.rows.iter().find(|r| r.case == *name);
+                let hit = hit.unwrap_or_else(|| panic!("no row {name}"));
+                assert_eq!(hit.kind, Kind::Predict, "{name}");
+            }
+        }
+    }
+
+    /// Content check of the cost tables' assumed values: doubling each
+    /// assumption in turn, refitting and re-running every predicted row moves
+    /// (by more than 1 %) exactly the rows that list it in `assumes` — no
+    /// predicted row depends on an assumed value without saying so, and no
+    /// row claims a dependence it does not have.
+    #[test]
+    fn assumed_costs_move_only_the_rows_that_say_so() {
+        let base_tables = Tables::new(fit::fitted().unwrap());
+        let base = simulated_rows(&base_tables, &Platform::ALL, &mut |_| {}).unwrap();
+        let mut problems = Vec::new();
+        for name in Assumptions::NAMES {
+            let a = Assumptions::default().scaled(name, 2.0).unwrap();
+            let tables = Tables::new(fit::fitted_with(&a).unwrap());
+            let moved = simulated_rows(&tables, &Platform::ALL, &mut |_| {}).unwrap();
+            for (b, m) in base.iter().zip(&moved) {
+                assert_eq!(b.case, m.case);
+                if b.kind != Kind::Predict {
+                    continue;
+                }
+                let shift = (m.predicted_s / b.predicted_s - 1.0).abs();
+                let declared = b.assumes.iter().any(|x| x == name);
+                if (shift > 0.01) != declared {
+                    problems.push(format!(
+                        "{name} ×2 moves {} by {:.2} % but it {} it",
+                        b.case,
+                        100.0 * shift,
+                        if declared {
+                            "declares"
+                        } else {
+                            "does not declare"
+                        }
+                    ));
+                }
+            }
+        }
+        assert!(problems.is_empty(), "{problems:#?}");
     }
 
     /// The numbers quoted in seed 000's known-miss reason are the ones
@@ -528,7 +1010,7 @@ mod tests {
     #[test]
     fn seed_000_reason_quotes_the_analysis() {
         let a = crate::linux_walks::analysis().unwrap();
-        let why = known_miss("000 power-4096-1socket").unwrap();
+        let why = known_miss("000 power-4096-1socket").unwrap().why;
         let thousands = |x: f64| {
             let v = x.round() as u64;
             format!("{} {:03}", v / 1000, v % 1000)
