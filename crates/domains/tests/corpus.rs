@@ -2,14 +2,20 @@
 //! panicking, and they hold Linux's structural rules: each domain contains its
 //! CPU and the one below it, its groups lie inside it and cover it (v5.9's NUMA
 //! groups may spill out, a bug fixed in v5.13), and the first group holds the
-//! CPU. The snapshots that get no domains are listed below, each with its
-//! reason; any other outcome for any snapshot fails the test by name.
+//! CPU; on v6.x their NODE and NUMA spans follow Linux's rule (see
+//! support/numa_rule.rs). The snapshots that get no domains are listed below,
+//! each with its reason; any other outcome for any snapshot fails the test by
+//! name.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use cpumask::CpuMask;
 use domains::{Flag, KernelVersion};
+use topology::Topology;
+
+#[path = "support/numa_rule.rs"]
+mod numa_rule;
 
 /// The sysfs snapshots in the corpus (util-linux's lscpu dumps and hwloc's
 /// Linux tests): a missing or extra one fails the test.
@@ -116,7 +122,15 @@ fn outcome(path: &Path) -> Outcome {
     let mut not_sane: Option<(String, Vec<KernelVersion>)> = None;
     for k in KernelVersion::ALL {
         match domains::build(&topo, k) {
-            Ok(d) => check_rules(&d, &format!("{} {k}", path.display())),
+            Ok(d) => {
+                let what = format!("{} {k}", path.display());
+                check_rules(&d, &what);
+                // v5.9 took its distances from node 0's row only.
+                if k != KernelVersion::V5_9 && !topo.nodes().is_empty() {
+                    numa_rule::check(&numa_facts(&topo), topo.online(), &d)
+                        .unwrap_or_else(|e| panic!("{what}: {e}"));
+                }
+            }
             Err(e @ domains::Error::SpanNotSane { .. }) => {
                 // Linux refuses such masks too; the error must say why.
                 assert!(e.to_string().contains("topology_span_sane"), "{e}");
@@ -134,6 +148,24 @@ fn outcome(path: &Path) -> Outcome {
     match not_sane {
         Some((level, kernels)) => Outcome::NotSane(level, kernels),
         None => Outcome::Built,
+    }
+}
+
+/// The NUMA rule's view of a machine as the sysfs reader read it.
+fn numa_facts(topo: &Topology) -> numa_rule::NumaFacts {
+    let n = topo.nodes().len();
+    numa_rule::NumaFacts {
+        node_cpus: topo
+            .nodes()
+            .iter()
+            .map(|node| node.cpus.and(topo.online()))
+            .collect(),
+        dist: (0..n * n).map(|i| topo.distance(i / n, i % n)).collect(),
+        node_of_cpu: topo
+            .cpus()
+            .iter()
+            .filter_map(|c| Some((c.id, c.node? as usize)))
+            .collect(),
     }
 }
 
