@@ -23,7 +23,12 @@
 #              uncompressed cpio before the initramfs): QEMU's entries plus a
 #              Memory Affinity for that flash on PXM 0 and a GIC ITS Affinity
 #              putting ITS 0 on PXM 1 (QEMU cannot write either; arm has no -acpitable);
-#   acpi-its0  the same with the ITS on PXM 0.
+#   acpi-its0  the same with the ITS on PXM 0;
+#   itt-qemu, itt-node1, itt-node2
+#              dt-qemu, dt-node1, dt-node2 plus two PCIe root ports and a
+#              virtio-serial device (each an ITS device with its own ITT); the
+#              host reads the ITS's device table out of guest memory through
+#              QEMU's monitor (monitor.txt): each device's ITT address.
 # The kernel and busybox are Debian's arm64 packages, unpacked with dpkg -x, never
 # installed. Guests: 1 GiB, 4 vCPUs (6 for dt-node2), 10 minutes at most each.
 # Needs (not for the tests, which read the committed captures): qemu-system-arm
@@ -35,7 +40,7 @@
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
-name="${1:?usage: its-capture.sh dt-qemu|dt-node1|dt-node0|dt-node2|acpi-qemu|acpi-its1|acpi-its0|all [out-dir]}"
+name="${1:?usage: its-capture.sh dt-qemu|dt-node1|dt-node0|dt-node2|acpi-qemu|acpi-its1|acpi-its0|itt-qemu|itt-node1|itt-node2|all [out-dir]}"
 out="$(realpath -m "${2:-$root/crates/irq/tests/data}")"
 cache="${LINUX_CACHE:-$root/target/linux}"
 mkdir -p "$out" "$cache"
@@ -73,6 +78,21 @@ kernel_image() {
 
 # QEMU options shared by every variant: 2 sockets x 2 cores, node 0 = socket 0.
 machine_args() {
+  local pci=""
+  case "$1" in
+    itt-*)
+      # Two PCIe root ports (MSI-X, bound by the built-in pcieport driver) and a
+      # virtio-serial device behind the first (virtio_console is built in):
+      # each gets an ITS device, so Linux allocates its ITT. (Slot 1 holds
+      # QEMU's default NIC, whose driver is a module: no MSI there.)
+      pci=" -device pcie-root-port,id=rp1,chassis=1,addr=3 -device pcie-root-port,id=rp2,chassis=2,addr=4"
+      pci="$pci -device virtio-serial-pci,bus=rp1"
+      set -- "dt-${1#itt-}" ;;
+  esac
+  echo "$(machine_args_of "$1")$pci"
+}
+
+machine_args_of() {
   local a="-machine virt,gic-version=3,its=on -cpu cortex-a57 -smp 4,sockets=2,cores=2"
   if [ "$1" = dt-node2 ]; then
     # Node 2: the CPUs of a third socket, no memory. Distances make node 1 the
@@ -123,7 +143,12 @@ done > $o/gits-regs.txt
 dmesg > $o/dmesg.txt
 uname -a > $o/uname.txt
 cat /proc/cmdline > $o/cmdline.txt
+ls /sys/bus/pci/devices > $o/pci-devices.txt 2>/dev/null
+cat /proc/interrupts > $o/interrupts.txt
 echo ===CAPTURE-BEGIN===; (cd /tmp/cap && tar czf - .) | base64; echo ===CAPTURE-END===
+# itt-* variants: the host reads the ITS's device table through QEMU's monitor
+# now (Linux keeps RAM out of /dev/mem), then quits QEMU.
+grep -q manycore.wait /proc/cmdline && { echo ===HOST-READ===; sleep 600; }
 poweroff -f
 INIT
   chmod +x "$rd/init"
@@ -140,6 +165,57 @@ upgrade_srat() {
     --mem 0:0x04000000:0x04000000 --its "$pxm:0"
 }
 
+# Boots an itt-* guest with QEMU's monitor on a socket; when the guest has
+# printed its capture, reads GITS_BASER0, the first-level device table entry
+# and the first 768 device table entries (DeviceIDs = PCI requester IDs of
+# buses 0-2) out of guest memory with the monitor's `xp`, into
+# $work/monitor.txt, then quits QEMU. QEMU's device table entry (its
+# gicv3_internal.h): Valid bit 0, Size bits 1-5 (EventID bits - 1), ITT
+# address bits 6-49 (address >> 8).
+run_and_read_itts() {
+  local work="$1" args="$2" vmlinuz="$3" cmdline="$4" qpid i
+  # shellcheck disable=SC2086
+  timeout 900 qemu-system-aarch64 -nographic -no-reboot $args \
+    -monitor "unix:$work/mon.sock,server=on,wait=off" \
+    -kernel "$vmlinuz" -initrd "$work/initrd.gz" -append "$cmdline" \
+    > "$work/console.log" 2>&1 &
+  qpid=$!
+  for i in $(seq 880); do
+    grep -q "===HOST-READ===" "$work/console.log" && break
+    kill -0 "$qpid" 2>/dev/null || break
+    sleep 1
+  done
+  python3 - "$work/mon.sock" > "$work/monitor.txt" <<'PY'
+import re, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+def cmd(c):
+    buf = b""
+    if c:
+        s.sendall(c.encode() + b"\n")
+    while not buf.endswith(b"(qemu) "):
+        buf += s.recv(65536)
+    text = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", buf.decode(errors="replace")).replace("\r", "")
+    return [l for l in text.split("\n") if re.match(r"^[0-9a-f]{16}:", l)]
+def words(lines):
+    return [int(w, 16) for l in lines for w in l.split(":")[1].split()]
+cmd(None)
+def show(c):
+    lines = cmd(c)
+    print("# " + c)
+    print("\n".join(lines))
+    return words(lines)
+baser0 = show("xp /1gx 0x08080100")[0]
+l1 = baser0 & 0x0000FFFFFFFF0000
+l2 = show(f"xp /1gx {l1:#x}")[0]
+l2 &= (1 << 51) - 1 if l2 >> 63 else 0
+if l2:
+    show(f"xp /768gx {l2:#x}")
+s.sendall(b"quit\n")
+PY
+  wait "$qpid" || true
+}
+
 capture() {
   local v="$1"
   local vmlinuz; vmlinuz="$(kernel_image)"
@@ -151,11 +227,12 @@ capture() {
 
   local args; args="$(machine_args "$v")"
   local cmdline="console=ttyAMA0 rdinit=/init panic=-1 loglevel=7"
-  local fw="" steps=()
-  case "$v" in
+  local fw="" steps=() itt=""
+  case "$v" in itt-*) itt=1; cmdline="$cmdline manycore.wait" ;; esac
+  case "${v/#itt-/dt-}" in
     dt-qemu) ;;
     dt-node0|dt-node1|dt-node2)
-      local node="${v#dt-node}"
+      local node="${v#*-node}"
       # shellcheck disable=SC2086
       qemu-system-aarch64 $args -machine dumpdtb="$work/qemu.dtb" -nographic >/dev/null 2>&1
       dtc -q -I dtb -O dts -o "$work/qemu.dts" "$work/qemu.dtb"
@@ -184,30 +261,42 @@ capture() {
     *) echo "unknown variant '$v'" >&2; return 1 ;;
   esac
   echo "capture $v: qemu-system-aarch64 -nographic -no-reboot $args $fw -kernel vmlinuz -initrd initrd.gz -append \"$cmdline\"" >&2
-  # shellcheck disable=SC2086
-  timeout 600 qemu-system-aarch64 -nographic -no-reboot $args $fw \
-    -kernel "$vmlinuz" -initrd "$work/initrd.gz" -append "$cmdline" \
-    > "$work/console.log" 2>&1 || true
+  if [ -n "$itt" ]; then
+    run_and_read_itts "$work" "$args $fw" "$vmlinuz" "$cmdline"
+  else
+    # shellcheck disable=SC2086
+    timeout 600 qemu-system-aarch64 -nographic -no-reboot $args $fw \
+      -kernel "$vmlinuz" -initrd "$work/initrd.gz" -append "$cmdline" \
+      > "$work/console.log" 2>&1 || true
+  fi
   if ! grep -q "===CAPTURE-END===" "$work/console.log"; then
     echo "capture $v: no output; console tail:" >&2; tail -30 "$work/console.log" >&2; return 1
   fi
   sed -n '/===CAPTURE-BEGIN===/,/===CAPTURE-END===/p' "$work/console.log" | sed '1d;$d' | tr -d '\r' \
     | base64 -d > "$out/arm64-its-$v.tar.gz"
+  if [ -n "$itt" ]; then
+    # Add the host's monitor reads to the guest's tarball.
+    mkdir -p "$work/cap"
+    tar xzf "$out/arm64-its-$v.tar.gz" -C "$work/cap"
+    cp "$work/monitor.txt" "$work/cap/monitor.txt"
+    (cd "$work/cap" && tar czf - .) > "$out/arm64-its-$v.tar.gz"
+  fi
   {
     echo "variant: arm64-its-$v"
     echo "kernel: $(basename "$vmlinuz") (Debian package $(basename "$(dirname "$(dirname "$vmlinuz")")"), unpacked with dpkg -x)"
     echo "qemu: $(qemu-system-aarch64 --version | head -1)"
     local s
     for s in "${steps[@]}"; do echo "step: $s"; done
-    echo "command: qemu-system-aarch64 -nographic -no-reboot $args ${fw//$work\//} -kernel vmlinuz -initrd initrd.gz -append \"$cmdline\""
+    echo "command: qemu-system-aarch64 -nographic -no-reboot $args ${fw//$work\//}${itt:+ -monitor unix:mon.sock,server=on,wait=off} -kernel vmlinuz -initrd initrd.gz -append \"$cmdline\""
     echo "initramfs: Debian's busybox-static (arm64) and the init in scripts/its-capture.sh"
+    [ -n "$itt" ] && echo "then: with the guest waiting (manycore.wait), QEMU's monitor (-monitor unix:mon.sock,server=on,wait=off) reads GITS_BASER0, the first-level device table entry and 768 device table entries with xp (monitor.txt; run_and_read_itts in this script), then quits"
     echo "made by: scripts/its-capture.sh $v"
   } > "$out/arm64-its-$v.README"
   echo "capture $v: wrote $out/arm64-its-$v.tar.gz" >&2
 }
 
 if [ "$name" = all ]; then
-  for v in dt-qemu dt-node1 dt-node0 dt-node2 acpi-qemu acpi-its1 acpi-its0; do capture "$v"; done
+  for v in dt-qemu dt-node1 dt-node0 dt-node2 acpi-qemu acpi-its1 acpi-its0 itt-qemu itt-node1 itt-node2; do capture "$v"; done
 else
   capture "$name"
 fi

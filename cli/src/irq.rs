@@ -41,6 +41,12 @@ pub struct IrqArgs {
     /// A flattened device tree blob (/sys/firmware/fdt, QEMU's -machine dumpdtb=FILE).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["sysfs", "lscpu", "synthetic", "xml", "machine"])]
     pub dtb: Option<PathBuf>,
+    /// A device that asks for MSIs: `[ITS/]DEVICEID:VECTORS` (ITS index, default
+    /// 0; DeviceID decimal or 0x hex). Repeatable, in probe order: each gets its
+    /// ITT, and a second-level device-table page when its slot has none yet,
+    /// on the ITS's node, as Linux's its_create_device allocates them.
+    #[arg(long = "device", value_name = "[ITS/]ID:VECTORS")]
+    pub devices: Vec<String>,
     /// Cost model: nanoseconds of one memory read at SLIT distance 10; a read
     /// at distance d takes d/10 of that.
     #[arg(long, value_name = "NS", default_value_t = 90.0)]
@@ -70,13 +76,19 @@ pub fn run(args: &IrqArgs) -> Result<()> {
             args.local_ns
         );
     }
+    let devices = args
+        .devices
+        .iter()
+        .map(|d| parse_device(d).map_err(|e| anyhow::anyhow!("--device {e}")))
+        .collect::<Result<Vec<_>>>()?;
     let src = load(args)?;
     let mut src = src;
     let placed = if src.platform.its.is_empty() {
         src.notes = vec![NO_ITS.to_string()];
         Vec::new()
     } else {
-        irq::place::place(&src.platform, &QEMU_ITS).context("placing the ITS tables")?
+        irq::place::place_with_devices(&src.platform, &QEMU_ITS, &devices)
+            .context("placing the ITS tables")?
     };
     let seed = (args.source.machine.as_deref() == Some("arm64-d06"))
         .then(|| seed_check(&src, args.local_ns));
@@ -88,6 +100,29 @@ pub fn run(args: &IrqArgs) -> Result<()> {
         }
     };
     crate::write_stdout(&out)
+}
+
+/// `[ITS/]ID:VECTORS`, e.g. `0x18:1` or `1/256:32`.
+fn parse_device(text: &str) -> Result<irq::place::Device, String> {
+    let int = |t: &str, what: &str| -> Result<u32, String> {
+        let r = match t.strip_prefix("0x") {
+            Some(h) => u32::from_str_radix(h, 16),
+            None => t.parse(),
+        };
+        r.map_err(|e| format!("{what} '{t}': {e}"))
+    };
+    let (its, rest) = match text.split_once('/') {
+        Some((i, r)) => (int(i, "ITS index")? as usize, r),
+        None => (0, text),
+    };
+    let (id, vectors) = rest
+        .split_once(':')
+        .ok_or_else(|| format!("'{text}': expected [ITS/]DEVICEID:VECTORS"))?;
+    Ok(irq::place::Device {
+        its,
+        id: int(id, "DeviceID")?,
+        vectors: int(vectors, "vectors")?,
+    })
 }
 
 fn load(args: &IrqArgs) -> Result<Source> {
@@ -223,14 +258,17 @@ fn reads(p: &Platform, t: &ItsTables) -> Vec<(cost::Read, u32, u8)> {
     cost::reads(indirect)
         .into_iter()
         .map(|r| {
-            // ITTs are allocated for the ITS's node too (since seed 004), so
-            // they fall back where the device table did.
-            let kind = r.table().unwrap_or(irq::tables::TableKind::Device);
-            let node = t
-                .tables
-                .iter()
-                .find(|x| x.kind == kind)
-                .map_or(t.wanted, |x| x.node);
+            use irq::tables::TableKind as K;
+            let placed = |k: K| t.tables.iter().find(|x| x.kind == k).map(|x| x.node);
+            // The first device's ITT and second-level page when devices were
+            // given; without them, where the device table went (they are
+            // allocated for the same node, so they fall back alike).
+            let node = match r {
+                cost::Read::Itt => placed(K::Itt).or(placed(K::Device)),
+                cost::Read::Device if indirect => placed(K::DeviceL2).or(placed(K::Device)),
+                _ => r.table().and_then(placed),
+            };
+            let node = node.unwrap_or(t.wanted);
             (r, node, p.distance(t.wanted, node))
         })
         .collect()
@@ -317,11 +355,18 @@ fn text(
         );
         for x in &t.tables {
             let shape = if x.indirect { ", two-level" } else { "" };
+            let size = if x.bytes >= 1024 {
+                format!("{:>5} KiB", x.bytes >> 10)
+            } else {
+                format!("{:>5} B  ", x.bytes)
+            };
+            let whose = x
+                .device
+                .map_or(String::new(), |d| format!(", device {d:#x}"));
             let _ = writeln!(
                 o,
-                "    {:<14} {:>5} KiB  node {}  at {:#x}  ({} entries{shape})",
+                "    {:<14} {size}  node {}  at {:#x}  ({} entries{shape}{whose})",
                 x.kind.name(),
-                x.bytes >> 10,
                 x.node,
                 x.addr,
                 x.entries
@@ -401,6 +446,7 @@ fn to_json(
                     "addr": x.addr,
                     "entries": x.entries,
                     "indirect": x.indirect,
+                    "device": x.device,
                 })).collect::<Vec<_>>(),
                 "reads_per_interrupt": r.iter().map(|(read, node, d)| json!({
                     "read": read.name(), "node": node, "distance": d,

@@ -152,3 +152,62 @@ fn bad_firmware_is_one_clear_error() {
     assert_quiet_on_closed_pipe(&["irq", "--machine", "arm64-d06"], 0);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// `--device`: each device's ITT and the second-level device-table page go to
+/// the node the guest's Linux used (itt-node2: ITS on memoryless node 2, and
+/// QEMU's monitor read every ITT and that page out of node 1's memory; see
+/// crates/irq/tests/itt.rs), listed in JSON `tables` with their DeviceID.
+#[test]
+fn device_itts_on_the_node_linux_used() {
+    let dir = unpack("itt-node2", &["fdt.dtb"]);
+    let dtb = dir.join("fdt.dtb");
+    let dtb = dtb.to_str().unwrap();
+    let devices = [
+        "--device", "0x18:1", "--device", "0x20:1", "--device", "0x100:2",
+    ];
+    let mut args = vec!["irq", "--dtb", dtb, "--format", "json"];
+    args.extend(devices);
+    let v = json(&args);
+    let tables = v["its"][0]["tables"].as_array().unwrap();
+    let kinds: Vec<(&str, Option<u64>)> = tables
+        .iter()
+        .map(|t| (t["kind"].as_str().unwrap(), t["device"].as_u64()))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("command-queue", None),
+            ("device", None),
+            ("collection", None),
+            ("device-l2", Some(0x18)),
+            ("itt", Some(0x18)),
+            ("itt", Some(0x20)),
+            ("itt", Some(0x100)),
+        ]
+    );
+    for t in tables {
+        assert_eq!(t["node"], 1, "{t}");
+    }
+    assert_eq!(tables[4]["entries"], 2);
+    let mut args = vec!["irq", "--dtb", dtb];
+    args.extend(devices);
+    let text = String::from_utf8(manycore(&args).stdout).unwrap();
+    assert!(text.contains("(2 entries, device 0x100)"), "{text}");
+    assert_refused(
+        &["irq", "--dtb", dtb, "--device", "2/0x18:1"],
+        &[
+            "device 0x18",
+            "ITS 2 does not exist",
+            "nothing was allocated",
+        ],
+    );
+    assert_refused(
+        &["irq", "--dtb", dtb, "--device", "0x10000:1"],
+        &["DeviceID 0x10000", "16 DeviceID bits"],
+    );
+    assert_refused(
+        &["irq", "--dtb", dtb, "--device", "0x18"],
+        &["--device", "[ITS/]DEVICEID:VECTORS"],
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

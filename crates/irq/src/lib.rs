@@ -13,7 +13,9 @@
 //! 2. **size** each ITS's tables as `its_probe_one` / `its_alloc_tables` do
 //!    ([`tables`]);
 //! 3. **place** them through `nodemem`, on the ITS's node first, then nearest
-//!    first by distance; all of them or none ([`place`]).
+//!    first by distance; then, for each device given, its ITT and any
+//!    second-level device-table page it needs, as `its_create_device` does;
+//!    all of them or none ([`place`]).
 //!
 //! [`cost`] turns a placement into memory time per interrupt.
 #![forbid(unsafe_code)]

@@ -5,6 +5,12 @@
 //! the ITS supports it) and the collection table (one ITS page). Every
 //! allocation is `alloc_pages_node()` of a power-of-two number of pages, so it
 //! is aligned to its own size.
+//!
+//! Later, for each device that asks for MSIs, `its_create_device` allocates on
+//! the same node: a second-level device-table page when the device table is
+//! two-level and the device's first-level slot is still empty
+//! (`its_alloc_table_entry`: one ITS page), then the device's interrupt
+//! translation table (ITT, `kzalloc_node` in 6.12).
 
 /// The table kinds, in the order Linux allocates them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -15,10 +21,14 @@ pub enum TableKind {
     Device,
     /// `GITS_BASERn` of type Interrupt Collections.
     Collection,
+    /// A second-level page of a two-level device table (per group of devices).
+    DeviceL2,
+    /// One device's interrupt translation table.
+    Itt,
 }
 
 impl TableKind {
-    /// Every kind, in allocation order.
+    /// The ITS-wide tables, in the order `its_probe_one` allocates them.
     pub const ALL: [TableKind; 3] = [
         TableKind::CommandQueue,
         TableKind::Device,
@@ -31,6 +41,8 @@ impl TableKind {
             TableKind::CommandQueue => "command-queue",
             TableKind::Device => "device",
             TableKind::Collection => "collection",
+            TableKind::DeviceL2 => "device-l2",
+            TableKind::Itt => "itt",
         }
     }
 
@@ -40,6 +52,8 @@ impl TableKind {
             TableKind::CommandQueue => "command queue",
             TableKind::Device => "Devices",
             TableKind::Collection => "Interrupt Collections",
+            TableKind::DeviceL2 => "device table level 2 page",
+            TableKind::Itt => "ITT",
         }
     }
 }
@@ -69,19 +83,26 @@ pub struct Geometry {
     pub page: u64,
     /// Whether the device BASER keeps the Indirect bit (two-level tables).
     pub two_level: bool,
+    /// Bytes per ITT entry (`GITS_TYPER.ITT_entry_size` + 1).
+    pub itt_entry: u64,
 }
 
 /// QEMU 10's ITS, as the guest's registers read (tests/data/*/gits-regs.txt):
 /// `GITS_TYPER` = 0x1f0001efb1 (Devbits 15: 16 DeviceID bits), `GITS_BASER0`
 /// Devices with 8-byte entries, Indirect kept, 64 KiB pages; `GITS_BASER1`
-/// Interrupt Collections with 8-byte entries.
+/// Interrupt Collections with 8-byte entries; `GITS_TYPER.ITT_entry_size` 11:
+/// 12-byte ITT entries.
 pub const QEMU_ITS: Geometry = Geometry {
     device_id_bits: 16,
     device_entry: 8,
     collection_entry: 8,
     page: 64 << 10,
     two_level: true,
+    itt_entry: 12,
 };
+
+/// `ITS_ITT_ALIGN`: an ITT starts on a 256-byte boundary.
+const ITT_ALIGN: u64 = 256;
 
 /// One table's size, as Linux would allocate it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -118,6 +139,7 @@ impl Geometry {
         for (what, e) in [
             ("device", self.device_entry),
             ("collection", self.collection_entry),
+            ("ITT", self.itt_entry),
         ] {
             if !(1..=32).contains(&e) {
                 return Err(BadGeometry(format!("{what} entry of {e} bytes (1 to 32)")));
@@ -163,6 +185,37 @@ impl Geometry {
                 indirect: false,
             },
         ])
+    }
+
+    /// The device's first-level slot in a two-level device table: devices
+    /// with the same slot share one second-level page (`its_alloc_table_entry`).
+    /// `None` when the device table is flat. A DeviceID wider than the ITS's
+    /// DeviceID bits is refused, as `its_alloc_device_table` refuses it.
+    pub fn device_l2_slot(&self, device_id: u32) -> Result<Option<u64>, BadGeometry> {
+        self.check()?;
+        if u64::from(device_id) >> self.device_id_bits != 0 {
+            return Err(BadGeometry(format!(
+                "DeviceID {device_id:#x} is wider than the ITS's {} DeviceID bits",
+                self.device_id_bits
+            )));
+        }
+        let (_, indirect) = self.device_table();
+        Ok(indirect.then(|| u64::from(device_id) / (self.page / self.device_entry)))
+    }
+
+    /// A device's ITT for `vectors` MSIs, as `its_create_device` sizes it: a
+    /// power of two of at least two entries, at least `ITS_ITT_ALIGN` bytes,
+    /// plus `ITS_ITT_ALIGN - 1` to align it by hand inside a `kzalloc_node`
+    /// block, which the slab rounds up to a power of two (above 8 KiB: whole
+    /// pages, a power of two of them). Returns (bytes allocated, entries).
+    pub fn itt(&self, vectors: u32) -> Result<(u64, u64), BadGeometry> {
+        self.check()?;
+        if vectors == 0 || vectors > 1 << 16 {
+            return Err(BadGeometry(format!("{vectors} vectors (1 to 65536)")));
+        }
+        let entries = u64::from(vectors.next_power_of_two()).max(2);
+        let bytes = (entries * self.itt_entry).max(ITT_ALIGN) + ITT_ALIGN - 1;
+        Ok((bytes.next_power_of_two(), entries))
     }
 
     /// `its_parse_indirect_baser` then `its_setup_baser` for the device table.

@@ -136,6 +136,50 @@ fn no_room_anywhere_is_one_error_and_nothing_allocated() {
     assert_eq!(nodes, [1, 1, 0]);
 }
 
+/// A device whose ITT fits nowhere: one error naming the ITS, the device and
+/// the table; the ITS-wide tables placed before it are not kept either.
+#[test]
+fn no_room_for_a_device_itt_is_one_error_and_nothing_allocated() {
+    // Room for the three ITS-wide tables and one second-level page, not the ITT.
+    let p = tiny(&[128 << 10, 128 << 10], 1);
+    let mut mem = p.node_memory().unwrap();
+    let dev = irq::place::Device {
+        its: 0,
+        id: 0x18,
+        vectors: 1,
+    };
+    let e = irq::place::place_devices_in(&p, &QEMU_ITS, &[dev], &mut mem).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            PlaceError::NoRoom {
+                kind: TableKind::Itt,
+                device: Some(0x18),
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    let text = e.to_string();
+    assert!(
+        text.starts_with(
+            "its@8080000: no node has room for device 0x18's itt (512 bytes, asked on node 1)"
+        ),
+        "{text}"
+    );
+    assert_eq!(
+        (mem.free_bytes(0), mem.free_bytes(1)),
+        (128 << 10, 128 << 10)
+    );
+    // A device on an ITS that does not exist.
+    let bad = irq::place::Device { its: 3, ..dev };
+    let e = irq::place::place_devices_in(&p, &QEMU_ITS, &[bad], &mut mem).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "device 0x18: ITS 3 does not exist (1 ITSes found); nothing was allocated"
+    );
+}
+
 #[test]
 fn cost_model_arithmetic_on_the_seed_figures() {
     // A read at SLIT distance d costs d/10 of a local one.

@@ -37,6 +37,7 @@ fn linux_addr(variant: &str, kind: TableKind) -> u64 {
         TableKind::CommandQueue => gits_regs(&c.text("gits-regs.txt"))[&GITS_CBASER] & ADDR,
         TableKind::Device => linux_table(&dmesg, "Devices").addr,
         TableKind::Collection => linux_table(&dmesg, "Interrupt Collections").addr,
+        other => panic!("{other:?} is per device: tests/itt.rs"),
     }
 }
 
@@ -102,6 +103,7 @@ fn qemu_its_geometry_and_table_sizes_match_the_guest() {
     let (dev, col) = (regs[&GITS_BASER0], regs[&GITS_BASER1]);
     assert_eq!(field(dev, 56, 3), 1, "BASER0 is the device table");
     assert_eq!(field(col, 56, 3), 4, "BASER1 is the collection table");
+    assert_eq!(field(regs[&GITS_TYPER], 4, 4) + 1, g.itt_entry);
     assert_eq!(field(dev, 48, 5) + 1, g.device_entry);
     assert_eq!(field(col, 48, 5) + 1, g.collection_entry);
     assert_eq!(field(dev, 62, 1) == 1, g.two_level);

@@ -5,7 +5,7 @@
 mod common;
 
 use irq::acpi::{self, Table};
-use irq::place::{place_in, PlaceError};
+use irq::place::{place_devices_in, place_in, Device, PlaceError};
 use irq::tables::{Geometry, TableKind, QEMU_ITS};
 use irq::{Its, MemRange, Platform};
 use proptest::prelude::*;
@@ -236,6 +236,45 @@ fn model(p: &Platform, slots: &[u64]) -> Option<Vec<u32>> {
     Some(out)
 }
 
+/// The model with devices: after the ITS-wide tables, each device takes a
+/// slot for a second-level device-table page when its first-level slot
+/// (DeviceID / 8192 with 64 KiB pages of 8-byte entries) has none yet, then
+/// one for its ITT, each from its ITS's node or the nearest with a slot left.
+fn model_devices(p: &Platform, slots: &[u64], devices: &[Device]) -> Option<Vec<u32>> {
+    let mut left = slots.to_vec();
+    let mut per_its: Vec<Vec<u32>> = vec![Vec::new(); p.its.len()];
+    let mut take = |want: u32, out: &mut Vec<u32>| -> Option<()> {
+        let mut order: Vec<u32> = p.nodes.clone();
+        order.sort_by_key(|&n| (if n == want { 0 } else { p.distance(want, n) }, n));
+        let n = *order.iter().find(|&&n| left[n as usize] > 0)?;
+        left[n as usize] -= 1;
+        out.push(n);
+        Some(())
+    };
+    for (i, its) in p.its.iter().enumerate() {
+        for _ in TableKind::ALL {
+            take(p.alloc_node(its), &mut per_its[i])?;
+        }
+    }
+    let mut filled: Vec<(usize, u32)> = Vec::new();
+    for d in devices {
+        let want = p.alloc_node(&p.its[d.its]);
+        if !filled.contains(&(d.its, d.id / 8192)) {
+            filled.push((d.its, d.id / 8192));
+            take(want, &mut per_its[d.its])?;
+        }
+        take(want, &mut per_its[d.its])?;
+    }
+    Some(per_its.concat())
+}
+
+/// Every table 64 KiB, second-level pages and ITTs too: QEMU's ITS (two-level
+/// device table) with 32-byte ITT entries, devices asking for 1024 vectors.
+const ALL_SLOTS: Geometry = Geometry {
+    itt_entry: 32,
+    ..QEMU_ITS
+};
+
 /// Every table 64 KiB: QEMU's ITS with a small flat device table.
 const SMALL: Geometry = Geometry {
     device_id_bits: 13,
@@ -277,12 +316,50 @@ proptest! {
     }
 
     #[test]
+    fn device_tables_are_nearest_node_with_room_or_nothing(
+        slots in proptest::collection::vec(0u64..9, 1..5),
+        dist in proptest::collection::vec(11u8..60, 1..16),
+        its in proptest::collection::vec(proptest::option::weighted(0.8, 0u32..5), 1..3),
+        devices in proptest::collection::vec((0usize..3, 0u32..40000), 0..6),
+        boot in 0u32..5,
+    ) {
+        let k = slots.len() as u32;
+        let its: Vec<Option<u32>> = its.into_iter().map(|n| n.map(|n| n % k)).collect();
+        let p = platform(&slots, &dist, &its, boot % k);
+        prop_assume!(!p.memory.is_empty());
+        let devices: Vec<Device> = devices
+            .into_iter()
+            .map(|(i, id)| Device { its: i % p.its.len(), id, vectors: 1024 })
+            .collect();
+        prop_assert_eq!(ALL_SLOTS.itt(1024).unwrap().0, SLOT);
+        let mut mem = p.node_memory().unwrap();
+        let before: Vec<u64> = p.nodes.iter().map(|&n| mem.free_bytes(n)).collect();
+        match (place_devices_in(&p, &ALL_SLOTS, &devices, &mut mem), model_devices(&p, &slots, &devices)) {
+            (Ok(placed), Some(want)) => {
+                let got: Vec<u32> = placed.iter().flat_map(|t| t.tables.iter().map(|x| x.node)).collect();
+                prop_assert_eq!(got, want);
+                let itts = placed.iter().flat_map(|t| &t.tables).filter(|x| x.kind == TableKind::Itt).count();
+                prop_assert_eq!(itts, devices.len());
+                for t in placed.iter().flat_map(|t| &t.tables) {
+                    prop_assert_eq!(p.node_of_addr(t.addr), Some(t.node));
+                    prop_assert_eq!(t.addr % t.bytes, 0);
+                }
+            }
+            (Err(PlaceError::NoRoom { .. }), None) => {
+                let after: Vec<u64> = p.nodes.iter().map(|&n| mem.free_bytes(n)).collect();
+                prop_assert_eq!(after, before, "a failed placement allocated something");
+            }
+            (got, want) => prop_assert!(false, "placement {:?}, model {:?}", got, want),
+        }
+    }
+
+    #[test]
     fn table_sizes_are_linux_shaped(
         bits in 1u32..=32, dev in 1u64..=32, col in 1u64..=32,
         page in prop_oneof![Just(4u64 << 10), Just(16 << 10), Just(64 << 10)],
         two_level in any::<bool>(),
     ) {
-        let g = Geometry { device_id_bits: bits, device_entry: dev, collection_entry: col, page, two_level };
+        let g = Geometry { device_id_bits: bits, device_entry: dev, collection_entry: col, page, two_level, itt_entry: 12 };
         for s in g.sizes().unwrap() {
             prop_assert!(s.bytes.is_power_of_two() && s.bytes >= 4096);
             // GITS_BASER_PAGES_MAX and the 4 MiB MAX_PAGE_ORDER block.
