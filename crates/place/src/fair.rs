@@ -624,25 +624,30 @@ impl Sched<'_> {
         } else {
             0
         };
-        let dk = self.sd(cpu, k).cache_nice_tries;
         let bal = &mut self.bal[cpu as usize][k];
         let mut active = false;
+        let mut want = false;
         if moved == 0 {
             if idle != Idle::NewlyIdle {
                 bal.failed += 1;
             }
-            if self.need_active_balance(&env) && !self.rq[src as usize].is_empty() {
-                // active_load_balance_cpu_stop(): the stopper on `src` pushes its task.
+            want = self.need_active_balance(&env);
+            if want && !self.rq[src as usize].is_empty() {
+                // active_load_balance_cpu_stop(): the stopper on `src` pushes
+                // its task (at once here; later in Linux, so the checks below
+                // still see the state before the push), and a successful push
+                // resets the destination's failure count (v5.13+: load_balance()
+                // itself no longer touches it when kicking the stopper).
                 let t = self.rq[src as usize][0];
                 self.move_task(t, cpu);
                 self.counters.active += 1;
                 active = true;
-                self.bal[cpu as usize][k].failed = dk + 1;
+                self.bal[cpu as usize][k].failed = 0;
             }
         } else {
             bal.failed = 0;
         }
-        if !active || self.need_active_balance(&env) {
+        if !active || want {
             let min = self.sd(cpu, k).min_interval;
             self.bal[cpu as usize][k].interval = min;
         }

@@ -15,8 +15,8 @@
 //! shapes the idle VPs' brief dispatches for balancing kicks.
 //!
 //! Known misses are listed in [`KNOWN_MISSES`] with their reasons: the
-//! light-load 6.6 rows, where the model spreads threads further than the real
-//! kernel did.
+//! 320-CPU LPAR's light-load 6.6 rows, where the model's spreading over the
+//! nodes has not settled when the window closes.
 
 use serde::Serialize;
 
@@ -105,20 +105,20 @@ pub const SECONDS: f64 = 30.0;
 
 /// Rows whose prediction misses the goals, and why.
 pub const KNOWN_MISSES: &[(&str, &str)] = &[
-    ("001 power10-shared-768 32 threads 6.6", SPREAD_66),
-    ("001 power10-shared-768 128 threads 6.6", SPREAD_66),
-    (
-        "001 power10-shared-768 128 threads physc change 6.6 -> 6.8",
-        SPREAD_66,
-    ),
     ("001 power10-shared-320 32 threads 6.6", SPREAD_66),
     (
         "001 power10-shared-320 32 threads physc change 6.6 -> 6.8",
         SPREAD_66,
     ),
+    (
+        "001 power10-shared-320 64 threads physc change 6.6 -> 6.8",
+        OPPOSITE_ERRORS,
+    ),
 ];
 
-const SPREAD_66: &str = "light load on 6.6 (no asym packing): fork balancing puts the threads on the parent's node, two per big core; while any big core (the LLC) has two busy threads the busy CPUs keep kicking the nohz idle balancer, whose idle CPUs pull threads apart (PKG level: prefer-sibling spreading; NUMA level: sibling_imbalance, then active balancing after cache_nice_tries + 2 failures) until no big core holds two. The model is still spreading when the window closes (768 CPUs, 128 threads: physc 46 at 20 s, 65 at 30 s), while the real 6.6.0-rc3 settled at 45.5 (and 26.1, 23.0). Something in the real kernel stops the spreading earlier that the model does not have; automatic NUMA balancing toward ebizzy's memory node is modelled and does not (its moves home are refused by the same imbalance rule). The 6.8 rows, where asym packing decides, and the loaded rows are within the goals";
+const SPREAD_66: &str = "light load on 6.6 (no asym packing): fork balancing puts the 32 threads on the parent's node (10 big cores, over 3 threads each); the idle nodes' CPUs then pull threads apart by active balancing (NUMA level: sibling_imbalance, one push each time the destination's failure count passes cache_nice_tries + 2, the count starting again from 0 after each push), and the model is still spreading when the window closes (physc 30.0 against the seed's 23.0), where the real 6.6.0-rc3 settled. Ruled out as the cause: the LLC (on a shared LPAR PowerVM gives no L2 property, so 6.6's update_mask_by_l2() falls back to cpu_sibling_mask, the SMT8 big core, as the model has it) and automatic NUMA balancing toward ebizzy's memory node (modelled; its moves home are refused by the same imbalance rule, and swaps within one NUMA group are refused while the node has spare capacity)";
+
+const OPPOSITE_ERRORS: &str = "both physc rows are within the goal but err in opposite directions (6.6 predicted 8 % low, 6.8 9 % high), so the change is understated by about 13 points. The 6.6 row is low because the model's spreading over the nodes, unsettled at the window as on the 32-thread rows, has moved fewer threads apart here than the real kernel had; what settled the real 6.6.0-rc3 where it did is not found";
 
 /// One validation row.
 #[derive(Debug, Clone, Serialize)]
