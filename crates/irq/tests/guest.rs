@@ -245,3 +245,70 @@ fn nodemem_falls_back_in_linux_zonelist_order() {
         );
     }
 }
+
+/// The ACPI tables of the 16-CPU arm64 domains guests (crates/domains/tests/data,
+/// `arm64-acpi-*-acpi.tar.gz`: QEMU's MADT and SLIT, the SRAT upgraded from
+/// the initrd): manycore's ACPI reader gives Linux's node memory ranges, the
+/// distances QEMU was asked for (`-numa dist` in each capture's README), and
+/// nodemem's fallback order is Linux's.
+#[test]
+fn the_readers_on_the_acpi_domains_guests() {
+    let cases: &[(&str, &[u8])] = &[
+        ("arm64-acpi-2s2cl2c2t-2n", &[10, 25, 25, 10]),
+        ("arm64-acpi-1s4cl4c-2n", &[10, 16, 16, 10]),
+        (
+            "arm64-acpi-4s2cl2c-4n",
+            &[
+                10, 15, 25, 30, 15, 10, 30, 25, 25, 30, 10, 15, 30, 25, 15, 10,
+            ],
+        ),
+    ];
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../domains/tests/data");
+    let untar = |path: &str| {
+        let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(file));
+        let mut files = std::collections::BTreeMap::new();
+        for entry in archive.entries().unwrap() {
+            let mut entry = entry.unwrap();
+            let name = entry.path().unwrap().to_string_lossy().to_string();
+            let mut bytes = Vec::new();
+            std::io::Read::read_to_end(&mut entry, &mut bytes).unwrap();
+            files.insert(name.trim_start_matches("./").to_string(), bytes);
+        }
+        files
+    };
+    for &(machine, distance) in cases {
+        let tables = untar(&format!("{dir}/{machine}-acpi.tar.gz"));
+        let table = |sig: &str| irq::acpi::Table {
+            file: format!("{machine}/acpi/{sig}"),
+            bytes: tables[&format!("acpi/{sig}")].clone(),
+        };
+        let p = irq::acpi::parse(&table("APIC"), Some(&table("SRAT")), Some(&table("SLIT")))
+            .unwrap_or_else(|e| panic!("{machine}: {e}"));
+        let dmesg = untar(&format!("{dir}/{machine}-domains.tar.gz"));
+        let dmesg = String::from_utf8(dmesg["dmesg.txt"].clone()).unwrap();
+        let mut ours: Vec<(u32, u64, u64)> =
+            p.memory.iter().map(|r| (r.node, r.base, r.len)).collect();
+        ours.sort_unstable();
+        assert_eq!(ours, linux_node_ranges(&dmesg, true), "{machine}");
+        assert_eq!(p.distance, distance, "{machine}: SLIT");
+        assert_eq!(p.its.len(), 1, "{machine}: QEMU's one ITS");
+        assert_eq!(p.its[0].node, None, "{machine}: no GIC ITS Affinity");
+        let mem = p.node_memory().unwrap();
+        for l in dmesg.lines() {
+            let Some(rest) = l.split("Fallback order for Node ").nth(1) else {
+                continue;
+            };
+            let (node, order) = rest.split_once(':').unwrap();
+            let linux: Vec<u32> = order
+                .split_whitespace()
+                .map(|n| n.parse().unwrap())
+                .collect();
+            assert_eq!(
+                mem.fallback_order(node.parse().unwrap()).unwrap(),
+                linux,
+                "{machine}: node {node}"
+            );
+        }
+    }
+}
