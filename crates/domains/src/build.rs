@@ -472,8 +472,9 @@ struct Groups {
     private_lists: BTreeMap<Vec<GroupSpan>, u32>,
     flags: GroupFlags,
     /// (level, span) → the last overlap walk: (from CPU, its child span,
-    /// list, first group's flags).
-    last_walk: PerLevel<(u32, u32, u32, Flags)>,
+    /// list, first group's flags, whether that child lies inside the span
+    /// once known: a 2 KiB subset test every CPU of the child would repeat).
+    last_walk: PerLevel<(u32, u32, u32, Flags, Option<bool>)>,
 }
 
 impl Groups {
@@ -534,12 +535,18 @@ impl Groups {
             u32::MAX
         };
         let memo = self.last_walk.get(li as u8, span);
-        let reuse = memo.and_then(|(prev, prev_child, id, flags)| {
-            let adjacent = || spans.get(span).next_from(prev as usize + 1) == Some(cpu as usize);
-            // Only when the child lies inside the span: otherwise the first
-            // group comes from a descendant that may differ.
-            let inside = || li > 0 && spans.get(child).is_subset(spans.get(span));
-            (prev_child == child && adjacent() && inside()).then_some((id, flags))
+        let same_child = memo.is_some_and(|m| m.1 == child);
+        // Only when the child lies inside the span: otherwise the first
+        // group comes from a descendant that may differ.
+        let mut inside = memo.filter(|_| same_child).and_then(|m| m.4);
+        let reuse = memo.and_then(|(prev, _, id, flags, _)| {
+            let adjacent = spans.get(span).next_from(prev as usize + 1) == Some(cpu as usize);
+            if !same_child || !adjacent {
+                return None;
+            }
+            let is_inside = *inside
+                .get_or_insert_with(|| li > 0 && spans.get(child).is_subset(spans.get(span)));
+            is_inside.then_some((id, flags))
         });
         let (id, first_flags) = match reuse {
             Some(x) => x,
@@ -555,7 +562,7 @@ impl Groups {
             }
         };
         self.last_walk
-            .set(li as u8, span, (cpu, child, id, first_flags));
+            .set(li as u8, span, (cpu, child, id, first_flags, inside));
         (id, GroupKey::Private(first_flags))
     }
 

@@ -35,8 +35,9 @@ pub(crate) struct Spans {
     index: BTreeSet<(u64, u32)>,
 }
 
-/// Masks per chunk of `Spans` storage (128 KiB).
-const CHUNK: usize = 64;
+/// Masks per chunk of `Spans` storage (64 KiB: below the allocator's
+/// threshold for mapping fresh, zeroed pages on every build).
+const CHUNK: usize = 32;
 
 /// A 64-bit digest of a mask's words (a multiply-xorshift mix written here
 /// rather than a hasher crate's: it is ten lines and needs no `std`), with the
