@@ -1,0 +1,168 @@
+//! Shared by the sysfs benchmarks: extracting a corpus archive, writing a
+//! generated machine's sysfs tree, and the minimal-file floor.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+/// Extracts an archive into a private temporary directory and returns the
+/// directory holding `sys/`.
+pub fn extract(archive: &Path, into: &Path) -> PathBuf {
+    let bytes = std::fs::read(archive).unwrap();
+    let decoded: Box<dyn std::io::Read> = if bytes.starts_with(&[0x1f, 0x8b]) {
+        Box::new(flate2::read::GzDecoder::new(&bytes[..]))
+    } else {
+        Box::new(bzip2::read::BzDecoder::new(&bytes[..]))
+    };
+    tar::Archive::new(decoded).unpack(into).unwrap();
+    // The root is the one top directory.
+    std::fs::read_dir(into)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.join("sys").is_dir())
+        .expect("a top directory holding sys/")
+}
+
+/// Writes the sysfs tree a Linux kernel would show for a regular machine of
+/// `packages` × `cores` × `threads` CPUs (threads numbered last, one NUMA node
+/// per package, an L1d per core and an L3 per package), with hex maps sized for
+/// the machine's CPU count as the kernel writes them. The topology the seeds
+/// talk about (thousands of CPUs) exists in no corpus snapshot, so it is made.
+pub fn write_machine(root: &Path, packages: usize, cores: usize, threads: usize) -> usize {
+    let n = packages * cores * threads;
+    let per_thread = packages * cores;
+    let place = |cpu: usize| ((cpu % per_thread) / cores, cpu % per_thread % cores);
+    let hex = |pred: &dyn Fn(usize) -> bool| -> String {
+        let mask: cpumask::CpuMask = (0..n).filter(|&c| pred(c)).collect();
+        format!("{}\n", mask.to_hex_string(n))
+    };
+    let write = |path: &str, text: &str| {
+        let p = root.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    let cpu = "sys/devices/system/cpu";
+    let cpuinfo: String = (0..n)
+        .map(|c| format!("processor\t: {c}\nvendor_id\t: GenuineIntel\nflags\t\t: fpu lm\n\n"))
+        .collect();
+    write("proc/cpuinfo", &cpuinfo);
+    for f in ["possible", "present", "online"] {
+        write(&format!("{cpu}/{f}"), &format!("0-{}\n", n - 1));
+    }
+    let mut core_maps: Vec<String> = Vec::with_capacity(per_thread);
+    for i in 0..per_thread {
+        core_maps.push(hex(&|c| c % per_thread == i));
+    }
+    let package_maps: Vec<String> = (0..packages).map(|p| hex(&|c| place(c).0 == p)).collect();
+    for c in 0..n {
+        let (p, core) = place(c);
+        let d = format!("{cpu}/cpu{c}");
+        write(
+            &format!("{d}/topology/physical_package_id"),
+            &format!("{p}\n"),
+        );
+        write(&format!("{d}/topology/core_id"), &format!("{core}\n"));
+        write(
+            &format!("{d}/topology/thread_siblings"),
+            &core_maps[c % per_thread],
+        );
+        write(&format!("{d}/topology/core_siblings"), &package_maps[p]);
+        for (index, level, ty, size, map) in [
+            (0, 1, "Data", "48K", &core_maps[c % per_thread]),
+            (3, 3, "Unified", "32768K", &package_maps[p]),
+        ] {
+            let i = format!("{d}/cache/index{index}");
+            write(&format!("{i}/level"), &format!("{level}\n"));
+            write(&format!("{i}/type"), &format!("{ty}\n"));
+            write(&format!("{i}/size"), &format!("{size}\n"));
+            write(&format!("{i}/coherency_line_size"), "64\n");
+            write(&format!("{i}/shared_cpu_map"), map);
+        }
+    }
+    for (p, map) in package_maps.iter().enumerate() {
+        let d = format!("sys/devices/system/node/node{p}");
+        write(&format!("{d}/cpumap"), map);
+        let row: Vec<&str> = (0..packages)
+            .map(|q| if q == p { "10" } else { "20" })
+            .collect();
+        write(&format!("{d}/distance"), &format!("{}\n", row.join(" ")));
+        write(
+            &format!("{d}/meminfo"),
+            &format!("Node {p} MemTotal:       67108864 kB\n"),
+        );
+    }
+    n
+}
+
+/// The fewest files any sysfs reader must open to learn `t` from `dir`, if it
+/// trusted every sibling set completely: per core, one SMT-sibling mask and the
+/// core id (of its first CPU); per package, its id and mask; per NUMA node, its
+/// CPU map and distances; per distinct cache, the level, type, size and sharing
+/// map of one CPU's `indexN`; and the `online` list. Only files present in the
+/// dump are kept. Timed with one open, one read and one close each (no parsing),
+/// this is a floor under any reader of the same input, ours or hwloc's.
+pub fn minimal_files(dir: &Path, t: &topology::Topology) -> Vec<PathBuf> {
+    let cpu = dir.join("sys/devices/system/cpu");
+    let first_existing = |candidates: &[PathBuf]| candidates.iter().find(|p| p.is_file()).cloned();
+    let mut files: Vec<PathBuf> = Vec::new();
+    let mut push = |candidates: &[PathBuf]| {
+        if let Some(p) = first_existing(candidates) {
+            files.push(p);
+        }
+    };
+    push(&[cpu.join("online")]);
+    for level in t.levels() {
+        for group in &level.groups {
+            let Some(first) = group.cpus.first() else {
+                continue;
+            };
+            let topo = cpu.join(format!("cpu{first}/topology"));
+            match level.kind {
+                topology::LevelKind::Core => {
+                    push(&[topo.join("core_cpus"), topo.join("thread_siblings")]);
+                    push(&[topo.join("core_id")]);
+                }
+                topology::LevelKind::Package => {
+                    push(&[topo.join("package_cpus"), topo.join("core_siblings")]);
+                    push(&[topo.join("physical_package_id")]);
+                }
+                _ => {}
+            }
+        }
+    }
+    for node in t.nodes() {
+        let d = dir.join(format!("sys/devices/system/node/node{}", node.id));
+        push(&[d.join("cpumap"), d.join("cpulist")]);
+        push(&[d.join("distance")]);
+    }
+    for cache in t.caches() {
+        let Some(first) = cache.cpus.first() else {
+            continue;
+        };
+        let cache_dir = cpu.join(format!("cpu{first}/cache"));
+        let Ok(entries) = std::fs::read_dir(&cache_dir) else {
+            continue;
+        };
+        for index in entries.flatten().map(|e| e.path()) {
+            let level = std::fs::read_to_string(index.join("level")).unwrap_or_default();
+            if level.trim() == cache.level.to_string() {
+                for f in ["level", "type", "size", "shared_cpu_map"] {
+                    push(&[index.join(f)]);
+                }
+                break;
+            }
+        }
+    }
+    files
+}
+
+/// One open, one read, one close per file: the least any reader can do.
+pub fn read_floor(files: &[PathBuf]) -> usize {
+    use std::io::Read;
+    let mut buf = [0u8; 4096];
+    let mut total = 0;
+    for p in files {
+        let mut f = std::fs::File::open(p).unwrap();
+        total += f.read(&mut buf).unwrap();
+    }
+    total
+}
