@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 5's benchmark: bring-up time of the manycore kernel (serial, parallel,
+# Bring-up benchmark: time of the manycore kernel (serial, parallel,
 # broadcast; MP-spec delays on) and of Debian's Linux 6.12 (cpuhp.parallel=0 and
 # default) on the same QEMU command lines, at 8, 64, 255 and 1024 vCPUs (TCG).
 # Appends one JSON object per boot to $OUT (default target/bench-bringup.jsonl).

@@ -106,12 +106,12 @@ fn level_json(work: &WorkCounts, engine: &MaskEngine) -> serde_json::Value {
     serde_json::Value::Array(levels)
 }
 
-/// Runs `manycore hotplug`.
+/// Runs `manycore hotplug`: set up the engine, bring every CPU up, run the
+/// offline/online cycles, verify against a rebuild, report.
 pub fn run(args: &HotplugArgs) -> Result<()> {
     let topo = args.source.load()?;
-    let algo = args.algo;
     let setup_start = Instant::now();
-    let engine = MaskEngine::new(&topo, algo)
+    let engine = MaskEngine::new(&topo, args.algo)
         .with_context(|| format!("{}: cannot maintain hotplug masks", topo.source()))?;
     let setup_ns = setup_start.elapsed().as_nanos() as u64;
     let setup_work = *engine.setup_work();
@@ -130,9 +130,39 @@ pub fn run(args: &HotplugArgs) -> Result<()> {
         anyhow::bail!("CPU {cpu} failed to come online: {e}");
     }
     let verified_after_bringup = hp.engine().verify();
+    let cycles = run_cycles(&mut hp, args, topo.source())?;
+    let mismatch = verified_after_bringup
+        .err()
+        .or_else(|| hp.engine().verify().err())
+        .map(|m| m.to_string());
+    let outcome = Outcome {
+        source: topo.source(),
+        engine: hp.engine(),
+        setup_ns,
+        setup_work,
+        bringup,
+        cycles,
+        mismatch,
+    };
+    let out = match args.format {
+        HotplugFormat::Json => json_report(args, &outcome)?,
+        HotplugFormat::Text => text_report(args, &outcome)?,
+    };
+    crate::write_stdout(&out)?;
+    if outcome.mismatch.is_some() {
+        anyhow::bail!("incremental masks differ from the rebuild");
+    }
+    Ok(())
+}
 
-    // Cycles: offline a random non-boot CPU, then online it again.
-    let before_cycles = hp.report().clone();
+/// Offlines a random non-boot CPU and onlines it again, `--cycles` times;
+/// returns what the cycles added to the report.
+fn run_cycles(
+    hp: &mut Hotplug<HostPlatform>,
+    args: &HotplugArgs,
+    source: &str,
+) -> Result<BringupReport> {
+    let before = hp.report().clone();
     let candidates: Vec<usize> = hp
         .engine()
         .present()
@@ -141,9 +171,8 @@ pub fn run(args: &HotplugArgs) -> Result<()> {
         .collect();
     if candidates.is_empty() && args.cycles > 0 {
         anyhow::bail!(
-            "--cycles {}: {} has no CPU but the boot CPU, so there is nothing to cycle",
+            "--cycles {}: {source} has no CPU but the boot CPU, so there is nothing to cycle",
             args.cycles,
-            topo.source()
         );
     }
     let mut rng = SplitMix64(args.seed);
@@ -157,116 +186,123 @@ pub fn run(args: &HotplugArgs) -> Result<()> {
             .with_context(|| format!("cycle: bringing CPU {cpu} back"))?;
     }
     bar.finish_and_clear();
-    let cycles = cycle_delta(hp.report(), &before_cycles);
-    let verified = verified_after_bringup.is_ok() && hp.engine().verify().is_ok();
-    let mismatch = verified_after_bringup
-        .err()
-        .or_else(|| hp.engine().verify().err())
-        .map(|m| m.to_string());
+    Ok(cycle_delta(hp.report(), &before))
+}
 
-    let engine = hp.engine();
-    let cpus = engine.online_mask().weight();
-    let mask_update_ns = bringup.mask_update_ns + cycles.mask_update_ns + cycles.offline_ns;
-    let mut total = bringup.work;
-    total += cycles.work;
-    total += cycles.offline_work;
+/// What one run did, for the report.
+struct Outcome<'a> {
+    source: &'a str,
+    engine: &'a MaskEngine,
+    setup_ns: u64,
+    setup_work: WorkCounts,
+    bringup: BringupReport,
+    cycles: BringupReport,
+    /// The first mask that differs from a rebuild, after bring-up or after the cycles.
+    mismatch: Option<String>,
+}
 
+impl Outcome<'_> {
+    /// Mask-update time of the cycles, offlines included.
+    fn cycle_ns(&self) -> u64 {
+        self.cycles.mask_update_ns + self.cycles.offline_ns
+    }
+
+    /// Work of the bring-up and the cycles, offlines included.
+    fn total_work(&self) -> WorkCounts {
+        let mut total = self.bringup.work;
+        total += self.cycles.work;
+        total += self.cycles.offline_work;
+        total
+    }
+}
+
+fn json_report(args: &HotplugArgs, o: &Outcome) -> Result<String> {
+    let engine = o.engine;
+    let report = json!({
+        "source": o.source,
+        "algo": args.algo.name(),
+        "order": args.order.name(),
+        "cpus": engine.online_mask().weight(),
+        "boot_cpu": engine.boot_cpu(),
+        "cycles": args.cycles,
+        "seed": args.seed,
+        "mask_update_ns": o.bringup.mask_update_ns + o.cycle_ns(),
+        "bringup_mask_update_ns": o.bringup.mask_update_ns,
+        "cycle_mask_update_ns": o.cycle_ns(),
+        "setup_ns": o.setup_ns,
+        "mask_storage_bytes": engine.mask_storage_bytes(),
+        "update_order": engine.update_order().iter().map(|l| l.name()).collect::<Vec<_>>(),
+        "levels": level_json(&o.total_work(), engine),
+        "bringup_levels": level_json(&o.bringup.work, engine),
+        "setup": {
+            "fdt_nodes": engine.firmware().map_or(0, |t| t.node_count()),
+            "fdt_nodes_visited": o.setup_work.total().fdt_nodes_visited,
+            "property_lookups": o.setup_work.total().property_lookups,
+        },
+        "verified": o.mismatch.is_none(),
+        "mismatch": o.mismatch,
+    });
+    Ok(format!("{}\n", serde_json::to_string_pretty(&report)?))
+}
+
+fn text_report(args: &HotplugArgs, o: &Outcome) -> Result<String> {
+    let engine = o.engine;
     let mut out = String::new();
-    match args.format {
-        HotplugFormat::Json => {
-            let report = json!({
-                "source": topo.source(),
-                "algo": algo.name(),
-                "order": args.order.name(),
-                "cpus": cpus,
-                "boot_cpu": engine.boot_cpu(),
-                "cycles": args.cycles,
-                "seed": args.seed,
-                "mask_update_ns": mask_update_ns,
-                "bringup_mask_update_ns": bringup.mask_update_ns,
-                "cycle_mask_update_ns": cycles.mask_update_ns + cycles.offline_ns,
-                "setup_ns": setup_ns,
-                "mask_storage_bytes": engine.mask_storage_bytes(),
-                "update_order": engine.update_order().iter().map(|l| l.name()).collect::<Vec<_>>(),
-                "levels": level_json(&total, engine),
-                "bringup_levels": level_json(&bringup.work, engine),
-                "setup": {
-                    "fdt_nodes": engine.firmware().map_or(0, |t| t.node_count()),
-                    "fdt_nodes_visited": setup_work.total().fdt_nodes_visited,
-                    "property_lookups": setup_work.total().property_lookups,
-                },
-                "verified": verified,
-                "mismatch": mismatch,
-            });
-            writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
-        }
-        HotplugFormat::Text => {
-            writeln!(out, "source:         {}", topo.source())?;
-            writeln!(
-                out,
-                "algorithm:      {} ({} bring-up), {} online, boot CPU {}",
-                algo.name(),
-                args.order,
-                crate::plural(cpus, "CPU"),
-                engine.boot_cpu()
-            )?;
-            writeln!(
-                out,
-                "firmware tree:  {} nodes; set-up {:.3} ms; mask storage {:.1} KiB",
-                engine.firmware().map_or(0, |t| t.node_count()),
-                setup_ns as f64 / 1e6,
-                engine.mask_storage_bytes() as f64 / 1024.0
-            )?;
-            writeln!(
-                out,
-                "mask updates:   {:.3} ms total ({:.3} ms bring-up of {}, {:.3} ms for {})",
-                mask_update_ns as f64 / 1e6,
-                bringup.mask_update_ns as f64 / 1e6,
-                crate::plural(bringup.onlined.len(), "CPU"),
-                (cycles.mask_update_ns + cycles.offline_ns) as f64 / 1e6,
-                crate::plural(args.cycles as usize, "cycle")
-            )?;
-            writeln!(out)?;
-            writeln!(
-                out,
-                "{:<10} {:<10} {:>14} {:>16} {:>16} {:>12} {:>14}",
-                "level",
-                "stored in",
-                "cpus scanned",
-                "fdt nodes",
-                "prop lookups",
-                "bit ops",
-                "word ops"
-            )?;
-            for &l in &MaskLevel::ALL {
-                let w = total.level(l);
-                writeln!(
-                    out,
-                    "{:<10} {:<10} {:>14} {:>16} {:>16} {:>12} {:>14}",
-                    l.name(),
-                    engine.consolidated_into(l).name(),
-                    w.cpus_scanned,
-                    w.fdt_nodes_visited,
-                    w.property_lookups,
-                    w.mask_bit_ops,
-                    w.mask_word_ops
-                )?;
-            }
-            writeln!(out)?;
-            match &mismatch {
-                None => writeln!(
-                    out,
-                    "verified:       yes (every mask equals a from-scratch rebuild)"
-                )?,
-                Some(m) => writeln!(out, "verified:       NO: {m}")?,
-            }
-        }
+    writeln!(out, "source:         {}", o.source)?;
+    writeln!(
+        out,
+        "algorithm:      {} ({} bring-up), {} online, boot CPU {}",
+        args.algo,
+        args.order,
+        crate::plural(engine.online_mask().weight(), "CPU"),
+        engine.boot_cpu()
+    )?;
+    writeln!(
+        out,
+        "firmware tree:  {} nodes; set-up {:.3} ms; mask storage {:.1} KiB",
+        engine.firmware().map_or(0, |t| t.node_count()),
+        o.setup_ns as f64 / 1e6,
+        engine.mask_storage_bytes() as f64 / 1024.0
+    )?;
+    writeln!(
+        out,
+        "mask updates:   {:.3} ms total ({:.3} ms bring-up of {}, {:.3} ms for {})",
+        (o.bringup.mask_update_ns + o.cycle_ns()) as f64 / 1e6,
+        o.bringup.mask_update_ns as f64 / 1e6,
+        crate::plural(o.bringup.onlined.len(), "CPU"),
+        o.cycle_ns() as f64 / 1e6,
+        crate::plural(args.cycles as usize, "cycle")
+    )?;
+    writeln!(out)?;
+    writeln!(
+        out,
+        "{:<10} {:<10} {:>14} {:>16} {:>16} {:>12} {:>14}",
+        "level", "stored in", "cpus scanned", "fdt nodes", "prop lookups", "bit ops", "word ops"
+    )?;
+    let total = o.total_work();
+    for &l in &MaskLevel::ALL {
+        let w = total.level(l);
+        writeln!(
+            out,
+            "{:<10} {:<10} {:>14} {:>16} {:>16} {:>12} {:>14}",
+            l.name(),
+            engine.consolidated_into(l).name(),
+            w.cpus_scanned,
+            w.fdt_nodes_visited,
+            w.property_lookups,
+            w.mask_bit_ops,
+            w.mask_word_ops
+        )?;
     }
-    crate::write_stdout(&out)?;
-    if !verified {
-        anyhow::bail!("incremental masks differ from the rebuild");
+    writeln!(out)?;
+    match &o.mismatch {
+        None => writeln!(
+            out,
+            "verified:       yes (every mask equals a from-scratch rebuild)"
+        )?,
+        Some(m) => writeln!(out, "verified:       NO: {m}")?,
     }
-    Ok(())
+    Ok(out)
 }
 
 /// What the cycles added to the hotplug report.

@@ -10,7 +10,7 @@ use qemu_runner::{
     build_kernel, run_linux, run_manycore, KernelResult, Machine, RunOptions, Timeline,
 };
 use serde::Serialize;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Arguments of `manycore qemu`.
@@ -173,79 +173,97 @@ pub fn run(args: &QemuArgs) -> Result<i32> {
     }
     let mut rows = Vec::new();
     if !args.linux_only {
-        let kernel = build_kernel().context("building the manycore kernel")?;
-        for strategy in &args.bringup {
-            let mut cmdline = format!("bringup={strategy} calibrate={}", args.calibrate);
-            if let Some(lpj) = args.lpj {
-                cmdline.push_str(&format!(" lpj={lpj}"));
-            }
-            if let Some(us) = args.init_delay_us {
-                cmdline.push_str(&format!(" init_delay_us={us}"));
-            }
-            if let Some(x) = args.x2apic {
-                cmdline.push_str(&format!(" x2apic={}", name(&x)));
-            }
-            if !args.append.is_empty() {
-                cmdline.push(' ');
-                cmdline.push_str(&args.append);
-            }
-            let spinner = crate::progress::spinner(
-                args.quiet,
-                &format!("booting {} CPUs under QEMU ({strategy})", args.cpus),
-            );
-            let boot = run_manycore(&kernel, &machine, &cmdline, &opts);
-            spinner.finish_and_clear();
-            let boot = boot?;
-            rows.push(row(&boot.result, args.cpus, boot.wall, boot.command));
-        }
+        rows.extend(boot_manycore(args, &machine, &opts)?);
     }
     if let Some(vmlinuz) = &args.linux {
-        if !vmlinuz.is_file() {
-            bail!(
-                "--linux {}: no such file (scripts/fetch-linux.sh unpacks Debian's)",
-                vmlinuz.display()
-            );
-        }
-        let mut cmdline = args.linux_append.clone();
-        if let Some(lpj) = args.lpj {
-            cmdline.push_str(&format!(" lpj={lpj}"));
-        }
-        let spinner = crate::progress::spinner(
-            args.quiet,
-            &format!("booting Linux on {} CPUs under QEMU", args.cpus),
-        );
-        let boot = run_linux(vmlinuz, None, &machine, cmdline.trim(), &opts);
-        spinner.finish_and_clear();
-        let boot = boot?;
-        rows.push(row(&boot.result, args.cpus, boot.wall, boot.command));
+        rows.push(boot_linux(args, vmlinuz, &machine, &opts)?);
     }
     match args.format {
         Format::Json => println!("{}", serde_json::to_string_pretty(&rows)?),
-        Format::Text => {
-            for r in &rows {
-                let failed = if r.failed_cpus.is_empty() {
-                    String::from("none failed")
-                } else {
-                    format!("failed: {:?}", r.failed_cpus)
-                };
-                println!(
-                    "{:8} {:9} {:5} CPUs: {}/{} up on {} node(s) in {:.3} ms ({failed}; QEMU ran {:.1} s)",
-                    r.kernel,
-                    r.bringup,
-                    r.cpus,
-                    r.cpus_up,
-                    r.cpus,
-                    r.nodes,
-                    r.bringup_ns as f64 / 1e6,
-                    r.wall_ms as f64 / 1e3
-                );
-            }
-        }
+        Format::Text => rows.iter().for_each(print_row),
     }
     let all_up = rows
         .iter()
         .all(|r| r.cpus_up == r.cpus && r.failed_cpus.is_empty());
     Ok(if all_up { 0 } else { 1 })
+}
+
+/// One boot of the manycore kernel per `--bringup` strategy.
+fn boot_manycore(args: &QemuArgs, machine: &Machine, opts: &RunOptions) -> Result<Vec<Row>> {
+    let kernel = build_kernel().context("building the manycore kernel")?;
+    let mut rows = Vec::new();
+    for strategy in &args.bringup {
+        let mut cmdline = format!("bringup={strategy} calibrate={}", args.calibrate);
+        if let Some(lpj) = args.lpj {
+            cmdline.push_str(&format!(" lpj={lpj}"));
+        }
+        if let Some(us) = args.init_delay_us {
+            cmdline.push_str(&format!(" init_delay_us={us}"));
+        }
+        if let Some(x) = args.x2apic {
+            cmdline.push_str(&format!(" x2apic={}", name(&x)));
+        }
+        if !args.append.is_empty() {
+            cmdline.push(' ');
+            cmdline.push_str(&args.append);
+        }
+        let spinner = crate::progress::spinner(
+            args.quiet,
+            &format!("booting {} CPUs under QEMU ({strategy})", args.cpus),
+        );
+        let boot = run_manycore(&kernel, machine, &cmdline, opts);
+        spinner.finish_and_clear();
+        let boot = boot?;
+        rows.push(row(&boot.result, args.cpus, boot.wall, boot.command));
+    }
+    Ok(rows)
+}
+
+/// One boot of the Linux image `vmlinuz` on the same machine.
+fn boot_linux(
+    args: &QemuArgs,
+    vmlinuz: &Path,
+    machine: &Machine,
+    opts: &RunOptions,
+) -> Result<Row> {
+    if !vmlinuz.is_file() {
+        bail!(
+            "--linux {}: no such file (scripts/fetch-linux.sh unpacks Debian's)",
+            vmlinuz.display()
+        );
+    }
+    let mut cmdline = args.linux_append.clone();
+    if let Some(lpj) = args.lpj {
+        cmdline.push_str(&format!(" lpj={lpj}"));
+    }
+    let spinner = crate::progress::spinner(
+        args.quiet,
+        &format!("booting Linux on {} CPUs under QEMU", args.cpus),
+    );
+    let boot = run_linux(vmlinuz, None, machine, cmdline.trim(), opts);
+    spinner.finish_and_clear();
+    let boot = boot?;
+    Ok(row(&boot.result, args.cpus, boot.wall, boot.command))
+}
+
+/// One human-readable line per boot.
+fn print_row(r: &Row) {
+    let failed = if r.failed_cpus.is_empty() {
+        String::from("none failed")
+    } else {
+        format!("failed: {:?}", r.failed_cpus)
+    };
+    println!(
+        "{:8} {:9} {:5} CPUs: {}/{} up on {} node(s) in {:.3} ms ({failed}; QEMU ran {:.1} s)",
+        r.kernel,
+        r.bringup,
+        r.cpus,
+        r.cpus_up,
+        r.cpus,
+        r.nodes,
+        r.bringup_ns as f64 / 1e6,
+        r.wall_ms as f64 / 1e3
+    );
 }
 
 fn row(r: &KernelResult, cpus: u32, wall: Duration, command: String) -> Row {

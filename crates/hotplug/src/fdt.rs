@@ -102,8 +102,99 @@ fn cell_at(value: &[u8], index: usize) -> Option<u32> {
     Some(u32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]))
 }
 
+fn prop(name: &'static str, value: Vec<u8>) -> Property {
+    Property { name, value }
+}
+
+/// Logical CPU → hard id for every present CPU, and the reverse table sorted
+/// by hard id. Hard ids are the firmware ids when they are unique and fit a
+/// cell, else the logical numbers (a simulator's machine may have no firmware
+/// ids).
+fn hard_ids(topology: &Topology, present: &[&topology::Cpu]) -> (Vec<u32>, Vec<(u32, u32)>) {
+    let hw: Option<Vec<u32>> = present
+        .iter()
+        .map(|c| c.hw_id.filter(|&h| h < NO_ID as u64).map(|h| h as u32))
+        .collect();
+    let hw = hw.filter(|hw| {
+        let mut sorted = hw.clone();
+        sorted.sort_unstable();
+        sorted.windows(2).all(|w| w[0] != w[1])
+    });
+    let nr = topology.cpus().last().map_or(0, |c| c.id as usize + 1);
+    let mut hard_id = vec![NO_ID; nr];
+    for (i, c) in present.iter().enumerate() {
+        hard_id[c.id as usize] = hw.as_ref().map_or(c.id, |hw| hw[i]);
+    }
+    let mut logical_of_hard: Vec<(u32, u32)> = present
+        .iter()
+        .map(|c| (hard_id[c.id as usize], c.id))
+        .collect();
+    logical_of_hard.sort_unstable();
+    (hard_id, logical_of_hard)
+}
+
+/// Each CPU's chain of caches of level >= 2, innermost first, the first
+/// instance listed at each level; built in one pass over the caches.
+fn cache_chains(topology: &Topology, cache_levels: &[usize], nr: usize) -> Vec<Vec<usize>> {
+    let caches = topology.caches();
+    let mut chains: Vec<Vec<usize>> = vec![Vec::new(); nr];
+    for &ci in cache_levels {
+        for cpu in caches[ci].cpus.iter().filter(|&c| c < nr) {
+            let chain = &mut chains[cpu];
+            if !chain.iter().any(|&x| caches[x].level == caches[ci].level) {
+                chain.push(ci);
+            }
+        }
+    }
+    for chain in &mut chains {
+        chain.sort_by_key(|&ci| caches[ci].level);
+    }
+    chains
+}
+
+/// One firmware node describes a whole SMT core, so every thread must agree
+/// with the first (`head`) on what the node says: package, node, cluster,
+/// big core and caches.
+fn check_siblings(
+    topology: &Topology,
+    threads: &[usize],
+    chains: &[Vec<usize>],
+) -> Result<(), HotplugError> {
+    let head = topology
+        .cpu(threads[0])
+        .expect("core member has a CPU entry");
+    for &t in &threads[1..] {
+        let c = topology.cpu(t).expect("core member has a CPU entry");
+        let same = |kind: LevelKind| c.group(kind) == head.group(kind);
+        let fault = if !same(LevelKind::Package) {
+            Some((MaskLevel::Package, "SMT siblings in different packages"))
+        } else if c.node != head.node {
+            Some((MaskLevel::Node, "SMT siblings in different NUMA nodes"))
+        } else if !same(LevelKind::Cluster) {
+            Some((MaskLevel::Coregroup, "SMT siblings in different clusters"))
+        } else if !same(LevelKind::BigCore) {
+            Some((MaskLevel::L2, "SMT siblings in different big cores"))
+        } else if chains[t] != chains[threads[0]] {
+            Some((MaskLevel::L2, "SMT siblings see different caches"))
+        } else {
+            None
+        };
+        if let Some((level, reason)) = fault {
+            return Err(HotplugError::Unsupported {
+                cpu: t,
+                level,
+                reason,
+            });
+        }
+    }
+    Ok(())
+}
+
 impl FirmwareTree {
-    /// Builds the tree for every present CPU of `topology`.
+    /// Builds the tree for every present CPU of `topology`, in Linux's
+    /// vocabulary: hard ids, then the root and `/cpus`, one node per cache
+    /// instance of level >= 2, one CPU node per SMT core, and finally the
+    /// `next-level-cache` links and the cache nodes' place under `/cpus`.
     ///
     /// Fails when the machine cannot be described with one node per SMT core:
     /// the threads of a core disagree on their package, node, coregroup or
@@ -114,34 +205,9 @@ impl FirmwareTree {
             .iter()
             .filter(|c| topology.present().contains(c.id as usize))
             .collect();
-        // Hard ids: the firmware ids when they are unique and fit a cell, else
-        // the logical numbers (a simulator's machine may not have firmware ids).
-        let mut hw: Vec<u32> = Vec::with_capacity(present.len());
-        let mut use_hw = true;
-        for c in &present {
-            match c.hw_id {
-                Some(h) if h < NO_ID as u64 => hw.push(h as u32),
-                _ => {
-                    use_hw = false;
-                    break;
-                }
-            }
-        }
-        if use_hw {
-            let mut sorted = hw.clone();
-            sorted.sort_unstable();
-            use_hw = sorted.windows(2).all(|w| w[0] != w[1]);
-        }
-        let nr = topology.cpus().last().map_or(0, |c| c.id as usize + 1);
-        let mut hard_id = vec![NO_ID; nr];
-        for (i, c) in present.iter().enumerate() {
-            hard_id[c.id as usize] = if use_hw { hw[i] } else { c.id };
-        }
-        let mut logical_of_hard: Vec<(u32, u32)> = present
-            .iter()
-            .map(|c| (hard_id[c.id as usize], c.id))
-            .collect();
-        logical_of_hard.sort_unstable();
+        let (hard_id, logical_of_hard) = hard_ids(topology, &present);
+        let nr = hard_id.len();
+        let mut tree = FirmwareTree::skeleton(hard_id, logical_of_hard);
 
         // Cache instances of level >= 2 (data or unified) get a node each.
         let cache_levels: Vec<usize> = topology
@@ -151,219 +217,153 @@ impl FirmwareTree {
             .filter(|(_, c)| c.level >= 2 && c.kind != CacheKind::Instruction)
             .map(|(i, _)| i)
             .collect();
+        let cache_phandle = tree.add_cache_nodes(topology, &cache_levels);
+        let chains = cache_chains(topology, &cache_levels, nr);
 
-        let mut tree = FirmwareTree {
-            nodes: Vec::new(),
+        // CPU nodes, one per SMT core, in order of the core's first thread.
+        let mut next_level: BTreeMap<usize, usize> = BTreeMap::new();
+        let cores = topology
+            .level(LevelKind::Core)
+            .map_or(&[][..], |l| &l.groups[..]);
+        for (core_index, group) in cores.iter().enumerate() {
+            let present = topology.present();
+            let threads: Vec<usize> = group.cpus.iter().filter(|&c| present.contains(c)).collect();
+            if threads.is_empty() {
+                continue;
+            }
+            check_siblings(topology, &threads, &chains)?;
+            let chain = &chains[threads[0]];
+            // Link each cache to the next one out, as firmware does.
+            for pair in chain.windows(2) {
+                next_level.entry(pair[0]).or_insert(pair[1]);
+            }
+            let l2 = chain.first().map(|ci| cache_phandle[ci]);
+            tree.add_cpu_node(topology, core_index as u32, &threads, l2);
+        }
+        tree.link_caches(&next_level, &cache_phandle);
+        Ok(tree)
+    }
+
+    /// The root and an empty `/cpus` (node 1).
+    fn skeleton(hard_id: Vec<u32>, logical_of_hard: Vec<(u32, u32)>) -> FirmwareTree {
+        let root = Node {
+            name: String::from("/"),
+            children: vec![1],
+            properties: vec![prop("compatible", string("manycore,firmware"))],
+        };
+        let cpus = Node {
+            name: String::from("cpus"),
+            children: Vec::new(),
+            properties: vec![
+                prop("#address-cells", cells(&[1])),
+                prop("#size-cells", cells(&[0])),
+            ],
+        };
+        FirmwareTree {
+            nodes: vec![root, cpus],
             cpus_node: 1,
             hard_id,
             logical_of_hard,
             phandles: vec![0], // phandle 0 is invalid
-        };
-        tree.nodes.push(Node {
-            name: String::from("/"),
-            children: vec![1],
-            properties: vec![Property {
-                name: "compatible",
-                value: string("manycore,firmware"),
-            }],
-        });
-        tree.nodes.push(Node {
-            name: String::from("cpus"),
-            children: Vec::new(),
-            properties: vec![
-                Property {
-                    name: "#address-cells",
-                    value: cells(&[1]),
-                },
-                Property {
-                    name: "#size-cells",
-                    value: cells(&[0]),
-                },
-            ],
-        });
+        }
+    }
 
-        // One node per cache instance: phandle = position + 1.
-        let mut cache_phandle: BTreeMap<usize, u32> = BTreeMap::new();
-        for &ci in &cache_levels {
-            let phandle = tree.phandles.len() as u32;
+    /// One node per cache instance in `cache_levels` (indexes into the
+    /// topology's caches); returns each one's phandle (its position + 1).
+    fn add_cache_nodes(
+        &mut self,
+        topology: &Topology,
+        cache_levels: &[usize],
+    ) -> BTreeMap<usize, u32> {
+        let mut cache_phandle = BTreeMap::new();
+        for &ci in cache_levels {
+            let phandle = self.phandles.len() as u32;
             cache_phandle.insert(ci, phandle);
             let cache = &topology.caches()[ci];
-            let id = tree.nodes.len() as NodeId;
-            tree.nodes.push(Node {
+            let size = cache.size_bytes.unwrap_or(0).min(u32::MAX as u64) as u32;
+            let id = self.nodes.len() as NodeId;
+            self.nodes.push(Node {
                 name: format!("l{}-cache@{:x}", cache.level, phandle),
                 children: Vec::new(),
                 properties: vec![
-                    Property {
-                        name: "device_type",
-                        value: string("cache"),
-                    },
-                    Property {
-                        name: "cache-unified",
-                        value: Vec::new(),
-                    },
-                    Property {
-                        name: "cache-level",
-                        value: cells(&[cache.level as u32]),
-                    },
-                    Property {
-                        name: "d-cache-size",
-                        value: cells(&[cache.size_bytes.unwrap_or(0).min(u32::MAX as u64) as u32]),
-                    },
-                    Property {
-                        name: "phandle",
-                        value: cells(&[phandle]),
-                    },
+                    prop("device_type", string("cache")),
+                    prop("cache-unified", Vec::new()),
+                    prop("cache-level", cells(&[cache.level as u32])),
+                    prop("d-cache-size", cells(&[size])),
+                    prop("phandle", cells(&[phandle])),
                 ],
             });
-            tree.phandles.push(id);
+            self.phandles.push(id);
         }
-        // The chain of caches of each CPU, innermost first (level >= 2), the
-        // first instance listed at each level; built in one pass over the caches.
-        let mut chains: Vec<Vec<usize>> = vec![Vec::new(); nr];
-        for &ci in &cache_levels {
-            let cache = &topology.caches()[ci];
-            for cpu in cache.cpus.iter().filter(|&c| c < nr) {
-                let chain = &mut chains[cpu];
-                if !chain
-                    .iter()
-                    .any(|&x| topology.caches()[x].level == cache.level)
-                {
-                    chain.push(ci);
-                }
-            }
-        }
-        for chain in &mut chains {
-            chain.sort_by_key(|&ci| topology.caches()[ci].level);
-        }
-        let chain_of = |cpu: usize| -> &Vec<usize> { &chains[cpu] };
+        cache_phandle
+    }
 
-        // CPU nodes, one per SMT core, in order of the core's first thread.
-        let core_level = topology.level(LevelKind::Core);
-        let has_big = topology.level(LevelKind::BigCore).is_some();
-        let has_cluster = topology.level(LevelKind::Cluster).is_some();
-        let mut next_level_set: BTreeMap<usize, usize> = BTreeMap::new();
-        if let Some(cores) = core_level {
-            for (core_index, group) in cores.groups.iter().enumerate() {
-                let threads: Vec<usize> = group
-                    .cpus
-                    .iter()
-                    .filter(|&c| topology.present().contains(c))
-                    .collect();
-                let Some(&first) = threads.first() else {
-                    continue;
-                };
-                let head = topology.cpu(first).expect("core member has a CPU entry");
-                let chain = chain_of(first).clone();
-                // Every thread must agree with the first on what the node says.
-                for &t in &threads[1..] {
-                    let c = topology.cpu(t).expect("core member has a CPU entry");
-                    let disagree = |level: MaskLevel, reason: &'static str| {
-                        Err(HotplugError::Unsupported {
-                            cpu: t,
-                            level,
-                            reason,
-                        })
-                    };
-                    if c.group(LevelKind::Package) != head.group(LevelKind::Package) {
-                        return disagree(MaskLevel::Package, "SMT siblings in different packages");
-                    }
-                    if c.node != head.node {
-                        return disagree(MaskLevel::Node, "SMT siblings in different NUMA nodes");
-                    }
-                    if c.group(LevelKind::Cluster) != head.group(LevelKind::Cluster) {
-                        return disagree(
-                            MaskLevel::Coregroup,
-                            "SMT siblings in different clusters",
-                        );
-                    }
-                    if c.group(LevelKind::BigCore) != head.group(LevelKind::BigCore) {
-                        return disagree(MaskLevel::L2, "SMT siblings in different big cores");
-                    }
-                    if *chain_of(t) != chain {
-                        return disagree(MaskLevel::L2, "SMT siblings see different caches");
-                    }
-                }
-                let hard: Vec<u32> = threads.iter().map(|&t| tree.hard_id[t]).collect();
-                let node_cell = head.node.map_or(NO_ID, |n| topology.nodes()[n as usize].id);
-                let package = head.group(LevelKind::Package).unwrap_or(NO_ID);
-                let coregroup = if has_cluster {
-                    head.group(LevelKind::Cluster).unwrap_or(NO_ID)
-                } else {
-                    NO_ID
-                };
-                let mut properties = vec![
-                    Property {
-                        name: "device_type",
-                        value: string("cpu"),
-                    },
-                    Property {
-                        name: "reg",
-                        value: cells(&[hard[0]]),
-                    },
-                    Property {
-                        name: "ibm,ppc-interrupt-server#s",
-                        value: cells(&hard),
-                    },
-                    Property {
-                        name: "ibm,chip-id",
-                        value: cells(&[package]),
-                    },
-                    Property {
-                        name: "ibm,associativity",
-                        value: cells(&[4, node_cell, package, coregroup, core_index as u32]),
-                    },
-                ];
-                if let Some(&innermost) = chain.first() {
-                    properties.push(Property {
-                        name: "l2-cache",
-                        value: cells(&[cache_phandle[&innermost]]),
-                    });
-                }
-                if has_big {
-                    if let Some(big) = head.group(LevelKind::BigCore) {
-                        let big_mask = topology.level(LevelKind::BigCore).expect("has_big").groups
-                            [big as usize]
-                            .cpus;
-                        let members: Vec<u32> = big_mask
-                            .iter()
-                            .filter(|&c| topology.present().contains(c))
-                            .map(|c| tree.hard_id[c])
-                            .collect();
-                        // Property type 2 = "threads sharing the L2", one group.
-                        let mut v = vec![2, 1, members.len() as u32];
-                        v.extend_from_slice(&members);
-                        properties.push(Property {
-                            name: "ibm,thread-groups",
-                            value: cells(&v),
-                        });
-                    }
-                }
-                // Link each cache to the next one out, as firmware does.
-                for pair in chain.windows(2) {
-                    next_level_set.entry(pair[0]).or_insert(pair[1]);
-                }
-                let id = tree.nodes.len() as NodeId;
-                tree.nodes.push(Node {
-                    name: format!("PowerPC,manycore@{:x}", hard[0]),
-                    children: Vec::new(),
-                    properties,
-                });
-                tree.nodes[1].children.push(id);
-            }
+    /// The CPU node of one SMT core (`threads`, present, first thread first)
+    /// under `/cpus`; `l2` is the phandle of its innermost cache of level >= 2.
+    fn add_cpu_node(
+        &mut self,
+        topology: &Topology,
+        core_index: u32,
+        threads: &[usize],
+        l2: Option<u32>,
+    ) {
+        let head = topology
+            .cpu(threads[0])
+            .expect("core member has a CPU entry");
+        let hard: Vec<u32> = threads.iter().map(|&t| self.hard_id[t]).collect();
+        let node_cell = head.node.map_or(NO_ID, |n| topology.nodes()[n as usize].id);
+        let package = head.group(LevelKind::Package).unwrap_or(NO_ID);
+        let coregroup = head.group(LevelKind::Cluster).unwrap_or(NO_ID);
+        let mut properties = vec![
+            prop("device_type", string("cpu")),
+            prop("reg", cells(&[hard[0]])),
+            prop("ibm,ppc-interrupt-server#s", cells(&hard)),
+            prop("ibm,chip-id", cells(&[package])),
+            prop(
+                "ibm,associativity",
+                cells(&[4, node_cell, package, coregroup, core_index]),
+            ),
+        ];
+        if let Some(phandle) = l2 {
+            properties.push(prop("l2-cache", cells(&[phandle])));
         }
-        for (inner, outer) in next_level_set {
-            let node = tree.phandles[cache_phandle[&inner] as usize] as usize;
-            tree.nodes[node].properties.push(Property {
-                name: "next-level-cache",
-                value: cells(&[cache_phandle[&outer]]),
-            });
+        let big = topology
+            .level(LevelKind::BigCore)
+            .zip(head.group(LevelKind::BigCore));
+        if let Some((level, big)) = big {
+            let members: Vec<u32> = level.groups[big as usize]
+                .cpus
+                .iter()
+                .filter(|&c| topology.present().contains(c))
+                .map(|c| self.hard_id[c])
+                .collect();
+            // Property type 2 = "threads sharing the L2", one group.
+            let mut v = vec![2, 1, members.len() as u32];
+            v.extend_from_slice(&members);
+            properties.push(prop("ibm,thread-groups", cells(&v)));
         }
-        // Cache nodes sit under /cpus after the CPU nodes, as on PowerVM.
-        for p in 1..tree.phandles.len() {
-            let id = tree.phandles[p];
-            tree.nodes[1].children.push(id);
+        let id = self.nodes.len() as NodeId;
+        self.nodes.push(Node {
+            name: format!("PowerPC,manycore@{:x}", hard[0]),
+            children: Vec::new(),
+            properties,
+        });
+        self.nodes[1].children.push(id);
+    }
+
+    /// `next-level-cache` from each cache to the next one out, then the cache
+    /// nodes under `/cpus` after the CPU nodes, as on PowerVM.
+    fn link_caches(&mut self, next_level: &BTreeMap<usize, usize>, phandle: &BTreeMap<usize, u32>) {
+        for (inner, outer) in next_level {
+            let node = self.phandles[phandle[inner] as usize] as usize;
+            self.nodes[node]
+                .properties
+                .push(prop("next-level-cache", cells(&[phandle[outer]])));
         }
-        Ok(tree)
+        for p in 1..self.phandles.len() {
+            let id = self.phandles[p];
+            self.nodes[1].children.push(id);
+        }
     }
 
     /// Number of nodes in the tree.

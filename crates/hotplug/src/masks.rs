@@ -286,6 +286,112 @@ fn truth_keys(topology: &Topology, nr: usize) -> Vec<[u64; MaskLevel::COUNT]> {
     keys
 }
 
+/// The group keys of the present CPUs at every level, for deciding which
+/// levels share storage and in which order the scoped algorithm updates them.
+struct LevelShape<'a> {
+    present: &'a CpuMask,
+    keys: &'a [[u64; MaskLevel::COUNT]],
+}
+
+impl LevelShape<'_> {
+    /// Whether every `inner` group lies inside one `outer` group.
+    fn nests(&self, inner: MaskLevel, outer: MaskLevel) -> bool {
+        let mut map: BTreeMap<u64, u64> = BTreeMap::new();
+        self.present.iter().all(|cpu| {
+            let (i, o) = (
+                self.keys[cpu][inner as usize],
+                self.keys[cpu][outer as usize],
+            );
+            *map.entry(i).or_insert(o) == o
+        })
+    }
+
+    /// Number of groups at `level`.
+    fn groups(&self, level: MaskLevel) -> usize {
+        let mut ks: Vec<u64> = self
+            .present
+            .iter()
+            .map(|c| self.keys[c][level as usize])
+            .collect();
+        ks.sort_unstable();
+        ks.dedup();
+        ks.len()
+    }
+
+    /// Consolidates: a level with the same groups as another shares its
+    /// storage (seed 000's "check for duplicate topologies"). SMT comes first
+    /// so that levels equal to it (an L2 per core) are kept through the node's
+    /// thread list rather than a scan. Chains (coregroup → L2 → SMT) are
+    /// followed to the level really stored.
+    fn consolidate(&self, storage: &mut [MaskLevel; MaskLevel::COUNT]) {
+        let representative_first = [
+            MaskLevel::Smt,
+            MaskLevel::Node,
+            MaskLevel::Package,
+            MaskLevel::Llc,
+            MaskLevel::Coregroup,
+            MaskLevel::L2,
+        ];
+        for (i, &level) in representative_first.iter().enumerate() {
+            if storage[level as usize] != level {
+                continue;
+            }
+            for &earlier in &representative_first[..i] {
+                if storage[earlier as usize] == earlier
+                    && self.nests(level, earlier)
+                    && self.nests(earlier, level)
+                {
+                    storage[level as usize] = earlier;
+                    break;
+                }
+            }
+        }
+        for level in MaskLevel::ALL {
+            let mut target = storage[level as usize];
+            while storage[target as usize] != target {
+                target = storage[target as usize];
+            }
+            storage[level as usize] = target;
+        }
+    }
+
+    /// The scoped update order: coarsest first, so each level scans only
+    /// inside the tightest already-updated level that encloses it (`scope`);
+    /// SMT last (from the thread list).
+    fn scoped_order(
+        &self,
+        storage: &[MaskLevel; MaskLevel::COUNT],
+        scope: &mut [Option<MaskLevel>; MaskLevel::COUNT],
+    ) -> Vec<MaskLevel> {
+        let coarse_first = [
+            MaskLevel::Node,
+            MaskLevel::Package,
+            MaskLevel::Llc,
+            MaskLevel::Coregroup,
+            MaskLevel::L2,
+            MaskLevel::Smt,
+        ];
+        let mut rest: Vec<(usize, MaskLevel)> = coarse_first
+            .into_iter()
+            .filter(|&l| storage[l as usize] == l && l != MaskLevel::Smt)
+            .map(|l| (self.groups(l), l))
+            .collect();
+        rest.sort();
+        let mut order: Vec<MaskLevel> = rest.into_iter().map(|(_, l)| l).collect();
+        for i in 0..order.len() {
+            scope[order[i] as usize] = order[..i]
+                .iter()
+                .rev()
+                .copied()
+                .find(|&m| self.nests(order[i], m));
+        }
+        if storage[MaskLevel::Smt as usize] == MaskLevel::Smt {
+            order.push(MaskLevel::Smt);
+        }
+        order
+    }
+}
+
 /// What [`MaskEngine::assemble`] builds an engine from.
 struct Parts {
     algo: Algo,
@@ -467,94 +573,26 @@ impl MaskEngine {
             has_coregroup,
             setup,
         } = parts;
-        let nests = |inner: MaskLevel, outer: MaskLevel| -> bool {
-            let mut map: BTreeMap<u64, u64> = BTreeMap::new();
-            present.iter().all(|cpu| {
-                let (i, o) = (keys[cpu][inner as usize], keys[cpu][outer as usize]);
-                *map.entry(i).or_insert(o) == o
-            })
+        let shape = LevelShape {
+            present: &present,
+            keys: &keys,
         };
-        let groups = |level: MaskLevel| -> usize {
-            let mut ks: Vec<u64> = present.iter().map(|c| keys[c][level as usize]).collect();
-            ks.sort_unstable();
-            ks.dedup();
-            ks.len()
-        };
-
         let mut storage = MaskLevel::ALL;
         let mut scope = [None; MaskLevel::COUNT];
-        let order: Vec<MaskLevel>;
         if !has_coregroup {
             storage[MaskLevel::Coregroup as usize] = MaskLevel::L2;
         }
-        match algo {
-            Algo::Naive => {
-                order = MaskLevel::ALL
-                    .into_iter()
-                    .filter(|&l| storage[l as usize] == l)
-                    .collect();
-            }
+        let order: Vec<MaskLevel> = match algo {
+            Algo::Naive => MaskLevel::ALL
+                .into_iter()
+                .filter(|&l| storage[l as usize] == l)
+                .collect(),
             Algo::Scoped => {
-                // Consolidate: a level with the same groups as another shares
-                // its storage (seed 000's "check for duplicate topologies").
-                // SMT comes first so that levels equal to it (an L2 per core)
-                // are kept through the node's thread list rather than a scan.
-                let representative_first = [
-                    MaskLevel::Smt,
-                    MaskLevel::Node,
-                    MaskLevel::Package,
-                    MaskLevel::Llc,
-                    MaskLevel::Coregroup,
-                    MaskLevel::L2,
-                ];
-                let coarse_first = [
-                    MaskLevel::Node,
-                    MaskLevel::Package,
-                    MaskLevel::Llc,
-                    MaskLevel::Coregroup,
-                    MaskLevel::L2,
-                    MaskLevel::Smt,
-                ];
-                for (i, &level) in representative_first.iter().enumerate() {
-                    if storage[level as usize] != level {
-                        continue;
-                    }
-                    for &earlier in &representative_first[..i] {
-                        if storage[earlier as usize] == earlier
-                            && nests(level, earlier)
-                            && nests(earlier, level)
-                        {
-                            storage[level as usize] = earlier;
-                            break;
-                        }
-                    }
-                }
-                // Follow chains (coregroup → L2 → SMT) to the level really stored.
-                for level in MaskLevel::ALL {
-                    let mut target = storage[level as usize];
-                    while storage[target as usize] != target {
-                        target = storage[target as usize];
-                    }
-                    storage[level as usize] = target;
-                }
-                // Coarsest first, so each level scans only inside the tightest
-                // already-updated level that encloses it; SMT last (thread list).
-                let mut rest: Vec<(usize, MaskLevel)> = coarse_first
-                    .into_iter()
-                    .filter(|&l| storage[l as usize] == l && l != MaskLevel::Smt)
-                    .map(|l| (groups(l), l))
-                    .collect();
-                rest.sort();
-                let mut o: Vec<MaskLevel> = rest.into_iter().map(|(_, l)| l).collect();
-                for i in 0..o.len() {
-                    scope[o[i] as usize] = o[..i].iter().rev().copied().find(|&m| nests(o[i], m));
-                }
-                if storage[MaskLevel::Smt as usize] == MaskLevel::Smt {
-                    o.push(MaskLevel::Smt);
-                }
-                order = o;
+                shape.consolidate(&mut storage);
+                shape.scoped_order(&storage, &mut scope)
             }
-        }
+        };
+        let groups = |level: MaskLevel| shape.groups(level);
 
         let mut engine = MaskEngine {
             algo,

@@ -1,4 +1,4 @@
-//! Host side of issue 5: build the bare-metal kernel in `kernel/`, boot it under
+//! Host side of the bare-metal kernel: build the kernel in `kernel/`, boot it under
 //! `qemu-system-x86_64 -machine q35` with a chosen CPU / NUMA topology, and parse
 //! the `MANYCORE-RESULT {json}` line it prints last. The same QEMU command line
 //! can boot a Linux kernel instead, whose `smp: Brought up` line is parsed the

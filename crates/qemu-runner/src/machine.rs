@@ -489,9 +489,9 @@ mod tests {
         assert!(matches!(m.validate(), Err(MachineError::Nodes { .. })));
     }
 
-    /// `manycore qemu --cpus 4 --max-cpus 0` used to divide by zero in
-    /// `apic_id` and underflow in `max_apic_id`; now `validate` refuses it
-    /// before either runs, and the shape must cover every possible CPU.
+    /// `--max-cpus` below `--cpus` (0 included) would divide by zero in
+    /// `apic_id` and underflow in `max_apic_id`: `validate` refuses it before
+    /// either runs, and the shape must cover every possible CPU.
     #[test]
     fn max_cpus_must_lie_between_cpus_and_4096() {
         for bad in [0, 3, 4097] {

@@ -167,11 +167,46 @@ struct Parsed {
     attached_indexes: Option<IndexSpec>,
 }
 
+/// Reads the description in hwloc's phases: tokens into levels (with NUMA
+/// nodes attached through `[...]`), types for bare arities, then the checks
+/// of what the model can represent.
 fn parse_levels(text: &str) -> Result<Parsed, Error> {
+    reject_root_attributes(text)?;
     let mut levels: Vec<LevelSpec> = Vec::new();
     let mut root_attached = Vec::new();
     let mut attached_indexes: Option<IndexSpec> = None;
     let mut total: u64 = 1;
+    for token in split_items(text)? {
+        if token.starts_with('[') {
+            let (attached, indexes) = parse_attached(token)?;
+            attached_indexes = indexes.or(attached_indexes);
+            match levels.last_mut() {
+                Some(level) => level.attached.push(attached),
+                None => root_attached.push(attached),
+            }
+        } else {
+            levels.push(parse_level(token, &mut total, levels.len())?);
+        }
+    }
+    if levels.is_empty() {
+        return Err(Error::new(
+            SOURCE,
+            "empty description: expected levels such as 'package:2 core:4 pu:2'",
+        ));
+    }
+    let has_attached = !root_attached.is_empty() || levels.iter().any(|l| !l.attached.is_empty());
+    resolve_untyped(&mut levels, has_attached)?;
+    check_kinds(&levels, has_attached)?;
+    check_nesting(&levels)?;
+    Ok(Parsed {
+        levels,
+        root_attached,
+        attached_indexes,
+    })
+}
+
+/// hwloc accepts `(attrs)` for the machine root; the model has nowhere to keep them.
+fn reject_root_attributes(text: &str) -> Result<(), Error> {
     let trimmed = text.trim_start_matches([' ', '\n']);
     if trimmed.starts_with('(') {
         let end = trimmed.find(')').unwrap_or(trimmed.len());
@@ -180,116 +215,120 @@ fn parse_levels(text: &str) -> Result<Parsed, Error> {
             "attributes of the root object are not supported",
         ));
     }
-    for token in split_items(text)? {
-        if let Some(inner) = token.strip_prefix('[') {
-            let inner = inner
-                .strip_suffix(']')
-                .ok_or_else(|| token_error(token, "attached object lacks its closing ']'"))?;
-            let (name, attrs) = split_attrs(inner, token)?;
-            let kind = parse_type(name, token)?;
-            if kind != Some(Kind::Numa) {
-                return Err(token_error(
-                    token,
-                    "only NUMA nodes can be attached with [...]",
-                ));
-            }
-            let mut attached = Attached { memory: None };
-            if let Some(attrs) = attrs {
-                let a = parse_attrs(attrs, Some(Kind::Numa), token)?;
-                attached.memory = a.size;
-                if let Some(ix) = a.indexes {
-                    attached_indexes = Some(ix);
-                }
-            }
-            match levels.last_mut() {
-                Some(level) => level.attached.push(attached),
-                None => root_attached.push(attached),
-            }
-            continue;
-        }
-        let (head, attrs) = split_attrs(token, token)?;
-        let (kind, arity_text) = match head.split_once(':') {
-            Some((name, arity)) => (parse_type(name, token)?, arity),
-            None if head.starts_with(|c: char| c.is_ascii_digit()) => (None, head),
-            None => {
-                parse_type(head, token)?;
-                return Err(token_error(
-                    token,
-                    "missing ':' and number of objects after the type",
-                ));
-            }
-        };
-        let arity = parse_number(arity_text)
-            .ok_or_else(|| token_error(token, "missing or invalid number of objects"))?;
-        if arity == 0 {
-            return Err(token_error(
-                token,
-                "the number of objects must be at least 1",
-            ));
-        }
-        total = total.saturating_mul(arity);
-        if total > MAX_CPUS as u64 {
-            return Err(token_error(
-                token,
-                format!(
-                    "the description has more than {MAX_CPUS} objects at this level, \
-                     beyond the supported maximum of {MAX_CPUS} CPUs"
-                ),
-            ));
-        }
-        if levels.len() + 1 >= MAX_LEVELS {
-            return Err(token_error(
-                token,
-                format!("too many levels (at most {})", MAX_LEVELS - 1),
-            ));
-        }
-        let mut level = LevelSpec {
-            kind,
-            arity: arity as u32,
-            size: None,
-            size_attr: None,
-            indexes: None,
-            attached: Vec::new(),
-            token: token.to_string(),
-        };
-        if let Some(attrs) = attrs {
-            let a = parse_attrs(attrs, kind, token)?;
-            level.size = a.size;
-            level.size_attr = a.size_attr;
-            level.indexes = a.indexes;
-        }
-        levels.push(level);
-    }
-    if levels.is_empty() {
-        return Err(Error::new(
-            SOURCE,
-            "empty description: expected levels such as 'package:2 core:4 pu:2'",
+    Ok(())
+}
+
+/// `[numa(memory=...,indexes=...)]`: a NUMA node attached to the level before
+/// it (or to the root), and the indexes it gives, if any.
+fn parse_attached(token: &str) -> Result<(Attached, Option<IndexSpec>), Error> {
+    let inner = token[1..]
+        .strip_suffix(']')
+        .ok_or_else(|| token_error(token, "attached object lacks its closing ']'"))?;
+    let (name, attrs) = split_attrs(inner, token)?;
+    if parse_type(name, token)? != Some(Kind::Numa) {
+        return Err(token_error(
+            token,
+            "only NUMA nodes can be attached with [...]",
         ));
     }
-    let untyped = levels.iter().filter(|l| l.kind.is_none()).count();
-    if untyped > 0 {
-        let last = levels.len() - 1;
-        let inner_untyped = levels[..last].iter().filter(|l| l.kind.is_none()).count();
-        if inner_untyped != 0 && inner_untyped != last {
-            return Err(Error::new(
-                SOURCE,
-                "cannot mix levels with and without types (except an untyped last PU level)",
+    let mut attached = Attached { memory: None };
+    let mut indexes = None;
+    if let Some(attrs) = attrs {
+        let a = parse_attrs(attrs, Some(Kind::Numa), token)?;
+        attached.memory = a.size;
+        indexes = a.indexes;
+    }
+    Ok((attached, indexes))
+}
+
+/// `type:N(attrs)` or a bare `N`: one level below the `depth` already read;
+/// `total` is the number of objects so far, bounded by [`MAX_CPUS`].
+fn parse_level(token: &str, total: &mut u64, depth: usize) -> Result<LevelSpec, Error> {
+    let (head, attrs) = split_attrs(token, token)?;
+    let (kind, arity_text) = match head.split_once(':') {
+        Some((name, arity)) => (parse_type(name, token)?, arity),
+        None if head.starts_with(|c: char| c.is_ascii_digit()) => (None, head),
+        None => {
+            parse_type(head, token)?;
+            return Err(token_error(
+                token,
+                "missing ':' and number of objects after the type",
             ));
         }
-        if inner_untyped == last && last > 0 {
-            let numa_attached =
-                !root_attached.is_empty() || levels.iter().any(|l| !l.attached.is_empty());
-            assign_default_types(&mut levels, numa_attached);
-        }
-        if levels[last].kind.is_none() {
-            levels[last].kind = Some(Kind::Pu);
-        }
-        for level in &levels {
-            if let Some(kind) = level.kind {
-                check_attr_kind(kind, level.size_attr, level.indexes.is_some(), &level.token)?;
-            }
+    };
+    let arity = parse_number(arity_text)
+        .ok_or_else(|| token_error(token, "missing or invalid number of objects"))?;
+    if arity == 0 {
+        return Err(token_error(
+            token,
+            "the number of objects must be at least 1",
+        ));
+    }
+    *total = total.saturating_mul(arity);
+    if *total > MAX_CPUS as u64 {
+        return Err(token_error(
+            token,
+            format!(
+                "the description has more than {MAX_CPUS} objects at this level, \
+                 beyond the supported maximum of {MAX_CPUS} CPUs"
+            ),
+        ));
+    }
+    if depth + 1 >= MAX_LEVELS {
+        return Err(token_error(
+            token,
+            format!("too many levels (at most {})", MAX_LEVELS - 1),
+        ));
+    }
+    let mut level = LevelSpec {
+        kind,
+        arity: arity as u32,
+        size: None,
+        size_attr: None,
+        indexes: None,
+        attached: Vec::new(),
+        token: token.to_string(),
+    };
+    if let Some(attrs) = attrs {
+        let a = parse_attrs(attrs, kind, token)?;
+        level.size = a.size;
+        level.size_attr = a.size_attr;
+        level.indexes = a.indexes;
+    }
+    Ok(level)
+}
+
+/// Types for levels written as bare numbers: hwloc's defaults when all but
+/// the last are bare, `pu` for a bare last level; mixing is refused.
+fn resolve_untyped(levels: &mut [LevelSpec], numa_attached: bool) -> Result<(), Error> {
+    if levels.iter().all(|l| l.kind.is_some()) {
+        return Ok(());
+    }
+    let last = levels.len() - 1;
+    let inner_untyped = levels[..last].iter().filter(|l| l.kind.is_none()).count();
+    if inner_untyped != 0 && inner_untyped != last {
+        return Err(Error::new(
+            SOURCE,
+            "cannot mix levels with and without types (except an untyped last PU level)",
+        ));
+    }
+    if inner_untyped == last && last > 0 {
+        assign_default_types(levels, numa_attached);
+    }
+    if levels[last].kind.is_none() {
+        levels[last].kind = Some(Kind::Pu);
+    }
+    for level in levels.iter() {
+        if let Some(kind) = level.kind {
+            check_attr_kind(kind, level.size_attr, level.indexes.is_some(), &level.token)?;
         }
     }
+    Ok(())
+}
+
+/// The last level is `pu`; PU, package, die, NUMA and core levels and each
+/// cache level appear at most once; NUMA nodes are a level or attached, not both.
+fn check_kinds(levels: &[LevelSpec], has_attached: bool) -> Result<(), Error> {
     let last = levels.last().expect("non-empty");
     if last.kind != Some(Kind::Pu) {
         return Err(token_error(&last.token, "the last level must be 'pu'"));
@@ -311,7 +350,6 @@ fn parse_levels(text: &str) -> Result<Parsed, Error> {
             ));
         }
     }
-    let has_attached = !root_attached.is_empty() || levels.iter().any(|l| !l.attached.is_empty());
     if count(|k| k == Kind::Numa) > 0 && has_attached {
         return Err(Error::new(
             SOURCE,
@@ -331,55 +369,55 @@ fn parse_levels(text: &str) -> Result<Parsed, Error> {
             }
         }
     }
-    // Nesting the model can express: package ⊇ die ⊇ cluster ⊇ core ⊇ PU.
+    Ok(())
+}
+
+/// Nesting the model can express: package ⊇ die ⊇ cluster ⊇ core ⊇ PU, with
+/// at most one group level below the package (the cluster level) and none
+/// below the core.
+fn check_nesting(levels: &[LevelSpec]) -> Result<(), Error> {
     let pos = |k: Kind| levels.iter().position(|l| l.kind == Some(k));
     let order = [Kind::Package, Kind::Die, Kind::Core, Kind::Pu];
     let mut prev: Option<(usize, Kind)> = None;
     for k in order {
-        if let Some(p) = pos(k) {
-            if let Some((q, outer)) = prev {
-                if p < q {
-                    return Err(token_error(
-                        &levels[p].token,
-                        format!(
-                            "a {} level must be below the {} level",
-                            k.hwloc_name(),
-                            outer.hwloc_name()
-                        ),
-                    ));
-                }
-            }
-            prev = Some((p, k));
+        let Some(p) = pos(k) else { continue };
+        if let Some((_, outer)) = prev.filter(|&(q, _)| p < q) {
+            return Err(token_error(
+                &levels[p].token,
+                format!(
+                    "a {} level must be below the {} level",
+                    k.hwloc_name(),
+                    outer.hwloc_name()
+                ),
+            ));
         }
+        prev = Some((p, k));
     }
     let outer_cpu_level = pos(Kind::Package).or(pos(Kind::Die));
     let core_or_pu = pos(Kind::Core).unwrap_or(levels.len() - 1);
     let mut clusters = 0;
     for (i, l) in levels.iter().enumerate() {
-        if l.kind == Some(Kind::Group) {
-            if i > core_or_pu {
+        if l.kind != Some(Kind::Group) {
+            continue;
+        }
+        if i > core_or_pu {
+            return Err(token_error(
+                &l.token,
+                "a group below the core level cannot be represented",
+            ));
+        }
+        if outer_cpu_level.is_none_or(|o| i > o) {
+            clusters += 1;
+            if clusters > 1 {
                 return Err(token_error(
                     &l.token,
-                    "a group below the core level cannot be represented",
+                    "only one group level below the package can be represented \
+                     (as the cluster level)",
                 ));
-            }
-            if outer_cpu_level.is_none_or(|o| i > o) {
-                clusters += 1;
-                if clusters > 1 {
-                    return Err(token_error(
-                        &l.token,
-                        "only one group level below the package can be represented \
-                         (as the cluster level)",
-                    ));
-                }
             }
         }
     }
-    Ok(Parsed {
-        levels,
-        root_attached,
-        attached_indexes,
-    })
+    Ok(())
 }
 
 /// hwloc's choice of types for a description made of bare arities: in priority
@@ -1060,34 +1098,77 @@ fn walk_attached(
 /// levels' ids as `indexes=` when they are not 0, 1, 2... Cache line sizes and
 /// associativities, CPU kinds and distances are not expressible and are dropped.
 pub fn write(topology: &Topology) -> Result<String, Error> {
-    let fail = |m: String| Err(Error::new("synthetic export", m));
+    write_items(topology)
+        .map(|items| items.join(" "))
+        .map_err(|m| Error::new("synthetic export", m))
+}
+
+/// The phases of [`write`]: candidate levels, each a partition of the CPUs,
+/// ordered from fewest to most objects and numbered depth-first; then one
+/// item per level, each checked to nest evenly in the one above; then the PUs.
+fn write_items(topology: &Topology) -> Result<Vec<String>, String> {
     if *topology.online() != topology.known() || *topology.possible() != topology.known() {
-        return fail(
+        return Err(
             "only topologies whose possible CPUs are all known and online can be described".into(),
         );
     }
     let all = topology.known();
     let n = all.weight();
     if n == 0 {
-        return fail("no CPUs".into());
+        return Err("no CPUs".into());
     }
-    // Candidate levels: (hwloc kind, tie-break rank, objects: (os id, cpus), size attribute).
-    struct Cand {
-        kind: Kind,
-        rank: u8,
-        objects: Vec<(Option<u32>, CpuMask)>,
-        size: Option<u64>,
+    let mut cands = cpu_level_candidates(topology)?;
+    cands.extend(numa_candidate(topology)?);
+    cands.extend(cache_candidates(topology));
+    for c in &cands {
+        check_partition(c, &all, n)?;
     }
-    let mut cands: Vec<Cand> = Vec::new();
+    cands.sort_by_key(|c| (c.objects.len(), c.rank));
+    let max_id = topology.cpus().last().map_or(0, |c| c.id as usize);
+    let index_at = number_depth_first(&mut cands, max_id);
+    let mut items: Vec<String> = Vec::new();
+    let mut prev_count = 1usize;
+    for (k, c) in cands.iter().enumerate() {
+        let count = c.objects.len();
+        if count % prev_count != 0 {
+            return Err(format!(
+                "{} {} objects cannot be spread evenly over {prev_count} parents",
+                count,
+                c.kind.hwloc_name()
+            ));
+        }
+        let arity = count / prev_count;
+        if k > 0 {
+            check_children(&cands[k - 1], c, &index_at[k - 1], arity)?;
+        }
+        items.push(level_item(c, arity));
+        prev_count = count;
+    }
+    items.push(pu_item(&all, &index_at, n / prev_count));
+    // A single NUMA node covering the machine is what hwloc adds by default.
+    Ok(items)
+}
+
+/// A candidate level of the written description: its hwloc kind, a tie-break
+/// rank among levels with as many objects, its objects (OS id, CPUs), and
+/// the size attribute shared by all of them, if any.
+struct Cand {
+    kind: Kind,
+    rank: u8,
+    objects: Vec<(Option<u32>, CpuMask)>,
+    size: Option<u64>,
+}
+
+/// The model's CPU levels (package, die, cluster as a group, core).
+fn cpu_level_candidates(topology: &Topology) -> Result<Vec<Cand>, String> {
+    let mut cands = Vec::new();
     for level in topology.levels() {
         let (kind, rank) = match level.kind {
             LevelKind::Package => (Kind::Package, 0),
             LevelKind::Die => (Kind::Die, 2),
             LevelKind::Cluster => (Kind::Group, 3),
             LevelKind::Core => (Kind::Core, 20),
-            LevelKind::BigCore => {
-                return fail("POWER big cores cannot be described".into());
-            }
+            LevelKind::BigCore => return Err("POWER big cores cannot be described".into()),
         };
         cands.push(Cand {
             kind,
@@ -1096,172 +1177,170 @@ pub fn write(topology: &Topology) -> Result<String, Error> {
             size: None,
         });
     }
-    if !topology.nodes().is_empty() {
-        if topology.nodes().iter().any(|nd| nd.cpus.is_empty()) {
-            return fail("memory-only NUMA nodes cannot be described".into());
-        }
-        // One memory= for all nodes; left out when they differ (hwloc's default
-        // then applies), as the structure is what a synthetic string describes.
-        let mems: Vec<Option<u64>> = topology.nodes().iter().map(|nd| nd.memory_bytes).collect();
-        let uniform = mems.iter().all(|m| *m == mems[0]);
-        cands.push(Cand {
-            kind: Kind::Numa,
-            rank: 1,
-            objects: topology
-                .nodes()
-                .iter()
-                .map(|nd| (Some(nd.id), nd.cpus))
-                .collect(),
-            size: if uniform { mems[0] } else { None },
-        });
+    Ok(cands)
+}
+
+/// The NUMA nodes as a level, with one `memory=` for all nodes; left out when
+/// they differ (hwloc's default then applies), as the structure is what a
+/// synthetic string describes.
+fn numa_candidate(topology: &Topology) -> Result<Option<Cand>, String> {
+    let nodes = topology.nodes();
+    if nodes.is_empty() {
+        return Ok(None);
     }
+    if nodes.iter().any(|nd| nd.cpus.is_empty()) {
+        return Err("memory-only NUMA nodes cannot be described".into());
+    }
+    let mems: Vec<Option<u64>> = nodes.iter().map(|nd| nd.memory_bytes).collect();
+    let uniform = mems.iter().all(|m| *m == mems[0]);
+    Ok(Some(Cand {
+        kind: Kind::Numa,
+        rank: 1,
+        objects: nodes.iter().map(|nd| (Some(nd.id), nd.cpus)).collect(),
+        size: if uniform { mems[0] } else { None },
+    }))
+}
+
+/// One level per cache level and kind, outer caches first and data before
+/// instruction (hwloc's L1d above L1i); sizes that differ between instances
+/// are left out, like NUMA memory.
+fn cache_candidates(topology: &Topology) -> Vec<Cand> {
     let mut cache_kinds: Vec<(u8, CacheKind)> = topology
         .caches()
         .iter()
         .map(|c| (c.level, c.kind))
         .collect();
-    cache_kinds.dedup();
     cache_kinds.sort();
     cache_kinds.dedup();
-    for (level, kind) in cache_kinds {
-        let instances: Vec<&Cache> = topology
-            .caches()
-            .iter()
-            .filter(|c| c.level == level && c.kind == kind)
-            .collect();
-        // Sizes that differ between instances are left out, like NUMA memory.
-        let size = instances[0].size_bytes;
-        let size = if instances.iter().all(|c| c.size_bytes == size) {
-            size
-        } else {
-            None
-        };
-        // Outer caches first, data before instruction (hwloc's L1d above L1i).
-        let rank = 10 + (5 - level.min(5)) * 2 + u8::from(kind == CacheKind::Instruction);
-        cands.push(Cand {
-            kind: Kind::Cache { level, kind },
-            rank,
-            objects: instances.iter().map(|c| (None, c.cpus)).collect(),
-            size,
-        });
+    cache_kinds
+        .into_iter()
+        .map(|(level, kind)| {
+            let instances: Vec<&Cache> = topology
+                .caches()
+                .iter()
+                .filter(|c| c.level == level && c.kind == kind)
+                .collect();
+            let size = instances[0].size_bytes;
+            let size = instances
+                .iter()
+                .all(|c| c.size_bytes == size)
+                .then_some(size)
+                .flatten();
+            let rank = 10 + (5 - level.min(5)) * 2 + u8::from(kind == CacheKind::Instruction);
+            Cand {
+                kind: Kind::Cache { level, kind },
+                rank,
+                objects: instances.iter().map(|c| (None, c.cpus)).collect(),
+                size,
+            }
+        })
+        .collect()
+}
+
+/// Each level must cover every CPU exactly once.
+fn check_partition(c: &Cand, all: &CpuMask, n: usize) -> Result<(), String> {
+    let mut union = CpuMask::new();
+    let mut total = 0;
+    for (_, m) in &c.objects {
+        total += m.weight();
+        union.or_assign(m);
     }
-    // Each level must partition the CPUs; order levels from fewest to most objects.
-    for c in &cands {
-        let mut union = CpuMask::new();
-        let mut total = 0;
-        for (_, m) in &c.objects {
-            total += m.weight();
-            union.or_assign(m);
-        }
-        if union != all || total != n {
-            return fail(format!(
-                "the {} objects do not cover every CPU exactly once",
-                c.kind.hwloc_name()
-            ));
-        }
+    if union != *all || total != n {
+        return Err(format!(
+            "the {} objects do not cover every CPU exactly once",
+            c.kind.hwloc_name()
+        ));
     }
-    cands.sort_by_key(|c| (c.objects.len(), c.rank));
-    // Objects in hwloc's logical (depth-first) order: by parent, then first CPU.
-    // index_at[k][cpu] is the logical index of the level-k object holding `cpu`.
-    let max_id = topology.cpus().last().map_or(0, |c| c.id as usize);
+    Ok(())
+}
+
+/// Sorts each level's objects in hwloc's logical (depth-first) order: by
+/// parent, then first CPU. Returns `index_at[k][cpu]`, the logical index of
+/// the level-k object holding `cpu`.
+fn number_depth_first(cands: &mut [Cand], max_id: usize) -> Vec<Vec<u32>> {
     let mut index_at: Vec<Vec<u32>> = Vec::with_capacity(cands.len());
-    for k in 0..cands.len() {
+    for c in cands.iter_mut() {
         let parent_of = |m: &CpuMask| -> u32 {
             let first = m.first().unwrap_or(0);
-            if k == 0 {
-                0
-            } else {
-                index_at[k - 1][first]
-            }
+            index_at.last().map_or(0, |idx| idx[first])
         };
-        let mut objects = std::mem::take(&mut cands[k].objects);
-        objects.sort_by_key(|(_, m)| (parent_of(m), m.first()));
+        c.objects.sort_by_key(|(_, m)| (parent_of(m), m.first()));
         let mut idx = vec![u32::MAX; max_id + 1];
-        for (j, (_, m)) in objects.iter().enumerate() {
+        for (j, (_, m)) in c.objects.iter().enumerate() {
             for cpu in m.iter() {
                 idx[cpu] = j as u32;
             }
         }
-        cands[k].objects = objects;
         index_at.push(idx);
     }
-    let mut items: Vec<String> = Vec::new();
-    let mut prev_count = 1usize;
-    for (k, c) in cands.iter().enumerate() {
-        let count = c.objects.len();
-        if count % prev_count != 0 {
-            return fail(format!(
-                "{} {} objects cannot be spread evenly over {prev_count} parents",
-                count,
-                c.kind.hwloc_name()
+    index_at
+}
+
+/// Every object of `c` lies in one object of `parent` (numbered by
+/// `parent_index`), and every parent holds `arity` of them.
+fn check_children(
+    parent: &Cand,
+    c: &Cand,
+    parent_index: &[u32],
+    arity: usize,
+) -> Result<(), String> {
+    let mut per_parent = vec![0usize; parent.objects.len()];
+    for (_, m) in &c.objects {
+        let first = m.first().unwrap_or(0);
+        let p = parent_index[first];
+        if m.iter().any(|cpu| parent_index[cpu] != p) {
+            return Err(format!(
+                "{} objects are not nested in {} objects",
+                c.kind.hwloc_name(),
+                parent.kind.hwloc_name()
             ));
         }
-        let arity = count / prev_count;
-        if k > 0 {
-            // Every object must lie in one parent, and every parent hold `arity`.
-            let mut per_parent = vec![0usize; prev_count];
-            for (_, m) in &c.objects {
-                let first = m.first().unwrap_or(0);
-                let parent = index_at[k - 1][first];
-                if m.iter().any(|cpu| index_at[k - 1][cpu] != parent) {
-                    return fail(format!(
-                        "{} objects are not nested in {} objects",
-                        c.kind.hwloc_name(),
-                        cands[k - 1].kind.hwloc_name()
-                    ));
-                }
-                per_parent[parent as usize] += 1;
-            }
-            if per_parent.iter().any(|&p| p != arity) {
-                return fail(format!(
-                    "{} objects do not all have the same number of {} children",
-                    cands[k - 1].kind.hwloc_name(),
-                    c.kind.hwloc_name()
-                ));
-            }
-        }
-        let mut attrs: Vec<String> = Vec::new();
-        match c.kind {
-            Kind::Cache { .. } => {
-                if let Some(s) = c.size {
-                    attrs.push(format!("size={s}"));
-                }
-            }
-            Kind::Numa => {
-                if let Some(s) = c.size {
-                    attrs.push(format!("memory={s}"));
-                }
-            }
-            _ => {}
-        }
-        if !matches!(c.kind, Kind::Cache { .. }) {
-            let ids: Vec<Option<u32>> = c.objects.iter().map(|(id, _)| *id).collect();
-            let sequential = ids.iter().enumerate().all(|(j, id)| *id == Some(j as u32));
-            if !sequential {
-                if ids.iter().any(|id| id.is_none()) {
-                    // Unknown ids: let the reader number them.
-                } else {
-                    let list: Vec<String> =
-                        ids.iter().map(|id| id.unwrap_or(0).to_string()).collect();
-                    attrs.push(format!("indexes={}", list.join(",")));
-                }
-            }
-        }
-        let name = match c.kind {
-            Kind::Cache { level, kind } => format!("L{level}{}", kind.suffix()),
-            Kind::Numa => "NUMANode".into(),
-            other => other.hwloc_name(),
-        };
-        let mut item = format!("{name}:{arity}");
-        if !attrs.is_empty() {
-            item.push('(');
-            item.push_str(&attrs.join(" "));
-            item.push(')');
-        }
-        items.push(item);
-        prev_count = count;
+        per_parent[p as usize] += 1;
     }
-    // PUs: in depth-first order, sorted by the object index at every level.
+    if per_parent.iter().any(|&p| p != arity) {
+        return Err(format!(
+            "{} objects do not all have the same number of {} children",
+            parent.kind.hwloc_name(),
+            c.kind.hwloc_name()
+        ));
+    }
+    Ok(())
+}
+
+/// `name:arity(attrs)`: a cache's `size=`, the nodes' `memory=`, and other
+/// levels' `indexes=` when their ids are known and not 0, 1, 2...
+fn level_item(c: &Cand, arity: usize) -> String {
+    let mut attrs: Vec<String> = Vec::new();
+    match (c.kind, c.size) {
+        (Kind::Cache { .. }, Some(s)) => attrs.push(format!("size={s}")),
+        (Kind::Numa, Some(s)) => attrs.push(format!("memory={s}")),
+        _ => {}
+    }
+    if !matches!(c.kind, Kind::Cache { .. }) {
+        let ids: Option<Vec<u32>> = c.objects.iter().map(|(id, _)| *id).collect();
+        // Unknown ids (any None): let the reader number them.
+        if let Some(ids) = ids {
+            if ids.iter().enumerate().any(|(j, &id)| id != j as u32) {
+                let list: Vec<String> = ids.iter().map(|id| id.to_string()).collect();
+                attrs.push(format!("indexes={}", list.join(",")));
+            }
+        }
+    }
+    let name = match c.kind {
+        Kind::Cache { level, kind } => format!("L{level}{}", kind.suffix()),
+        Kind::Numa => "NUMANode".into(),
+        other => other.hwloc_name(),
+    };
+    if attrs.is_empty() {
+        format!("{name}:{arity}")
+    } else {
+        format!("{name}:{arity}({})", attrs.join(" "))
+    }
+}
+
+/// The PUs, in depth-first order (sorted by the object index at every
+/// level); `indexes=` when that order is not 0, 1, 2...
+fn pu_item(all: &CpuMask, index_at: &[Vec<u32>], arity: usize) -> String {
     let mut cpus: Vec<usize> = all.iter().collect();
     cpus.sort_by(|&a, &b| {
         index_at
@@ -1270,14 +1349,10 @@ pub fn write(topology: &Topology) -> Result<String, Error> {
             .find(|o| o.is_ne())
             .unwrap_or(a.cmp(&b))
     });
-    let arity = n / prev_count;
-    let identity = cpus.iter().enumerate().all(|(i, &c)| i == c);
-    if identity {
-        items.push(format!("PU:{arity}"));
+    if cpus.iter().enumerate().all(|(i, &c)| i == c) {
+        format!("PU:{arity}")
     } else {
         let list: Vec<String> = cpus.iter().map(|c| c.to_string()).collect();
-        items.push(format!("PU:{arity}(indexes={})", list.join(",")));
+        format!("PU:{arity}(indexes={})", list.join(","))
     }
-    // A single NUMA node covering the machine is what hwloc adds by default.
-    Ok(items.join(" "))
 }

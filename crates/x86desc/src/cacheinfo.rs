@@ -269,119 +269,145 @@ fn read_amd<R: CpuIdReader>(
     let topoext = cpuid
         .get_extended_processor_and_feature_identifiers()
         .is_some_and(|f| f.has_topology_extensions());
-    let l2l3 = cpuid.get_l2_l3_cache_and_tlb_info();
-    // `cpuid_edx(0x80000006) != 0`: Linux's test for "this CPU has an L3".
-    let l3_leaf_nonzero = l2l3.as_ref().is_some_and(|c| {
-        c.l3cache_size() != 0
-            || c.l3cache_line_size() != 0
-            || c.l3cache_lines_per_tag() != 0
-            || c.l3cache_associativity() != Associativity::Disabled
-    });
-    let feature = cpuid.get_feature_info();
-    // Linux's x86_family()/x86_model(), in u32: raw-cpuid's family_id() adds
-    // the two u8 fields and overflows on an extended family above 0xf0 (found
-    // by the host fuzz test).
-    let base_family = feature
-        .as_ref()
-        .map_or(0, |f| u32::from(f.base_family_id()));
-    let family = if base_family == 0xf {
-        base_family
-            + feature
-                .as_ref()
-                .map_or(0, |f| u32::from(f.extended_family_id()))
+    let legacy_llc = legacy_llc(cpuid, xtopology_core_shift, topoext);
+    let out = if topoext {
+        read_amd_topoext(cpuid, apic_id, legacy_llc)
     } else {
-        base_family
+        read_amd_legacy(cpuid, apic_id, legacy_llc)
     };
-    let base_model = feature.as_ref().map_or(0, |f| u32::from(f.base_model_id()));
-    let model = if family >= 6 {
-        base_model
-            | feature
-                .as_ref()
-                .map_or(0, |f| u32::from(f.extended_model_id()))
-                << 4
+    if out.count == 0 {
+        CpuCaches {
+            source: Source::Nothing,
+            ..out
+        }
     } else {
-        base_model
-    };
+        out
+    }
+}
 
-    // legacy_set_llc(): the initial APIC id shifted right by the core
-    // domain's width. The id is leaf 0xB/0x1F's x2APIC id when those leaves
-    // were parsed, else 0x8000_001E's extended one (TOPOEXT), else leaf 1's
-    // 8 bits (`low8`). The width is leaf 0x1F/0xB's core-level shift, else
-    // 0x8000_0008's (ApicIdCoreIdSize, or the order of NC + 1), else the
-    // order of leaf 1's logical processor count (CPUs older than 0x8000_0008).
+/// Linux's x86_family()/x86_model(), in u32: raw-cpuid's family_id() adds
+/// the two u8 fields and overflows on an extended family above 0xf0 (found
+/// by the host fuzz test).
+fn family_model<R: CpuIdReader>(cpuid: &CpuId<R>) -> (u32, u32) {
+    let Some(f) = cpuid.get_feature_info() else {
+        return (0, 0);
+    };
+    let base_family = u32::from(f.base_family_id());
+    let family = if base_family == 0xf {
+        base_family + u32::from(f.extended_family_id())
+    } else {
+        base_family
+    };
+    let base_model = u32::from(f.base_model_id());
+    let model = if family >= 6 {
+        base_model | u32::from(f.extended_model_id()) << 4
+    } else {
+        base_model
+    };
+    (family, model)
+}
+
+/// legacy_set_llc(): the initial APIC id shifted right by the core domain's
+/// width. The id is leaf 0xB/0x1F's x2APIC id when those leaves were parsed,
+/// else 0x8000_001E's extended one (TOPOEXT), else leaf 1's 8 bits (`low8`).
+/// The width is leaf 0x1F/0xB's core-level shift, else 0x8000_0008's
+/// (ApicIdCoreIdSize, or the order of NC + 1), else the order of leaf 1's
+/// logical processor count (CPUs older than 0x8000_0008).
+fn legacy_llc<R: CpuIdReader>(
+    cpuid: &CpuId<R>,
+    xtopology_core_shift: Option<u32>,
+    topoext: bool,
+) -> Sharing {
     let core_shift =
         xtopology_core_shift.unwrap_or_else(|| match cpuid.get_processor_capacity_feature_info() {
             Some(c) if c.apic_id_size() != 0 => u32::from(c.apic_id_size()),
             Some(c) => count_order(c.num_phys_threads() as u32),
             None => count_order(
-                feature
-                    .as_ref()
+                cpuid
+                    .get_feature_info()
                     .map_or(1, |f| u32::from(f.max_logical_processor_ids())),
             ),
         });
-    let legacy_llc = Sharing::LlcShift {
+    Sharing::LlcShift {
         bits: core_shift,
         low8: xtopology_core_shift.is_none() && !topoext,
-    };
-
-    if topoext {
-        let mut out = CpuCaches::new(Vendor::Amd, Source::Amd8000001d, apic_id);
-        let mut last_sharing = 1;
-        if let Some(params) = cpuid.get_cache_parameters() {
-            for p in params.take(MAX_LEAVES) {
-                let Some(kind) = kind_of(p.cache_type()) else {
-                    break;
-                };
-                last_sharing = p.max_cores_for_cache() as u32;
-                out.push(leaf_from_parameters(&p, kind, |n| {
-                    Sharing::ApicBlock(n.max(1))
-                }));
-            }
-        }
-        // cacheinfo_amd_init_llc_id(), from parse_8000_001e().
-        let llc = if !l3_leaf_nonzero {
-            legacy_llc
-        } else if family < 0x17 {
-            cpuid
-                .get_processor_topology_info()
-                .map_or(legacy_llc, |t| Sharing::LlcId(u32::from(t.node_id())))
-        } else if family == 0x17 && model <= 0x1f {
-            Sharing::LlcShift {
-                bits: 3,
-                low8: false,
-            }
-        } else {
-            Sharing::LlcShift {
-                bits: count_order(last_sharing),
-                low8: false,
-            }
-        };
-        // __cache_amd_cpumap_setup(): index 3 always takes cpu_llc_shared_mask.
-        if let Some(Some(l3)) = out.leaves.get_mut(3) {
-            l3.sharing = llc;
-        }
-        if out.count == 0 {
-            out.source = Source::Nothing;
-        }
-        return out;
     }
+}
 
+/// TOPOEXT: leaf 0x8000_001D lists the caches as leaf 4 does; the L3's
+/// sharing is cacheinfo_amd_init_llc_id()'s, from parse_8000_001e().
+fn read_amd_topoext<R: CpuIdReader>(
+    cpuid: &CpuId<R>,
+    apic_id: u32,
+    legacy_llc: Sharing,
+) -> CpuCaches {
+    let mut out = CpuCaches::new(Vendor::Amd, Source::Amd8000001d, apic_id);
+    let mut last_sharing = 1;
+    if let Some(params) = cpuid.get_cache_parameters() {
+        for p in params.take(MAX_LEAVES) {
+            let Some(kind) = kind_of(p.cache_type()) else {
+                break;
+            };
+            last_sharing = p.max_cores_for_cache() as u32;
+            out.push(leaf_from_parameters(&p, kind, |n| {
+                Sharing::ApicBlock(n.max(1))
+            }));
+        }
+    }
+    // `cpuid_edx(0x80000006) != 0`: Linux's test for "this CPU has an L3".
+    let l3_leaf_nonzero = cpuid.get_l2_l3_cache_and_tlb_info().is_some_and(|c| {
+        c.l3cache_size() != 0
+            || c.l3cache_line_size() != 0
+            || c.l3cache_lines_per_tag() != 0
+            || c.l3cache_associativity() != Associativity::Disabled
+    });
+    let (family, model) = family_model(cpuid);
+    let llc = if !l3_leaf_nonzero {
+        legacy_llc
+    } else if family < 0x17 {
+        cpuid
+            .get_processor_topology_info()
+            .map_or(legacy_llc, |t| Sharing::LlcId(u32::from(t.node_id())))
+    } else if family == 0x17 && model <= 0x1f {
+        Sharing::LlcShift {
+            bits: 3,
+            low8: false,
+        }
+    } else {
+        Sharing::LlcShift {
+            bits: count_order(last_sharing),
+            low8: false,
+        }
+    };
+    // __cache_amd_cpumap_setup(): index 3 always takes cpu_llc_shared_mask.
+    if let Some(Some(l3)) = out.leaves.get_mut(3) {
+        l3.sharing = llc;
+    }
+    out
+}
+
+/// Without TOPOEXT: the L1s from 0x8000_0005, the L2 and L3 from
+/// 0x8000_0006 (init_amd_cacheinfo()); only the L3 is shared.
+fn read_amd_legacy<R: CpuIdReader>(
+    cpuid: &CpuId<R>,
+    apic_id: u32,
+    legacy_llc: Sharing,
+) -> CpuCaches {
     let mut out = CpuCaches::new(Vendor::Amd, Source::AmdLegacy, apic_id);
     if let Some(l1) = cpuid.get_l1_cache_and_tlb_info() {
-        for (kind, kib, line, assoc) in [
-            (
-                CacheKind::Data,
-                l1.dcache_size(),
-                l1.dcache_line_size(),
-                l1.dcache_associativity(),
-            ),
-            (
-                CacheKind::Instruction,
-                l1.icache_size(),
-                l1.icache_line_size(),
-                l1.icache_associativity(),
-            ),
-        ] {
+        let d = (
+            CacheKind::Data,
+            l1.dcache_size(),
+            l1.dcache_line_size(),
+            l1.dcache_associativity(),
+        );
+        let i = (
+            CacheKind::Instruction,
+            l1.icache_size(),
+            l1.icache_line_size(),
+            l1.icache_associativity(),
+        );
+        for (kind, kib, line, assoc) in [d, i] {
             if kib != 0 {
                 out.push(Leaf {
                     level: 1,
@@ -394,7 +420,7 @@ fn read_amd<R: CpuIdReader>(
             }
         }
     }
-    if let Some(c) = l2l3 {
+    if let Some(c) = cpuid.get_l2_l3_cache_and_tlb_info() {
         if c.l2cache_size() != 0 {
             out.push(Leaf {
                 level: 2,
@@ -416,9 +442,6 @@ fn read_amd<R: CpuIdReader>(
                 sharing: legacy_llc,
             });
         }
-    }
-    if out.count == 0 {
-        out.source = Source::Nothing;
     }
     out
 }
