@@ -362,7 +362,8 @@ impl<'a> GroupCache<'a> {
         fold(&list.iter().map(|&g| self.get(g)).collect::<Vec<_>>())
     }
 
-    /// The groups of `list` as cpulists.
+    /// The groups of `list` as cpulists (for JSON, which needs `std`).
+    #[cfg(feature = "std")]
     fn texts(&mut self, list: &[GroupSpan]) -> Vec<&str> {
         self.fill(list);
         list.iter().map(|&g| self.get(g).text.as_str()).collect()
