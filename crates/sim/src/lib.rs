@@ -107,7 +107,7 @@ pub enum SimError {
         message: String,
     },
     /// The public record (data/bringup-record.toml) is unreadable.
-    #[error("{0}")]
+    #[error(transparent)]
     Record(#[from] record::RecordError),
     /// A bug in the simulator's bookkeeping.
     #[error("internal error: {0}")]
