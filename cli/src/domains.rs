@@ -98,12 +98,17 @@ pub fn run(args: &DomainsArgs) -> Result<i32> {
         }
         let mut b = TopologyBuilder::from_topology(&topo);
         b.shared_processor(mode == LparMode::Shared);
-        topo = b.finish()?;
+        topo = b
+            .finish()
+            .with_context(|| format!("--lpar on {}", topo.source()))?;
     }
     let config = match &args.kernel_config {
         Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("--kernel-config {}", path.display()))?;
+            // A regular file within the dump-file limit: a FIFO or device
+            // named here is refused, not read forever.
+            let limit = domains::dumpfs::DUMP_FILE_LIMIT;
+            let text = readers::limits::read_text_input(path, limit, "a kernel config")
+                .with_context(|| "--kernel-config".to_string())?;
             domains::KernelConfig::parse(&text)
                 .map_err(|e| anyhow::anyhow!("--kernel-config {}: {e}", path.display()))?
         }

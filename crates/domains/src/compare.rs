@@ -6,11 +6,14 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::io::{Read, Seek};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use cpumask::CpuMask;
 
 use crate::build::Domains;
+use crate::dumpfs::{
+    read_capped, read_file, DUMP_FILE_LIMIT, DUMP_KEPT_LIMIT, DUMP_MEMBER_LIMIT, DUMP_STREAM_LIMIT,
+};
 use crate::render::{domain_files, Layout};
 
 /// A dump that could not be read; names the file and what is wrong.
@@ -61,67 +64,31 @@ impl Dump {
     /// Reads a dump from a directory, a `.tar.gz` or a `.tar.bz2`. The domain tree may be at the
     /// top, or under `domains/`, `sys/kernel/debug/sched/domains/` or
     /// `proc/sys/kernel/sched_domain/`.
+    ///
+    /// Only the domain files and a `dmesg.txt` are read, each through
+    /// [`DUMP_FILE_LIMIT`] and together through [`DUMP_KEPT_LIMIT`]; a
+    /// directory is read without following a link inside it (a link where
+    /// one of those files would be is an error naming it), and a FIFO or
+    /// device is an error, never a blocked or endless read.
     pub fn read(path: &Path) -> Result<Dump, DumpError> {
         let shown = path.display().to_string();
-        let mut raw: BTreeMap<String, String> = BTreeMap::new();
+        let mut kept = Kept::default();
         if path.is_dir() {
-            walk(path, path, &mut raw)?;
+            walk(path, "", &mut kept)?;
         } else {
-            let mut file =
-                std::fs::File::open(path).map_err(|e| err(&shown, format!("cannot open: {e}")))?;
-            // The compression is told by the first bytes, not the file name:
-            // snapshots get renamed, and `--sysfs` already takes both.
-            let mut magic = [0u8; 3];
-            let got = read_prefix(&mut file, &mut magic)
-                .map_err(|e| err(&shown, format!("cannot read: {e}")))?;
-            file.seek(std::io::SeekFrom::Start(0))
-                .map_err(|e| err(&shown, format!("cannot read: {e}")))?;
-            let (reader, what): (Box<dyn Read>, &str) = match &magic[..got] {
-                [0x1f, 0x8b, ..] => (Box::new(flate2::read::GzDecoder::new(file)), ".tar.gz"),
-                b"BZh" => (Box::new(bzip2::read::BzDecoder::new(file)), ".tar.bz2"),
-                _ => {
-                    return Err(err(
-                        &shown,
-                        "neither a directory nor a .tar.gz/.tar.bz2 archive",
-                    ))
-                }
-            };
-            let mut archive = tar::Archive::new(reader);
-            let entries = archive
-                .entries()
-                .map_err(|e| err(&shown, format!("not a {what}: {e}")))?;
-            for entry in entries {
-                let mut entry =
-                    entry.map_err(|e| err(&shown, format!("bad archive entry: {e}")))?;
-                if !entry.header().entry_type().is_file() {
-                    continue;
-                }
-                let name = entry
-                    .path()
-                    .map_err(|e| err(&shown, format!("bad path in archive: {e}")))?
-                    .to_string_lossy()
-                    .trim_start_matches("./")
-                    .to_string();
-                let mut text = String::new();
-                entry
-                    .read_to_string(&mut text)
-                    .map_err(|e| err(format!("{shown}:{name}"), format!("not text: {e}")))?;
-                raw.insert(name, text);
-            }
+            read_archive(path, &shown, &mut kept)?;
         }
+        let mut raw = kept.files;
         let mut dump = Dump::default();
-        for prefix in [
-            "",
-            "domains/",
-            "sys/kernel/debug/sched/domains/",
-            "proc/sys/kernel/sched_domain/",
-        ] {
-            for (k, v) in &raw {
-                if let Some(rest) = k.strip_prefix(prefix) {
-                    if rest.starts_with("cpu") && rest.matches('/').count() == 2 {
-                        dump.files.insert(rest.to_string(), v.clone());
-                    }
-                }
+        for prefix in PREFIXES {
+            let keys: Vec<String> = raw
+                .keys()
+                .filter(|k| k.strip_prefix(prefix).is_some_and(is_domain_file))
+                .cloned()
+                .collect();
+            for k in keys {
+                let text = raw.remove(&k).expect("listed");
+                dump.files.insert(k[prefix.len()..].to_string(), text);
             }
             if !dump.files.is_empty() {
                 break;
@@ -130,10 +97,7 @@ impl Dump {
         if dump.files.is_empty() {
             return Err(err(&shown, "no cpuN/domainM/<file> entries found"));
         }
-        if let Some((name, text)) = raw
-            .iter()
-            .find(|(k, _)| k.rsplit('/').next() == Some("dmesg.txt"))
-        {
+        if let Some((name, text)) = raw.iter().find(|(k, _)| is_dmesg(k)) {
             dump.verbose = parse_verbose(text)
                 .map_err(|(line, m)| err(format!("{shown}:{name}:{line}"), m))?;
         }
@@ -155,28 +119,214 @@ impl Dump {
     }
 }
 
-fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, String>) -> Result<(), DumpError> {
-    let rd = std::fs::read_dir(dir)
-        .map_err(|e| err(dir.display().to_string(), format!("cannot list: {e}")))?;
+/// Where a dump's domain tree may sit.
+const PREFIXES: [&str; 4] = [
+    "",
+    "domains/",
+    "sys/kernel/debug/sched/domains/",
+    "proc/sys/kernel/sched_domain/",
+];
+
+/// `cpuN/domainM/<file>`.
+fn is_domain_file(rest: &str) -> bool {
+    rest.starts_with("cpu") && rest.matches('/').count() == 2
+}
+
+fn is_dmesg(path: &str) -> bool {
+    path.rsplit('/').next() == Some("dmesg.txt")
+}
+
+/// A path of the dump that is read: a domain file under one of the
+/// [`PREFIXES`], or a `dmesg.txt`.
+fn wanted(path: &str) -> bool {
+    is_dmesg(path)
+        || PREFIXES
+            .iter()
+            .any(|p| path.strip_prefix(p).is_some_and(is_domain_file))
+}
+
+/// A directory of the dump that can hold wanted files: a prefix on the way
+/// to a domain tree, or `cpuN` / `cpuN/domainM` inside one.
+fn worth_entering(dir: &str) -> bool {
+    let with_slash = format!("{dir}/");
+    PREFIXES.iter().any(|p| {
+        p.starts_with(&with_slash)
+            || with_slash
+                .strip_prefix(p)
+                .is_some_and(|rest| rest.starts_with("cpu") && rest.matches('/').count() <= 2)
+    })
+}
+
+/// The files read so far and their bytes.
+#[derive(Default)]
+struct Kept {
+    files: BTreeMap<String, String>,
+    bytes: u64,
+}
+
+impl Kept {
+    fn keep(&mut self, rel: String, bytes: Vec<u8>, shown: &str) -> Result<(), DumpError> {
+        self.bytes += bytes.len() as u64;
+        if self.bytes > DUMP_KEPT_LIMIT {
+            return Err(err(
+                shown,
+                format!("dump too large: its domain files pass {DUMP_KEPT_LIMIT} bytes"),
+            ));
+        }
+        let text = String::from_utf8(bytes).map_err(|_| err(shown, "not UTF-8 text"))?;
+        self.files.insert(rel, text);
+        Ok(())
+    }
+}
+
+/// Reads the wanted files under `root/rel`, by each entry's own type: a
+/// link is never followed.
+fn walk(root: &Path, rel: &str, kept: &mut Kept) -> Result<(), DumpError> {
+    let dir = root.join(rel);
+    let shown_dir = dir.display().to_string();
+    let rd = std::fs::read_dir(&dir).map_err(|e| err(&shown_dir, format!("cannot list: {e}")))?;
     for entry in rd {
-        let entry = entry.map_err(|e| err(dir.display().to_string(), e.to_string()))?;
-        let p: PathBuf = entry.path();
-        if p.is_dir() {
-            walk(root, &p, out)?;
+        let entry = entry.map_err(|e| err(&shown_dir, e.to_string()))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let child = if rel.is_empty() {
+            name
         } else {
-            let rel = p
-                .strip_prefix(root)
-                .unwrap_or(&p)
-                .to_string_lossy()
-                .replace('\\', "/");
-            let bytes = std::fs::read(&p)
-                .map_err(|e| err(p.display().to_string(), format!("cannot read: {e}")))?;
-            let text = String::from_utf8(bytes)
-                .map_err(|_| err(p.display().to_string(), "not UTF-8 text"))?;
-            out.insert(rel, text);
+            format!("{rel}/{name}")
+        };
+        let kind = entry
+            .file_type()
+            .map_err(|e| err(entry.path().display().to_string(), e.to_string()))?;
+        if kind.is_symlink() && (wanted(&child) || worth_entering(&child)) {
+            return Err(err(
+                entry.path().display().to_string(),
+                "is a symbolic link: a dump is read without following links",
+            ));
+        } else if kind.is_dir() {
+            if worth_entering(&child) {
+                walk(root, &child, kept)?;
+            }
+        } else if wanted(&child) {
+            let p = entry.path();
+            let shown = p.display().to_string();
+            let bytes = read_file(&p, DUMP_FILE_LIMIT).map_err(|m| err(&shown, m))?;
+            kept.keep(child, bytes, &shown)?;
         }
     }
     Ok(())
+}
+
+/// Reads the wanted members of a `.tar.gz` or `.tar.bz2` dump: the stream
+/// and member count within their budgets, each member through the file
+/// limit (its header's size is not trusted), links and special members
+/// skipped.
+fn read_archive(path: &Path, shown: &str, kept: &mut Kept) -> Result<(), DumpError> {
+    let mut file = open_archive(path).map_err(|m| err(shown, m))?;
+    // The compression is told by the first bytes, not the file name:
+    // snapshots get renamed, and `--sysfs` already takes both.
+    let mut magic = [0u8; 3];
+    let got =
+        read_prefix(&mut file, &mut magic).map_err(|e| err(shown, format!("cannot read: {e}")))?;
+    file.seek(std::io::SeekFrom::Start(0))
+        .map_err(|e| err(shown, format!("cannot read: {e}")))?;
+    let (reader, what): (Box<dyn Read>, &str) = match &magic[..got] {
+        [0x1f, 0x8b, ..] => (Box::new(flate2::read::GzDecoder::new(file)), ".tar.gz"),
+        b"BZh" => (Box::new(bzip2::read::BzDecoder::new(file)), ".tar.bz2"),
+        _ => {
+            return Err(err(
+                shown,
+                "neither a directory nor a .tar.gz/.tar.bz2 archive",
+            ))
+        }
+    };
+    let over = std::rc::Rc::new(std::cell::Cell::new(false));
+    let failed = |what: &str, e: std::io::Error| {
+        if over.get() {
+            err(
+                shown,
+                format!("dump too large: more than {DUMP_STREAM_LIMIT} bytes of tar stream"),
+            )
+        } else {
+            err(shown, format!("{what}: {e}"))
+        }
+    };
+    let stream = Budget {
+        inner: reader,
+        left: DUMP_STREAM_LIMIT,
+        over: over.clone(),
+    };
+    let mut archive = tar::Archive::new(stream);
+    let entries = archive
+        .entries()
+        .map_err(|e| failed(&format!("not a {what}"), e))?;
+    for (n, entry) in entries.enumerate() {
+        if n as u64 >= DUMP_MEMBER_LIMIT {
+            return Err(err(
+                shown,
+                format!("dump too large: more than {DUMP_MEMBER_LIMIT} members"),
+            ));
+        }
+        let entry = entry.map_err(|e| failed("bad archive entry", e))?;
+        if !entry.header().entry_type().is_file() {
+            continue;
+        }
+        let name = entry
+            .path()
+            .map_err(|e| failed("bad path in archive", e))?
+            .to_string_lossy()
+            .trim_start_matches("./")
+            .to_string();
+        if !wanted(&name) {
+            continue;
+        }
+        let member = format!("{shown}:{name}");
+        let bytes = read_capped(entry, DUMP_FILE_LIMIT).map_err(|m| {
+            if over.get() {
+                failed("", std::io::Error::other(m))
+            } else {
+                err(&member, m)
+            }
+        })?;
+        kept.keep(name, bytes, &member)?;
+    }
+    Ok(())
+}
+
+/// A decompressed stream that fails once it passes its budget, remembering
+/// why in `over` (the `tar` crate reports the failure in its own words).
+struct Budget<R> {
+    inner: R,
+    left: u64,
+    over: std::rc::Rc<std::cell::Cell<bool>>,
+}
+
+impl<R: Read> Read for Budget<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.left == 0 && !buf.is_empty() {
+            // One byte past the budget tells "exactly at it" from "over".
+            let mut probe = [0u8; 1];
+            if self.inner.read(&mut probe)? == 0 {
+                return Ok(0);
+            }
+            self.over.set(true);
+            return Err(std::io::Error::other("dump too large"));
+        }
+        let want = buf
+            .len()
+            .min(usize::try_from(self.left).unwrap_or(usize::MAX));
+        let n = self.inner.read(&mut buf[..want])?;
+        self.left -= n as u64;
+        Ok(n)
+    }
+}
+
+/// The archive file itself: named by the user, so a link to it is fine, but
+/// it must be a regular file (a FIFO would block, a device never end).
+fn open_archive(path: &Path) -> Result<std::fs::File, String> {
+    let meta = std::fs::metadata(path).map_err(|e| format!("cannot open: {e}"))?;
+    if !meta.is_file() {
+        return Err("is a FIFO, device or socket, not a directory or archive".into());
+    }
+    std::fs::File::open(path).map_err(|e| format!("cannot open: {e}"))
 }
 
 /// Parses sched_verbose's "CPUn attaching sched-domain(s):" trees out of a kernel

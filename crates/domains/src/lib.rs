@@ -43,6 +43,8 @@ mod build;
 #[cfg(feature = "std")]
 pub mod compare;
 pub mod config;
+#[cfg(feature = "std")]
+pub mod dumpfs;
 pub mod flags;
 mod levels;
 pub mod render;

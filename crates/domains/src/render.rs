@@ -107,17 +107,23 @@ pub fn write_files<W: Write + ?Sized>(
     Ok(())
 }
 
-/// Writes the kernel's layout under `dir` (`dir/cpuN/domainM/<file>`), for every CPU.
+/// Writes the kernel's layout under `dir` (`dir/cpuN/domainM/<file>`), for
+/// every CPU. Nothing is written through a link or into a FIFO or device
+/// already in `dir`: such an entry is an error naming it.
 #[cfg(feature = "std")]
 pub fn write_tree(domains: &Domains, layout: Layout, dir: &Path) -> io::Result<()> {
+    use crate::dumpfs::{ensure_dir, write_file};
+    // `dir` itself is the user's to name, links and all; what is inside it
+    // is checked entry by entry.
+    std::fs::create_dir_all(dir)?;
     for c in &domains.cpus {
         let cpu_dir = dir.join(format!("cpu{}", c.cpu));
-        std::fs::create_dir_all(&cpu_dir)?;
+        ensure_dir(&cpu_dir)?;
         for (m, d) in c.domains.iter().enumerate() {
             let dom_dir = cpu_dir.join(format!("domain{m}"));
-            std::fs::create_dir_all(&dom_dir)?;
+            ensure_dir(&dom_dir)?;
             for (file, text) in domain_files(domains, layout, d) {
-                std::fs::write(dom_dir.join(file), text)?;
+                write_file(&dom_dir.join(file), &text)?;
             }
         }
     }

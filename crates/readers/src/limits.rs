@@ -44,10 +44,6 @@ pub const XML_FILE_LIMIT: u64 = 256 << 20;
 /// and every PU's walk up to its package would cost the chain's length.
 pub const XML_DEPTH_LIMIT: usize = 1024;
 
-/// The largest `domains --compare` dump file (a `/proc/sys/kernel/sched_domain`
-/// or debugfs `domains` file is a few lines per CPU and level).
-pub const DOMAINS_FILE_LIMIT: u64 = 64 << 20;
-
 /// The budget for one snapshot archive. A real dump of a 4096-CPU machine's
 /// whole `/sys` is a few hundred MiB of tar stream; the CPU and node trees a
 /// reader keeps are a small part of it.
