@@ -147,7 +147,13 @@ fn main() {
     match result {
         Ok(code) => std::process::exit(code),
         Err(e) => {
-            eprintln!("manycore: error: {e:#}");
+            // Errors echo input (names, file contents): never raw control
+            // characters on the terminal.
+            let shown = format!("{e:#}");
+            eprintln!(
+                "manycore: error: {}",
+                readers::error::escape_controls(&shown)
+            );
             std::process::exit(2);
         }
     }

@@ -34,11 +34,36 @@ impl Error {
     }
 }
 
+/// `text` with every control character (and every Unicode bidirectional
+/// override, which reorders what a terminal shows) written as a Rust-style
+/// escape: errors echo input, and input must not drive the terminal that
+/// shows them.
+pub fn escape_controls(text: &str) -> std::borrow::Cow<'_, str> {
+    let hidden =
+        |c: char| c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+    if !text.chars().any(hidden) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if hidden(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (source, message) = (
+            escape_controls(&self.source),
+            escape_controls(&self.message),
+        );
         match self.line {
-            Some(line) => write!(f, "{}:{}: {}", self.source, line, self.message),
-            None => write!(f, "{}: {}", self.source, self.message),
+            Some(line) => write!(f, "{source}:{line}: {message}"),
+            None => write!(f, "{source}: {message}"),
         }
     }
 }

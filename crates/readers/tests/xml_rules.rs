@@ -413,3 +413,22 @@ fn node_ids_are_unique_and_bounded() {
     assert_eq!(back.nodes(), t.nodes());
     assert_eq!(back.distances(), t.distances());
 }
+
+/// Errors echo input: control characters in it (a terminal escape in an
+/// object type, a newline in a file name) are shown escaped, never sent raw
+/// to the terminal.
+#[test]
+fn control_characters_in_echoed_input_are_escaped() {
+    let text = doc(MATRIX).replace(
+        "type=\"Core\" os_index=\"1\"",
+        "type=\"Co\u{1b}[2Jre\" os_index=\"1\"",
+    );
+    let e = xml::read(&text, "odd\nname\u{202e}.xml").unwrap_err();
+    let shown = e.to_string();
+    assert!(
+        !shown.chars().any(|c| c.is_control() || c == '\u{202e}'),
+        "{shown:?}"
+    );
+    assert!(shown.contains("Co\\u{1b}[2Jre"), "{shown}");
+    assert!(shown.starts_with("odd\\nname\\u{202e}.xml:"), "{shown}");
+}

@@ -328,23 +328,79 @@ pub fn scan(text: &str, source: &str) -> Result<Scanned, Error> {
     Ok(s)
 }
 
-/// Finds the first `# CPU,...` block and reads its rows; marks every line of
-/// every parsable block so the summary pass skips them.
+/// The columns `lscpu -p[=LIST]` and `lscpu -e[=LIST]` can print (util-linux
+/// `lscpu.c`'s `coldescs_cpu`), compared without case: `-p` prints them in
+/// mixed case (`Socket`), `-e` in capitals (`SOCKET`).
+const LSCPU_COLUMNS: &[&str] = &[
+    "cpu",
+    "core",
+    "socket",
+    "node",
+    "book",
+    "drawer",
+    "cluster",
+    "cache",
+    "polarization",
+    "address",
+    "configured",
+    "online",
+    "mhz",
+    "scalmhz%",
+    "maxmhz",
+    "minmhz",
+];
+
+/// A column `lscpu -p`/`-e` prints: a known name, caches joined by `:`
+/// (`L1d:L1i:L2`), or the empty column the default `-p` puts before its
+/// caches.
+fn is_column(name: &str) -> bool {
+    name.is_empty()
+        || LSCPU_COLUMNS.contains(&name.to_ascii_lowercase().as_str())
+        || name.split(':').all(|p| cache_label(p).is_some())
+}
+
+/// How the rows of a CPU table separate their fields.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Table {
+    /// `lscpu -p`: a `# ` header and comma-separated rows.
+    Parsable,
+    /// `lscpu -e`: a header of names and columns aligned with spaces.
+    Extended,
+}
+
+/// The columns of a CPU table's header line, in any order, if `line` is one:
+/// `# CPU,Core,...` (also `# Socket,CPU,...`), or `-e`'s `CPU NODE SOCKET ...`.
+/// It must name the CPU column and nothing lscpu does not print.
+fn table_header(line: &str) -> Option<(Vec<&str>, Table)> {
+    let (columns, table): (Vec<&str>, Table) = match line.strip_prefix('#') {
+        Some(h) => (h.split(',').map(str::trim).collect(), Table::Parsable),
+        None => (line.split_whitespace().collect(), Table::Extended),
+    };
+    let names_cpu = columns.iter().any(|c| c.eq_ignore_ascii_case("cpu"));
+    (names_cpu && columns.iter().all(|c| is_column(c))).then_some((columns, table))
+}
+
+/// Splits a table row into its fields.
+fn table_fields(row: &str, table: Table) -> Vec<&str> {
+    match table {
+        Table::Parsable => row.split(',').map(str::trim).collect(),
+        Table::Extended => row.split_whitespace().collect(),
+    }
+}
+
+/// Finds the first CPU table (`lscpu -p` or `-e`, columns in any order) and
+/// reads its rows; marks every line of every table so the summary pass
+/// skips them.
 fn scan_csv(lines: &[&str], consumed: &mut [bool], source: &str) -> Result<Option<Csv>, Error> {
     let mut result: Option<Csv> = None;
     let mut idx = 0;
     while idx < lines.len() {
-        let trimmed = lines[idx].trim();
-        let Some(header) = trimmed
-            .strip_prefix('#')
-            .map(str::trim)
-            .filter(|h| h.starts_with("CPU,") || *h == "CPU")
-        else {
+        let Some((columns, table)) = table_header(lines[idx].trim()) else {
             idx += 1;
             continue;
         };
+        consumed[idx] = true;
         let header_line = idx + 1;
-        let columns: Vec<&str> = header.split(',').map(str::trim).collect();
         let mut block = Csv {
             header_line,
             ..Csv::default()
@@ -352,11 +408,12 @@ fn scan_csv(lines: &[&str], consumed: &mut [bool], source: &str) -> Result<Optio
         // Cache columns: every `Lx` name, whether separate or joined by ':'.
         let mut cache_slots: Vec<(usize, Option<usize>)> = Vec::new();
         for (ci, col) in columns.iter().enumerate() {
-            match *col {
-                "Core" => block.has_core = true,
-                "Socket" => block.has_socket = true,
-                "Node" => block.has_node = true,
-                "Cluster" => block.has_cluster = true,
+            match col.to_ascii_lowercase().as_str() {
+                "core" => block.has_core = true,
+                "socket" => block.has_socket = true,
+                "node" => block.has_node = true,
+                "cluster" => block.has_cluster = true,
+                _ if col.is_empty() => {}
                 _ => {
                     let parts: Vec<&str> = col.split(':').collect();
                     if parts.iter().all(|p| cache_label(p).is_some()) {
@@ -376,7 +433,7 @@ fn scan_csv(lines: &[&str], consumed: &mut [bool], source: &str) -> Result<Optio
             }
             consumed[idx] = true;
             let line = idx + 1;
-            let fields: Vec<&str> = row.split(',').map(str::trim).collect();
+            let fields = table_fields(row, table);
             if fields.len() != columns.len() {
                 return Err(Error::at_line(
                     source,
@@ -434,13 +491,13 @@ fn csv_row(
     };
     let mut cpu = None;
     for (col, v) in columns.iter().zip(fields) {
-        match *col {
-            "CPU" => cpu = id(col, v)?,
-            "Core" => row.core = id(col, v)?,
-            "Socket" => row.socket = id(col, v)?,
-            "Node" => row.node = id(col, v)?,
-            "Cluster" => row.cluster = id(col, v)?,
-            "Online" => {
+        match col.to_ascii_lowercase().as_str() {
+            "cpu" => cpu = id(col, v)?,
+            "core" => row.core = id(col, v)?,
+            "socket" => row.socket = id(col, v)?,
+            "node" => row.node = id(col, v)?,
+            "cluster" => row.cluster = id(col, v)?,
+            "online" => {
                 row.online = match *v {
                     "Y" | "yes" => Some(true),
                     "N" | "no" => Some(false),
