@@ -133,44 +133,12 @@ fn command_line(boot: &BootInfo) -> Options {
 fn discover(boot: &BootInfo, opts: &Options) -> Result<Machine, Fatal> {
     let tables = Tables::open(boot.rsdp).map_err(Fatal::Acpi)?;
     let mut fw = firmware::discover(&tables);
-    let (clock, khz) = timer::calibrate(fw.hpet);
-    kprintln!(
-        "tsc: Detected {}.{:03} MHz processor (calibrated against {:?})",
-        khz / 1000,
-        khz % 1000,
-        clock
-    );
-    let apic_mode = match (opts.x2apic, cpu::x2apic_supported()) {
-        (Some(false), _) | (None, None) => apic::Mode::Xapic,
-        (_, Some(proof)) => apic::Mode::X2apic(proof),
-        (Some(true), None) => {
-            kprintln!("x2apic: requested but not supported by this CPU, staying in xAPIC mode");
-            apic::Mode::Xapic
-        }
-    };
-    apic::enable(apic_mode);
-    let x2apic = matches!(apic_mode, apic::Mode::X2apic(_));
-    kprintln!(
-        "x2apic: {}",
-        if x2apic {
-            "enabled"
-        } else {
-            "disabled (xAPIC mode)"
-        }
-    );
+    let tsc_khz = calibrate_tsc(&fw);
+    let apic_mode = enable_local_apic(opts);
     let bsp_apic = apic::id();
     let apic_mhz = timer::calibrate_apic_timer();
     kprintln!("APIC: timer runs at {apic_mhz} MHz; waits halt between checks");
-    for m in &fw.srat.mem {
-        let line = SratRange {
-            node: fw.numa.node(m.domain).unwrap_or_default(),
-            pxm: m.domain,
-            start: m.base,
-            end: m.base + m.len.saturating_sub(1),
-            hotplug: m.hotplug,
-        };
-        kprintln!("{line}");
-    }
+    print_srat(&fw);
     let cpus = firmware::number_cpus(&mut fw, bsp_apic, opts.ghost_apic);
     for fault in &fw.faults {
         kprintln!("ACPI: firmware fault: {fault}");
@@ -189,9 +157,59 @@ fn discover(boot: &BootInfo, opts: &Options) -> Result<Machine, Fatal> {
         cpus,
         bsp_apic,
         apic_mode,
-        tsc_khz: khz,
+        tsc_khz,
         shifts: cpu::apic_shifts(),
     })
+}
+
+/// The TSC frequency in kHz, against the HPET when the firmware has one.
+fn calibrate_tsc(fw: &Firmware) -> u64 {
+    let (clock, khz) = timer::calibrate(fw.hpet);
+    kprintln!(
+        "tsc: Detected {}.{:03} MHz processor (calibrated against {:?})",
+        khz / 1000,
+        khz % 1000,
+        clock
+    );
+    khz
+}
+
+/// The boot CPU's local APIC in x2APIC mode when the CPU has it and
+/// `x2apic=off` does not forbid it, else in xAPIC mode.
+fn enable_local_apic(opts: &Options) -> apic::Mode {
+    let apic_mode = match (opts.x2apic, cpu::x2apic_supported()) {
+        (Some(false), _) | (None, None) => apic::Mode::Xapic,
+        (_, Some(proof)) => apic::Mode::X2apic(proof),
+        (Some(true), None) => {
+            kprintln!("x2apic: requested but not supported by this CPU, staying in xAPIC mode");
+            apic::Mode::Xapic
+        }
+    };
+    apic::enable(apic_mode);
+    let x2apic = matches!(apic_mode, apic::Mode::X2apic(_));
+    kprintln!(
+        "x2apic: {}",
+        if x2apic {
+            "enabled"
+        } else {
+            "disabled (xAPIC mode)"
+        }
+    );
+    apic_mode
+}
+
+/// One line per SRAT memory range, with the node it maps to.
+fn print_srat(fw: &Firmware) {
+    for m in &fw.srat.mem {
+        let line = SratRange {
+            node: fw.numa.node(m.domain).unwrap_or_default(),
+            pxm: m.domain,
+            start: m.base,
+            end: m.base + m.len.saturating_sub(1),
+            hotplug: m.hotplug,
+        };
+        kprintln!("{line}");
+    }
 }
 
 /// Memory: usable RAM split by the SRAT's node ranges (all on node 0
@@ -415,7 +433,8 @@ fn x86_description(m: &Machine, bsp_caches: &CpuCaches) -> X86Description {
 }
 
 /// Report: the Linux-like summary, per-CPU placement (`percpu_dump`), the
-/// topology model after bring-up and its scheduler domains, the result line.
+/// topology model after bring-up and its scheduler domains, the timeline and
+/// the result line.
 fn report(
     m: &Machine,
     areas: &Areas,
@@ -425,49 +444,95 @@ fn report(
     opts: &Options,
 ) {
     let failed = report_outcome(outcome);
-    let online = outcome.online;
-    let up: Vec<&PerCpu> = areas
-        .iter()
-        .filter(|a| online.contains(a.cpu as usize))
-        .collect();
-    let mut up_nodes: Vec<u32> = up.iter().map(|a| a.node).collect();
-    up_nodes.sort_unstable();
-    up_nodes.dedup();
-    let bogo: u64 = up
-        .iter()
-        .map(|a| smp::bogomips_x100(a.lpj.load(Ordering::Relaxed)))
-        .sum();
+    let up = Up::of(areas, &outcome.online);
+    print_smp_summary(&up, &failed, outcome);
+    if opts.percpu_dump {
+        print_percpu(areas);
+    }
+    final_topology(m, areas, nodes, &outcome.online, opts);
+    let report_ns = timer::now_ns().saturating_sub(span.start_ns + span.ns);
+    let t = timeline(areas, outcome, span, report_ns);
+    print_timeline(&t);
+    let result = KernelResult {
+        kernel: String::from("manycore"),
+        bringup: opts.bringup.to_string(),
+        calibrate: opts.calibrate.to_string(),
+        x2apic: m.x2apic(),
+        cpus_possible: m.cpus.len() as u32,
+        cpus_present: m.present().count() as u32,
+        cpus_up: up.cpus,
+        nodes: up.nodes,
+        bringup_ns: span.ns,
+        failed_cpus: failed,
+        percpu_on_node: areas.iter().filter(|a| on_own_node(&m.fw, a)).count() as u32,
+        bogomips: up.bogo_x100 as f64 / 100.0,
+        tsc_khz: m.tsc_khz,
+        heap_used: heap::used() as u64,
+        firmware_faults: m.fw.faults.len() as u32,
+        timeline: Some(t),
+    };
+    crate::arch::console::print(format_args!("{}\n", result.to_line()));
+}
+
+/// What came up: online CPUs, the nodes they are on, their BogoMIPS × 100.
+struct Up {
+    cpus: u32,
+    nodes: u32,
+    bogo_x100: u64,
+}
+
+impl Up {
+    fn of(areas: &Areas, online: &CpuMask) -> Up {
+        let up: Vec<&PerCpu> = areas
+            .iter()
+            .filter(|a| online.contains(a.cpu as usize))
+            .collect();
+        let mut nodes: Vec<u32> = up.iter().map(|a| a.node).collect();
+        nodes.sort_unstable();
+        nodes.dedup();
+        Up {
+            cpus: up.len() as u32,
+            nodes: nodes.len() as u32,
+            bogo_x100: up
+                .iter()
+                .map(|a| smp::bogomips_x100(a.lpj.load(Ordering::Relaxed)))
+                .sum(),
+        }
+    }
+}
+
+/// Linux's end-of-bring-up lines, the failed CPUs, and the mask engine's
+/// work with the boot CPU's masks.
+fn print_smp_summary(up: &Up, failed: &[u32], outcome: &Outcome) {
     kprintln!(
         "smp: Brought up {}, {}",
-        plural(up_nodes.len(), "node"),
-        plural(up.len(), "CPU")
+        plural(up.nodes as usize, "node"),
+        plural(up.cpus as usize, "CPU")
     );
     kprintln!(
         "smpboot: Total of {} processors activated ({} BogoMIPS)",
-        up.len(),
-        fmt_bogo(bogo)
+        up.cpus,
+        fmt_bogo(up.bogo_x100)
     );
     if !failed.is_empty() {
         kprintln!(
             "smpboot: {} CPUs failed to come online: {}",
             failed.len(),
-            cpulist(&failed)
+            cpulist(failed)
         );
     }
     kprintln!(
         "hotplug: topology masks updated incrementally for {} CPUs in {} us",
-        up.len().saturating_sub(1),
+        up.cpus.saturating_sub(1),
         outcome.mask_update_ns / 1000
     );
     for line in &outcome.bsp_masks {
         kprintln!("{line}");
     }
-    if opts.percpu_dump {
-        print_percpu(areas);
-    }
-    final_topology(m, areas, nodes, &online, opts);
-    let report_ns = timer::now_ns().saturating_sub(span.start_ns + span.ns);
-    let t = timeline(areas, outcome, span, report_ns);
+}
+
+/// The `timeline:` line: each stage's first and last AP, in ms.
+fn print_timeline(t: &Timeline) {
     let ms = |(a, b): (u64, u64)| {
         alloc::format!(
             "{}.{:03}-{}.{:03}",
@@ -486,25 +551,6 @@ fn report(
         t.masks_ns / 1000,
         t.report_ns / 1_000_000
     );
-    let result = KernelResult {
-        kernel: String::from("manycore"),
-        bringup: opts.bringup.to_string(),
-        calibrate: opts.calibrate.to_string(),
-        x2apic: m.x2apic(),
-        cpus_possible: m.cpus.len() as u32,
-        cpus_present: m.present().count() as u32,
-        cpus_up: up.len() as u32,
-        nodes: up_nodes.len() as u32,
-        bringup_ns: span.ns,
-        failed_cpus: failed,
-        percpu_on_node: areas.iter().filter(|a| on_own_node(&m.fw, a)).count() as u32,
-        bogomips: bogo as f64 / 100.0,
-        tsc_khz: m.tsc_khz,
-        heap_used: heap::used() as u64,
-        firmware_faults: m.fw.faults.len() as u32,
-        timeline: Some(t),
-    };
-    crate::arch::console::print(format_args!("{}\n", result.to_line()));
 }
 
 /// Logs each failed CPU; returns them sorted.

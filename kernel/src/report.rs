@@ -31,6 +31,18 @@ pub fn build(
 ) -> Result<Topology, topology::BuildError> {
     let mut b = TopologyBuilder::new(Arch::X86_64);
     b.source("acpi+cpuid").hw_id_kind(HwIdKind::ApicId);
+    add_cpus(&mut b, cpus, online, shifts);
+    add_nodes(&mut b, cpus, nodes, distances);
+    // Moved, not cloned: a cache is 2 KiB (its CPU mask), and 4096 CPUs with
+    // private L1d, L1i and L2 have some 12 000 of them. `add_caches` takes the
+    // vector as it is and `finish` moves it into the topology.
+    b.add_caches(caches);
+    b.finish()
+}
+
+/// Every CPU the firmware lists, its package, die and core fields cut from
+/// its APIC id by the CPUID shifts.
+fn add_cpus(b: &mut TopologyBuilder, cpus: &[CpuInfo], online: &CpuMask, shifts: ApicShifts) {
     let mut present = CpuMask::new();
     let mut possible = CpuMask::new();
     for c in cpus {
@@ -60,6 +72,15 @@ pub fn build(
         }
     }
     b.possible(possible).present(present);
+}
+
+/// Every node with memory or CPUs, and the SLIT when it covers them all.
+fn add_nodes(
+    b: &mut TopologyBuilder,
+    cpus: &[CpuInfo],
+    nodes: &[NodeFacts],
+    distances: &(usize, Vec<u8>),
+) {
     let mut ids: Vec<u32> = nodes.iter().map(|n| n.id).collect();
     for c in cpus {
         if !ids.contains(&c.node) {
@@ -79,11 +100,6 @@ pub fn build(
     if *n == ids.len() && *n > 1 {
         b.distances(d.iter().map(|&x| x as u32).collect());
     }
-    // Moved, not cloned: a cache is 2 KiB (its CPU mask), and 4096 CPUs with
-    // private L1d, L1i and L2 have some 12 000 of them. `add_caches` takes the
-    // vector as it is and `finish` moves it into the topology.
-    b.add_caches(caches);
-    b.finish()
 }
 
 /// Prints one `cputopo:` line per CPU: the facts the model was built from, so
