@@ -64,6 +64,9 @@ pub struct PlaceArgs {
     /// Write per-VP occupancy over time as SVG (both runs with --compare).
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
+    /// No progress display.
+    #[arg(long)]
+    pub quiet: bool,
 }
 
 /// One side of a run: kernel and partition mode.
@@ -146,7 +149,12 @@ pub fn run(args: &PlaceArgs) -> Result<()> {
         let mut cfg = Config::new(side.kernel, hv, workload, args.threads, seconds);
         cfg.seed = args.seed;
         cfg.trace = args.svg.is_some();
-        let r = run::run(&m, &cfg)?;
+        // Thousands of tasks over seconds of virtual time take a while: a
+        // spinner says the run is alive.
+        let spinner = crate::progress::spinner(args.quiet, &format!("placing on {}", side.kernel));
+        let r = run::run(&m, &cfg);
+        spinner.finish_and_clear();
+        let r = r?;
         let tpv = m.vp_cpus.iter().map(|v| v.len()).max().unwrap_or(1);
         reports.push((r, tpv));
     }
