@@ -636,8 +636,9 @@ impl Sched<'_> {
                 // active_load_balance_cpu_stop(): the stopper on `src` pushes
                 // its task (at once here; later in Linux, so the checks below
                 // still see the state before the push), and a successful push
-                // resets the destination's failure count (v5.13+: load_balance()
-                // itself no longer touches it when kicking the stopper).
+                // resets the destination's failure count (v5.13+: the reset
+                // belongs to the stopper, and load_balance() leaves the count
+                // alone when it kicks it).
                 let t = self.rq[src as usize][0];
                 self.move_task(t, cpu);
                 self.counters.active += 1;
