@@ -355,14 +355,7 @@ impl CacheLine {
         if w.len() != 9 || w[1] != "size" || w[3] != "line" || w[5] != "ways" || w[7] != "cpus" {
             return None;
         }
-        let name = w[0].strip_prefix('L')?;
-        let (level, kind) = if let Some(l) = name.strip_suffix('d') {
-            (l, CacheKind::Data)
-        } else if let Some(l) = name.strip_suffix('i') {
-            (l, CacheKind::Instruction)
-        } else {
-            (name, CacheKind::Unified)
-        };
+        let (level, kind) = split_cache_name(w[0].strip_prefix('L')?);
         let cpus = CpuMask::parse_list(w[8]).ok().filter(|m| !m.is_empty())?;
         Some(CacheLine(Cache {
             level: level.parse().ok()?,
@@ -441,5 +434,17 @@ impl FailedCpu {
             cpu: cpu.parse().ok()?,
             why: why.to_string(),
         })
+    }
+}
+
+/// Splits a cache name after its `L` ("2", "1d", "1i") into the level's
+/// digits and the kind its suffix names; both console formats name caches so.
+fn split_cache_name(name: &str) -> (&str, CacheKind) {
+    if let Some(l) = name.strip_suffix('d') {
+        (l, CacheKind::Data)
+    } else if let Some(l) = name.strip_suffix('i') {
+        (l, CacheKind::Instruction)
+    } else {
+        (name, CacheKind::Unified)
     }
 }

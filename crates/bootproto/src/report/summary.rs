@@ -236,13 +236,7 @@ fn parse_summary(rest: &str) -> Option<TopologyLine> {
 
 fn parse_cache(rest: &str) -> Option<TopologyLine> {
     let (name, rest) = rest.strip_prefix("cache L")?.split_once(' ')?;
-    let (level, kind) = if let Some(l) = name.strip_suffix('d') {
-        (l, CacheKind::Data)
-    } else if let Some(l) = name.strip_suffix('i') {
-        (l, CacheKind::Instruction)
-    } else {
-        (name, CacheKind::Unified)
-    };
+    let (level, kind) = super::split_cache_name(name);
     let (size_kib, rest) = rest.split_once(" KiB, ")?;
     let (instances, rest) = rest.split_once(" instances of ")?;
     let (sharing, spans) = match rest.split_once(" CPUs: ") {
