@@ -1,14 +1,16 @@
 //! What the firmware tells us about CPUs and memory: MADT processor entries
-//! (through the acpi crate), SRAT / SLIT decoded by `x86desc::srat`, and the
+//! (through the acpi crate), SRAT / SLIT decoded by `acpitables`, and the
 //! logical CPU numbering built on them. Whatever the tables get wrong is kept
 //! as a [`FirmwareFault`] for the log, never papered over.
 
 use crate::arch::acpi::Tables;
 use acpi::madt::MadtEntry;
+use acpitables::slit::parse_slit;
+use acpitables::srat::{parse_srat, ProximityMap, Srat};
+use acpitables::TableFault;
 use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::vec::Vec;
 use core::fmt;
-use x86desc::srat::{parse_slit, parse_srat, ProximityMap, Srat, TableFault};
 
 /// One processor entry of the MADT (Local APIC or Local x2APIC structure).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

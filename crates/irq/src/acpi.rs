@@ -2,10 +2,11 @@
 //! Affinity and GICC Affinity structures, and the SLIT, from raw table files
 //! (`/sys/firmware/acpi/tables/{APIC,SRAT,SLIT}`, or `acpidump -b` output).
 //!
-//! Parsed by hand, on purpose: the `acpi` crate reaches tables only through an
-//! `AcpiHandler` that maps physical memory (unsafe to implement and to call,
-//! and this crate forbids unsafe code), and it has no SRAT parser at all. The
-//! layouts are ACPI 6.5's (5.2.9 header, 5.2.12 MADT, 5.2.16 SRAT, 5.2.17 SLIT).
+//! The header check, the structure walk, and the SRAT and SLIT layouts are
+//! `acpitables`' (shared with the bare-metal kernel); this module reads the
+//! MADT's GICC and GIC ITS entries over that walk (the `acpi` crate reaches a
+//! MADT only through an `AcpiHandler` that maps physical memory, unsafe to
+//! implement, and this crate forbids unsafe code) and applies Linux's rules.
 //!
 //! Linux's rules followed here (drivers/acpi/numa/srat.c, irq-gic-v3-its.c):
 //! proximity domains become node ids in the order first seen, CPU structures
@@ -16,9 +17,10 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::{Error, Its, MemRange, Platform, MAX_NODES};
+use acpitables::srat::{self, Affinity, Entry};
+use acpitables::{slit, table, TableFault};
 
-const HEADER: usize = 36;
+use crate::{Error, Its, MemRange, Platform, MAX_NODES};
 
 /// One table file: its name (for errors) and bytes.
 #[derive(Debug, Clone)]
@@ -63,10 +65,7 @@ pub fn read_dir(dir: &Path) -> Result<Platform, Error> {
     Ok(p)
 }
 
-/// Little-endian field readers over one structure; `None` past its end.
-fn u16_at(b: &[u8], at: usize) -> Option<u16> {
-    Some(u16::from_le_bytes(b.get(at..at + 2)?.try_into().ok()?))
-}
+/// Little-endian field reader over one MADT structure; `None` past its end.
 fn u32_at(b: &[u8], at: usize) -> Option<u32> {
     Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?))
 }
@@ -77,60 +76,50 @@ fn u64_at(b: &[u8], at: usize) -> Option<u64> {
 /// Checks a table's header (signature, length, checksum) and returns the
 /// table cut to its stated length.
 fn checked<'a>(t: &'a Table, sig: &str) -> Result<&'a [u8], Error> {
-    let b = &t.bytes;
-    let err = |field: &str, why: String| Error::new(&t.file, format!("{sig} {field}"), why);
-    if b.len() < HEADER {
-        return Err(err(
-            "header",
-            format!("{} bytes, shorter than the 36-byte header", b.len()),
-        ));
-    }
-    if &b[..4] != sig.as_bytes() {
-        let got = String::from_utf8_lossy(&b[..4]).into_owned();
-        return Err(err("signature", format!("is {got:?}, not {sig:?}")));
-    }
-    let len = u32_at(b, 4).unwrap_or(0) as usize;
-    if len < HEADER || len > b.len() {
-        return Err(err(
-            "length",
-            format!("{len} does not fit a file of {} bytes", b.len()),
-        ));
-    }
-    let sum = b[..len].iter().fold(0u8, |s, &x| s.wrapping_add(x));
-    if sum != 0 {
-        return Err(err(
-            "checksum",
-            format!("bytes sum to {sum:#04x}, not 0: a corrupt table"),
-        ));
-    }
-    Ok(&b[..len])
+    let want = <[u8; 4]>::try_from(sig.as_bytes()).unwrap_or(*b"????");
+    table::check_header(&t.bytes, &want).map_err(|fault| {
+        let field = match fault {
+            TableFault::BadSignature { .. } => "signature",
+            TableFault::BadTableLength { .. } => "length",
+            TableFault::BadChecksum { .. } => "checksum",
+            _ => "header",
+        };
+        Error::new(&t.file, format!("{sig} {field}"), fault.to_string())
+    })
 }
 
-/// One structure of a table: (offset, type, bytes).
-type Structure<'a> = (usize, u8, &'a [u8]);
-
-/// The structures of a table after its fixed part.
-fn structures<'a>(
-    t: &Table,
-    sig: &str,
-    table: &'a [u8],
-    start: usize,
-) -> Result<Vec<Structure<'a>>, Error> {
-    let mut out = Vec::new();
-    let mut at = start;
-    while at + 2 <= table.len() {
-        let (kind, len) = (table[at], table[at + 1] as usize);
-        if len < 2 || at + len > table.len() {
-            return Err(Error::new(
-                &t.file,
-                format!("{sig} structure at offset {at} (type {kind})"),
-                format!("length {len} runs past the table's {} bytes", table.len()),
-            ));
-        }
-        out.push((at, kind, &table[at..at + len]));
-        at += len;
-    }
-    Ok(out)
+/// A fault of the structure walk (or of one SRAT structure) as an error
+/// naming the structure.
+fn structure_error(t: &Table, sig: &str, fault: TableFault) -> Error {
+    let (field, why) = match fault {
+        TableFault::Truncated {
+            offset,
+            kind,
+            len,
+            table_len,
+        } => (
+            match kind {
+                Some(kind) => format!("{sig} structure at offset {offset} (type {kind})"),
+                None => format!("{sig} structure at offset {offset}"),
+            },
+            format!("length {len} runs past the table's {table_len} bytes"),
+        ),
+        TableFault::BadLength { offset, kind, len } => (
+            format!("{sig} structure at offset {offset} (type {kind})"),
+            format!("length {len} is shorter than its own 2-byte header"),
+        ),
+        TableFault::ShortEntry {
+            offset,
+            kind,
+            len,
+            need,
+        } => (
+            format!("{sig} {} at offset {offset}", srat::kind_name(kind)),
+            format!("length {len} is shorter than {need}"),
+        ),
+        other => (format!("{sig} header"), other.to_string()),
+    };
+    Error::new(&t.file, field, why)
 }
 
 /// What the MADT says: the ITSes and the boot CPU's ACPI processor UID.
@@ -145,7 +134,9 @@ fn parse_madt(t: &Table) -> Result<Madt, Error> {
         its: Vec::new(),
         boot_uid: None,
     };
-    for (at, kind, s) in structures(t, "APIC", table, 44)? {
+    for s in table::structures(table, 44) {
+        let s = s.map_err(|fault| structure_error(t, "APIC", fault))?;
+        let (at, kind, s) = (s.offset, s.kind, s.bytes);
         let short = |min: usize, what: &str| {
             Error::new(
                 &t.file,
@@ -199,162 +190,115 @@ struct Srat {
     its: Vec<(u32, u32, usize)>,
 }
 
+/// The SRAT, decoded by `acpitables`, read by Linux's rules: the CPU-like
+/// structures number the domains first (x86 APIC / x2APIC, GICC, Generic
+/// Initiator, in table order, as `acpi_numa_init` parses them), then memory;
+/// GIC ITS Affinity only names domains, it never makes one.
 fn parse_srat(t: &Table) -> Result<Srat, Error> {
     let table = checked(t, "SRAT")?;
-    let all = structures(t, "SRAT", table, 48)?;
-    let mut srat = Srat::default();
-    let map = |pxm: u32, at: usize, srat: &mut Srat| -> Result<(), Error> {
-        let next = srat.pxm_node.len() as u32;
-        if !srat.pxm_node.contains_key(&pxm) && next >= MAX_NODES {
+    let all: Vec<Entry> = srat::entries(table)
+        .collect::<Result<_, _>>()
+        .map_err(|fault| structure_error(t, "SRAT", fault))?;
+    let mut out = Srat::default();
+    for e in &all {
+        out.initiator(t, e)?;
+    }
+    for e in &all {
+        out.memory_or_its(t, e)?;
+    }
+    Ok(out)
+}
+
+impl Srat {
+    /// Numbers proximity domain `pxm` as the next node if it is new
+    /// (Linux's `acpi_map_pxm_to_node`), within [`MAX_NODES`].
+    fn map(&mut self, t: &Table, pxm: u32, at: usize) -> Result<(), Error> {
+        let next = self.pxm_node.len() as u32;
+        if !self.pxm_node.contains_key(&pxm) && next >= MAX_NODES {
             return Err(Error::new(
                 &t.file,
                 format!("SRAT structure at offset {at}"),
                 format!("proximity domain {pxm} would be node {next}: more than {MAX_NODES} nodes"),
             ));
         }
-        srat.pxm_node.entry(pxm).or_insert(next);
+        self.pxm_node.entry(pxm).or_insert(next);
         Ok(())
-    };
-    // Linux maps CPU-like structures first (x86 APIC / x2APIC, GICC,
-    // Generic Initiator), then memory.
-    for &(at, kind, s) in &all {
-        let short = |min: usize| srat_short(t, at, kind, s.len(), min);
-        match kind {
-            0 => {
-                let (Some(&lo), Some(flags), Some(hi)) = (s.get(2), u32_at(s, 4), s.get(9..12))
-                else {
-                    return Err(short(16));
-                };
-                if flags & 1 != 0 {
-                    map(u32::from_le_bytes([lo, hi[0], hi[1], hi[2]]), at, &mut srat)?;
-                }
+    }
+
+    /// The first pass: enabled CPU-like structures.
+    fn initiator(&mut self, t: &Table, e: &Entry) -> Result<(), Error> {
+        match e.affinity {
+            Affinity::Apic {
+                domain,
+                enabled: true,
+                ..
             }
-            2 => {
-                let (Some(pxm), Some(flags)) = (u32_at(s, 4), u32_at(s, 12)) else {
-                    return Err(short(24));
-                };
-                if flags & 1 != 0 {
-                    map(pxm, at, &mut srat)?;
-                }
+            | Affinity::GenericInitiator {
+                domain,
+                enabled: true,
+            } => self.map(t, domain, e.offset),
+            Affinity::Gicc {
+                uid,
+                domain,
+                enabled: true,
+            } => {
+                self.map(t, domain, e.offset)?;
+                self.cpu_pxm.entry(uid).or_insert(domain);
+                Ok(())
             }
-            3 => {
-                let (Some(pxm), Some(uid), Some(flags)) =
-                    (u32_at(s, 2), u32_at(s, 6), u32_at(s, 10))
-                else {
-                    return Err(short(18));
-                };
-                if flags & 1 != 0 {
-                    map(pxm, at, &mut srat)?;
-                    srat.cpu_pxm.entry(uid).or_insert(pxm);
-                }
-            }
-            5 => {
-                let (Some(pxm), Some(flags)) = (u32_at(s, 4), u32_at(s, 24)) else {
-                    return Err(short(32));
-                };
-                if flags & 1 != 0 {
-                    map(pxm, at, &mut srat)?;
-                }
-            }
-            _ => {}
+            _ => Ok(()),
         }
     }
-    for &(at, kind, s) in &all {
-        let short = |min: usize| srat_short(t, at, kind, s.len(), min);
-        match kind {
-            1 => {
-                let (Some(pxm), Some(lo), Some(hi), Some(llo), Some(lhi), Some(flags)) = (
-                    u32_at(s, 2),
-                    u32_at(s, 8),
-                    u32_at(s, 12),
-                    u32_at(s, 16),
-                    u32_at(s, 20),
-                    u32_at(s, 28),
-                ) else {
-                    return Err(short(40));
-                };
-                let (base, len) = (
-                    (hi as u64) << 32 | lo as u64,
-                    (lhi as u64) << 32 | llo as u64,
-                );
+
+    /// The second pass: memory ranges and the ITSes' domains.
+    fn memory_or_its(&mut self, t: &Table, e: &Entry) -> Result<(), Error> {
+        match e.affinity {
+            Affinity::Memory {
+                domain,
+                base,
+                len,
+                enabled,
+                hotplug,
+            } => {
                 if base.checked_add(len).is_none() {
                     return Err(Error::new(
                         &t.file,
-                        format!("SRAT Memory Affinity at offset {at}"),
+                        format!("SRAT Memory Affinity at offset {}", e.offset),
                         format!("{base:#x} + {len:#x} wraps around"),
                     ));
                 }
-                if flags & 1 != 0 {
-                    map(pxm, at, &mut srat)?;
+                if enabled {
+                    self.map(t, domain, e.offset)?;
                     // Hot-pluggable ranges name a node but hold no memory at boot.
-                    if flags & 2 == 0 && len > 0 {
-                        srat.memory.push((pxm, base, len));
+                    if !hotplug && len > 0 {
+                        self.memory.push((domain, base, len));
                     }
                 }
             }
-            4 => {
-                let (Some(pxm), Some(_), Some(id)) = (u32_at(s, 2), u16_at(s, 6), u32_at(s, 8))
-                else {
-                    return Err(short(12));
-                };
-                srat.its.push((id, pxm, at));
-            }
+            Affinity::GicIts { its_id, domain } => self.its.push((its_id, domain, e.offset)),
             _ => {}
         }
+        Ok(())
     }
-    Ok(srat)
 }
 
-fn srat_short(t: &Table, at: usize, kind: u8, len: usize, min: usize) -> Error {
-    let name = match kind {
-        0 => "Processor Local APIC Affinity",
-        2 => "x2APIC Affinity",
-        1 => "Memory Affinity",
-        3 => "GICC Affinity",
-        4 => "GIC ITS Affinity",
-        _ => "Generic Initiator Affinity",
-    };
-    Error::new(
-        &t.file,
-        format!("SRAT {name} at offset {at}"),
-        format!("length {len} is shorter than {min}"),
-    )
-}
-
-/// The SLIT's matrix, by proximity domain: (count, row-major entries).
+/// The SLIT's matrix, by proximity domain: (count, row-major entries),
+/// refused as a whole when Linux would ignore it.
 fn parse_slit(t: &Table) -> Result<(usize, Vec<u8>), Error> {
     let table = checked(t, "SLIT")?;
-    let count = u64_at(table, 36).ok_or_else(|| {
+    let (n, m) = slit::parse_slit(table)
+        .map_err(|fault| Error::new(&t.file, "SLIT locality count", fault.to_string()))?;
+    slit::slit_valid(n, &m).map_err(|fault| {
+        let field = match fault {
+            TableFault::BadDistance { from, to, .. } => format!("SLIT entry [{from}][{to}]"),
+            _ => "SLIT".to_string(),
+        };
         Error::new(
             &t.file,
-            "SLIT locality count",
-            "missing: table shorter than 44 bytes",
+            field,
+            format!("{fault} (Linux ignores such a SLIT)"),
         )
     })?;
-    let room = table.len().saturating_sub(44) as u64;
-    if count.checked_mul(count).is_none_or(|n| n > room) {
-        return Err(Error::new(
-            &t.file,
-            "SLIT locality count",
-            format!("{count} localities need {count}x{count} bytes; the table has {room}"),
-        ));
-    }
-    let n = count as usize;
-    let m = table[44..44 + n * n].to_vec();
-    // Linux's slit_valid(): 10 on the diagonal, more than 10 elsewhere, or the
-    // whole SLIT is ignored.
-    for i in 0..n {
-        for j in 0..n {
-            let d = m[i * n + j];
-            if (i == j && d != 10) || (i != j && d <= 10) {
-                return Err(Error::new(
-                    &t.file,
-                    format!("SLIT entry [{i}][{j}]"),
-                    format!("distance {d}: must be 10 to itself and above 10 to others (Linux ignores such a SLIT)"),
-                ));
-            }
-        }
-    }
     Ok((n, m))
 }
 
@@ -392,24 +336,30 @@ pub fn parse(madt: &Table, srat: Option<&Table>, slit: Option<&Table>) -> Result
         p.its.push(its_node(id, base, &s, srat));
     }
     if let (Some(t), false) = (slit, p.nodes.is_empty()) {
-        let (n, matrix) = parse_slit(t)?;
-        let pxm_of: BTreeMap<u32, u32> = s.pxm_node.iter().map(|(&x, &nd)| (nd, x)).collect();
-        let k = p.nodes.len();
-        p.distance = vec![0; k * k];
-        for (i, a) in p.nodes.iter().enumerate() {
-            for (j, b) in p.nodes.iter().enumerate() {
-                let (pa, pb) = (pxm_of[a] as usize, pxm_of[b] as usize);
-                p.distance[i * k + j] = if pa < n && pb < n {
-                    matrix[pa * n + pb]
-                } else if i == j {
-                    crate::LOCAL_DISTANCE
-                } else {
-                    crate::REMOTE_DISTANCE
-                };
-            }
-        }
+        p.distance = distances(&p.nodes, &s, parse_slit(t)?);
     }
     Ok(p)
+}
+
+/// The node distance matrix over `nodes` from the SLIT's matrix by proximity
+/// domain; a domain the SLIT does not cover gets Linux's defaults.
+fn distances(nodes: &[u32], s: &Srat, (n, matrix): (usize, Vec<u8>)) -> Vec<u8> {
+    let pxm_of: BTreeMap<u32, u32> = s.pxm_node.iter().map(|(&x, &nd)| (nd, x)).collect();
+    let k = nodes.len();
+    let mut distance = vec![0; k * k];
+    for (i, a) in nodes.iter().enumerate() {
+        for (j, b) in nodes.iter().enumerate() {
+            let (pa, pb) = (pxm_of[a] as usize, pxm_of[b] as usize);
+            distance[i * k + j] = if pa < n && pb < n {
+                matrix[pa * n + pb]
+            } else if i == j {
+                crate::LOCAL_DISTANCE
+            } else {
+                crate::REMOTE_DISTANCE
+            };
+        }
+    }
+    distance
 }
 
 fn its_node(id: u32, base: u64, s: &Srat, srat: Option<&Table>) -> Its {

@@ -1,8 +1,10 @@
-//! SRAT/SLIT byte parsing (`x86desc::srat`) on tables written here byte by
+//! SRAT/SLIT byte parsing (`acpitables`) on tables written here byte by
 //! byte to ACPI 6.5 §5.2.16/§5.2.17: the kernel must never panic on what
 //! firmware hands it, and must say what it could not use.
 
-use x86desc::srat::{parse_slit, parse_srat, ProximityMap, SratCpu, SratMem, TableFault};
+use acpitables::slit::parse_slit;
+use acpitables::srat::{parse_srat, ProximityMap, SratCpu, SratMem};
+use acpitables::TableFault;
 
 fn header(sig: &[u8; 4], len: usize) -> Vec<u8> {
     let mut h = vec![0u8; 36];
@@ -150,7 +152,11 @@ fn faults_name_what_was_wrong() {
     bad_len.extend_from_slice(&[0, 1, 0, 0]);
     assert_eq!(
         parse_srat(&bad_len).faults,
-        [TableFault::BadLength { offset: 64, len: 1 }]
+        [TableFault::BadLength {
+            offset: 64,
+            kind: 0,
+            len: 1
+        }]
     );
     let mut short = lapic(3, 1, true);
     short.truncate(10);
@@ -206,4 +212,103 @@ fn proximity_domains_number_nodes_and_unknown_ones_are_none() {
         [Some(0), Some(1), Some(2), None]
     );
     assert!(ProximityMap::new(&parse_srat(&srat(&[]))).is_empty());
+}
+
+/// A structure of `kind` with `fields` (offset, little-endian bytes) over
+/// zeros, `len` bytes long (ACPI 6.5 tables 5.64, 5.65, 5.66).
+fn structure(kind: u8, len: u8, fields: &[(usize, &[u8])]) -> Vec<u8> {
+    let mut e = vec![0u8; len as usize];
+    e[0] = kind;
+    e[1] = len;
+    for &(at, bytes) in fields {
+        e[at..at + bytes.len()].copy_from_slice(bytes);
+    }
+    e
+}
+
+#[test]
+fn arm64_and_initiator_structures_decode_with_their_offsets() {
+    use acpitables::srat::{entries, Affinity, Entry};
+    let gicc = structure(
+        3,
+        18,
+        &[
+            (2, &5u32.to_le_bytes()),
+            (6, &9u32.to_le_bytes()),
+            (10, &[1]),
+        ],
+    );
+    let its = structure(4, 12, &[(2, &6u32.to_le_bytes()), (8, &2u32.to_le_bytes())]);
+    let gi = structure(5, 32, &[(4, &7u32.to_le_bytes())]);
+    let got: Vec<_> = entries(&srat(&[gicc, its, gi])).collect();
+    assert_eq!(
+        got,
+        [
+            Ok(Entry {
+                offset: 48,
+                affinity: Affinity::Gicc {
+                    uid: 9,
+                    domain: 5,
+                    enabled: true
+                }
+            }),
+            Ok(Entry {
+                offset: 66,
+                affinity: Affinity::GicIts {
+                    its_id: 2,
+                    domain: 6
+                }
+            }),
+            Ok(Entry {
+                offset: 78,
+                affinity: Affinity::GenericInitiator {
+                    domain: 7,
+                    enabled: false
+                }
+            }),
+        ]
+    );
+    // A GIC ITS Affinity of 8 bytes is a fault, and the walk goes on.
+    let short = structure(4, 8, &[]);
+    let got: Vec<_> = entries(&srat(&[short, lapic(1, 2, true)])).collect();
+    assert_eq!(
+        got[0],
+        Err(TableFault::ShortEntry {
+            offset: 48,
+            kind: 4,
+            len: 8,
+            need: 12
+        })
+    );
+    assert!(matches!(got[1], Ok(Entry { offset: 56, .. })));
+}
+
+#[test]
+fn headers_are_checked_for_signature_length_and_checksum() {
+    use acpitables::table::check_header;
+    let mut t = srat(&[lapic(0, 0, true)]);
+    let sum = t.iter().fold(0u8, |s, &b| s.wrapping_add(b));
+    t[9] = 0u8.wrapping_sub(sum);
+    assert_eq!(check_header(&t, b"SRAT"), Ok(&t[..]));
+    assert!(matches!(
+        check_header(&t, b"SLIT"),
+        Err(TableFault::BadSignature { .. })
+    ));
+    assert_eq!(
+        check_header(&t[..40], b"SRAT"),
+        Err(TableFault::BadTableLength {
+            stated: t.len() as u32,
+            len: 40
+        })
+    );
+    let mut bad = t.clone();
+    bad[50] ^= 1;
+    assert!(matches!(
+        check_header(&bad, b"SRAT"),
+        Err(TableFault::BadChecksum { .. })
+    ));
+    assert_eq!(
+        check_header(&t[..20], b"SRAT"),
+        Err(TableFault::NoHeader { len: 20, need: 36 })
+    );
 }
