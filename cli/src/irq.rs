@@ -168,11 +168,11 @@ fn firmware(platform: Platform, kind: &'static str) -> Source {
 /// A sysfs root's firmware: its ACPI tables if it has a MADT, else its DTB.
 fn from_sysfs_root(root: &Path) -> Result<Option<Source>> {
     let tables = root.join("sys/firmware/acpi/tables");
-    if std::fs::File::open(tables.join("APIC")).is_ok() {
+    if irq::can_open(&tables.join("APIC")) {
         return Ok(Some(firmware(irq::acpi::read_dir(&tables)?, "ACPI")));
     }
     let fdt = root.join("sys/firmware/fdt");
-    if std::fs::File::open(&fdt).is_ok() {
+    if irq::can_open(&fdt) {
         return Ok(Some(firmware(irq::dt::read_file(&fdt)?, "device tree")));
     }
     Ok(None)

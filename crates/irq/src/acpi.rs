@@ -43,7 +43,9 @@ pub fn read_dir(dir: &Path) -> Result<Platform, Error> {
             format!("{lower}.aml"),
         ] {
             let path = dir.join(&name);
-            if path.is_file() {
+            // Anything by that name is read (and refused if it is no regular
+            // file), not skipped as absent.
+            if path.symlink_metadata().is_ok() {
                 let bytes = crate::read_file(&path)?;
                 let file = path.display().to_string();
                 return Ok(Some(Table { file, bytes }));

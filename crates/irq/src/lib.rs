@@ -28,7 +28,6 @@ pub mod place;
 pub mod tables;
 
 use std::fmt;
-use std::io::Read;
 use std::path::Path;
 
 /// Linux's distance to the node itself, and to any other node when the
@@ -173,20 +172,20 @@ impl Platform {
     }
 }
 
-/// Reads a whole firmware file, refusing anything over [`MAX_FILE_BYTES`].
+/// Reads a whole firmware file through the readers' one guarded open: a
+/// regular file of at most [`MAX_FILE_BYTES`], opened without blocking, so
+/// that a FIFO, `/dev/zero` or a huge sparse file named as a table is one
+/// error naming it instead of a hang or an unbounded read.
 pub(crate) fn read_file(path: &Path) -> Result<Vec<u8>, Error> {
-    let name = path.display().to_string();
-    let file = std::fs::File::open(path).map_err(|e| Error::new(&name, "file", e.to_string()))?;
-    let mut bytes = Vec::new();
-    file.take(MAX_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| Error::new(&name, "file", e.to_string()))?;
-    if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(Error::new(
-            &name,
-            "file",
-            format!("larger than {MAX_FILE_BYTES} bytes: not a firmware table"),
-        ));
-    }
-    Ok(bytes)
+    readers::limits::read_input(path, MAX_FILE_BYTES, "a firmware table")
+        .map_err(|e| Error::new(&e.source, "file", e.message))
+}
+
+/// Whether `path` can be opened for reading: false when it is absent or this
+/// user may not read it (a live `/sys/firmware/acpi/tables` is root's), so
+/// the caller can look elsewhere. Opened without blocking, so asking never
+/// hangs on a FIFO; a FIFO or device answers true, and reading it then says
+/// what it is.
+pub fn can_open(path: &Path) -> bool {
+    readers::limits::open_nonblocking(path).is_ok()
 }

@@ -80,8 +80,9 @@ pub fn file_limit(path: &str) -> u64 {
 }
 
 /// Opens `path` for reading without blocking (a FIFO with no writer opens at
-/// once) and without becoming its controlling terminal.
-fn open_nonblocking(path: &Path) -> std::io::Result<File> {
+/// once) and without becoming its controlling terminal. Whether a file can be
+/// opened at all, asked without the risk of hanging.
+pub fn open_nonblocking(path: &Path) -> std::io::Result<File> {
     let mut options = std::fs::OpenOptions::new();
     options.read(true);
     #[cfg(target_os = "linux")]
@@ -162,12 +163,17 @@ pub(crate) fn read_capped(
     Ok(data)
 }
 
+/// The whole bytes of a file the user named, checked as above.
+pub fn read_input(path: &Path, limit: u64, what: &str) -> Result<Vec<u8>, Error> {
+    let file = open_input(path, limit, what)?;
+    read_capped(file, limit, &path.display().to_string(), what)
+}
+
 /// The whole text of a file the user named (`--lscpu`, `--xml`, a compared
 /// dump), checked as above and as UTF-8.
 pub fn read_text_input(path: &Path, limit: u64, what: &str) -> Result<String, Error> {
     let name = path.display().to_string();
-    let file = open_input(path, limit, what)?;
-    let bytes = read_capped(file, limit, &name, what)?;
+    let bytes = read_input(path, limit, what)?;
     String::from_utf8(bytes).map_err(|e| {
         let at = e.utf8_error().valid_up_to();
         let line = e.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count() + 1;
