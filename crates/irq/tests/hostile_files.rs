@@ -32,9 +32,11 @@ fn sparse(path: &Path) {
     f.set_len(irq::MAX_FILE_BYTES + 1).unwrap();
 }
 
-/// The three hostile kinds of file, each made at `path`, with a word its
-/// error must contain.
-const KINDS: [(&str, fn(&Path)); 3] = [
+/// Makes a file at the path given.
+type Make = fn(&Path);
+
+/// The three hostile kinds of file, each with a word its error must contain.
+const KINDS: [(&str, Make); 3] = [
     ("FIFO", mkfifo),
     ("character device", |p| {
         std::os::unix::fs::symlink("/dev/zero", p).unwrap()
