@@ -34,6 +34,8 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 name="${1:?usage: domains-capture.sh <name>|all [out-dir]}"
 out="$(realpath -m "${2:-$root/crates/domains/tests/data}")"
 mkdir -p "$out"
+# shellcheck source=scripts/guest-setup.sh
+. "$root/scripts/guest-setup.sh"
 
 # Each machine: QEMU options after the common ones.
 qemu_args() {
@@ -55,12 +57,7 @@ qemu_args() {
     x86-4n-dist)
       # Same CPUs, 4 nodes (2 per socket: NUMA inside the package) and a custom
       # asymmetric-looking distance matrix with three remote distances.
-      local a="-m 512M -smp 16,sockets=2,cores=4,threads=2"
-      local n
-      for n in 0 1 2 3; do
-        a="$a -object memory-backend-ram,id=m$n,size=128M"
-        a="$a -numa node,nodeid=$n,memdev=m$n,cpus=$((n*4))-$((n*4+3))"
-      done
+      local a="-m 512M -smp 16,sockets=2,cores=4,threads=2 $(numa_nodes 4 128 4)"
       a="$a -numa dist,src=0,dst=1,val=15 -numa dist,src=0,dst=2,val=25 -numa dist,src=0,dst=3,val=30"
       a="$a -numa dist,src=1,dst=2,val=30 -numa dist,src=1,dst=3,val=25 -numa dist,src=2,dst=3,val=15"
       echo "$a" ;;
@@ -68,20 +65,7 @@ qemu_args() {
       # 64 CPUs, 8 sockets of 8 cores, one node per socket; two remote distance
       # levels: 16 inside each group of four nodes, 32 across (32 > x86's
       # RECLAIM_DISTANCE of 30, so that NUMA level loses EXEC/FORK/WAKE_AFFINE).
-      local a="-m 1024M -smp 64,sockets=8,cores=8,threads=1"
-      local n m d
-      for n in 0 1 2 3 4 5 6 7; do
-        a="$a -object memory-backend-ram,id=m$n,size=128M"
-        a="$a -numa node,nodeid=$n,memdev=m$n,cpus=$((n*8))-$((n*8+7))"
-      done
-      for n in 0 1 2 3 4 5 6 7; do
-        for m in 0 1 2 3 4 5 6 7; do
-          [ "$m" -gt "$n" ] || continue
-          if [ $((n / 4)) -eq $((m / 4)) ]; then d=16; else d=32; fi
-          a="$a -numa dist,src=$n,dst=$m,val=$d"
-        done
-      done
-      echo "$a" ;;
+      echo "-m 1024M -smp 64,sockets=8,cores=8,threads=1 $(numa_nodes 8 128 8) $(numa_pair_distances 8 4 16 32)" ;;
     x86-intel-2s4c2t)
       # QEMU's legacy Intel cache model (leaf 4): L1 and L2 per core, L3 per
       # socket. Kept in crates/qemu-runner/tests/data (the kernel's leaf-4 test).
@@ -102,20 +86,15 @@ qemu_args() {
         boot-16c-smt-4n) a="$a -smp 16,sockets=2,cores=4,threads=2 -m 1028M"; cpus=16; per=257; nodes=4 ;;
         boot-64c-4n) a="$a -smp 64,sockets=1,cores=64,threads=1 -m 1040M"; cpus=64; per=260; nodes=4 ;;
       esac
-      local n m d
+      local n
       if [ "$nodes" -gt 1 ]; then
+        # (cpus= before memdev=, as Machine::qemu_args writes them.)
         for n in 0 1 2 3; do
           a="$a -object memory-backend-ram,id=m$n,size=${per}M"
           a="$a -numa node,nodeid=$n,cpus=$((n*cpus/4))-$(((n+1)*cpus/4-1)),memdev=m$n"
         done
         # Distance 15 within a pair of nodes, 25 across (Machine::distance).
-        for n in 0 1 2 3; do
-          for m in 0 1 2 3; do
-            [ "$m" -gt "$n" ] || continue
-            if [ $((n / 2)) -eq $((m / 2)) ]; then d=15; else d=25; fi
-            a="$a -numa dist,src=$n,dst=$m,val=$d"
-          done
-        done
+        a="$a $(numa_pair_distances 4 2 15 25)"
       fi
       echo "$a" ;;
     arm64-*-2s2cl2c2t-2n)
@@ -243,8 +222,7 @@ capture() {
   # The initramfs: busybox and an init that copies what we want into tmpfs
   # (debugfs and sysfs report sizes that tar cannot trust, so `cat` every file),
   # then prints one base64 tarball between markers and powers off.
-  mkdir -p "$work/rd/bin" "$work/rd/proc" "$work/rd/sys" "$work/rd/tmp"
-  cp "$busybox" "$work/rd/bin/busybox"
+  initramfs_tree "$work" "$busybox"
   cat > "$work/rd/init" <<INIT
 #!/bin/busybox sh
 /bin/busybox --install -s /bin
@@ -254,32 +232,8 @@ mount -t sysfs sys /sys
 mount -t debugfs debugfs /sys/kernel/debug
 mount -t tmpfs tmp /tmp
 for c in $offline; do echo 0 > /sys/devices/system/cpu/cpu\$c/online; done
-o=/tmp/$m
-# busybox cp reads to EOF (tar would trust st_size, which sysfs and debugfs get
-# wrong); one cp per directory keeps the number of forks low, which matters with
-# 64 vCPUs under TCG.
-mkdir -p \$o/proc \$o/sys/devices/system/cpu \$o/sys/devices/system/node /tmp/dom
-cat /proc/cpuinfo > \$o/proc/cpuinfo
-cd /sys/devices/system/cpu
-cp possible present online kernel_max \$o/sys/devices/system/cpu/ 2>/dev/null
-[ -f offline ] && cp offline \$o/sys/devices/system/cpu/
-for d in cpu[0-9]*; do
-  mkdir -p \$o/sys/devices/system/cpu/\$d
-  cp -r \$d/topology \$d/cache \$o/sys/devices/system/cpu/\$d/ 2>/dev/null
-  for f in online physical_id cpu_capacity; do
-    [ -f \$d/\$f ] && cp \$d/\$f \$o/sys/devices/system/cpu/\$d/
-  done
-done
-if [ -f /proc/powerpc/lparcfg ]; then
-  mkdir -p \$o/proc/powerpc && cat /proc/powerpc/lparcfg > \$o/proc/powerpc/lparcfg
-fi
-cd /sys/devices/system/node
-cp possible online has_cpu has_memory has_normal_memory \$o/sys/devices/system/node/ 2>/dev/null
-for d in node[0-9]*; do
-  mkdir -p \$o/sys/devices/system/node/\$d
-  cp \$d/cpumap \$d/cpulist \$d/distance \$d/meminfo \$o/sys/devices/system/node/\$d/
-done
-cd /
+$(guest_topology_dump "$m")
+mkdir -p /tmp/dom
 cp -r /sys/kernel/debug/sched/domains /tmp/dom/domains
 # The ACPI tables Linux used (binary, so in their own tarball).
 if [ -d /sys/firmware/acpi/tables ]; then
@@ -301,8 +255,7 @@ if [ -d /tmp/acpi ]; then
 fi
 poweroff -f
 INIT
-  chmod +x "$work/rd/init"
-  (cd "$work/rd" && find . | cpio -o -H newc --quiet | gzip -9) > "$work/initrd.gz"
+  pack_initrd "$work"
   local upgrade=""
   case "$m" in
     arm64-acpi-*)
@@ -318,18 +271,11 @@ INIT
   timeout 3600 $base -nographic -no-reboot -accel "$accel" \
     -kernel "$vmlinuz" -initrd "$work/initrd.gz" -append "$cmdline" $args \
     > "$work/console.log" 2>&1 || true
-  for part in SYSFS DOMAINS; do
-    if ! grep -q "===$part-END===" "$work/console.log"; then
-      echo "capture $m: no $part output; console tail:" >&2; tail -30 "$work/console.log" >&2; return 1
-    fi
-  done
-  sed -n '/===SYSFS-BEGIN===/,/===SYSFS-END===/p' "$work/console.log" | sed '1d;$d' | tr -d '\r' \
-    | base64 -d > "$out/$m-sysfs.tar.gz"
-  sed -n '/===DOMAINS-BEGIN===/,/===DOMAINS-END===/p' "$work/console.log" | sed '1d;$d' | tr -d '\r' \
-    | base64 -d > "$out/$m-domains.tar.gz"
+  require_parts "$work/console.log" "$m" SYSFS DOMAINS
+  console_part "$work/console.log" SYSFS > "$out/$m-sysfs.tar.gz"
+  console_part "$work/console.log" DOMAINS > "$out/$m-domains.tar.gz"
   if grep -q "===ACPI-END===" "$work/console.log"; then
-    sed -n '/===ACPI-BEGIN===/,/===ACPI-END===/p' "$work/console.log" | sed '1d;$d' | tr -d '\r' \
-      | base64 -d > "$out/$m-acpi.tar.gz"
+    console_part "$work/console.log" ACPI > "$out/$m-acpi.tar.gz"
   fi
   {
     echo "machine: $m"

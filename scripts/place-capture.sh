@@ -24,32 +24,18 @@ settle="${SETTLE:-3}"
 samples="${SAMPLES:-5}"
 period="${PERIOD:-1}"
 mkdir -p "$out"
+# shellcheck source=scripts/guest-setup.sh
+. "$root/scripts/guest-setup.sh"
 
 qemu_args() {
   case "$1" in
     x86-2s2c2t-2n)
       # SMT and several packages: 2 sockets x 2 cores x 2 threads, a node per socket.
-      local a="-m 512M -smp 8,sockets=2,cores=2,threads=2"
-      a="$a -object memory-backend-ram,id=m0,size=256M -numa node,nodeid=0,memdev=m0,cpus=0-3"
-      a="$a -object memory-backend-ram,id=m1,size=256M -numa node,nodeid=1,memdev=m1,cpus=4-7"
-      echo "$a" ;;
+      echo "-m 512M -smp 8,sockets=2,cores=2,threads=2 $(numa_nodes 2 256 4)" ;;
     x86-4n-slit)
       # Several nodes with a custom SLIT: 4 sockets x 2 cores, a node per
       # socket, distance 15 inside each pair of nodes and 25 across.
-      local a="-m 512M -smp 8,sockets=4,cores=2,threads=1"
-      local n m d
-      for n in 0 1 2 3; do
-        a="$a -object memory-backend-ram,id=m$n,size=128M"
-        a="$a -numa node,nodeid=$n,memdev=m$n,cpus=$((n*2))-$((n*2+1))"
-      done
-      for n in 0 1 2 3; do
-        for m in 0 1 2 3; do
-          [ "$m" -gt "$n" ] || continue
-          if [ $((n / 2)) -eq $((m / 2)) ]; then d=15; else d=25; fi
-          a="$a -numa dist,src=$n,dst=$m,val=$d"
-        done
-      done
-      echo "$a" ;;
+      echo "-m 512M -smp 8,sockets=4,cores=2,threads=1 $(numa_nodes 4 128 2) $(numa_pair_distances 4 2 15 25)" ;;
     x86-1s4c2t)
       # SMT in one package and one node: 4 cores x 2 threads.
       echo "-m 512M -smp 8,sockets=1,cores=4,threads=2" ;;
@@ -64,8 +50,7 @@ capture() {
   local vmlinuz; vmlinuz="$("$root/scripts/fetch-linux.sh")"
   local work; work="$(mktemp -d)"
   trap 'rm -rf "$work"' RETURN
-  mkdir -p "$work/rd/bin" "$work/rd/proc" "$work/rd/sys" "$work/rd/tmp"
-  cp /bin/busybox "$work/rd/bin/busybox"
+  initramfs_tree "$work" /bin/busybox
   cat > "$work/rd/init" <<INIT
 #!/bin/busybox sh
 /bin/busybox --install -s /bin
@@ -73,22 +58,7 @@ export PATH=/bin
 mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t tmpfs tmp /tmp
-o=/tmp/$m
-mkdir -p \$o/proc \$o/sys/devices/system/cpu \$o/sys/devices/system/node
-cat /proc/cpuinfo > \$o/proc/cpuinfo
-cd /sys/devices/system/cpu
-cp possible present online kernel_max \$o/sys/devices/system/cpu/ 2>/dev/null
-for d in cpu[0-9]*; do
-  mkdir -p \$o/sys/devices/system/cpu/\$d
-  cp -r \$d/topology \$d/cache \$o/sys/devices/system/cpu/\$d/ 2>/dev/null
-done
-cd /sys/devices/system/node
-cp possible online has_cpu has_memory has_normal_memory \$o/sys/devices/system/node/ 2>/dev/null
-for d in node[0-9]*; do
-  mkdir -p \$o/sys/devices/system/node/\$d
-  cp \$d/cpumap \$d/cpulist \$d/distance \$o/sys/devices/system/node/\$d/
-done
-cd /
+$(guest_topology_dump "$m")
 echo ===SYSFS-BEGIN===; (cd /tmp && tar czf - $m) | base64; echo ===SYSFS-END===
 # field 39 of /proc/PID/stat (the comm field has no spaces here)
 cpu_of() { set -- \$(cat /proc/\$1/stat); shift 38; echo \$1; }
@@ -118,21 +88,15 @@ done
 echo ===PLACE-END===
 poweroff -f
 INIT
-  chmod +x "$work/rd/init"
-  (cd "$work/rd" && find . | cpio -o -H newc --quiet | gzip -9) > "$work/initrd.gz"
+  pack_initrd "$work"
   local cmdline="console=ttyS0 lpj=4000000 no_timer_check rdinit=/init panic=-1 loglevel=4"
   echo "capture $m: qemu-system-x86_64 -nographic -no-reboot -kernel $vmlinuz -initrd <busybox initramfs> -append \"$cmdline\" $args" >&2
   # shellcheck disable=SC2086
   timeout "${TIMEOUT:-1800}" qemu-system-x86_64 -nographic -no-reboot -accel tcg \
     -kernel "$vmlinuz" -initrd "$work/initrd.gz" -append "$cmdline" $args \
     > "$work/console.log" 2>&1 || true
-  for part in SYSFS PLACE; do
-    if ! grep -q "===$part-END===" "$work/console.log"; then
-      echo "capture $m: no $part output; console tail:" >&2; tail -30 "$work/console.log" >&2; return 1
-    fi
-  done
-  sed -n '/===SYSFS-BEGIN===/,/===SYSFS-END===/p' "$work/console.log" | sed '1d;$d' | tr -d '\r' \
-    | base64 -d > "$out/$m-sysfs.tar.gz"
+  require_parts "$work/console.log" "$m" SYSFS PLACE
+  console_part "$work/console.log" SYSFS > "$out/$m-sysfs.tar.gz"
   {
     echo "# machine: $m"
     echo "# kernel: $(basename "$vmlinuz") (Debian package $(basename "$(dirname "$(dirname "$vmlinuz")")"), unpacked by scripts/fetch-linux.sh)"
@@ -140,7 +104,7 @@ INIT
     echo "# command: qemu-system-x86_64 -nographic -no-reboot -accel tcg -kernel vmlinuz -initrd initrd.gz -append \"$cmdline\" $args"
     echo "# loops: sh -c 'while :; do :; done' & (k of them, from the init shell); settle ${settle} s; ${samples} samples ${period} s apart"
     echo "# made by: scripts/place-capture.sh $m"
-    sed -n '/===PLACE-BEGIN===/,/===PLACE-END===/p' "$work/console.log" | sed '1d;$d' | tr -d '\r'
+    console_text "$work/console.log" PLACE
   } > "$out/$m-place.txt"
   echo "capture $m: wrote $out/$m-sysfs.tar.gz $out/$m-place.txt" >&2
 }

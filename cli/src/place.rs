@@ -76,8 +76,45 @@ struct Side {
     lpar: Lpar,
 }
 
-/// Runs the subcommand.
+/// Runs the subcommand: read the arguments, load the machine, decide the
+/// sides (one run, or two with `--compare`), simulate each, then write the SVG
+/// and the report.
 pub fn run(args: &PlaceArgs) -> Result<()> {
+    let (seconds, kernel, workload) = parse_run_args(args)?;
+    let topo = args.source.load()?;
+    let power = matches!(
+        topo.arch(),
+        topology::Arch::PowerPc64 | topology::Arch::PowerPc
+    );
+    let base = Side {
+        kernel,
+        lpar: partition_mode(args, &topo, power)?,
+    };
+    let sides = match &args.compare {
+        None => vec![base],
+        Some(v) => vec![
+            parse_side(&v[0], base, power)?,
+            parse_side(&v[1], base, power)?,
+        ],
+    };
+    let options = machine_options(args)?;
+    let mut reports = Vec::new();
+    for side in &sides {
+        reports.push(simulate_side(
+            args, &topo, *side, &options, workload, seconds,
+        )?);
+    }
+    if let Some(path) = &args.svg {
+        let runs: Vec<(&Report, usize)> = reports.iter().map(|(r, t)| (r, *t)).collect();
+        std::fs::write(path, place::svg::occupancy_svg(&runs))
+            .with_context(|| format!("{}: cannot write", path.display()))?;
+    }
+    crate::write_stdout(&render(args.format, topo.source(), &reports)?)
+}
+
+/// The run's duration (virtual seconds), kernel and workload, each checked
+/// before the machine is loaded so bad input fails fast with its own flag.
+fn parse_run_args(args: &PlaceArgs) -> Result<(f64, Kernel, Workload)> {
     let seconds: f64 =
         args.duration.trim().parse().map_err(|_| {
             anyhow::anyhow!("--duration {}: not a number of seconds", args.duration)
@@ -92,12 +129,13 @@ pub fn run(args: &PlaceArgs) -> Result<()> {
     }
     let workload = Workload::parse(&args.workload)
         .map_err(|e| anyhow::anyhow!("--workload {}: {e}", args.workload))?;
-    let topo = args.source.load()?;
-    let power = matches!(
-        topo.arch(),
-        topology::Arch::PowerPc64 | topology::Arch::PowerPc
-    );
-    let default_lpar = match args.lpar {
+    Ok((seconds, kernel, workload))
+}
+
+/// `--lpar` if given (refused off POWER), else what the source says: a POWER
+/// machine is a shared or dedicated partition, anything else is not one.
+fn partition_mode(args: &PlaceArgs, topo: &topology::Topology, power: bool) -> Result<Lpar> {
+    let lpar = match args.lpar {
         Some(crate::domains::LparMode::Shared) => Lpar::Shared,
         Some(crate::domains::LparMode::Dedicated) => Lpar::Dedicated,
         None if power && topo.shared_processor() => Lpar::Shared,
@@ -105,65 +143,72 @@ pub fn run(args: &PlaceArgs) -> Result<()> {
         None => Lpar::None,
     };
     if args.lpar.is_some() {
-        check_lpar(&topo, default_lpar)?;
+        check_lpar(topo, lpar)?;
     }
-    let base = Side {
-        kernel,
-        lpar: default_lpar,
+    Ok(lpar)
+}
+
+/// `--itmt` priorities, when given.
+fn machine_options(args: &PlaceArgs) -> Result<MachineOptions> {
+    let itmt_priorities = if args.itmt.is_empty() {
+        None
+    } else {
+        Some(
+            place::parse_itmt(args.itmt.iter().map(|s| s.as_str()))
+                .map_err(|e| anyhow::anyhow!("--itmt {e}"))?,
+        )
     };
-    let sides = match &args.compare {
-        None => vec![base],
-        Some(v) => vec![
-            parse_side(&v[0], base, power)?,
-            parse_side(&v[1], base, power)?,
-        ],
-    };
-    let options = MachineOptions {
-        itmt_priorities: if args.itmt.is_empty() {
-            None
-        } else {
-            Some(
-                place::parse_itmt(args.itmt.iter().map(|s| s.as_str()))
-                    .map_err(|e| anyhow::anyhow!("--itmt {e}"))?,
-            )
-        },
-    };
-    let mut reports = Vec::new();
-    for side in &sides {
-        let m = machine_for(&topo, side.kernel, side.lpar == Lpar::Shared, &options)
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
-        let mut hv = HvParams::defaults(side.lpar, m.vp_cpus.len());
-        if let Some(p) = args.pool {
-            if !(p.is_finite() && p > 0.0) {
-                bail!("--pool {p}: must be a positive number of cores");
-            }
-            hv.pool = p;
+    Ok(MachineOptions { itmt_priorities })
+}
+
+/// The partition's configuration for `side`: defaults for its VPs, then
+/// `--pool`, `--entitlement` and `--capped`.
+fn partition(args: &PlaceArgs, side: Side, vps: usize) -> Result<HvParams> {
+    let mut hv = HvParams::defaults(side.lpar, vps);
+    if let Some(p) = args.pool {
+        if !(p.is_finite() && p > 0.0) {
+            bail!("--pool {p}: must be a positive number of cores");
         }
-        if let Some(e) = args.entitlement {
-            if !(e.is_finite() && e > 0.0) {
-                bail!("--entitlement {e}: must be a positive number of cores");
-            }
-            hv.entitlement = e;
+        hv.pool = p;
+    }
+    if let Some(e) = args.entitlement {
+        if !(e.is_finite() && e > 0.0) {
+            bail!("--entitlement {e}: must be a positive number of cores");
         }
-        hv.capped = args.capped;
-        let mut cfg = Config::new(side.kernel, hv, workload, args.threads, seconds);
-        cfg.seed = args.seed;
-        cfg.trace = args.svg.is_some();
-        // Thousands of tasks over seconds of virtual time take a while: a
-        // spinner says the run is alive.
-        let spinner = crate::progress::spinner(args.quiet, &format!("placing on {}", side.kernel));
-        let r = run::run(&m, &cfg);
-        spinner.finish_and_clear();
-        let r = r?;
-        let tpv = m.vp_cpus.iter().map(|v| v.len()).max().unwrap_or(1);
-        reports.push((r, tpv));
+        hv.entitlement = e;
     }
-    if let Some(path) = &args.svg {
-        let runs: Vec<(&Report, usize)> = reports.iter().map(|(r, t)| (r, *t)).collect();
-        std::fs::write(path, place::svg::occupancy_svg(&runs))
-            .with_context(|| format!("{}: cannot write", path.display()))?;
-    }
-    let out = match (args.format, reports.as_slice()) {
+    hv.capped = args.capped;
+    Ok(hv)
+}
+
+/// One side's run: its domains and machine view, its partition, the
+/// simulation; with the threads per VP the SVG draws.
+fn simulate_side(
+    args: &PlaceArgs,
+    topo: &topology::Topology,
+    side: Side,
+    options: &MachineOptions,
+    workload: Workload,
+    seconds: f64,
+) -> Result<(Report, usize)> {
+    let m = machine_for(topo, side.kernel, side.lpar == Lpar::Shared, options)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let hv = partition(args, side, m.vp_cpus.len())?;
+    let mut cfg = Config::new(side.kernel, hv, workload, args.threads, seconds);
+    cfg.seed = args.seed;
+    cfg.trace = args.svg.is_some();
+    // Thousands of tasks over seconds of virtual time take a while: a
+    // spinner says the run is alive.
+    let spinner = crate::progress::spinner(args.quiet, &format!("placing on {}", side.kernel));
+    let r = run::run(&m, &cfg);
+    spinner.finish_and_clear();
+    let tpv = m.vp_cpus.iter().map(|v| v.len()).max().unwrap_or(1);
+    Ok((r?, tpv))
+}
+
+/// The report: one JSON object, `a` and `b` with `--compare`, or the table.
+fn render(format: PlaceFormat, source: &str, reports: &[(Report, usize)]) -> Result<String> {
+    Ok(match (format, reports) {
         (PlaceFormat::Json, [(r, _)]) => format!("{}\n", serde_json::to_string_pretty(r)?),
         (PlaceFormat::Json, [(a, _), (b, _)]) => {
             #[derive(Serialize)]
@@ -173,10 +218,9 @@ pub fn run(args: &PlaceArgs) -> Result<()> {
             }
             format!("{}\n", serde_json::to_string_pretty(&Pair { a, b })?)
         }
-        (PlaceFormat::Text, rs) => table(topo.source(), rs.iter().map(|x| &x.0)),
+        (PlaceFormat::Text, rs) => table(source, rs.iter().map(|x| &x.0)),
         _ => unreachable!("one or two runs"),
-    };
-    crate::write_stdout(&out)
+    })
 }
 
 /// `--compare` operands: a kernel (6.6) or an LPAR mode (shared, dedicated).

@@ -240,8 +240,33 @@ pub fn check_lpar(topo: &Topology, lpar: Lpar) -> Result<(), RunError> {
     Ok(())
 }
 
-/// Runs `cfg` on `m`.
+/// Runs `cfg` on `m`, in phases: check the configuration, fork the tasks
+/// from the parent's CPU, start the workload's first blocks, then drive the
+/// tick, samples, blocks and wake-ups through the event queue to the end, and
+/// report over the measured window.
 pub fn run(m: &Machine, cfg: &Config) -> Result<Report, RunError> {
+    check_config(cfg)?;
+    let mut s = Sched::new(m, cfg.kernel, cfg.hv, cfg.workload, cfg.seed);
+    if m.nodes > 1 {
+        s.numa_retry_ns = cfg.numa_retry_ns;
+    }
+    s.cache_group_sums = cfg.cache_group_sums;
+    let start = start_cpu(m, cfg, &mut s)?;
+    let first_child = fork_tasks(&mut s, cfg, start);
+    let mut q: Queue<Ev> = Queue::new();
+    start_workload(&mut s, &mut q, cfg, first_child);
+    settle_idle(&mut s);
+    q.schedule(s.tick_ns, Ev::Tick);
+    q.schedule(cfg.sample_ns, Ev::Sample);
+    let (acc, warm) = drive(&mut s, &mut q, cfg, first_child);
+    s.now = cfg.duration_ns;
+    let warm = warm.unwrap_or_else(|| Snapshot::take(&s, first_child));
+    Ok(report(m, cfg, &s, &warm, acc, first_child))
+}
+
+/// Refuses what the model cannot run: no tasks, more than it keeps books
+/// for, odd hackbench pairs, a duration outside (0, [`MAX_DURATION_S`]].
+fn check_config(cfg: &Config) -> Result<(), RunError> {
     if cfg.threads == 0 {
         return Err(RunError::NoThreads);
     }
@@ -257,25 +282,30 @@ pub fn run(m: &Machine, cfg: &Config) -> Result<Report, RunError> {
             cfg.duration_ns as f64 / 1e9
         )));
     }
-    let mut s = Sched::new(m, cfg.kernel, cfg.hv, cfg.workload, cfg.seed);
-    if m.nodes > 1 {
-        s.numa_retry_ns = cfg.numa_retry_ns;
-    }
-    s.cache_group_sums = cfg.cache_group_sums;
-    let start = match cfg.start_cpu {
+    Ok(())
+}
+
+/// The parent's CPU (index into the machine view): the configured one, or
+/// one drawn from the seed.
+fn start_cpu(m: &Machine, cfg: &Config, s: &mut Sched<'_>) -> Result<u32, RunError> {
+    Ok(match cfg.start_cpu {
         Some(c) => m
             .cpu_id
             .iter()
             .position(|&x| x == c)
             .ok_or(RunError::StartCpu(c))? as u32,
         None => (s.uniform() * m.ncpu() as f64) as u32 % m.ncpu() as u32,
-    };
-    let mut q: Queue<Ev> = Queue::new();
+    })
+}
+
+/// The parent, runnable on `start`, forks every task (fork balancing places
+/// each) and then blocks. Tasks working on the parent's memory prefer its node
+/// for NUMA balancing. Returns the first child's task id.
+fn fork_tasks(s: &mut Sched<'_>, cfg: &Config, start: u32) -> u32 {
     let parent = s.add_task(start);
     s.tasks[parent as usize].runnable = true;
     s.enqueue(parent, start);
-    let first_child = parent + 1;
-    let home = m.node[start as usize];
+    let home = s.m.node[start as usize];
     for _ in 0..cfg.threads {
         let t = s.fork(parent);
         if cfg.workload.shares_parent_memory() {
@@ -285,24 +315,39 @@ pub fn run(m: &Machine, cfg: &Config) -> Result<Report, RunError> {
     }
     s.block(parent);
     s.changed.clear();
-    let w = cfg.workload;
-    if w.sleeps() {
-        for i in 0..cfg.threads {
-            let t = first_child + i;
-            let receiver = matches!(w, Workload::Hackbench { .. }) && i % 2 == 1;
-            if receiver {
-                s.block(t);
-            } else {
-                let j = s.uniform();
-                q.schedule(w.run_ns(j), Ev::Block(t));
-            }
-        }
-        s.changed.clear();
-    }
-    settle_idle(&mut s);
-    q.schedule(s.tick_ns, Ev::Tick);
-    q.schedule(cfg.sample_ns, Ev::Sample);
+    parent + 1
+}
 
+/// A sleeping workload's first events: hackbench receivers block at once,
+/// every other task runs its first burst.
+fn start_workload(s: &mut Sched<'_>, q: &mut Queue<Ev>, cfg: &Config, first_child: u32) {
+    let w = cfg.workload;
+    if !w.sleeps() {
+        return;
+    }
+    for i in 0..cfg.threads {
+        let t = first_child + i;
+        let receiver = matches!(w, Workload::Hackbench { .. }) && i % 2 == 1;
+        if receiver {
+            s.block(t);
+        } else {
+            let j = s.uniform();
+            q.schedule(w.run_ns(j), Ev::Block(t));
+        }
+    }
+    s.changed.clear();
+}
+
+/// The event loop to the end of the run: each event at its virtual time, the
+/// tasks it made runnable given their next block, then the newly idle CPUs'
+/// balancing. Returns the samples and the snapshot where measuring began.
+fn drive(
+    s: &mut Sched<'_>,
+    q: &mut Queue<Ev>,
+    cfg: &Config,
+    first_child: u32,
+) -> (Acc, Option<Snapshot>) {
+    let w = cfg.workload;
     let warm_ns = (cfg.duration_ns as f64 * cfg.warmup) as u64;
     let mut acc = Acc::default();
     let mut warm: Option<Snapshot> = None;
@@ -312,7 +357,7 @@ pub fn run(m: &Machine, cfg: &Config) -> Result<Report, RunError> {
         }
         s.now = at;
         if warm.is_none() && at >= warm_ns {
-            warm = Some(Snapshot::take(&s, first_child));
+            warm = Some(Snapshot::take(s, first_child));
         }
         match ev {
             Ev::Tick => {
@@ -321,21 +366,11 @@ pub fn run(m: &Machine, cfg: &Config) -> Result<Report, RunError> {
             }
             Ev::Sample => {
                 if at >= warm_ns {
-                    acc.sample(&s, cfg.trace);
+                    acc.sample(s, cfg.trace);
                 }
                 q.schedule(at + cfg.sample_ns, Ev::Sample);
             }
-            Ev::Block(t) => {
-                let cpu = s.tasks[t as usize].cpu;
-                s.block(t);
-                if let Some(p) = w.partner(t - first_child) {
-                    s.wake(first_child + p, cpu, true);
-                }
-                let j = s.uniform();
-                if let Some(ns) = w.sleep_ns(j) {
-                    q.schedule(at + ns, Ev::Wake(t));
-                }
-            }
+            Ev::Block(t) => block_event(s, q, w, t, first_child),
             Ev::Wake(t) => {
                 let prev = s.tasks[t as usize].cpu;
                 s.wake(t, prev, false);
@@ -347,11 +382,23 @@ pub fn run(m: &Machine, cfg: &Config) -> Result<Report, RunError> {
                 q.schedule(at + w.run_ns(j), Ev::Block(t));
             }
         }
-        settle_idle(&mut s);
+        settle_idle(s);
     }
-    s.now = cfg.duration_ns;
-    let warm = warm.unwrap_or_else(|| Snapshot::take(&s, first_child));
-    Ok(report(m, cfg, &s, &warm, acc, first_child))
+    (acc, warm)
+}
+
+/// Task `t` blocks: it wakes its partner (hackbench, synchronously from its
+/// own CPU) or sets its sleep timer (duty cycle).
+fn block_event(s: &mut Sched<'_>, q: &mut Queue<Ev>, w: Workload, t: u32, first_child: u32) {
+    let cpu = s.tasks[t as usize].cpu;
+    s.block(t);
+    if let Some(p) = w.partner(t - first_child) {
+        s.wake(first_child + p, cpu, true);
+    }
+    let j = s.uniform();
+    if let Some(ns) = w.sleep_ns(j) {
+        q.schedule(s.now + ns, Ev::Wake(t));
+    }
 }
 
 /// Newly idle CPUs balance; then `nohz.next_balance` takes them in.

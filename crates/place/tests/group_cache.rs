@@ -4,27 +4,15 @@
 //! machines whose top-level groups are big (fork balancing reads them for every
 //! fork), overlapping (NUMA), or shared-LPAR, and for workloads that fork, wake
 //! and balance.
-use place::run::{machine_for, run, Config, Report};
-use place::{HvParams, Kernel, Lpar, MachineOptions, Workload};
+mod support;
+
+use place::run::{run, Report};
+use place::{Kernel, Lpar, Workload};
 
 fn both(machine: &str, kernel: Kernel, lpar: Lpar, w: Workload, threads: u32, secs: f64) {
-    let topo = readers::catalogue::machine(machine).unwrap();
-    let m = machine_for(
-        &topo,
-        kernel,
-        lpar == Lpar::Shared,
-        &MachineOptions::default(),
-    )
-    .unwrap();
+    let m = support::catalogue_machine(machine, kernel, lpar);
     let go = |cache: bool| -> Report {
-        let mut cfg = Config::new(
-            kernel,
-            HvParams::defaults(lpar, m.vp_cpus.len()),
-            w,
-            threads,
-            secs,
-        );
-        cfg.trace = true;
+        let mut cfg = support::traced_config(&m, kernel, lpar, w, threads, secs);
         cfg.cache_group_sums = cache;
         run(&m, &cfg).unwrap()
     };

@@ -2,26 +2,14 @@
 //! `draw::check`) and read back: the cells the renderer found must rebuild,
 //! sample by sample and VP by VP, the busy-thread counts the runs recorded; and
 //! the picture of seed 001's before/after shows both runs.
-use place::run::{machine_for, run, Config, Report};
-use place::{HvParams, Kernel, Lpar, MachineOptions, Workload};
+mod support;
+
+use place::run::{run, Report};
+use place::{Kernel, Lpar, Workload};
 
 fn traced(machine: &str, kernel: Kernel, lpar: Lpar, w: Workload) -> (Report, usize) {
-    let topo = readers::catalogue::machine(machine).unwrap();
-    let m = machine_for(
-        &topo,
-        kernel,
-        lpar == Lpar::Shared,
-        &MachineOptions::default(),
-    )
-    .unwrap();
-    let mut cfg = Config::new(
-        kernel,
-        HvParams::defaults(lpar, m.vp_cpus.len()),
-        w,
-        32,
-        3.0,
-    );
-    cfg.trace = true;
+    let m = support::catalogue_machine(machine, kernel, lpar);
+    let cfg = support::traced_config(&m, kernel, lpar, w, 32, 3.0);
     let tpv = m.vp_cpus.iter().map(|v| v.len()).max().unwrap();
     (run(&m, &cfg).unwrap(), tpv)
 }
