@@ -744,8 +744,9 @@ fn check_attr_kind(
 }
 
 /// Computes the OS indexes of the `total` objects of a level from its
-/// `indexes=` text. `widths[k]` is the number of objects at level `k`
-/// (`widths[0]` = 1 for the root), `kinds[k]` its type.
+/// `indexes=` text, as hwloc's `hwloc_synthetic_process_indexes` does: an
+/// explicit list, or an interleaving of loops. `widths[k]` is the number of
+/// objects at level `k` (`widths[0]` = 1 for the root), `kinds[k]` its type.
 fn process_indexes(
     spec: &IndexSpec,
     total: usize,
@@ -755,173 +756,308 @@ fn process_indexes(
     distinct: bool,
 ) -> Result<Vec<u32>, Error> {
     let text = spec.text.as_str();
-    let err = |m: String| token_error(&spec.token, m);
     let explicit = text.bytes().all(|c| c.is_ascii_digit() || c == b',');
-    let values: Vec<u32> = if explicit {
-        let list: Vec<&str> = text.split(',').collect();
-        if list.len() != total {
-            return Err(err(format!(
-                "indexes= lists {} values for {total} objects",
-                list.len()
-            )));
-        }
-        list.iter()
-            .map(|v| {
-                v.parse::<u32>()
-                    .map_err(|_| err(format!("invalid index '{v}' in indexes=")))
-            })
-            .collect::<Result<_, _>>()?
+    let values = if explicit {
+        explicit_indexes(spec, total)?
     } else {
-        // Interleaving: loops of (step, count); index = Σ ((j / step) % count) · mul.
-        let mut loops: Vec<(usize, usize)> = Vec::new();
-        if text.starts_with(|c: char| c.is_ascii_digit()) {
-            for part in text.split(':') {
-                let (step, nb) = part
-                    .split_once('*')
-                    .ok_or_else(|| err(format!("interleaving loop '{part}' lacks '*'")))?;
-                let step = parse_number(step)
-                    .filter(|&s| s > 0 && s <= total as u64)
-                    .ok_or_else(|| err(format!("invalid interleaving step in '{part}'")))?;
-                let nb = parse_number(nb)
-                    .filter(|&n| n > 0 && n <= total as u64)
-                    .ok_or_else(|| err(format!("invalid interleaving count in '{part}'")))?;
-                loops.push((step as usize, nb as usize));
-            }
+        let mut loops = if text.starts_with(|c: char| c.is_ascii_digit()) {
+            step_loops(spec, total)?
         } else {
-            let mut depths: Vec<usize> = Vec::new();
-            for part in text.split(':') {
-                let kind = parse_type(part, &spec.token)?
-                    .ok_or_else(|| err(format!("unknown type '{part}' in indexes=")))?;
-                let depth = kinds
-                    .iter()
-                    .position(|k| *k == Some(kind))
-                    .ok_or_else(|| err(format!("no '{part}' level for indexes= interleaving")))?;
-                if depths.contains(&depth) {
-                    return Err(err(format!("duplicate '{part}' in indexes= interleaving")));
-                }
-                depths.push(depth);
-            }
-            for &depth in &depths {
-                let prev = depths
-                    .iter()
-                    .copied()
-                    .filter(|&d| d < depth)
-                    .max()
-                    .unwrap_or(0);
-                let width = widths[depth];
-                if width == 0 || !total.is_multiple_of(width) || !width.is_multiple_of(widths[prev])
-                {
-                    return Err(err(format!(
-                        "the '{}' level does not divide this level in indexes=",
-                        kinds[depth].map(|k| k.hwloc_name()).unwrap_or_default()
-                    )));
-                }
-                loops.push((total / width, width / widths[prev]));
-            }
-        }
-        let product = loops
-            .iter()
-            .try_fold(1usize, |acc, &(_, nb)| acc.checked_mul(nb))
-            .unwrap_or(usize::MAX);
-        if product != total {
-            let min_step = loops.iter().map(|&(s, _)| s).min().unwrap_or(total);
-            if product != 0 && total.is_multiple_of(product) && min_step == total / product {
-                loops.push((1, total / product));
-            } else {
-                return Err(err(format!(
-                    "index interleaving covers {product} objects instead of {total}"
-                )));
-            }
-        }
-        let mut values = vec![0u32; total];
-        let mut mul = 1usize;
-        for &(step, nb) in &loops {
-            for (j, v) in values.iter_mut().enumerate() {
-                *v += (((j / step) % nb) * mul) as u32;
-            }
-            mul *= nb;
-        }
-        values
+            type_loops(spec, total, widths, kinds)?
+        };
+        complete_loops(spec, &mut loops, total)?;
+        interleave(&loops, total)
     };
     // PU and NUMA indexes must be distinct, as must any interleaving's (hwloc
     // checks that too); explicit lists of other levels may repeat values, which
     // hwloc keeps as mere labels (Linux core ids restart in every package).
-    let mut seen = std::collections::HashSet::with_capacity(values.len());
-    for &v in &values {
-        if let Some(max) = max_value {
-            if v as usize >= max {
-                return Err(err(format!(
-                    "index {v} is beyond the supported maximum of {max} CPUs"
-                )));
-            }
-        }
-        if (distinct || !explicit) && !seen.insert(v) {
-            return Err(err(format!("index {v} appears twice in indexes=")));
-        }
-    }
+    check_indexes(spec, &values, max_value, distinct || !explicit)?;
     Ok(values)
 }
 
-fn build(text: &str, parsed: &Parsed) -> Result<Topology, Error> {
-    let levels = &parsed.levels;
-    let kinds: Vec<Option<Kind>> = std::iter::once(None)
-        .chain(levels.iter().map(|l| l.kind))
-        .collect();
-    // widths[k]: objects at depth k (depth 0 = machine root).
-    let mut widths = vec![1usize];
-    for l in levels {
-        widths.push(widths.last().copied().unwrap_or(1) * l.arity as usize);
+/// `indexes=0,4,1,5`: one value per object.
+fn explicit_indexes(spec: &IndexSpec, total: usize) -> Result<Vec<u32>, Error> {
+    let err = |m: String| token_error(&spec.token, m);
+    let list: Vec<&str> = spec.text.split(',').collect();
+    if list.len() != total {
+        return Err(err(format!(
+            "indexes= lists {} values for {total} objects",
+            list.len()
+        )));
     }
-    let n_pu = *widths.last().unwrap_or(&1);
-    // os_indexes[k]: OS index of each object at depth k+1, when given by indexes=.
-    let mut os_indexes: Vec<Option<Vec<u32>>> = Vec::with_capacity(levels.len());
-    for (k, l) in levels.iter().enumerate() {
-        let max = (l.kind == Some(Kind::Pu)).then_some(MAX_CPUS);
-        let distinct = matches!(l.kind, Some(Kind::Pu | Kind::Numa));
-        os_indexes.push(match &l.indexes {
-            Some(spec) => Some(process_indexes(
-                spec,
-                widths[k + 1],
-                &widths,
-                &kinds,
-                max,
-                distinct,
-            )?),
-            None => None,
-        });
+    list.iter()
+        .map(|v| {
+            v.parse::<u32>()
+                .map_err(|_| err(format!("invalid index '{v}' in indexes=")))
+        })
+        .collect()
+}
+
+/// One interleaving loop: object `j` contributes `(j / step) % nb`.
+type Loop = (usize, usize);
+
+/// `indexes=2*4:1*2`: loops given as `step*count`.
+fn step_loops(spec: &IndexSpec, total: usize) -> Result<Vec<Loop>, Error> {
+    let err = |m: String| token_error(&spec.token, m);
+    let in_range = |n: &u64| *n > 0 && *n <= total as u64;
+    spec.text
+        .split(':')
+        .map(|part| {
+            let (step, nb) = part
+                .split_once('*')
+                .ok_or_else(|| err(format!("interleaving loop '{part}' lacks '*'")))?;
+            let step = parse_number(step)
+                .filter(in_range)
+                .ok_or_else(|| err(format!("invalid interleaving step in '{part}'")))?;
+            let nb = parse_number(nb)
+                .filter(in_range)
+                .ok_or_else(|| err(format!("invalid interleaving count in '{part}'")))?;
+            Ok((step as usize, nb as usize))
+        })
+        .collect()
+}
+
+/// `indexes=numa:core`: loops given by the levels whose objects the indexes
+/// go through, innermost first.
+fn type_loops(
+    spec: &IndexSpec,
+    total: usize,
+    widths: &[usize],
+    kinds: &[Option<Kind>],
+) -> Result<Vec<Loop>, Error> {
+    let err = |m: String| token_error(&spec.token, m);
+    let mut depths: Vec<usize> = Vec::new();
+    for part in spec.text.split(':') {
+        let kind = parse_type(part, &spec.token)?
+            .ok_or_else(|| err(format!("unknown type '{part}' in indexes=")))?;
+        let depth = kinds
+            .iter()
+            .position(|k| *k == Some(kind))
+            .ok_or_else(|| err(format!("no '{part}' level for indexes= interleaving")))?;
+        if depths.contains(&depth) {
+            return Err(err(format!("duplicate '{part}' in indexes= interleaving")));
+        }
+        depths.push(depth);
     }
-    let os_of = |k: usize, j: usize| -> u32 {
-        match &os_indexes[k] {
+    let mut loops = Vec::with_capacity(depths.len());
+    for &depth in &depths {
+        let prev = depths
+            .iter()
+            .copied()
+            .filter(|&d| d < depth)
+            .max()
+            .unwrap_or(0);
+        let width = widths[depth];
+        if width == 0 || !total.is_multiple_of(width) || !width.is_multiple_of(widths[prev]) {
+            return Err(err(format!(
+                "the '{}' level does not divide this level in indexes=",
+                kinds[depth].map(|k| k.hwloc_name()).unwrap_or_default()
+            )));
+        }
+        loops.push((total / width, width / widths[prev]));
+    }
+    Ok(loops)
+}
+
+/// Checks that the loops cover `total` objects; when they cover a divisor
+/// of it and leave the innermost step free, hwloc adds the missing loop.
+fn complete_loops(spec: &IndexSpec, loops: &mut Vec<Loop>, total: usize) -> Result<(), Error> {
+    let product = loops
+        .iter()
+        .try_fold(1usize, |acc, &(_, nb)| acc.checked_mul(nb))
+        .unwrap_or(usize::MAX);
+    if product == total {
+        return Ok(());
+    }
+    let min_step = loops.iter().map(|&(s, _)| s).min().unwrap_or(total);
+    if product != 0 && total.is_multiple_of(product) && min_step == total / product {
+        loops.push((1, total / product));
+        return Ok(());
+    }
+    Err(token_error(
+        &spec.token,
+        format!("index interleaving covers {product} objects instead of {total}"),
+    ))
+}
+
+/// The index of object `j`: Σ ((j / step) % nb) · mul over the loops, each
+/// loop's `mul` the product of the counts before it.
+fn interleave(loops: &[Loop], total: usize) -> Vec<u32> {
+    let mut values = vec![0u32; total];
+    let mut mul = 1usize;
+    for &(step, nb) in loops {
+        for (j, v) in values.iter_mut().enumerate() {
+            *v += (((j / step) % nb) * mul) as u32;
+        }
+        mul *= nb;
+    }
+    values
+}
+
+/// Every index below `max_value`, and each once when `distinct`.
+fn check_indexes(
+    spec: &IndexSpec,
+    values: &[u32],
+    max_value: Option<usize>,
+    distinct: bool,
+) -> Result<(), Error> {
+    let mut seen = std::collections::HashSet::with_capacity(values.len());
+    for &v in values {
+        if let Some(max) = max_value {
+            if v as usize >= max {
+                return Err(token_error(
+                    &spec.token,
+                    format!("index {v} is beyond the supported maximum of {max} CPUs"),
+                ));
+            }
+        }
+        if distinct && !seen.insert(v) {
+            return Err(token_error(
+                &spec.token,
+                format!("index {v} appears twice in indexes="),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The objects of every level, as hwloc's synthetic backend lays them out:
+/// object `j` at depth `k` holds PUs `j * span .. (j + 1) * span`.
+struct Tree<'a> {
+    levels: &'a [LevelSpec],
+    /// widths[k]: objects at depth k (depth 0 = machine root).
+    widths: Vec<usize>,
+    /// os_indexes[k]: OS index of each object at depth k+1, when given by indexes=.
+    os_indexes: Vec<Option<Vec<u32>>>,
+    /// Each PU's CPU number (its OS index), in depth-first order.
+    cpu_ids: Vec<u32>,
+}
+
+impl<'a> Tree<'a> {
+    /// Widths, then every level's `indexes=`, then the PUs' numbers.
+    fn new(levels: &'a [LevelSpec]) -> Result<Self, Error> {
+        let kinds: Vec<Option<Kind>> = std::iter::once(None)
+            .chain(levels.iter().map(|l| l.kind))
+            .collect();
+        let mut widths = vec![1usize];
+        for l in levels {
+            widths.push(widths.last().copied().unwrap_or(1) * l.arity as usize);
+        }
+        let mut os_indexes = Vec::with_capacity(levels.len());
+        for (k, l) in levels.iter().enumerate() {
+            let max = (l.kind == Some(Kind::Pu)).then_some(MAX_CPUS);
+            let distinct = matches!(l.kind, Some(Kind::Pu | Kind::Numa));
+            os_indexes.push(match &l.indexes {
+                Some(spec) => Some(process_indexes(
+                    spec,
+                    widths[k + 1],
+                    &widths,
+                    &kinds,
+                    max,
+                    distinct,
+                )?),
+                None => None,
+            });
+        }
+        let mut tree = Tree {
+            levels,
+            widths,
+            os_indexes,
+            cpu_ids: Vec::new(),
+        };
+        let pu_level = levels.len() - 1;
+        tree.cpu_ids = (0..tree.n_pu()).map(|i| tree.os_of(pu_level, i)).collect();
+        Ok(tree)
+    }
+
+    fn n_pu(&self) -> usize {
+        self.widths.last().copied().unwrap_or(1)
+    }
+
+    /// The OS index of object `j` at depth `k + 1`.
+    fn os_of(&self, k: usize, j: usize) -> u32 {
+        match &self.os_indexes[k] {
             Some(v) => v[j],
             None => j as u32,
         }
-    };
-    // PUs below one object at depth k+1.
-    let span = |k: usize| n_pu / widths[k + 1];
-    let depth_of = |kind: Kind| levels.iter().position(|l| l.kind == Some(kind));
-    let pkg = depth_of(Kind::Package);
-    let die = depth_of(Kind::Die);
-    let core = depth_of(Kind::Core);
+    }
+
+    /// PUs below one object at depth `k + 1`.
+    fn span(&self, k: usize) -> usize {
+        self.n_pu() / self.widths[k + 1]
+    }
+
+    fn depth_of(&self, kind: Kind) -> Option<usize> {
+        self.levels.iter().position(|l| l.kind == Some(kind))
+    }
+
+    /// CPU masks of the objects at depth `k + 1`, from the PUs' OS indexes.
+    fn masks_of(&self, k: usize) -> Vec<CpuMask> {
+        let s = self.span(k);
+        let identity = self.os_indexes[self.levels.len() - 1].is_none();
+        (0..self.widths[k + 1])
+            .map(|j| {
+                let mut m = CpuMask::new();
+                if identity {
+                    m.set_range(j * s, (j + 1) * s);
+                } else {
+                    for &id in &self.cpu_ids[j * s..(j + 1) * s] {
+                        m.set(id as usize);
+                    }
+                }
+                m
+            })
+            .collect()
+    }
+}
+
+/// The topology of a parsed description, in hwloc's phases: lay out the
+/// objects, add the PUs with their groups, the caches and NUMA levels, then
+/// the NUMA nodes attached (or hwloc's one machine-wide node).
+fn build(text: &str, parsed: &Parsed) -> Result<Topology, Error> {
+    let tree = Tree::new(&parsed.levels)?;
+    let mut b = TopologyBuilder::new(Arch::Other("synthetic".into()));
+    b.source(format!("synthetic:{}", text.trim()));
+    add_cpus(&mut b, &tree);
+    add_cache_and_numa_levels(&mut b, &tree);
+    let has_numa_level = tree.depth_of(Kind::Numa).is_some();
+    let has_attached =
+        !parsed.root_attached.is_empty() || parsed.levels.iter().any(|l| !l.attached.is_empty());
+    if !has_numa_level && !has_attached {
+        // hwloc inserts one machine-wide NUMA node when none is described.
+        b.add_node(
+            0,
+            tree.cpu_ids.iter().map(|&c| c as usize).collect(),
+            Some(DEFAULT_NUMA_MEMORY),
+        );
+    } else if has_attached {
+        add_attached_nodes(&mut b, parsed, &tree.widths, &tree.cpu_ids)?;
+    }
+    b.finish().map_err(|e| Error::new(SOURCE, e.to_string()))
+}
+
+/// Every PU as a CPU, with its package, die, cluster and core.
+///
+/// Groups are keyed by the object's position in its level, not by its OS
+/// index: hwloc treats `indexes=` of non-PU levels as mere labels that may
+/// repeat anywhere (Linux ia64 gives two packages of one node the id 0, AMD
+/// numbers cores within each node of a package), while the builder merges
+/// CPUs whose ids agree. The OS indexes go in `os_ids`; levels the
+/// description lacks keep the builder's ids: package 0, and cores numbered
+/// like their only PU.
+fn add_cpus(b: &mut TopologyBuilder, tree: &Tree<'_>) {
+    let pkg = tree.depth_of(Kind::Package);
+    let die = tree.depth_of(Kind::Die);
+    let core = tree.depth_of(Kind::Core);
     let outer = pkg.or(die);
-    let cluster = levels
+    let cluster = tree
+        .levels
         .iter()
         .enumerate()
         .position(|(i, l)| l.kind == Some(Kind::Group) && outer.is_none_or(|o| i > o));
-    let pu_level = levels.len() - 1;
-    let cpu_ids: Vec<u32> = (0..n_pu).map(|i| os_of(pu_level, i)).collect();
-
-    let mut b = TopologyBuilder::new(Arch::Other("synthetic".into()));
-    b.source(format!("synthetic:{}", text.trim()));
-    // Groups are keyed by the object's position in its level, not by its OS
-    // index: hwloc treats `indexes=` of non-PU levels as mere labels that may
-    // repeat anywhere (Linux ia64 gives two packages of one node the id 0, AMD
-    // numbers cores within each node of a package), while the builder merges
-    // CPUs whose ids agree. The OS indexes go in `os_ids`; levels the
-    // description lacks keep the builder's ids: package 0, and cores numbered
-    // like their only PU.
-    for (i, &id) in cpu_ids.iter().enumerate() {
-        let at = |k: usize| (i / span(k)) as u32;
-        let os = |k: usize| os_of(k, i / span(k));
+    for (i, &id) in tree.cpu_ids.iter().enumerate() {
+        let at = |k: usize| (i / tree.span(k)) as u32;
+        let os = |k: usize| tree.os_of(k, i / tree.span(k));
         b.add_cpu(CpuSpec {
             id,
             hw_id: None,
@@ -943,25 +1079,12 @@ fn build(text: &str, parsed: &Parsed) -> Result<Topology, Error> {
             ]),
         });
     }
-    // Masks of the objects at depth k+1, from the PUs' OS indexes.
-    let masks_of = |k: usize| -> Vec<CpuMask> {
-        let s = span(k);
-        let identity = os_indexes[pu_level].is_none();
-        (0..widths[k + 1])
-            .map(|j| {
-                let mut m = CpuMask::new();
-                if identity {
-                    m.set_range(j * s, (j + 1) * s);
-                } else {
-                    for &id in &cpu_ids[j * s..(j + 1) * s] {
-                        m.set(id as usize);
-                    }
-                }
-                m
-            })
-            .collect()
-    };
-    for (k, l) in levels.iter().enumerate() {
+}
+
+/// A cache per object of each cache level (hwloc's default sizes when none
+/// is given) and a node per object of a NUMA level.
+fn add_cache_and_numa_levels(b: &mut TopologyBuilder, tree: &Tree<'_>) {
+    for (k, l) in tree.levels.iter().enumerate() {
         match l.kind {
             Some(Kind::Cache { level, kind }) => {
                 let size = l.size.unwrap_or(if level == 1 {
@@ -969,7 +1092,7 @@ fn build(text: &str, parsed: &Parsed) -> Result<Topology, Error> {
                 } else {
                     (256u64 << 10) << (2 * level as u64)
                 });
-                for cpus in masks_of(k) {
+                for cpus in tree.masks_of(k) {
                     b.add_cache(Cache {
                         level,
                         kind,
@@ -982,27 +1105,13 @@ fn build(text: &str, parsed: &Parsed) -> Result<Topology, Error> {
             }
             Some(Kind::Numa) => {
                 let memory = l.size.unwrap_or(DEFAULT_NUMA_MEMORY);
-                for (j, cpus) in masks_of(k).into_iter().enumerate() {
-                    b.add_node(os_of(k, j), cpus, Some(memory));
+                for (j, cpus) in tree.masks_of(k).into_iter().enumerate() {
+                    b.add_node(tree.os_of(k, j), cpus, Some(memory));
                 }
             }
             _ => {}
         }
     }
-    let has_numa_level = depth_of(Kind::Numa).is_some();
-    let has_attached =
-        !parsed.root_attached.is_empty() || levels.iter().any(|l| !l.attached.is_empty());
-    if !has_numa_level && !has_attached {
-        // hwloc inserts one machine-wide NUMA node when none is described.
-        b.add_node(
-            0,
-            cpu_ids.iter().map(|&c| c as usize).collect(),
-            Some(DEFAULT_NUMA_MEMORY),
-        );
-    } else if has_attached {
-        add_attached_nodes(&mut b, parsed, &widths, &cpu_ids)?;
-    }
-    b.finish().map_err(|e| Error::new(SOURCE, e.to_string()))
 }
 
 /// Adds NUMA nodes attached with `[numa]`, numbered in hwloc's order (depth-first,
