@@ -561,25 +561,14 @@ impl MaskEngine {
     /// The engine from every present CPU's keys: consolidation and scan
     /// scopes (scoped), storage, then the boot CPU online.
     fn assemble(parts: Parts) -> Result<MaskEngine, HotplugError> {
-        let Parts {
-            algo,
-            source,
-            nr,
-            present,
-            boot_cpu,
-            cpu_node,
-            keys,
-            truth,
-            has_coregroup,
-            setup,
-        } = parts;
+        let (algo, nr) = (parts.algo, parts.nr);
         let shape = LevelShape {
-            present: &present,
-            keys: &keys,
+            present: &parts.present,
+            keys: &parts.keys,
         };
         let mut storage = MaskLevel::ALL;
         let mut scope = [None; MaskLevel::COUNT];
-        if !has_coregroup {
+        if !parts.has_coregroup {
             storage[MaskLevel::Coregroup as usize] = MaskLevel::L2;
         }
         let order: Vec<MaskLevel> = match algo {
@@ -592,38 +581,31 @@ impl MaskEngine {
                 shape.scoped_order(&storage, &mut scope)
             }
         };
-        let groups = |level: MaskLevel| shape.groups(level);
-
+        let levels = core::array::from_fn(|li| {
+            let level = MaskLevel::ALL[li];
+            let stored = storage[li] == level && order.contains(&level);
+            LevelState::new(nr, if stored { shape.groups(level) } else { 0 })
+        });
         let mut engine = MaskEngine {
             algo,
-            source,
+            source: parts.source,
             nr,
-            boot_cpu,
+            boot_cpu: parts.boot_cpu,
             allow_boot_offline: false,
-            present,
+            present: parts.present,
             online: CpuMask::new(),
-            levels: core::array::from_fn(|li| {
-                let stored = storage[li] as usize == li && order.contains(&MaskLevel::ALL[li]);
-                LevelState::new(
-                    nr,
-                    if stored {
-                        groups(MaskLevel::ALL[li])
-                    } else {
-                        0
-                    },
-                )
-            }),
+            levels,
             storage,
             order,
             scope,
-            cpu_node,
+            cpu_node: parts.cpu_node,
             ids: vec![[NO_KEY; MaskLevel::COUNT]; nr],
             ids_cached: CpuMask::new(),
-            truth,
+            truth: parts.truth,
             scan_buf: vec![0; cpumask::MAX_CPUS / 64],
-            setup_work: setup,
+            setup_work: parts.setup,
         };
-        let boot_work = engine.online(boot_cpu)?;
+        let boot_work = engine.online(parts.boot_cpu)?;
         engine.setup_work += boot_work;
         Ok(engine)
     }
@@ -822,99 +804,116 @@ impl MaskEngine {
         }
     }
 
+    /// Linux 5.10's `add_cpu_to_masks`: each level in scoped order, `cpu`
+    /// joins the group of an online CPU with its id, found through the
+    /// cheapest means the level has, or starts the group.
     fn online_scoped(&mut self, cpu: usize, work: &mut WorkCounts) {
         let node = self.cpu_node[cpu];
-        if !self.ids_cached.contains(cpu) {
-            for &level in &self.order {
-                let lw = &mut work.levels[level as usize];
-                let key = self.source.key(node, level, lw).unwrap_or(NO_KEY);
-                self.ids[cpu][level as usize] = key;
-            }
-            self.ids_cached.set(cpu);
-        }
+        self.cache_ids(cpu, node, work);
         for oi in 0..self.order.len() {
             let level = self.order[oi];
             let li = level as usize;
             let lw = &mut work.levels[li];
-            if level == MaskLevel::Smt {
-                // Whole sibling set at once: the first online thread listed in
-                // the node's interrupt-server list.
-                let online = &self.online;
-                let found = self
-                    .source
-                    .find_thread(node, lw, |t| t != cpu && online.contains(t));
-                match found {
-                    Some(t) => {
-                        let s = self.levels[li].slot_of[t];
-                        self.levels[li].join(cpu, s, lw);
-                    }
-                    None => {
-                        self.levels[li].alloc(cpu, lw);
-                    }
-                }
-                continue;
-            }
-            let key = self.ids[cpu][li];
-            // Outermost levels: the id table (Linux indexes node masks by node id).
-            let Some(outer) = self.scope[li] else {
-                let state = &mut self.levels[li];
-                match state.by_id.get(&key) {
-                    Some(&s) => state.join(cpu, s, lw),
-                    None => {
-                        let s = state.alloc(cpu, lw);
-                        state.by_id.insert(key, s);
-                    }
-                }
-                continue;
-            };
-            // Candidates: the online CPUs of the enclosing group.
-            let (scope_mask, (lo, hi)) = {
-                let st = &self.levels[outer as usize];
-                let s = st.slot_of[cpu] as usize;
-                (&st.slots[s], st.span[s])
-            };
-            let (lo, hi) = (lo as usize, hi as usize);
-            let n = hi - lo + 1;
-            self.scan_buf[..n].copy_from_slice(&scope_mask.words()[lo..=hi]);
-            lw.mask_word_ops += n as u64;
-            if cpu / 64 >= lo && cpu / 64 <= hi {
-                self.scan_buf[cpu / 64 - lo] &= !(1u64 << (cpu % 64));
-            }
-            let state = &mut self.levels[li];
-            let mut w = 0;
-            let mut found = NONE;
-            while w < n {
-                let bits = self.scan_buf[w];
-                if bits == 0 {
-                    w += 1;
-                    lw.mask_word_ops += 1;
-                    continue;
-                }
-                let i = (lo + w) * 64 + bits.trailing_zeros() as usize;
-                lw.cpus_scanned += 1;
-                let s = state.slot_of[i];
-                if self.ids[i][li] == key {
-                    found = s;
-                    break;
-                }
-                // Not our group: skip all of its members at once.
-                let (slo, shi) = state.span[s as usize];
-                let (from, to) = ((slo as usize).max(lo), (shi as usize).min(hi));
-                let words = state.slots[s as usize].words();
-                for (b, w) in self.scan_buf[from - lo..=to - lo]
-                    .iter_mut()
-                    .zip(&words[from..=to])
-                {
-                    *b &= !w;
-                }
-                lw.mask_word_ops += (to + 1 - from) as u64;
-            }
-            if found == NONE {
-                state.alloc(cpu, lw);
+            let found = if level == MaskLevel::Smt {
+                self.online_sibling(cpu, node, lw)
+                    .map(|t| self.levels[li].slot_of[t])
+            } else if let Some(outer) = self.scope[li] {
+                self.scan_scope(cpu, li, outer, lw)
             } else {
-                state.join(cpu, found, lw);
+                // Outermost levels: the id table (Linux indexes node masks by
+                // node id).
+                self.levels[li].by_id.get(&self.ids[cpu][li]).copied()
+            };
+            let state = &mut self.levels[li];
+            match found {
+                Some(s) => state.join(cpu, s, lw),
+                None => {
+                    let s = state.alloc(cpu, lw);
+                    if level != MaskLevel::Smt && self.scope[li].is_none() {
+                        state.by_id.insert(self.ids[cpu][li], s);
+                    }
+                }
             }
         }
+    }
+
+    /// Reads `cpu`'s firmware id at every stored level once, the first time
+    /// it comes online.
+    fn cache_ids(&mut self, cpu: usize, node: NodeId, work: &mut WorkCounts) {
+        if self.ids_cached.contains(cpu) {
+            return;
+        }
+        for &level in &self.order {
+            let lw = &mut work.levels[level as usize];
+            let key = self.source.key(node, level, lw).unwrap_or(NO_KEY);
+            self.ids[cpu][level as usize] = key;
+        }
+        self.ids_cached.set(cpu);
+    }
+
+    /// The SMT level takes the whole sibling set at once: the first online
+    /// thread listed in the node's interrupt-server list.
+    fn online_sibling(&self, cpu: usize, node: NodeId, lw: &mut LevelWork) -> Option<usize> {
+        let online = &self.online;
+        self.source
+            .find_thread(node, lw, |t| t != cpu && online.contains(t))
+    }
+
+    /// The slot of `cpu`'s group at level `li`, found among the online CPUs
+    /// of its group at the enclosing level `outer`; a CPU of another group
+    /// rules out all of that group's members at once.
+    fn scan_scope(
+        &mut self,
+        cpu: usize,
+        li: usize,
+        outer: MaskLevel,
+        lw: &mut LevelWork,
+    ) -> Option<u32> {
+        let (lo, hi) = self.load_scope(cpu, outer, lw);
+        let n = hi - lo + 1;
+        let key = self.ids[cpu][li];
+        let state = &self.levels[li];
+        let mut w = 0;
+        while w < n {
+            let bits = self.scan_buf[w];
+            if bits == 0 {
+                w += 1;
+                lw.mask_word_ops += 1;
+                continue;
+            }
+            let i = (lo + w) * 64 + bits.trailing_zeros() as usize;
+            lw.cpus_scanned += 1;
+            let s = state.slot_of[i];
+            if self.ids[i][li] == key {
+                return Some(s).filter(|&s| s != NONE);
+            }
+            let (slo, shi) = state.span[s as usize];
+            let (from, to) = ((slo as usize).max(lo), (shi as usize).min(hi));
+            let words = state.slots[s as usize].words();
+            for (b, w) in self.scan_buf[from - lo..=to - lo]
+                .iter_mut()
+                .zip(&words[from..=to])
+            {
+                *b &= !w;
+            }
+            lw.mask_word_ops += (to + 1 - from) as u64;
+        }
+        None
+    }
+
+    /// Copies the words `lo..=hi` of `cpu`'s group mask at level `outer`
+    /// (the candidates), without `cpu` itself, into the scan buffer.
+    fn load_scope(&mut self, cpu: usize, outer: MaskLevel, lw: &mut LevelWork) -> (usize, usize) {
+        let st = &self.levels[outer as usize];
+        let s = st.slot_of[cpu] as usize;
+        let (lo, hi) = (st.span[s].0 as usize, st.span[s].1 as usize);
+        let n = hi - lo + 1;
+        self.scan_buf[..n].copy_from_slice(&st.slots[s].words()[lo..=hi]);
+        lw.mask_word_ops += n as u64;
+        if cpu / 64 >= lo && cpu / 64 <= hi {
+            self.scan_buf[cpu / 64 - lo] &= !(1u64 << (cpu % 64));
+        }
+        (lo, hi)
     }
 
     /// Recomputes every CPU's masks from the topology model alone for the
