@@ -569,17 +569,27 @@ fn check_caches(caches: &[Cache], possible: &CpuMask) -> Result<(), BuildError> 
 /// The levels the CPUs describe, innermost first, their groups numbered in
 /// order of first CPU; and each CPU's group index per level.
 fn build_levels(specs: &[&CpuSpec]) -> (Vec<Level>, Vec<[Option<u32>; 5]>) {
-    // CPUs are grouped by their id path from the package down.
+    let mut cpu_groups: Vec<[Option<u32>; 5]> = vec![[None; 5]; specs.len()];
+    let mut levels = Vec::new();
+    // Position in `specs` of each group's first CPU, per level.
+    let mut first_of_group: Vec<Vec<usize>> = Vec::new();
+    for kind in present_levels(specs) {
+        let firsts = number_groups(specs, kind, &mut cpu_groups);
+        let groups = level_groups(specs, kind, &firsts, &cpu_groups);
+        first_of_group.push(firsts);
+        levels.push(Level { kind, groups });
+    }
+    link_parents(&mut levels, &first_of_group, &cpu_groups);
+    (levels, cpu_groups)
+}
+
+/// The levels any CPU names: core and package always, the others when some
+/// CPU has an id for them.
+fn present_levels(specs: &[&CpuSpec]) -> Vec<LevelKind> {
     let has_die = specs.iter().any(|c| c.die.is_some());
     let has_cluster = specs.iter().any(|c| c.cluster.is_some());
     let has_big = specs.iter().any(|c| c.big_core.is_some());
-    let path = |c: &CpuSpec, kind: LevelKind| -> [Option<u32>; 5] {
-        let full = [Some(c.core), c.big_core, c.cluster, c.die, Some(c.package)];
-        let mut key = [None; 5];
-        key[(kind as usize)..].copy_from_slice(&full[(kind as usize)..]);
-        key
-    };
-    let present_levels: Vec<LevelKind> = LevelKind::ALL
+    LevelKind::ALL
         .iter()
         .copied()
         .filter(|k| match k {
@@ -588,63 +598,92 @@ fn build_levels(specs: &[&CpuSpec]) -> (Vec<Level>, Vec<[Option<u32>; 5]>) {
             LevelKind::Die => has_die,
             _ => true,
         })
-        .collect();
-    let mut cpu_groups: Vec<[Option<u32>; 5]> = vec![[None; 5]; specs.len()];
-    let mut levels = Vec::with_capacity(present_levels.len());
-    // Position in `specs` of each group's first CPU, per level.
-    let mut first_of_group: Vec<Vec<usize>> = Vec::with_capacity(present_levels.len());
-    for &kind in &present_levels {
-        // Groups are numbered in order of their first CPU (specs are sorted).
-        // Consecutive CPUs usually share a group, so the last key is checked
-        // before the map; groups are counted first and their 2 KiB masks
-        // allocated once (thousands of cores make growth copies dominate).
-        let mut index: BTreeMap<[Option<u32>; 5], u32> = BTreeMap::new();
-        let mut firsts: Vec<usize> = Vec::new();
-        let mut last: Option<([Option<u32>; 5], u32)> = None;
-        for (i, c) in specs.iter().enumerate() {
-            let key = path(c, kind);
-            let g = match last {
-                Some((k, g)) if k == key => g,
-                _ => {
-                    let g = *index.entry(key).or_insert_with(|| {
-                        firsts.push(i);
-                        (firsts.len() - 1) as u32
-                    });
-                    last = Some((key, g));
-                    g
-                }
-            };
-            cpu_groups[i][kind as usize] = Some(g);
-        }
-        let os_id = |c: &CpuSpec| match c.os_ids {
-            Some(ids) => ids[kind as usize],
-            None => path(c, kind)[kind as usize],
+        .collect()
+}
+
+/// A CPU's group key at `kind`: its id path from the package down to that
+/// level (CPUs are grouped by it).
+fn id_path(c: &CpuSpec, kind: LevelKind) -> [Option<u32>; 5] {
+    let full = [Some(c.core), c.big_core, c.cluster, c.die, Some(c.package)];
+    let mut key = [None; 5];
+    key[(kind as usize)..].copy_from_slice(&full[(kind as usize)..]);
+    key
+}
+
+/// Numbers the groups of level `kind` in order of their first CPU (specs are
+/// sorted), records each CPU's group, and returns each group's first CPU.
+fn number_groups(
+    specs: &[&CpuSpec],
+    kind: LevelKind,
+    cpu_groups: &mut [[Option<u32>; 5]],
+) -> Vec<usize> {
+    // Consecutive CPUs usually share a group, so the last key is checked
+    // before the map.
+    let mut index: BTreeMap<[Option<u32>; 5], u32> = BTreeMap::new();
+    let mut firsts: Vec<usize> = Vec::new();
+    let mut last: Option<([Option<u32>; 5], u32)> = None;
+    for (i, c) in specs.iter().enumerate() {
+        let key = id_path(c, kind);
+        let g = match last {
+            Some((k, g)) if k == key => g,
+            _ => {
+                let g = *index.entry(key).or_insert_with(|| {
+                    firsts.push(i);
+                    (firsts.len() - 1) as u32
+                });
+                last = Some((key, g));
+                g
+            }
         };
-        let mut groups: Vec<Group> = Vec::with_capacity(firsts.len());
-        for &i in &firsts {
-            groups.push(Group {
-                os_id: os_id(specs[i]),
-                cpus: CpuMask::new(),
-                parent: None,
-            });
-        }
-        let mut agreed = vec![true; groups.len()];
-        for (i, c) in specs.iter().enumerate() {
-            if let Some(g) = cpu_groups[i][kind as usize] {
-                let g = g as usize;
-                groups[g].cpus.set(c.id as usize);
-                agreed[g] &= os_id(c) == groups[g].os_id;
-            }
-        }
-        for (group, agreed) in groups.iter_mut().zip(agreed) {
-            if !agreed {
-                group.os_id = None;
-            }
-        }
-        first_of_group.push(firsts);
-        levels.push(Level { kind, groups });
+        cpu_groups[i][kind as usize] = Some(g);
     }
-    // Parents: the group at the next present level that holds the first CPU.
+    firsts
+}
+
+/// The groups of level `kind` with their CPUs and OS id (kept only where
+/// every member agrees on it). Groups are counted before their 2 KiB masks
+/// are allocated, once: thousands of cores make growth copies dominate.
+fn level_groups(
+    specs: &[&CpuSpec],
+    kind: LevelKind,
+    firsts: &[usize],
+    cpu_groups: &[[Option<u32>; 5]],
+) -> Vec<Group> {
+    let os_id = |c: &CpuSpec| match c.os_ids {
+        Some(ids) => ids[kind as usize],
+        None => id_path(c, kind)[kind as usize],
+    };
+    let mut groups: Vec<Group> = Vec::with_capacity(firsts.len());
+    for &i in firsts {
+        groups.push(Group {
+            os_id: os_id(specs[i]),
+            cpus: CpuMask::new(),
+            parent: None,
+        });
+    }
+    let mut agreed = vec![true; groups.len()];
+    for (i, c) in specs.iter().enumerate() {
+        if let Some(g) = cpu_groups[i][kind as usize] {
+            let g = g as usize;
+            groups[g].cpus.set(c.id as usize);
+            agreed[g] &= os_id(c) == groups[g].os_id;
+        }
+    }
+    for (group, agreed) in groups.iter_mut().zip(agreed) {
+        if !agreed {
+            group.os_id = None;
+        }
+    }
+    groups
+}
+
+/// Each group's parent: the group at the next present level that holds its
+/// first CPU.
+fn link_parents(
+    levels: &mut [Level],
+    first_of_group: &[Vec<usize>],
+    cpu_groups: &[[Option<u32>; 5]],
+) {
     for li in 0..levels.len().saturating_sub(1) {
         let (lower, upper) = levels.split_at_mut(li + 1);
         let upper_kind = upper[0].kind;
@@ -652,7 +691,6 @@ fn build_levels(specs: &[&CpuSpec]) -> (Vec<Level>, Vec<[Option<u32>; 5]>) {
             g.parent = cpu_groups[pos][upper_kind as usize];
         }
     }
-    (levels, cpu_groups)
 }
 
 /// Each CPU with its groups, node and thread position; and the index from

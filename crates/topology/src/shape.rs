@@ -66,40 +66,52 @@ impl Shape {
 
     /// Builds the topology, with a per-core L1/L2 and per-package L3.
     pub fn build(&self) -> Result<Topology, BuildError> {
-        let cores_per_pkg = self.dies * self.clusters * self.cores;
-        let total_cores = self.packages * cores_per_pkg;
         let mut b = TopologyBuilder::new(self.arch.clone());
         b.source(String::from("shape"));
+        let masks = self.add_cpus(&mut b);
+        if self.nodes_per_package > 0 {
+            self.add_nodes(&mut b, &masks.nodes);
+        }
+        add_caches(&mut b, &masks);
+        b.build()
+    }
+
+    /// Every hardware thread as a CPU, numbered as `numbering` says; the CPU
+    /// sets of the nodes, cores and packages they make.
+    fn add_cpus(&self, b: &mut TopologyBuilder) -> Masks {
+        let cores_per_pkg = self.dies * self.clusters * self.cores;
+        let total_cores = self.packages * cores_per_pkg;
         let nodes_total = self.packages * self.nodes_per_package.max(1);
-        let mut node_masks: Vec<CpuMask> = (0..nodes_total).map(|_| CpuMask::new()).collect();
-        let mut core_masks: Vec<CpuMask> = (0..total_cores).map(|_| CpuMask::new()).collect();
-        let mut pkg_masks: Vec<CpuMask> = (0..self.packages).map(|_| CpuMask::new()).collect();
+        let empty = |n: u32| (0..n).map(|_| CpuMask::new()).collect::<Vec<_>>();
+        let mut masks = Masks {
+            nodes: empty(nodes_total),
+            cores: empty(total_cores),
+            packages: empty(self.packages),
+        };
         for pkg in 0..self.packages {
             for core_in_pkg in 0..cores_per_pkg {
                 let global_core = pkg * cores_per_pkg + core_in_pkg;
-                let die = core_in_pkg / (self.clusters * self.cores);
-                let cluster = core_in_pkg / self.cores;
+                let node_in_pkg = if self.nodes_per_package <= 1 {
+                    0
+                } else {
+                    core_in_pkg * self.nodes_per_package / cores_per_pkg
+                };
+                let node = pkg * self.nodes_per_package.max(1) + node_in_pkg;
                 for t in 0..self.threads {
                     let cpu = match self.numbering {
                         Numbering::SiblingsAdjacent => global_core * self.threads + t,
                         Numbering::ThreadsLast => t * total_cores + global_core,
                     };
-                    let node_in_pkg = if self.nodes_per_package <= 1 {
-                        0
-                    } else {
-                        core_in_pkg * self.nodes_per_package / cores_per_pkg
-                    };
-                    let node = pkg * self.nodes_per_package.max(1) + node_in_pkg;
-                    node_masks[node as usize].set(cpu as usize);
-                    core_masks[global_core as usize].set(cpu as usize);
-                    pkg_masks[pkg as usize].set(cpu as usize);
+                    masks.nodes[node as usize].set(cpu as usize);
+                    masks.cores[global_core as usize].set(cpu as usize);
+                    masks.packages[pkg as usize].set(cpu as usize);
                     b.add_cpu(CpuSpec {
                         id: cpu,
                         hw_id: Some(cpu as u64),
                         online: true,
                         package: pkg,
-                        die: (self.dies > 1).then_some(die),
-                        cluster: (self.clusters > 1).then_some(cluster),
+                        die: (self.dies > 1).then_some(core_in_pkg / (self.clusters * self.cores)),
+                        cluster: (self.clusters > 1).then_some(core_in_pkg / self.cores),
                         big_core: None,
                         core: core_in_pkg,
                         node: None,
@@ -110,32 +122,54 @@ impl Shape {
                 }
             }
         }
-        if self.nodes_per_package > 0 {
-            let npp = self.nodes_per_package.max(1);
-            for (i, m) in node_masks.iter().enumerate() {
-                b.add_node(i as u32, *m, Some(1 << 30));
-            }
-            let n = node_masks.len();
-            let mut d = Vec::with_capacity(n * n);
-            for i in 0..n {
-                for j in 0..n {
-                    d.push(if i == j {
-                        10
-                    } else if i as u32 / npp == j as u32 / npp {
-                        self.distances.0
-                    } else {
-                        self.distances.1
-                    });
-                }
-            }
-            b.distances(d);
+        masks
+    }
+
+    /// The nodes, 1 GiB each, and their distances: 10 to itself,
+    /// `distances.0` within a package, `distances.1` across packages.
+    fn add_nodes(&self, b: &mut TopologyBuilder, nodes: &[CpuMask]) {
+        let npp = self.nodes_per_package.max(1);
+        for (i, m) in nodes.iter().enumerate() {
+            b.add_node(i as u32, *m, Some(1 << 30));
         }
-        for m in &core_masks {
-            for (level, kind, size) in [
-                (1u8, CacheKind::Data, 32u64 << 10),
-                (1, CacheKind::Instruction, 32 << 10),
-                (2, CacheKind::Unified, 1 << 20),
-            ] {
+        let n = nodes.len();
+        let mut d = Vec::with_capacity(n * n);
+        for i in 0..n {
+            for j in 0..n {
+                d.push(if i == j {
+                    10
+                } else if i as u32 / npp == j as u32 / npp {
+                    self.distances.0
+                } else {
+                    self.distances.1
+                });
+            }
+        }
+        b.distances(d);
+    }
+}
+
+/// The CPU sets a shape's threads make.
+struct Masks {
+    nodes: Vec<CpuMask>,
+    cores: Vec<CpuMask>,
+    packages: Vec<CpuMask>,
+}
+
+/// L1d, L1i and L2 per core, L3 per package.
+fn add_caches(b: &mut TopologyBuilder, masks: &Masks) {
+    let per_core = [
+        (1u8, CacheKind::Data, 32u64 << 10),
+        (1, CacheKind::Instruction, 32 << 10),
+        (2, CacheKind::Unified, 1 << 20),
+    ];
+    let per_package = [(3u8, CacheKind::Unified, 32u64 << 20)];
+    for (sets, kinds) in [
+        (&masks.cores, &per_core[..]),
+        (&masks.packages, &per_package[..]),
+    ] {
+        for m in sets {
+            for &(level, kind, size) in kinds {
                 b.add_cache(Cache {
                     level,
                     kind,
@@ -146,16 +180,5 @@ impl Shape {
                 });
             }
         }
-        for m in &pkg_masks {
-            b.add_cache(Cache {
-                level: 3,
-                kind: CacheKind::Unified,
-                size_bytes: Some(32 << 20),
-                line_bytes: Some(64),
-                ways: None,
-                cpus: *m,
-            });
-        }
-        b.build()
     }
 }
