@@ -10,6 +10,7 @@ use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use bootproto::cmdline::Bringup;
+use bootproto::report::BspTime;
 use cpumask::CpuMask;
 use hotplug::{Hotplug, MaskEngine, MaskLevel, Stage};
 
@@ -23,6 +24,8 @@ pub struct Outcome {
     pub mask_update_ns: u64,
     /// The boot CPU's masks per level after bring-up, one line each.
     pub bsp_masks: Vec<String>,
+    /// Where the boot CPU's own time went.
+    pub bsp_time: BspTime,
 }
 
 /// Brings up every present CPU but the boot CPU with `strategy`, the
@@ -69,5 +72,6 @@ fn with_engine(platform: KernelPlatform, engine: MaskEngine, strategy: Bringup) 
             .collect(),
         mask_update_ns: report.mask_update_ns,
         bsp_masks,
+        bsp_time: hp.platform().bsp_time(),
     }
 }

@@ -372,6 +372,7 @@ fn timeline(areas: &Areas, outcome: &Outcome, span: Span, report_ns: u64) -> Tim
         online: stage(&|a| a.online_ns.load(Ordering::Relaxed)),
         masks_ns: outcome.mask_update_ns,
         report_ns,
+        bsp: outcome.bsp_time,
     }
 }
 
@@ -550,6 +551,14 @@ fn print_timeline(t: &Timeline) {
         ms(t.online),
         t.masks_ns / 1000,
         t.report_ns / 1_000_000
+    );
+    let b = t.bsp;
+    kprintln!(
+        "timeline: boot CPU: IPIs {} us, spec delays {} us, waits {} us, {} halts",
+        b.ipi_ns / 1000,
+        b.delay_ns / 1000,
+        b.wait_ns / 1000,
+        b.halts
     );
 }
 

@@ -9,6 +9,7 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 use bootproto::cmdline::{Bringup, Calibrate, Kick};
+use bootproto::report::BspTime;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use spin::Once;
 
@@ -137,7 +138,7 @@ impl PerCpu {
 
     fn transition(&self, from: State, to: State) -> bool {
         self.state
-            .compare_exchange(from as u32, to as u32, Ordering::AcqRel, Ordering::Acquire)
+            .compare_exchange(from as u32, to as u32, Ordering::SeqCst, Ordering::SeqCst)
             .is_ok()
     }
 }
@@ -149,6 +150,13 @@ const NO_CALLIN: u32 = u32::MAX;
 /// trampoline's APIC id → CPU table.
 static PERCPU: [Once<&'static PerCpu>; boot::MAX_KERNEL_CPUS] =
     [const { Once::new() }; boot::MAX_KERNEL_CPUS];
+
+/// The CPU the BSP is halted waiting for ([`NO_CPU_WAITED`] when none): an
+/// AP sends the wake-up IPI only when it is the one.
+static BSP_WAITS_FOR: AtomicU32 = AtomicU32::new(NO_CPU_WAITED);
+
+/// [`BSP_WAITS_FOR`] while the BSP waits for nobody.
+const NO_CPU_WAITED: u32 = u32::MAX;
 
 /// What every AP needs to know, set once by the BSP before the first IPI.
 #[derive(Clone, Copy, Debug)]
@@ -228,12 +236,16 @@ pub fn ap_main(cpu_nr: u32, apic_id: u32) -> ! {
     apic::enable(config.apic_mode);
     me.record_callin_apic();
     crate::arch::idt::init_ap();
-    // Tell the halted BSP it can go on (it also wakes by itself every ms).
+    // Tell the BSP it can go on, if it is halted waiting for this CPU (it
+    // also wakes by itself every ms). Under TCG an IPI to a BSP that waits for
+    // another CPU is not free: it interrupts the BSP's vCPU thread mid-loop.
     let wake_bsp = || {
-        apic::send_ipi(
-            Dest::Apic(config.bsp_apic_id),
-            Ipi::Fixed(crate::arch::idt::WAKE_VECTOR),
-        )
+        if BSP_WAITS_FOR.load(Ordering::SeqCst) == cpu_nr {
+            apic::send_ipi(
+                Dest::Apic(config.bsp_apic_id),
+                Ipi::Fixed(crate::arch::idt::WAKE_VECTOR),
+            )
+        }
     };
     let measures = matches!(config.calibrate, Calibrate::Serial | Calibrate::Parallel);
     if measures {
@@ -254,7 +266,9 @@ pub fn ap_main(cpu_nr: u32, apic_id: u32) -> ! {
     };
     me.lpj.store(lpj, Ordering::Relaxed);
     me.ready_ns.store(timer::now_ns(), Ordering::Relaxed);
-    me.set(State::Calibrated);
+    // Sequentially consistent with the BSP's `wait`: either it sees this
+    // state before it halts, or this CPU sees that the BSP waits for it.
+    me.state.store(State::Calibrated as u32, Ordering::SeqCst);
     wake_bsp();
     cpu::park()
 }
@@ -281,9 +295,11 @@ const SIPI: Ipi = Ipi::Startup {
     page: boot::TRAMPOLINE_PAGE,
 };
 
+/// INIT, asserted only: the level de-assert that CPUs before the Pentium 4
+/// needed is ignored by every later one (SDM vol. 3 §11.6.1), and each IPI
+/// the BSP sends one AP at a time is on the serial path of every strategy.
 fn send_init(dest: u32) {
     apic::send_ipi(Dest::Apic(dest), Ipi::InitAssert);
-    apic::send_ipi(Dest::Apic(dest), Ipi::InitDeassert);
 }
 
 /// The architecture half of the shared hotplug state machine
@@ -300,6 +316,7 @@ pub struct KernelPlatform {
     calibrate: Calibrate,
     x2apic: bool,
     pending: Vec<&'static PerCpu>,
+    bsp: BspTime,
 }
 
 impl KernelPlatform {
@@ -318,6 +335,7 @@ impl KernelPlatform {
             calibrate,
             x2apic,
             pending: Vec::new(),
+            bsp: BspTime::default(),
         }
     }
 
@@ -341,45 +359,89 @@ impl KernelPlatform {
         }
         let aps = core::mem::take(&mut self.pending);
         match self.strategy {
-            Bringup::Kick(_) => {
-                for ap in &aps {
-                    send_init(ap.apic_id);
-                }
-                timer::sleep_us(self.delays.init_us);
-                for round in 0..2 {
-                    let mut sent = false;
-                    for ap in &aps {
-                        // The MP spec's second SIPI only for APs not yet running.
-                        if round == 0 || ap.state() == State::Kicked {
-                            apic::send_ipi(Dest::Apic(ap.apic_id), SIPI);
-                            sent = true;
-                        }
-                        if round == 0 {
-                            ap.kicked_ns.store(timer::now_ns(), Ordering::Relaxed);
-                        }
+            Bringup::Kick(_) => self.kick_each(&aps),
+            Bringup::Broadcast => self.kick_all(&aps),
+        }
+    }
+
+    /// INIT to each AP, the INIT delay, then two rounds of one SIPI per AP,
+    /// each round followed by the SIPI delay.
+    fn kick_each(&mut self, aps: &[&'static PerCpu]) {
+        self.sending(|| aps.iter().for_each(|ap| send_init(ap.apic_id)));
+        self.delay(self.delays.init_us);
+        for round in 0..2 {
+            let sent = self.sending(|| {
+                let mut sent = false;
+                for ap in aps {
+                    // The MP spec's second SIPI only for APs not yet running.
+                    if round == 0 || ap.state() == State::Kicked {
+                        apic::send_ipi(Dest::Apic(ap.apic_id), SIPI);
+                        sent = true;
                     }
-                    if sent {
-                        timer::sleep_us(self.delays.sipi_us);
-                    }
-                }
-            }
-            Bringup::Broadcast => {
-                // No de-assert: the SDM allows INIT de-assert only to "all
-                // including self", and every CPU since the Pentium 4 ignores it.
-                apic::send_ipi(Dest::AllButSelf, Ipi::InitAssert);
-                timer::sleep_us(self.delays.init_us);
-                for round in 0..2 {
-                    apic::send_ipi(Dest::AllButSelf, SIPI);
                     if round == 0 {
-                        let now = timer::now_ns();
-                        for ap in &aps {
-                            ap.kicked_ns.store(now, Ordering::Relaxed);
-                        }
+                        ap.kicked_ns.store(timer::now_ns(), Ordering::Relaxed);
                     }
-                    timer::sleep_us(self.delays.sipi_us);
                 }
+                sent
+            });
+            if sent {
+                self.delay(self.delays.sipi_us);
             }
         }
+    }
+
+    /// One all-but-self INIT, the INIT delay, and two all-but-self SIPIs.
+    fn kick_all(&mut self, aps: &[&'static PerCpu]) {
+        // No de-assert: the SDM allows INIT de-assert only to "all including
+        // self", and every CPU since the Pentium 4 ignores it.
+        self.sending(|| apic::send_ipi(Dest::AllButSelf, Ipi::InitAssert));
+        self.delay(self.delays.init_us);
+        for round in 0..2 {
+            self.sending(|| apic::send_ipi(Dest::AllButSelf, SIPI));
+            if round == 0 {
+                let now = timer::now_ns();
+                for ap in aps {
+                    ap.kicked_ns.store(now, Ordering::Relaxed);
+                }
+            }
+            self.delay(self.delays.sipi_us);
+        }
+    }
+
+    /// Runs `send`, counting its time as the boot CPU's IPI sending.
+    fn sending<T>(&mut self, send: impl FnOnce() -> T) -> T {
+        let t0 = timer::now_ns();
+        let r = send();
+        self.bsp.ipi_ns += timer::now_ns().saturating_sub(t0);
+        r
+    }
+
+    /// Sleeps an MP-spec delay of `us`, counting its time and halts.
+    fn delay(&mut self, us: u64) {
+        let (t0, h0) = (timer::now_ns(), timer::halts());
+        timer::sleep_us(us);
+        self.bsp.delay_ns += timer::now_ns().saturating_sub(t0);
+        self.bsp.halts += timer::halts() - h0;
+    }
+
+    /// Waits (halting) until `done()` or the time-out, `ap` knowing that the
+    /// BSP waits for it; counts the boot CPU's time and halts. Returns
+    /// whether `done()`.
+    fn wait(&mut self, ap: &PerCpu, done: impl FnMut() -> bool) -> bool {
+        let (t0, h0) = (timer::now_ns(), timer::halts());
+        // Sequentially consistent with the AP's state store (see `ap_main`).
+        BSP_WAITS_FOR.store(ap.cpu, Ordering::SeqCst);
+        core::sync::atomic::fence(Ordering::SeqCst);
+        let ok = timer::wait_until(self.deadline(), done);
+        BSP_WAITS_FOR.store(NO_CPU_WAITED, Ordering::SeqCst);
+        self.bsp.wait_ns += timer::now_ns().saturating_sub(t0);
+        self.bsp.halts += timer::halts() - h0;
+        ok
+    }
+
+    /// Where the boot CPU's time went so far.
+    pub fn bsp_time(&self) -> BspTime {
+        self.bsp
     }
 
     fn deadline(&self) -> u64 {
@@ -408,7 +470,7 @@ impl hotplug::Platform for KernelPlatform {
         self.flush();
         let ap = self.area(cpu)?;
         let alive = |s: State| matches!(s, State::CalledIn | State::Calibrated | State::Online);
-        if timer::wait_until(self.deadline(), || alive(ap.state())) {
+        if self.wait(ap, || alive(ap.state())) {
             return Ok(());
         }
         // Failing the exchange means it called in just now: alive after all.
@@ -431,7 +493,7 @@ impl hotplug::Platform for KernelPlatform {
                 Ipi::Fixed(crate::arch::idt::WAKE_VECTOR),
             );
         }
-        if timer::wait_until(self.deadline(), || ap.state() == State::Calibrated) {
+        if self.wait(ap, || ap.state() == State::Calibrated) {
             Ok(())
         } else {
             Err(format!(

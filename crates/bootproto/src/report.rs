@@ -91,6 +91,24 @@ pub struct Timeline {
     /// Time from the last AP online to the result line (summary, topology
     /// model, scheduler domains, printing).
     pub report_ns: u64,
+    /// Where the boot CPU's own time went inside bring-up.
+    #[serde(default)]
+    pub bsp: BspTime,
+}
+
+/// The boot CPU's share of bring-up, summed over every AP: what it spends
+/// one AP at a time (sending IPIs, waiting) is what keeps a strategy serial.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BspTime {
+    /// Sending INIT and start-up IPIs (the sending loops, delays excluded).
+    pub ipi_ns: u64,
+    /// The MP-spec delays after INIT and after each round of start-up IPIs.
+    pub delay_ns: u64,
+    /// Waiting for APs to call in and to be ready.
+    pub wait_ns: u64,
+    /// Times the boot CPU halted in those delays and waits; under TCG each
+    /// halt and wake-up is a host thread switch.
+    pub halts: u64,
 }
 
 impl KernelResult {

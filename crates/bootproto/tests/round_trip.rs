@@ -6,8 +6,8 @@
 //! side shows here.
 
 use bootproto::report::{
-    CacheLine, CpuFacts, DistanceRow, FailedCpu, KernelResult, PercpuLine, SratRange, Timeline,
-    TopologyLine,
+    BspTime, CacheLine, CpuFacts, DistanceRow, FailedCpu, KernelResult, PercpuLine, SratRange,
+    Timeline, TopologyLine,
 };
 use cpumask::CpuMask;
 use proptest::prelude::*;
@@ -410,7 +410,7 @@ proptest! {
     }
 
     #[test]
-    fn timelines_round_trip(v in result(), t in prop::array::uniform12(any::<u64>())) {
+    fn timelines_round_trip(v in result(), t in prop::array::uniform14(any::<u64>())) {
         let timeline = Timeline {
             kick: (t[0], t[1]),
             callin: (t[2], t[3]),
@@ -418,6 +418,7 @@ proptest! {
             online: (t[6], t[7]),
             masks_ns: t[8],
             report_ns: t[9],
+            bsp: BspTime { ipi_ns: t[10], delay_ns: t[11], wait_ns: t[12], halts: t[13] },
         };
         let v = KernelResult { timeline: Some(timeline), ..v };
         let got = KernelResult::parse(&v.to_line()).expect("result line parses");

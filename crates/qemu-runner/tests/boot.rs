@@ -64,6 +64,14 @@ fn assert_all_up(b: &Boot, m: &Machine, what: &str) {
             "{what}: timeline {t:?}, bring-up {} ns",
             r.bringup_ns
         );
+        // The boot CPU's IPI sending, spec delays and waits are disjoint
+        // parts of the bring-up span.
+        let b = t.bsp;
+        assert!(
+            b.ipi_ns > 0 && b.ipi_ns + b.delay_ns + b.wait_ns <= r.bringup_ns,
+            "{what}: boot CPU time {b:?}, bring-up {} ns",
+            r.bringup_ns
+        );
     }
     assert!(
         b.output
@@ -137,8 +145,11 @@ fn two_cpus_serial_with_spec_delays() {
     let m = Machine::new(2);
     let b = boot(&m, "bringup=serial");
     assert_all_up(&b, &m, "2 vCPUs serial");
-    // INIT wait (10 ms) + SIPI wait (200 µs) at least.
+    // INIT wait (10 ms) + SIPI wait (200 µs) at least, and the boot CPU
+    // accounts them as its spec delays.
     assert!(b.result.bringup_ns >= 10_000_000, "{}", b.result.bringup_ns);
+    let bsp = b.result.timeline.expect("timeline").bsp;
+    assert!(bsp.delay_ns >= 10_200_000, "{bsp:?}");
 }
 
 #[test]

@@ -29,9 +29,6 @@ pub enum Ipi {
     /// INIT, level-triggered, asserted: the target resets into
     /// wait-for-SIPI.
     InitAssert,
-    /// INIT level de-assert, which CPUs before the Pentium 4 need after the
-    /// assert.
-    InitDeassert,
     /// Start-up: the target runs real-mode code at physical page `page`.
     Startup {
         /// Page number of the code (its address >> 12), below 1 MiB.
@@ -50,7 +47,6 @@ impl Ipi {
         const LEVEL: u32 = 1 << 15;
         match self {
             Ipi::InitAssert => INIT | ASSERT | LEVEL,
-            Ipi::InitDeassert => INIT | LEVEL,
             Ipi::Startup { page } => STARTUP | u32::from(page),
             Ipi::Fixed(vector) => u32::from(vector),
         }
@@ -158,10 +154,13 @@ pub fn send_ipi(dest: Dest, ipi: Ipi) {
         // value is an ICR encoding built above.
         unsafe { wrmsr(0x830, ((dest as u64) << 32) | icr as u64) };
     } else {
+        // Waiting before the write is what keeps a pending IPI from being
+        // overwritten; a second poll after it would only cost the next
+        // sender (under TCG, one emulated MMIO read per IPI on the BSP's
+        // serial kick loop).
         wait_icr_idle();
         write(REG_ICR_HIGH, dest << 24);
         write(REG_ICR_LOW, icr);
-        wait_icr_idle();
     }
 }
 

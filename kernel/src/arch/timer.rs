@@ -139,6 +139,14 @@ pub fn calibrate_apic_timer() -> u64 {
     per_us
 }
 
+/// Times this kernel's waits halted (all CPUs; only the boot CPU waits).
+static HALTS: AtomicU64 = AtomicU64::new(0);
+
+/// How often [`wait_until`] has halted so far.
+pub fn halts() -> u64 {
+    HALTS.load(Ordering::Relaxed)
+}
+
 /// Waits until `done()` or the TSC passes `deadline`; returns whether `done()`.
 ///
 /// With a calibrated APIC timer the CPU halts between checks, woken by an AP's
@@ -166,6 +174,7 @@ pub fn wait_until(deadline: u64, mut done: impl FnMut() -> bool) -> bool {
             super::idt::WAKE_VECTOR,
             (us * per_us).min(u32::MAX as u64) as u32,
         );
+        HALTS.fetch_add(1, Ordering::Relaxed);
         super::cpu::enable_and_hlt();
     }
 }
