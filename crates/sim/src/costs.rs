@@ -41,6 +41,14 @@ pub enum Source {
     Assumed(&'static str),
 }
 
+impl Source {
+    /// Whether the value is a stated assumption rather than code, a
+    /// specification, a seed's log or a fit.
+    pub fn is_assumed(&self) -> bool {
+        matches!(self, Source::Assumed(_))
+    }
+}
+
 impl fmt::Display for Source {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -63,7 +71,8 @@ pub struct Param {
 }
 
 impl Param {
-    fn new(ns: f64, source: Source) -> Param {
+    /// A value and its source.
+    pub fn new(ns: f64, source: Source) -> Param {
         Param { ns, source }
     }
 }
@@ -141,7 +150,8 @@ impl FromStr for Platform {
     }
 }
 
-/// What one platform charges for each bring-up step. See the module docs.
+/// What one platform charges for each bring-up step: the rows of
+/// [`TABLE`] for that platform, resolved against a fit ([`CostTable::for_platform`]).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CostTable {
     /// The platform.
@@ -149,6 +159,11 @@ pub struct CostTable {
     /// Boot-CPU time spent sending one wake-up (INIT/SIPI/SIPI with their delays,
     /// RTAS start-cpu / spin-table release, PSCI CPU_ON).
     pub kick_bsp: Param,
+    /// One VM exit and re-entry, charged for each INIT/SIPI register write when
+    /// the machine is a virtual machine ([`CostTable::in_guest`]).
+    pub vm_exit: Param,
+    /// One present CPU visited by x2APIC cluster set-up on the boot CPU.
+    pub x2apic_visit: Param,
     /// From the wake-up to the AP running kernel code that can report in
     /// (trampoline, firmware, microcode load).
     pub ap_start: Param,
@@ -157,6 +172,8 @@ pub struct CostTable {
     /// Extra AP start-up per 10 units of SLIT distance between the boot CPU's node
     /// and the AP's (first touches of memory allocated on the boot node).
     pub remote_hop: Param,
+    /// Per-CPU area set-up inside the bring-up window.
+    pub percpu_area: Param,
     /// x86 TSC warp check, during which boot CPU and AP both spin.
     pub tsc_sync: Param,
     /// Whether the TSC check is skipped on "clustered APIC" boxes (more than two
@@ -178,6 +195,9 @@ pub struct CostTable {
     pub cpu_mhz: f64,
     /// Relative amplitude of the uniform jitter applied to hardware costs.
     pub jitter: f64,
+    /// Whether the kernel runs in a virtual machine (each INIT/SIPI write is a
+    /// VM exit).
+    pub guest: bool,
 }
 
 /// The assumed costs: values nothing here measures. Each is an input of the
@@ -198,6 +218,49 @@ pub struct Assumptions {
     pub remote_hop_ns: f64,
     /// arm64 PSCI CPU_ON round trip on the boot CPU.
     pub arm64_kick_ns: f64,
+    /// One VM exit and re-entry (a trapped INIT/SIPI register write).
+    pub vm_exit_ns: f64,
+}
+
+/// One of the [`Assumptions`], as a table row names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Assumed {
+    /// [`Assumptions::scan_ns`].
+    Scan,
+    /// [`Assumptions::bit_op_ns`].
+    BitOp,
+    /// [`Assumptions::local_lookup_ns`].
+    LocalLookup,
+    /// [`Assumptions::remote_hop_ns`].
+    RemoteHop,
+    /// [`Assumptions::arm64_kick_ns`].
+    Arm64Kick,
+    /// [`Assumptions::vm_exit_ns`].
+    VmExit,
+}
+
+impl Assumed {
+    /// Every assumption, in [`Assumptions::NAMES`] order.
+    pub const ALL: [Assumed; 6] = [
+        Assumed::Scan,
+        Assumed::BitOp,
+        Assumed::LocalLookup,
+        Assumed::RemoteHop,
+        Assumed::Arm64Kick,
+        Assumed::VmExit,
+    ];
+
+    /// The name rows' `assumes` lists use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Assumed::Scan => "scan",
+            Assumed::BitOp => "bit_op",
+            Assumed::LocalLookup => "local_lookup",
+            Assumed::RemoteHop => "remote_hop",
+            Assumed::Arm64Kick => "arm64_kick",
+            Assumed::VmExit => "vm_exit",
+        }
+    }
 }
 
 impl Default for Assumptions {
@@ -208,24 +271,44 @@ impl Default for Assumptions {
             local_lookup_ns: LOCAL_LOOKUP_NS,
             remote_hop_ns: REMOTE_HOP_NS,
             arm64_kick_ns: ARM64_KICK_NS,
+            vm_exit_ns: VM_EXIT_NS,
         }
     }
 }
 
 impl Assumptions {
     /// Every assumption's name, as rows' `assumes` lists name them.
-    pub const NAMES: [&'static str; 5] =
-        ["scan", "bit_op", "local_lookup", "remote_hop", "arm64_kick"];
+    pub const NAMES: [&'static str; 6] = [
+        "scan",
+        "bit_op",
+        "local_lookup",
+        "remote_hop",
+        "arm64_kick",
+        "vm_exit",
+    ];
+
+    /// The value of one assumption.
+    pub fn get(&self, which: Assumed) -> f64 {
+        match which {
+            Assumed::Scan => self.scan_ns,
+            Assumed::BitOp => self.bit_op_ns,
+            Assumed::LocalLookup => self.local_lookup_ns,
+            Assumed::RemoteHop => self.remote_hop_ns,
+            Assumed::Arm64Kick => self.arm64_kick_ns,
+            Assumed::VmExit => self.vm_exit_ns,
+        }
+    }
 
     /// These assumptions with the one called `name` multiplied by `factor`.
     pub fn scaled(mut self, name: &str, factor: f64) -> Option<Assumptions> {
-        let v = match name {
-            "scan" => &mut self.scan_ns,
-            "bit_op" => &mut self.bit_op_ns,
-            "local_lookup" => &mut self.local_lookup_ns,
-            "remote_hop" => &mut self.remote_hop_ns,
-            "arm64_kick" => &mut self.arm64_kick_ns,
-            _ => return None,
+        let which = Assumed::ALL.into_iter().find(|a| a.name() == name)?;
+        let v = match which {
+            Assumed::Scan => &mut self.scan_ns,
+            Assumed::BitOp => &mut self.bit_op_ns,
+            Assumed::LocalLookup => &mut self.local_lookup_ns,
+            Assumed::RemoteHop => &mut self.remote_hop_ns,
+            Assumed::Arm64Kick => &mut self.arm64_kick_ns,
+            Assumed::VmExit => &mut self.vm_exit_ns,
         };
         *v *= factor;
         Some(self)
@@ -246,166 +329,382 @@ pub const X86_2010_KICK_NS: f64 = 11.0 * NS_PER_MS;
 pub const X86_2010_TSC_NS: f64 = 20.0 * NS_PER_MS;
 /// pseries release of a thread spinning in the firmware loop.
 pub const PPC_KICK_NS: f64 = 1.0 * NS_PER_US;
-/// Assumed arm64 PSCI CPU_ON round trip (see the arm64 table).
+/// Assumed arm64 PSCI CPU_ON round trip (see the arm64 rows of [`TABLE`]).
 pub const ARM64_KICK_NS: f64 = 50.0 * NS_PER_US;
 /// Assumed remote start-up per 10 SLIT units: a few hundred remote cache
 /// misses at ~100 ns.
 pub const REMOTE_HOP_NS: f64 = 20.0 * NS_PER_US;
+/// Assumed VM exit and re-entry for one trapped APIC register write.
+pub const VM_EXIT_NS: f64 = 2.0 * NS_PER_US;
+/// The register writes of one INIT/SIPI/SIPI wake-up (`wakeup_secondary_cpu_via_init`:
+/// INIT assert, INIT deassert, two STARTUP), each a VM exit in a guest.
+pub const WAKEUP_ICR_WRITES: f64 = 4.0;
+/// HZ when a kernel's configuration is not known: Kconfig's default (`HZ_250`).
+pub const DEFAULT_HZ: u32 = 250;
 
 const NS_PER_MS: f64 = 1e6;
 const NS_PER_US: f64 = 1e3;
 
+/// How long `calibrate_delay_direct()` (init/calibrate.c, the path x86 takes
+/// whenever it calibrates, since its TSC gives `read_current_timer()`) takes on
+/// average at `hz`: five rounds, each waiting for the jiffy after next and then
+/// `DELAY_CALIBRATION_TICKS` (HZ/100, at least 1) more ticks — 2 + HZ/100 ticks a
+/// round once aligned on a tick edge, the first round starting half a tick into
+/// one on average.
+pub const fn direct_calibration_ns(hz: u32) -> f64 {
+    let per_round = if hz < 100 { 1 } else { hz / 100 };
+    let ticks = 5.0 * (2 + per_round) as f64 - 0.5;
+    ticks * 1e9 / hz as f64
+}
+
+/// A fitted parameter, as a table row names it (values in [`Fitted`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FitParam {
+    /// [`Fitted::x86_2010_calibrate`].
+    X86_2010Calibrate,
+    /// [`Fitted::x86_2010_online`].
+    X86_2010Online,
+    /// [`Fitted::x86_ap_start`].
+    X86ApStart,
+    /// [`Fitted::x86_online`].
+    X86Online,
+    /// [`Fitted::ppc_online`].
+    PpcOnline,
+    /// [`Fitted::ppc_lookup`].
+    PpcLookup,
+    /// [`Fitted::arm64_ap_start`].
+    Arm64ApStart,
+    /// [`Fitted::arm64_online`].
+    Arm64Online,
+}
+
+/// The names of a platform's cost parameters, in the order of each platform's
+/// row list in [`TABLE`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Name {
+    /// [`CostTable::kick_bsp`].
+    KickBsp,
+    /// [`CostTable::vm_exit`].
+    VmExit,
+    /// [`CostTable::x2apic_visit`].
+    X2apicVisit,
+    /// [`CostTable::ap_start`].
+    ApStart,
+    /// [`CostTable::microcode`].
+    Microcode,
+    /// [`CostTable::remote_hop`].
+    RemoteHop,
+    /// [`CostTable::percpu_area`].
+    PercpuArea,
+    /// [`CostTable::tsc_sync`].
+    TscSync,
+    /// [`CostTable::calibrate`].
+    Calibrate,
+    /// [`CostTable::online_serial`].
+    OnlineSerial,
+    /// [`CostTable::lookup`].
+    Lookup,
+    /// [`CostTable::scan`].
+    Scan,
+    /// [`CostTable::bit_op`].
+    BitOp,
+}
+
+/// How many parameters each platform has.
+pub const PARAMS: usize = 13;
+
+impl Name {
+    /// Every parameter, in table order.
+    pub const ALL: [Name; PARAMS] = [
+        Name::KickBsp,
+        Name::VmExit,
+        Name::X2apicVisit,
+        Name::ApStart,
+        Name::Microcode,
+        Name::RemoteHop,
+        Name::PercpuArea,
+        Name::TscSync,
+        Name::Calibrate,
+        Name::OnlineSerial,
+        Name::Lookup,
+        Name::Scan,
+        Name::BitOp,
+    ];
+
+    /// The name in tables and JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Name::KickBsp => "kick_bsp",
+            Name::VmExit => "vm_exit",
+            Name::X2apicVisit => "x2apic_visit",
+            Name::ApStart => "ap_start",
+            Name::Microcode => "microcode",
+            Name::RemoteHop => "remote_hop",
+            Name::PercpuArea => "percpu_area",
+            Name::TscSync => "tsc_sync",
+            Name::Calibrate => "calibrate",
+            Name::OnlineSerial => "online_serial",
+            Name::Lookup => "lookup",
+            Name::Scan => "scan",
+            Name::BitOp => "bit_op",
+        }
+    }
+}
+
+/// The source of a constant row (a [`Source`] the table can hold as a constant).
+#[derive(Debug, Clone, Copy)]
+pub enum Basis {
+    /// [`Source::Code`].
+    Code(&'static str),
+    /// [`Source::Spec`].
+    Spec(&'static str),
+    /// [`Source::Assumed`]: a cost the fitted parameters already contain.
+    Folded(&'static str),
+}
+
+impl Basis {
+    fn source(self) -> Source {
+        match self {
+            Basis::Code(s) => Source::Code(s),
+            Basis::Spec(s) => Source::Spec(s),
+            Basis::Folded(s) => Source::Assumed(s),
+        }
+    }
+}
+
+/// Where one row's value comes from.
+#[derive(Debug, Clone, Copy)]
+pub enum Value {
+    /// A constant and its source (code, specification, or folded into a fit).
+    Fixed(f64, Basis),
+    /// One of the [`Assumptions`], and what the assumed value stands for.
+    Assumed(Assumed, &'static str),
+    /// A parameter [`crate::fit`] finds.
+    Fitted(FitParam),
+}
+
+/// One row of [`TABLE`].
+#[derive(Debug, Clone, Copy)]
+pub struct Row {
+    /// The parameter.
+    pub name: Name,
+    /// Its value or where the value comes from.
+    pub value: Value,
+}
+
+const fn row(name: Name, value: Value) -> Row {
+    Row { name, value }
+}
+
+const fn code(ns: f64, why: &'static str) -> Value {
+    Value::Fixed(ns, Basis::Code(why))
+}
+
+const fn folded(why: &'static str) -> Value {
+    Value::Fixed(0.0, Basis::Folded(why))
+}
+
+const PERCPU_AREA: &str = "setup_per_cpu_areas() places every possible CPU's per-CPU unit on \
+     that CPU's node (pcpu_embed_first_chunk with the CPU-to-node map, Linux 2.6.30-31) once, \
+     in start_kernel before the first kick: nothing of it falls inside the bring-up window; \
+     the AP's first touches of boot-node data are remote_hop";
+const SCAN_WHY: &str = "one cpumask iteration step or tree-node step plus a compare";
+const BIT_OP_WHY: &str = "one cpumask bit or word write";
+const LOCAL_LOOKUP_WHY: &str = "per-CPU data read (no firmware tree on this platform)";
+const REMOTE_HOP_WHY: &str = "a few hundred remote cache misses at ~100 ns";
+const VM_EXIT_WHY: &str = "one VM exit and re-entry for a trapped APIC register write, a few \
+     thousand cycles; charged 4 times per INIT/SIPI/SIPI in a guest";
+const NO_VM: &str = "no virtual-machine row of this platform is simulated";
+const NO_X2APIC: &str = "no x2APIC cluster set-up on this platform";
+
+/// The cost table: for each platform (in [`Platform::ALL`] order), one row per
+/// parameter (in [`Name::ALL`] order) with its value and where it comes from.
+pub const TABLE: [[Row; PARAMS]; 4] = [
+    // x86: today's kernel (Linux 6.5+), fitted on seed 003.
+    [
+        row(Name::KickBsp, code(X86_KICK_NS,
+            "wakeup_secondary_cpu_via_init with init_udelay = 0: 2 × STARTUP with udelay(10) + \
+             udelay(10). smp_quirk_init_udelay() (Len Brown's 2015 series, in Linux 4.4) drops \
+             the MP spec's 10 ms INIT delay for Intel family 6 and AMD family >= 0xF; it keys \
+             on CPUID vendor and family, not on X86_FEATURE_HYPERVISOR, so a guest that sees \
+             the host's CPUID skips it too")),
+        row(Name::VmExit, Value::Assumed(Assumed::VmExit, VM_EXIT_WHY)),
+        row(Name::X2apicVisit, Value::Assumed(Assumed::Scan,
+            "one present CPU read by x2APIC cluster set-up: x2apic_prepare_cpu() on the boot CPU \
+             walks the present CPUs once per new cluster of 16 APIC ids to prefill its mask \
+             (Linux 6.5, x86/apic/x2apic: Allow CPU cluster_mask to be populated in parallel); \
+             priced as a scan step")),
+        row(Name::ApStart, Value::Fitted(FitParam::X86ApStart)),
+        row(Name::Microcode, folded("folded into the fitted ap_start (seed 003 does not separate it)")),
+        row(Name::RemoteHop, Value::Assumed(Assumed::RemoteHop, REMOTE_HOP_WHY)),
+        row(Name::PercpuArea, code(0.0, PERCPU_AREA)),
+        row(Name::TscSync, folded("folded into online_serial (seed 003 does not split it)")),
+        row(Name::Calibrate, code(direct_calibration_ns(DEFAULT_HZ),
+            "init/calibrate.c calibrate_delay_direct(): 5 rounds of 2 + HZ/100 ticks, at \
+             Kconfig's default HZ = 250 (a record row's own HZ replaces it); only used when \
+             APs calibrate (--calibrate serial|parallel, or a log that shows it)")),
+        row(Name::OnlineSerial, Value::Fitted(FitParam::X86Online)),
+        row(Name::Lookup, Value::Assumed(Assumed::LocalLookup, LOCAL_LOOKUP_WHY)),
+        row(Name::Scan, Value::Assumed(Assumed::Scan, SCAN_WHY)),
+        row(Name::BitOp, Value::Assumed(Assumed::BitOp, BIT_OP_WHY)),
+    ],
+    // x86-2010: Linux 2.6.37, fitted on seed 002's small boxes.
+    [
+        row(Name::KickBsp, code(X86_2010_KICK_NS,
+            "Linux 2.6.37 wakeup_secondary_cpu_via_init: mdelay(10) after INIT, then 2 × STARTUP \
+             with udelay(300) + udelay(200) (Intel MP spec B.4)")),
+        row(Name::VmExit, folded(NO_VM)),
+        row(Name::X2apicVisit, folded("2.6.37's x2APIC cluster code is folded into online_serial")),
+        row(Name::ApStart, folded("not separable from online_serial in seed 002's logs; folded into it")),
+        row(Name::Microcode, folded("folded into online_serial (seed 002 does not separate it)")),
+        row(Name::RemoteHop, folded("folded into online_serial")),
+        row(Name::PercpuArea, code(0.0, PERCPU_AREA)),
+        row(Name::TscSync, code(X86_2010_TSC_NS, "Linux 2.6.37 tsc_sync.c: check_tsc_warp() spins 20 ms")),
+        row(Name::Calibrate, Value::Fitted(FitParam::X86_2010Calibrate)),
+        row(Name::OnlineSerial, Value::Fitted(FitParam::X86_2010Online)),
+        row(Name::Lookup, Value::Assumed(Assumed::LocalLookup, LOCAL_LOOKUP_WHY)),
+        row(Name::Scan, Value::Assumed(Assumed::Scan, SCAN_WHY)),
+        row(Name::BitOp, Value::Assumed(Assumed::BitOp, BIT_OP_WHY)),
+    ],
+    // powerpc: pseries LPAR under PowerVM, fitted on seed 000's LPAR.
+    [
+        row(Name::KickBsp, code(PPC_KICK_NS,
+            "pseries smp_startup_cpu: at boot the thread already spins in the firmware loop \
+             (of_spin_mask), so the kick is a store and a barrier")),
+        row(Name::VmExit, code(0.0,
+            "an LPAR's threads are released from the firmware spin loop, not by trapped IPIs")),
+        row(Name::X2apicVisit, code(0.0, NO_X2APIC)),
+        row(Name::ApStart, folded("folded into online_serial")),
+        row(Name::Microcode, code(0.0, "POWER loads no microcode from the OS")),
+        row(Name::RemoteHop, folded("folded into online_serial")),
+        row(Name::PercpuArea, code(0.0, PERCPU_AREA)),
+        row(Name::TscSync, code(0.0, "timebase is synchronised by the hypervisor")),
+        row(Name::Calibrate, code(0.0, "powerpc derives loops_per_jiffy from the timebase")),
+        row(Name::OnlineSerial, Value::Fitted(FitParam::PpcOnline)),
+        row(Name::Lookup, Value::Fitted(FitParam::PpcLookup)),
+        row(Name::Scan, Value::Assumed(Assumed::Scan, SCAN_WHY)),
+        row(Name::BitOp, Value::Assumed(Assumed::BitOp, BIT_OP_WHY)),
+    ],
+    // arm64: PSCI servers, fitted on one Altra log of the record.
+    [
+        row(Name::KickBsp, Value::Assumed(Assumed::Arm64Kick,
+            "PSCI CPU_ON SMC on the boot CPU. Trusted Firmware-A measured a fast SMC round trip \
+             at 0.5-3 us on Juno (PSCI_VERSION, docs/perf/psci-performance-juno.rst), a lower \
+             bound; CPU_ON's request to the power controller is not measured anywhere here, and \
+             no log separates it from the core's power-up, so the fitted ap_start absorbs any \
+             error in this value")),
+        row(Name::VmExit, folded(NO_VM)),
+        row(Name::X2apicVisit, code(0.0, NO_X2APIC)),
+        row(Name::ApStart, Value::Fitted(FitParam::Arm64ApStart)),
+        row(Name::Microcode, code(0.0, "arm64 loads no microcode from the OS")),
+        row(Name::RemoteHop, Value::Assumed(Assumed::RemoteHop, REMOTE_HOP_WHY)),
+        row(Name::PercpuArea, code(0.0, PERCPU_AREA)),
+        row(Name::TscSync, Value::Fixed(0.0, Basis::Spec("arm64 generic timer is architecturally synchronised"))),
+        row(Name::Calibrate, code(0.0, "arm64 sets lpj from the architected timer")),
+        row(Name::OnlineSerial, Value::Fitted(FitParam::Arm64Online)),
+        row(Name::Lookup, Value::Assumed(Assumed::LocalLookup, LOCAL_LOOKUP_WHY)),
+        row(Name::Scan, Value::Assumed(Assumed::Scan, SCAN_WHY)),
+        row(Name::BitOp, Value::Assumed(Assumed::BitOp, BIT_OP_WHY)),
+    ],
+];
+
+/// Every platform's rows are complete and in [`Name::ALL`] order, so a row is
+/// found by its name's position (checked when the crate compiles).
+const _: () = {
+    let mut p = 0;
+    while p < TABLE.len() {
+        let mut i = 0;
+        while i < PARAMS {
+            assert!(
+                TABLE[p][i].name as usize == i,
+                "TABLE rows out of Name::ALL order"
+            );
+            i += 1;
+        }
+        p += 1;
+    }
+};
+
+/// Core clock printed in BogoMIPS lines, per platform (x86 prints 2 × MHz):
+/// seed 002's logs give 2266.4 MHz; the others are nominal.
+const CPU_MHZ: [f64; 4] = [2600.0, 2266.4, 512.0, 2600.0];
+
+/// Relative jitter on hardware costs.
+const JITTER: f64 = 0.01;
+
 impl CostTable {
-    /// The cost table of `platform`, with the parameters `fit` found (see
-    /// [`crate::fit::fitted`]).
+    /// The cost table of `platform`: its rows of [`TABLE`], with the assumed
+    /// values and fitted parameters of `fit` (see [`crate::fit::fitted`]).
     pub fn for_platform(platform: Platform, fit: &Fitted) -> CostTable {
-        let a = &fit.assumptions;
-        let tiny_lookup = Param::new(
-            a.local_lookup_ns,
-            Source::Assumed("per-CPU data read (no firmware tree on this platform)"),
-        );
-        let scan = Param::new(
-            a.scan_ns,
-            Source::Assumed("one cpumask iteration step or tree-node step plus a compare"),
-        );
-        let bit_op = Param::new(
-            a.bit_op_ns,
-            Source::Assumed("one cpumask bit or word write"),
-        );
-        let jitter = 0.01;
-        match platform {
-            Platform::X86_2010 => CostTable {
-                platform,
-                kick_bsp: Param::new(
-                    X86_2010_KICK_NS,
-                    Source::Code(
-                        "Linux 2.6.37 wakeup_secondary_cpu_via_init: mdelay(10) after INIT, \
-                         then 2 × STARTUP with udelay(300) + udelay(200) (Intel MP spec B.4)",
-                    ),
-                ),
-                ap_start: Param::new(
-                    0.0,
-                    Source::Assumed(
-                        "not separable from online_serial in seed 002's logs; folded into it",
-                    ),
-                ),
-                microcode: Param::new(
-                    0.0,
-                    Source::Assumed("folded into online_serial (seed 002 does not separate it)"),
-                ),
-                remote_hop: Param::new(0.0, Source::Assumed("folded into online_serial")),
-                tsc_sync: Param::new(
-                    X86_2010_TSC_NS,
-                    Source::Code("Linux 2.6.37 tsc_sync.c: check_tsc_warp() spins 20 ms"),
-                ),
-                tsc_skip_clustered: true,
-                calibrate: fit.x86_2010_calibrate.clone(),
-                online_serial: fit.x86_2010_online.clone(),
-                lookup: tiny_lookup,
-                scan,
-                bit_op,
-                cpu_mhz: 2266.4,
-                jitter,
-            },
-            Platform::X86 => CostTable {
-                platform,
-                kick_bsp: Param::new(
-                    X86_KICK_NS,
-                    Source::Code(
-                        "Linux 6.1 wakeup_secondary_cpu_via_init with init_udelay = 0 on \
-                         modern CPUs: 2 × STARTUP with udelay(10) + udelay(10)",
-                    ),
-                ),
-                ap_start: fit.x86_ap_start.clone(),
-                microcode: Param::new(
-                    0.0,
-                    Source::Assumed("folded into the fitted ap_start (seed 003 does not separate it)"),
-                ),
-                remote_hop: Param::new(
-                    a.remote_hop_ns,
-                    Source::Assumed("a few hundred remote cache misses at ~100 ns"),
-                ),
-                tsc_sync: Param::new(
-                    0.0,
-                    Source::Assumed("folded into online_serial (seed 003 does not split it)"),
-                ),
-                tsc_skip_clustered: false,
-                calibrate: Param::new(
-                    fit.x86_2010_calibrate.ns,
-                    Source::Fitted(
-                        "taken from x86-2010 (seed 002); only used with --calibrate serial|parallel"
-                            .to_string(),
-                    ),
-                ),
-                online_serial: fit.x86_online.clone(),
-                lookup: tiny_lookup,
-                scan,
-                bit_op,
-                cpu_mhz: 2600.0,
-                jitter,
-            },
-            Platform::PowerPc => CostTable {
-                platform,
-                kick_bsp: Param::new(
-                    PPC_KICK_NS,
-                    Source::Code(
-                        "pseries smp_startup_cpu: at boot the thread already spins in the \
-                         firmware loop (of_spin_mask), so the kick is a store and a barrier",
-                    ),
-                ),
-                ap_start: Param::new(0.0, Source::Assumed("folded into online_serial")),
-                microcode: Param::new(0.0, Source::Code("POWER loads no microcode from the OS")),
-                remote_hop: Param::new(0.0, Source::Assumed("folded into online_serial")),
-                tsc_sync: Param::new(
-                    0.0,
-                    Source::Code("timebase is synchronised by the hypervisor"),
-                ),
-                tsc_skip_clustered: false,
-                calibrate: Param::new(
-                    0.0,
-                    Source::Code("powerpc derives loops_per_jiffy from the timebase"),
-                ),
-                online_serial: fit.ppc_online.clone(),
-                lookup: fit.ppc_lookup.clone(),
-                scan,
-                bit_op,
-                cpu_mhz: 512.0,
-                jitter,
-            },
-            Platform::Arm64 => CostTable {
-                platform,
-                kick_bsp: Param::new(
-                    a.arm64_kick_ns,
-                    Source::Assumed(
-                        "PSCI CPU_ON SMC round trip into trusted firmware; no log separates it \
-                         from the core's power-up, so the fitted ap_start absorbs any error here",
-                    ),
-                ),
-                ap_start: fit.arm64_ap_start.clone(),
-                microcode: Param::new(0.0, Source::Code("arm64 loads no microcode from the OS")),
-                remote_hop: Param::new(
-                    a.remote_hop_ns,
-                    Source::Assumed("a few hundred remote cache misses at ~100 ns"),
-                ),
-                tsc_sync: Param::new(
-                    0.0,
-                    Source::Spec("arm64 generic timer is architecturally synchronised"),
-                ),
-                tsc_skip_clustered: false,
-                calibrate: Param::new(
-                    0.0,
-                    Source::Code("arm64 sets lpj from the architected timer"),
-                ),
-                online_serial: fit.arm64_online.clone(),
-                lookup: tiny_lookup,
-                scan,
-                bit_op,
-                cpu_mhz: 2600.0,
-                jitter,
-            },
+        let at = Platform::ALL
+            .iter()
+            .position(|&p| p == platform)
+            .unwrap_or(0);
+        let rows = &TABLE[at];
+        let get = |name: Name| resolve(&rows[name as usize].value, fit);
+        CostTable {
+            platform,
+            kick_bsp: get(Name::KickBsp),
+            vm_exit: get(Name::VmExit),
+            x2apic_visit: get(Name::X2apicVisit),
+            ap_start: get(Name::ApStart),
+            microcode: get(Name::Microcode),
+            remote_hop: get(Name::RemoteHop),
+            percpu_area: get(Name::PercpuArea),
+            tsc_sync: get(Name::TscSync),
+            tsc_skip_clustered: platform == Platform::X86_2010,
+            calibrate: get(Name::Calibrate),
+            online_serial: get(Name::OnlineSerial),
+            lookup: get(Name::Lookup),
+            scan: get(Name::Scan),
+            bit_op: get(Name::BitOp),
+            cpu_mhz: CPU_MHZ[at],
+            jitter: JITTER,
+            guest: false,
         }
     }
 
+    /// This table for a virtual machine: each INIT/SIPI register write of a
+    /// kick costs a VM exit on top of the kick's own delays.
+    pub fn in_guest(mut self) -> CostTable {
+        self.guest = true;
+        self
+    }
+
+    /// This table for a kernel built with `hz`: a calibration is
+    /// `calibrate_delay_direct()`'s tick count at that HZ. Only x86 of today
+    /// prices calibration from code; other platforms are returned unchanged.
+    pub fn with_hz(mut self, hz: u32) -> CostTable {
+        if self.platform == Platform::X86 {
+            self.calibrate = Param::new(
+                direct_calibration_ns(hz),
+                Source::Code(
+                    "init/calibrate.c calibrate_delay_direct(): 5 rounds of 2 + HZ/100 ticks at \
+                     the kernel's own HZ (stated by the record row)",
+                ),
+            );
+        }
+        self
+    }
+
+    /// The boot CPU's time for one kick, VM exits included.
+    pub fn kick_ns(&self) -> f64 {
+        let exits = if self.guest {
+            WAKEUP_ICR_WRITES * self.vm_exit.ns
+        } else {
+            0.0
+        };
+        self.kick_bsp.ns + exits
+    }
+
+    /// Every parameter whose value is assumed (no measurement behind it), by name.
+    pub fn assumed(&self) -> Vec<(&'static str, &Param)> {
+        self.params()
+            .into_iter()
+            .filter(|(_, p)| p.source.is_assumed())
+            .collect()
+    }
     /// How this platform's Linux obtains each secondary CPU's delay-loop
     /// calibration when the command line says nothing (`lpj=` absent):
     ///
@@ -428,20 +727,40 @@ impl CostTable {
         }
     }
 
-    /// Every parameter with its name, for tables and JSON.
+    /// Every parameter with its name, in table order, for tables and JSON.
     pub fn params(&self) -> Vec<(&'static str, &Param)> {
-        vec![
-            ("kick_bsp", &self.kick_bsp),
-            ("ap_start", &self.ap_start),
-            ("microcode", &self.microcode),
-            ("remote_hop", &self.remote_hop),
-            ("tsc_sync", &self.tsc_sync),
-            ("calibrate", &self.calibrate),
-            ("online_serial", &self.online_serial),
-            ("lookup", &self.lookup),
-            ("scan", &self.scan),
-            ("bit_op", &self.bit_op),
-        ]
+        Name::ALL
+            .iter()
+            .map(|&n| (n.as_str(), self.param(n)))
+            .collect()
+    }
+
+    /// One parameter by name.
+    pub fn param(&self, name: Name) -> &Param {
+        match name {
+            Name::KickBsp => &self.kick_bsp,
+            Name::VmExit => &self.vm_exit,
+            Name::X2apicVisit => &self.x2apic_visit,
+            Name::ApStart => &self.ap_start,
+            Name::Microcode => &self.microcode,
+            Name::RemoteHop => &self.remote_hop,
+            Name::PercpuArea => &self.percpu_area,
+            Name::TscSync => &self.tsc_sync,
+            Name::Calibrate => &self.calibrate,
+            Name::OnlineSerial => &self.online_serial,
+            Name::Lookup => &self.lookup,
+            Name::Scan => &self.scan,
+            Name::BitOp => &self.bit_op,
+        }
+    }
+}
+
+/// A row's value under `fit`.
+fn resolve(value: &Value, fit: &Fitted) -> Param {
+    match value {
+        Value::Fixed(ns, basis) => Param::new(*ns, basis.source()),
+        Value::Assumed(which, why) => Param::new(fit.assumptions.get(*which), Source::Assumed(why)),
+        Value::Fitted(which) => fit.param(*which).clone(),
     }
 }
 
@@ -456,5 +775,47 @@ mod tests {
         }
         let e = "sparc".parse::<Platform>().unwrap_err();
         assert!(e.to_string().contains("'sparc'"));
+    }
+
+    /// `calibrate_delay_direct()`'s loop run against a tick counter that
+    /// starts at every tenth of a tick: the mean time it waits is what
+    /// [`direct_calibration_ns`] charges, for the HZ values Kconfig offers.
+    #[test]
+    fn direct_calibration_matches_its_loop() {
+        for hz in [100u32, 250, 300, 1000] {
+            let tick = 1e9 / hz as f64;
+            let per_round = if hz < 100 { 1 } else { hz / 100 } as u64;
+            let offsets: Vec<f64> = (0..10).map(|k| (k as f64 + 0.5) / 10.0).collect();
+            let mut total = 0.0;
+            for f in &offsets {
+                // Time t (in ticks) since the last edge before the call; jiffies = floor(t).
+                let mut t = *f;
+                for _ in 0..5 {
+                    let start = t.floor() as u64;
+                    // while jiffies <= start + 1, then while jiffies <= start + 1 + per_round
+                    t = (start + 2 + per_round) as f64;
+                }
+                total += (t - f) * tick;
+            }
+            let mean = total / offsets.len() as f64;
+            let model = direct_calibration_ns(hz);
+            assert!(
+                (mean / model - 1.0).abs() < 1e-9,
+                "HZ={hz}: loop {mean} ns, model {model} ns"
+            );
+        }
+    }
+
+    /// A guest's kick adds one VM exit per INIT/SIPI register write.
+    #[test]
+    fn a_guest_kick_pays_its_vm_exits() {
+        let fit = crate::fit::fitted().unwrap();
+        let bare = CostTable::for_platform(Platform::X86, &fit);
+        let guest = bare.clone().in_guest();
+        let exits = guest.kick_ns() - bare.kick_ns();
+        assert!(
+            (exits - WAKEUP_ICR_WRITES * VM_EXIT_NS).abs() < 1e-6,
+            "{exits}"
+        );
     }
 }

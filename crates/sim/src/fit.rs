@@ -24,7 +24,8 @@ use std::sync::OnceLock;
 use serde::Serialize;
 
 use crate::costs::{
-    Assumptions, Param, Source, PPC_KICK_NS, X86_2010_KICK_NS, X86_2010_TSC_NS, X86_KICK_NS,
+    Assumptions, FitParam, Param, Source, PPC_KICK_NS, X86_2010_KICK_NS, X86_2010_TSC_NS,
+    X86_KICK_NS,
 };
 use crate::machines::SeedMachine;
 use crate::masks::{self, Ops};
@@ -169,6 +170,22 @@ pub struct Fitted {
     pub assumptions: Assumptions,
     /// The real mask code's work on the fitting machines, for the record.
     pub evidence: Vec<(String, Ops)>,
+}
+
+impl Fitted {
+    /// One fitted parameter, as a cost-table row names it.
+    pub fn param(&self, which: FitParam) -> &Param {
+        match which {
+            FitParam::X86_2010Calibrate => &self.x86_2010_calibrate,
+            FitParam::X86_2010Online => &self.x86_2010_online,
+            FitParam::X86ApStart => &self.x86_ap_start,
+            FitParam::X86Online => &self.x86_online,
+            FitParam::PpcOnline => &self.ppc_online,
+            FitParam::PpcLookup => &self.ppc_lookup,
+            FitParam::Arm64ApStart => &self.arm64_ap_start,
+            FitParam::Arm64Online => &self.arm64_online,
+        }
+    }
 }
 
 /// Fits every free parameter with the assumed costs at their stated values
@@ -445,9 +462,12 @@ fn partial_table(a: &Assumptions, lookup_ns: f64) -> crate::costs::CostTable {
     crate::costs::CostTable {
         platform: crate::Platform::X86,
         kick_bsp: p(0.0),
+        vm_exit: p(0.0),
+        x2apic_visit: p(0.0),
         ap_start: p(0.0),
         microcode: p(0.0),
         remote_hop: p(0.0),
+        percpu_area: p(0.0),
         tsc_sync: p(0.0),
         tsc_skip_clustered: false,
         calibrate: p(0.0),
@@ -457,6 +477,7 @@ fn partial_table(a: &Assumptions, lookup_ns: f64) -> crate::costs::CostTable {
         bit_op: p(a.bit_op_ns),
         cpu_mhz: 0.0,
         jitter: 0.0,
+        guest: false,
     }
 }
 

@@ -15,8 +15,10 @@
 //!   the boot CPU's value), or replaced by `lpj=` (see [`Calibrate`]).
 //! - [`masks`]: the topology masks are updated by the real mask code
 //!   (crates/hotplug), whose operation counts are priced per operation.
-//! - [`costs`]: what hardware and firmware charge, per platform, each value with its
-//!   source (kernel code constant, specification, seed log, fitted, or assumed).
+//! - [`costs`]: what hardware and firmware charge, per platform: one table
+//!   ([`costs::TABLE`]) with a row per platform and parameter and where its
+//!   value comes from (kernel code constant, specification, fitted, or assumed),
+//!   resolved against an explicit fit by [`costs::CostTable::for_platform`].
 //! - [`fit`]: the few free parameters, fitted on six machines only (seed 002's
 //!   small boxes, seed 000's LPAR, seed 003's server, one arm64 log of the
 //!   record); the assumed costs ([`costs::Assumptions`]) are inputs of the fit.
@@ -57,8 +59,11 @@
 //! - x86 with today's parallel kick, fitted in-sample on seed 003's server,
 //!   predicts the c5.metal (2 × 24 × 2) within 5 % serial and 24 % parallel and
 //!   the 28-thread Haswell's serial time within 24 %; it misses the Haswell's
-//!   parallel time, HPE's 1920-CPU Sapphire Rapids and a Hyper-V guest whose
-//!   APs all calibrate — each with its reason in [`validate::KNOWN_MISSES`].
+//!   parallel time and HPE's 1920-CPU Sapphire Rapids — each with its reason
+//!   in [`validate::KNOWN_MISSES`]. A Hyper-V guest whose APs all calibrate
+//!   is predicted within 1 % once the calibration is counted in ticks of the
+//!   guest kernel's own HZ (`calibrate_delay_direct()`, [`costs::direct_calibration_ns`])
+//!   and each INIT/SIPI write is a VM exit ([`costs::CostTable::in_guest`]).
 //! - arm64: per-CPU bring-up is 0.2 ms to 32 ms across the record's boards,
 //!   and the logs show the spread is the firmware's power-up gap before the AP
 //!   enters the kernel, not the topology; one fitted log does not carry over.

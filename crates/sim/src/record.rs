@@ -86,6 +86,9 @@ pub struct SimSpec {
     pub shape: [u32; 3],
     /// Calibration when the log shows something other than the platform's default.
     pub calibrate: Option<String>,
+    /// The kernel's `CONFIG_HZ`, when its published configuration states it
+    /// (a calibration's length is counted in ticks).
+    pub hz: Option<u32>,
 }
 
 impl SimSpec {
@@ -217,6 +220,11 @@ fn check_derived(r: &Row) -> Result<(), String> {
 fn check_sim(r: &Row, sim: &SimSpec) -> Result<(), String> {
     sim.platform()?;
     sim.calibrate()?;
+    if let Some(hz) = sim.hz {
+        if !(24..=10_000).contains(&hz) {
+            return Err(format!("sim.hz = {hz} is not a kernel tick rate"));
+        }
+    }
     let [p, c, t] = sim.shape;
     if p == 0 || c == 0 || t == 0 {
         return Err("sim.shape has a zero".to_string());

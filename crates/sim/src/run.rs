@@ -205,6 +205,8 @@ struct SimPlatform<'a> {
     package: Vec<u32>,
     /// Hardware id per timeline index (arm64's log).
     hw_id: Vec<u64>,
+    /// Present CPUs x2APIC cluster set-up visits before each CPU's kick.
+    x2apic_visits: Vec<u32>,
     alive_seen: Vec<bool>,
     calibrated_packages: HashSet<u32>,
     pending_calibrations: usize,
@@ -268,7 +270,8 @@ impl hotplug::Platform for SimPlatform<'_> {
             }
         }
         self.timeline[i].kicked_ns = self.queue.now();
-        let k = self.jitter.apply(self.costs.kick_bsp.ns);
+        let prepare = self.x2apic_visits[i] as f64 * self.costs.x2apic_visit.ns;
+        let k = self.jitter.apply(self.costs.kick_ns() + prepare);
         self.busy(i, Phase::Kick, k);
         let start = self.jitter.apply(
             self.costs.ap_start.ns
@@ -369,7 +372,9 @@ fn online(p: &mut SimPlatform<'_>, cpu: usize) -> Result<(), String> {
     Ok(())
 }
 
-/// [`simulate`] with a progress callback `(CPUs online, CPUs in all)`.
+/// [`simulate`] with a progress callback `(CPUs online, CPUs in all)`: the
+/// machine's per-CPU facts, the platform the hotplug state machine drives, the
+/// bring-up itself, the log's closing lines, and the totals.
 pub fn simulate_with(
     topology: &Topology,
     costs: &CostTable,
@@ -378,83 +383,181 @@ pub fn simulate_with(
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Run, SimError> {
     let engine = masks::mask_engine(topology, strategy.masks)?;
-    let boot = engine.boot_cpu();
-    let present: Vec<usize> = engine.present().iter().collect();
-    if present.is_empty() {
-        return Err(SimError::NoCpus);
-    }
-    let order: Vec<usize> = present.iter().copied().filter(|&c| c != boot).collect();
-    let node_of = |cpu: usize| topology.node_of(cpu).map(|node| node.id);
-    let boot_node = node_of(boot);
-    let hops = |cpu: usize| -> f64 {
-        let (Some(a), Some(b)) = (boot_node, node_of(cpu)) else {
-            return 0.0;
-        };
-        match (topology.node_index(a), topology.node_index(b)) {
-            (Some(ia), Some(ib)) if topology.has_distances() => {
-                let d = topology.distances()[ia * topology.nodes().len() + ib];
-                d.saturating_sub(10) as f64 / 10.0
-            }
-            _ => 0.0,
+    let machine = Machine::read(topology, &engine, costs)?;
+    let platform = SimPlatform::new(&machine, costs, strategy, options, progress);
+    let mut p = bring_up(platform, engine, strategy)?;
+    let brought_up = p.queue.now();
+    close_log(&mut p, &machine, strategy, brought_up)?;
+    Ok(totals(p, &machine, strategy, options, brought_up))
+}
+
+/// What the simulation needs to know about each secondary CPU, in bring-up order.
+struct Machine {
+    /// Secondary CPUs in bring-up order.
+    order: Vec<usize>,
+    /// Logical CPU → index in `order` (u32::MAX for the boot CPU / absent).
+    index_of: Vec<u32>,
+    node: Vec<Option<u32>>,
+    hops: Vec<f64>,
+    package: Vec<u32>,
+    hw_id: Vec<u64>,
+    x2apic_visits: Vec<u32>,
+    boot_package: u32,
+    /// Nodes with CPUs.
+    nodes: usize,
+    /// The TSC warp check's length on this machine (0: not run).
+    tsc_ns: f64,
+}
+
+impl Machine {
+    fn read(
+        topology: &Topology,
+        engine: &hotplug::MaskEngine,
+        costs: &CostTable,
+    ) -> Result<Machine, SimError> {
+        let boot = engine.boot_cpu();
+        let present: Vec<usize> = engine.present().iter().collect();
+        if present.is_empty() {
+            return Err(SimError::NoCpus);
         }
-    };
-    let package_of = |cpu: usize| {
-        topology
-            .cpu(cpu)
-            .and_then(|c| c.group(LevelKind::Package))
-            .unwrap_or(0)
-    };
-    let mut index_of = vec![u32::MAX; present.last().map_or(0, |&l| l + 1)];
-    for (i, &cpu) in order.iter().enumerate() {
-        index_of[cpu] = i as u32;
-    }
-    let mut calibrated_packages = HashSet::new();
-    calibrated_packages.insert(package_of(boot));
-    let tsc_ns =
-        if costs.tsc_sync.ns > 0.0 && !(costs.tsc_skip_clustered && clustered_apic(topology)) {
-            costs.tsc_sync.ns
-        } else {
-            0.0
+        let order: Vec<usize> = present.iter().copied().filter(|&c| c != boot).collect();
+        let node_of = |cpu: usize| topology.node_of(cpu).map(|node| node.id);
+        let package_of = |cpu: usize| {
+            topology
+                .cpu(cpu)
+                .and_then(|c| c.group(LevelKind::Package))
+                .unwrap_or(0)
         };
-    let platform = SimPlatform {
-        costs,
-        strategy: *strategy,
-        queue: Queue::new(),
-        jitter: Jitter {
-            rng: ChaCha8Rng::seed_from_u64(options.seed),
-            amplitude: costs.jitter,
-        },
-        critical: [0; Phase::ALL.len()],
-        index_of,
-        timeline: order
+        let hw_id = |c: usize| topology.cpu(c).and_then(|x| x.hw_id).unwrap_or(c as u64);
+        let mut index_of = vec![u32::MAX; present.last().map_or(0, |&l| l + 1)];
+        for (i, &cpu) in order.iter().enumerate() {
+            index_of[cpu] = i as u32;
+        }
+        let mut nodes: Vec<u32> = present.iter().filter_map(|&c| node_of(c)).collect();
+        nodes.sort_unstable();
+        nodes.dedup();
+        let tsc_ns =
+            if costs.tsc_sync.ns > 0.0 && !(costs.tsc_skip_clustered && clustered_apic(topology)) {
+                costs.tsc_sync.ns
+            } else {
+                0.0
+            };
+        let x2apic_visits = if costs.platform == crate::Platform::X86 {
+            x2apic_prefill_visits(
+                hw_id(boot),
+                &order.iter().map(|&c| hw_id(c)).collect::<Vec<_>>(),
+            )
+        } else {
+            vec![0; order.len()]
+        };
+        Ok(Machine {
+            node: order.iter().map(|&c| node_of(c)).collect(),
+            hops: order
+                .iter()
+                .map(|&c| hops(topology, node_of(boot), node_of(c)))
+                .collect(),
+            package: order.iter().map(|&c| package_of(c)).collect(),
+            hw_id: order.iter().map(|&c| hw_id(c)).collect(),
+            x2apic_visits,
+            boot_package: package_of(boot),
+            nodes: nodes.len().max(1),
+            tsc_ns,
+            order,
+            index_of,
+        })
+    }
+}
+
+/// SLIT distance from the boot node to `node`, in units of 10 above local.
+fn hops(topology: &Topology, boot: Option<u32>, node: Option<u32>) -> f64 {
+    let (Some(a), Some(b)) = (boot, node) else {
+        return 0.0;
+    };
+    match (topology.node_index(a), topology.node_index(b)) {
+        (Some(ia), Some(ib)) if topology.has_distances() => {
+            let d = topology.distances()[ia * topology.nodes().len() + ib];
+            d.saturating_sub(10) as f64 / 10.0
+        }
+        _ => 0.0,
+    }
+}
+
+/// x2APIC cluster set-up as Linux 6.5's `x2apic_prepare_cpu()` does it on the
+/// boot CPU: the first CPU of each cluster of 16 APIC ids to be prepared walks
+/// every present CPU to prefill the cluster's mask; later CPUs of the cluster
+/// find it set. The boot CPU's cluster is set up before SMP bring-up. Applies
+/// only where x2APIC is required (an APIC id above 254); smaller machines may
+/// run the physical or xAPIC drivers, which keep no cluster masks.
+pub fn x2apic_prefill_visits(boot_apic: u64, apic_ids: &[u64]) -> Vec<u32> {
+    if apic_ids.iter().all(|&id| id <= 254) {
+        return vec![0; apic_ids.len()];
+    }
+    let present = (apic_ids.len() + 1) as u32;
+    let mut seen = HashSet::from([boot_apic >> 4]);
+    apic_ids
+        .iter()
+        .map(|&id| if seen.insert(id >> 4) { present } else { 0 })
+        .collect()
+}
+
+impl<'a> SimPlatform<'a> {
+    fn new(
+        m: &Machine,
+        costs: &'a CostTable,
+        strategy: &Strategy,
+        options: &Options,
+        progress: &'a mut dyn FnMut(usize, usize),
+    ) -> SimPlatform<'a> {
+        let timeline = m
+            .order
             .iter()
-            .map(|&cpu| CpuTimeline {
+            .zip(&m.node)
+            .map(|(&cpu, &node)| CpuTimeline {
                 cpu: cpu as u32,
-                node: node_of(cpu),
+                node,
                 kicked_ns: 0,
                 online_ns: 0,
                 spans: Vec::with_capacity(6),
                 ops: Ops::default(),
             })
-            .collect(),
-        hop_ns: order.iter().map(|&c| hops(c)).collect(),
-        package: order.iter().map(|&c| package_of(c)).collect(),
-        hw_id: order
-            .iter()
-            .map(|&c| topology.cpu(c).and_then(|x| x.hw_id).unwrap_or(c as u64))
-            .collect(),
-        alive_seen: vec![false; order.len()],
-        calibrated_packages,
-        pending_calibrations: 0,
-        tsc_ns,
-        log: vec![LogLine {
-            t_ns: 0,
-            text: "smp: Bringing up secondary CPUs ...".to_string(),
-        }],
-        node_run: None,
-        onlined: 0,
-        progress,
-    };
+            .collect();
+        SimPlatform {
+            costs,
+            strategy: *strategy,
+            queue: Queue::new(),
+            jitter: Jitter {
+                rng: ChaCha8Rng::seed_from_u64(options.seed),
+                amplitude: costs.jitter,
+            },
+            critical: [0; Phase::ALL.len()],
+            index_of: m.index_of.clone(),
+            timeline,
+            hop_ns: m.hops.clone(),
+            package: m.package.clone(),
+            hw_id: m.hw_id.clone(),
+            x2apic_visits: m.x2apic_visits.clone(),
+            alive_seen: vec![false; m.order.len()],
+            calibrated_packages: HashSet::from([m.boot_package]),
+            pending_calibrations: 0,
+            tsc_ns: m.tsc_ns,
+            log: vec![LogLine {
+                t_ns: 0,
+                text: "smp: Bringing up secondary CPUs ...".to_string(),
+            }],
+            node_run: None,
+            onlined: 0,
+            progress,
+        }
+    }
+}
+
+/// Runs crates/hotplug's state machine over the platform: the TSC check at
+/// the starting stage, the rest of the online at the online stage.
+fn bring_up<'a>(
+    platform: SimPlatform<'a>,
+    engine: hotplug::MaskEngine,
+    strategy: &Strategy,
+) -> Result<SimPlatform<'a>, SimError> {
     let mut hp = hotplug::Hotplug::new(platform, engine);
     hp.register(
         "x86/tsc:sync",
@@ -474,28 +577,32 @@ pub fn simulate_with(
     }
     let (mut p, _engine) = hp.into_parts();
     p.close_node_run();
+    Ok(p)
+}
 
-    let brought_up = p.queue.now();
-    let cpus = order.len() + 1;
-    let nodes = {
-        let mut ids: Vec<u32> = present.iter().filter_map(|&c| node_of(c)).collect();
-        ids.sort_unstable();
-        ids.dedup();
-        ids.len().max(1)
-    };
+/// "Brought up", then (seed 002's patch) the wait for the calibrations still
+/// running in `smp_cpus_done()`, then x86's BogoMIPS total; the log in time order.
+fn close_log(
+    p: &mut SimPlatform<'_>,
+    m: &Machine,
+    strategy: &Strategy,
+    brought_up: Nanos,
+) -> Result<(), SimError> {
+    let cpus = m.order.len() + 1;
+    let x86 = p.costs.platform.is_x86();
     p.log.push(LogLine {
         t_ns: brought_up,
-        text: if costs.platform.is_x86() {
+        text: if x86 {
             format!("Brought up {cpus} CPUs")
         } else {
             format!(
-                "smp: Brought up {nodes} node{}, {cpus} CPU{}",
-                if nodes == 1 { "" } else { "s" },
+                "smp: Brought up {} node{}, {cpus} CPU{}",
+                m.nodes,
+                if m.nodes == 1 { "" } else { "s" },
                 if cpus == 1 { "" } else { "s" }
             )
         },
     });
-    // smp_cpus_done(): wait for the calibrations still running (seed 002's patch).
     while p.pending_calibrations > 0 {
         match p.queue.pop() {
             Some((_, Event::Calibrated(_))) => p.pending_calibrations -= 1,
@@ -504,21 +611,30 @@ pub fn simulate_with(
         }
     }
     p.critical[Phase::Calibrate as usize] += p.queue.now() - brought_up;
-    let done = p.queue.now();
-    if costs.platform.is_x86() {
+    if x86 {
         let per_cpu = match strategy.calibrate {
             Calibrate::Lpj(lpj) => lpj as f64 * 1000.0 / 500_000.0,
-            _ => 2.0 * costs.cpu_mhz,
+            _ => 2.0 * p.costs.cpu_mhz,
         };
         let total = per_cpu * cpus as f64;
         p.log.push(LogLine {
-            t_ns: done,
+            t_ns: p.queue.now(),
             text: format!("Total of {cpus} processors activated ({total:.2} BogoMIPS)."),
         });
     }
     // Stable: lines with equal times keep the order they were printed in.
     p.log.sort_by_key(|l| l.t_ns);
+    Ok(())
+}
 
+/// Where the time went, per phase and in all.
+fn totals(
+    p: SimPlatform<'_>,
+    m: &Machine,
+    strategy: &Strategy,
+    options: &Options,
+    brought_up: Nanos,
+) -> Run {
     let mut cpu_time = [0u64; Phase::ALL.len()];
     let mut ops = Ops::default();
     for t in &p.timeline {
@@ -535,19 +651,19 @@ pub fn simulate_with(
             critical_s: p.critical[ph as usize] as f64 / 1e9,
         })
         .collect();
-    Ok(Run {
-        platform: costs.platform.name().to_string(),
+    Run {
+        platform: p.costs.platform.name().to_string(),
         strategy: *strategy,
         seed: options.seed,
-        cpus,
-        nodes,
+        cpus: m.order.len() + 1,
+        nodes: m.nodes,
         brought_up_s: brought_up as f64 / 1e9,
-        done_s: done as f64 / 1e9,
+        done_s: p.queue.now() as f64 / 1e9,
         phases,
         ops,
         log: p.log,
         timeline: p.timeline,
-    })
+    }
 }
 
 /// Linux 2.6.37's `apic_is_clustered_box()`: more than two clusters of 16 APIC
