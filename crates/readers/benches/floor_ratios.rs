@@ -1,26 +1,36 @@
 //! Every sysfs snapshot of the corpus, and generated machines of 1024, 4096
-//! and 16384 CPUs, each read many times against two baselines measured in
-//! the same run, pair by pair:
+//! and 16384 CPUs, each read many times against baselines measured in the
+//! same run, pair by pair:
 //!
 //! - in process, [`readers::sysfs::read_path`] against the minimal-file floor
 //!   (opening, reading and closing only the files any reader needs; see
-//!   `support/sysfs_tree.rs`): ratio = ours / floor, the goal being ≤ 1.5;
+//!   `support/sysfs_tree.rs`), each side timed by the CPU time of the thread
+//!   running it (`CLOCK_THREAD_CPUTIME_ID`), so that time the shared host
+//!   spends on other tasks is not counted: ratio = ours / floor, the goal
+//!   being ≤ 1.5;
 //! - whole process, `manycore topo --sysfs DIR --format json` against
 //!   `lstopo-no-graphics --if fsroot --input DIR --no-io --of xml -` and
-//!   `lscpu --sysroot DIR` (when installed): ratio = theirs / ours.
+//!   `lscpu --sysroot DIR`, each timed by `perf stat -e task-clock` (the CPU
+//!   time of the whole process, every thread): ratio = theirs / ours;
+//! - the system calls of one read, ours and the floor's, counted by
+//!   `strace -f -c` on this program re-run for one read (start-up subtracted).
 //!
 //! The pairs alternate (A B A B …) so that the shared machine's drift hits
-//! both sides; the median and the worst pair are printed, rows sorted worst
-//! first. Snapshots our reader refuses (the hostile corpus entries) are
-//! listed as skipped.
+//! both sides; per input the median of the per-pair ratios and the 90th
+//! percentile pair are printed, rows sorted worst first. Snapshots our reader
+//! refuses (the hostile corpus entries) are listed as skipped.
 //!
 //! Run: `cargo build --release -p manycore && cargo bench -p readers --bench floor_ratios`
-//! (`PAIRS=N` pairs per input, default 15; `PROC_PAIRS=N` whole-process
-//! pairs, default 5; `MANYCORE_BENCH_BIG=0` leaves out the 16384-CPU tree).
+//! (`PAIRS=N` in-process pairs per input, default 31; `PROC_PAIRS=N`
+//! whole-process pairs, default 5; `MANYCORE_BENCH_BIG=0` leaves out the
+//! 16384-CPU tree; `BENCH_TMP=DIR` where trees are extracted and written,
+//! default the system's temporary directory; `ONLY=TEXT` only inputs whose
+//! name contains TEXT). Whole-process columns need `perf`, syscall columns
+//! `strace`; without them those columns print `–`.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 #[path = "support/sysfs_tree.rs"]
 mod sysfs_tree;
@@ -58,108 +68,262 @@ fn snapshots() -> Vec<PathBuf> {
     out
 }
 
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
+/// The CPU time this thread has used, in seconds.
+fn thread_cpu() -> f64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
 }
 
-/// `pairs` alternating timings of `a` and `b`: (median a/b, worst a/b, median a, median b).
-fn pairs(n: usize, mut a: impl FnMut(), mut b: impl FnMut()) -> (f64, f64, Duration, Duration) {
+fn percentile(v: &mut [f64], p: f64) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[((v.len() - 1) as f64 * p).round() as usize]
+}
+
+/// What `n` alternating runs of `a` and `b` cost, each run timed by `clock`.
+struct Pairs {
+    a: f64,
+    b: f64,
+    /// Median and 90th percentile of the per-pair ratios a / b.
+    ratio: f64,
+    ratio_p90: f64,
+}
+
+fn pairs(n: usize, clock: impl Fn() -> f64, mut a: impl FnMut(), mut b: impl FnMut()) -> Pairs {
     a();
     b();
     let (mut ra, mut ta, mut tb) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..n {
-        let t = Instant::now();
+        let t = clock();
         a();
-        let da = t.elapsed().as_secs_f64();
-        let t = Instant::now();
+        let da = clock() - t;
+        let t = clock();
         b();
-        let db = t.elapsed().as_secs_f64();
+        let db = clock() - t;
         ra.push(da / db);
         ta.push(da);
         tb.push(db);
     }
-    let worst = ra.iter().copied().fold(0.0, f64::max);
-    let secs = |v: &mut Vec<f64>| Duration::from_secs_f64(median(v));
-    (median(&mut ra), worst, secs(&mut ta), secs(&mut tb))
+    Pairs {
+        a: percentile(&mut ta, 0.5),
+        b: percentile(&mut tb, 0.5),
+        ratio: percentile(&mut ra, 0.5),
+        ratio_p90: percentile(&mut ra, 0.9),
+    }
 }
 
-fn run(cmd: &mut Command) -> bool {
-    cmd.stdout(Stdio::null())
+/// The CPU time of one whole command (every thread), from `perf stat`.
+fn process_cpu(cmd: &[&std::ffi::OsStr]) -> Option<f64> {
+    let out = tempfile::NamedTempFile::new().ok()?;
+    let ok = Command::new("perf")
+        .args(["stat", "-x,", "-e", "task-clock", "-o"])
+        .arg(out.path())
+        .arg("--")
+        .args(cmd)
+        .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()
-        .is_ok_and(|s| s.success())
+        .is_ok_and(|s| s.success());
+    if !ok {
+        return None;
+    }
+    let text = std::fs::read_to_string(out.path()).ok()?;
+    let line = text.lines().find(|l| l.contains(",task-clock"))?;
+    let msec: f64 = line.split(',').next()?.parse().ok()?;
+    Some(msec / 1e3)
+}
+
+/// System calls of one read, by name: (calls, failed calls).
+type Syscalls = BTreeMap<String, (u64, u64)>;
+
+/// Re-runs this program under `strace -f -c` for one read (`mode` = `ours`,
+/// `floor` or `none`) of `dir`, the floor's files listed in `list`.
+fn strace_counts(mode: &str, dir: &Path, list: &Path) -> Option<Syscalls> {
+    let out = tempfile::NamedTempFile::new().ok()?;
+    let ok = Command::new("strace")
+        .args(["-f", "-c", "-o"])
+        .arg(out.path())
+        .arg("--")
+        .arg(std::env::current_exe().ok()?)
+        .args(["--syscalls-of", mode])
+        .arg(dir)
+        .arg(list)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        return None;
+    }
+    let mut counts = Syscalls::new();
+    for line in std::fs::read_to_string(out.path()).ok()?.lines() {
+        // `% time seconds usecs/call calls [errors] syscall`
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if !(5..=6).contains(&f.len()) || f[0].parse::<f64>().is_err() {
+            continue;
+        }
+        let calls = f[3].parse().ok()?;
+        let errors = if f.len() == 6 { f[4].parse().ok()? } else { 0 };
+        counts.insert(f[f.len() - 1].to_string(), (calls, errors));
+    }
+    Some(counts)
+}
+
+/// One read's system calls, grouped: opens (failed), stats, directory
+/// reads, reads, total.
+#[derive(Default, Clone, Copy)]
+struct CallCounts {
+    opens: i64,
+    failed: i64,
+    stats: i64,
+    getdents: i64,
+    reads: i64,
+    total: i64,
+}
+
+impl CallCounts {
+    fn of(c: &Syscalls, start_up: &Syscalls) -> CallCounts {
+        let get = |names: &[&str], failed: bool| -> i64 {
+            names
+                .iter()
+                .map(|n| {
+                    let pick = |m: &Syscalls| {
+                        m.get(*n)
+                            .map_or(0, |&(calls, errs)| if failed { errs } else { calls })
+                            as i64
+                    };
+                    pick(c) - pick(start_up)
+                })
+                .sum()
+        };
+        let opens = ["open", "openat", "openat2"];
+        let all: Vec<&str> = c
+            .keys()
+            .map(String::as_str)
+            .filter(|&n| n != "total")
+            .collect();
+        CallCounts {
+            opens: get(&opens, false),
+            failed: get(&opens, true),
+            stats: get(&["fstat", "newfstatat", "statx", "stat", "lstat"], false),
+            getdents: get(&["getdents64", "getdents"], false),
+            reads: get(&["read", "pread64"], false),
+            total: get(&all, false),
+        }
+    }
+}
+
+/// The hidden mode `--syscalls-of MODE DIR LIST` that [`strace_counts`] runs.
+fn syscalls_mode(args: &[String]) {
+    let (mode, dir, list) = (&args[2], Path::new(&args[3]), &args[4]);
+    let files: Vec<PathBuf> = std::fs::read_to_string(list)
+        .unwrap()
+        .lines()
+        .map(PathBuf::from)
+        .collect();
+    match mode.as_str() {
+        "ours" => drop(readers::sysfs::read_path(dir).unwrap()),
+        "floor" => {
+            std::hint::black_box(read_floor(&files));
+        }
+        _ => {}
+    }
 }
 
 struct Row {
     name: String,
     cpus: usize,
     files: usize,
-    floor: Duration,
-    ours: Duration,
-    ratio: f64,
-    worst: f64,
+    in_process: Pairs,
+    threads: Option<Pairs>,
     lstopo: Option<f64>,
     lscpu: Option<f64>,
+    ours_calls: Option<CallCounts>,
+    floor_calls: Option<CallCounts>,
+}
+
+/// Whole-process pairs: (theirs / ours) median of `n` pairs by CPU time.
+fn versus(n: usize, theirs: &[&std::ffi::OsStr], ours: &[&std::ffi::OsStr]) -> Option<f64> {
+    process_cpu(theirs)?;
+    process_cpu(ours)?;
+    let mut ratios = Vec::new();
+    for _ in 0..n {
+        ratios.push(process_cpu(theirs)? / process_cpu(ours)?);
+    }
+    Some(percentile(&mut ratios, 0.5))
 }
 
 fn measure(name: &str, dir: &Path, n: usize, proc_n: usize, cli: Option<&Path>) -> Option<Row> {
     let t = readers::sysfs::read_path(dir).ok()?;
     let floor = minimal_files(dir, &t);
-    let (ratio, worst, ours, floor_t) = pairs(
+    let in_process = pairs(
         n,
+        thread_cpu,
+        || drop(readers::sysfs::read_path(dir).unwrap()),
         || {
-            readers::sysfs::read_path(dir).unwrap();
-        },
-        || {
-            read_floor(&floor);
+            std::hint::black_box(read_floor(&floor));
         },
     );
-    let ours_cmd = |bin: &Path| {
-        let mut c = Command::new(bin);
-        c.args(["topo", "--format", "json", "--sysfs"]).arg(dir);
-        c
-    };
-    let versus = |mut other: Command| -> Option<f64> {
-        let bin = cli?;
-        if !run(&mut other) || !run(&mut ours_cmd(bin)) {
-            return None;
+    let threads = None;
+    let os = |s: &'static str| std::ffi::OsStr::new(s);
+    let (lstopo, lscpu) = match cli {
+        Some(bin) => {
+            let ours = [
+                bin.as_os_str(),
+                os("topo"),
+                os("--format"),
+                os("json"),
+                os("--sysfs"),
+                dir.as_os_str(),
+            ];
+            let lstopo = [
+                os("lstopo-no-graphics"),
+                os("--if"),
+                os("fsroot"),
+                os("--input"),
+                dir.as_os_str(),
+                os("--no-io"),
+                os("--of"),
+                os("xml"),
+                os("-"),
+            ];
+            let lscpu = [os("lscpu"), os("--sysroot"), dir.as_os_str()];
+            (
+                versus(proc_n, &lstopo, &ours),
+                versus(proc_n, &lscpu, &ours),
+            )
         }
-        let mut other = Some(other);
-        let (r, _, _, _) = pairs(
-            proc_n,
-            || {
-                run(other.as_mut().unwrap());
-            },
-            || {
-                run(&mut ours_cmd(bin));
-            },
-        );
-        Some(r)
+        None => (None, None),
     };
-    let mut lstopo = Command::new("lstopo-no-graphics");
-    lstopo
-        .args(["--if", "fsroot", "--input"])
-        .arg(dir)
-        .args(["--no-io", "--of", "xml", "-"]);
-    let mut lscpu = Command::new("lscpu");
-    lscpu.arg("--sysroot").arg(dir);
+    let list = tempfile::NamedTempFile::new().ok()?;
+    let text: Vec<String> = floor.iter().map(|p| p.display().to_string()).collect();
+    std::fs::write(list.path(), text.join("\n")).ok()?;
+    let start_up = strace_counts("none", dir, list.path());
+    let calls = |mode| {
+        Some(CallCounts::of(
+            &strace_counts(mode, dir, list.path())?,
+            start_up.as_ref()?,
+        ))
+    };
     Some(Row {
         name: name.to_string(),
         cpus: t.cpus().len(),
         files: floor.len(),
-        floor: floor_t,
-        ours,
-        ratio,
-        worst,
-        lstopo: versus(lstopo),
-        lscpu: versus(lscpu),
+        in_process,
+        threads,
+        lstopo,
+        lscpu,
+        ours_calls: calls("ours"),
+        floor_calls: calls("floor"),
     })
 }
 
 fn main() {
-    if std::env::args().any(|a| a == "--list") {
+    let args: Vec<String> = std::env::args().collect();
+    if args.iter().any(|a| a == "--list") {
         return;
+    }
+    if args.get(1).map(String::as_str) == Some("--syscalls-of") {
+        return syscalls_mode(&args);
     }
     let env = |k: &str, d: usize| {
         std::env::var(k)
@@ -167,18 +331,25 @@ fn main() {
             .and_then(|v| v.parse().ok())
             .unwrap_or(d)
     };
-    let (n, proc_n) = (env("PAIRS", 15), env("PROC_PAIRS", 5));
+    let only = std::env::var("ONLY").unwrap_or_default();
+    let (n, proc_n) = (env("PAIRS", 31), env("PROC_PAIRS", 5));
     let exe = std::env::current_exe().unwrap();
     let cli = exe
         .parent()
         .and_then(Path::parent)
         .map(|d| d.join("manycore"));
     let cli = cli.filter(|p| p.is_file());
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = match std::env::var_os("BENCH_TMP") {
+        Some(d) => tempfile::tempdir_in(d).unwrap(),
+        None => tempfile::tempdir().unwrap(),
+    };
     let mut rows = Vec::new();
     let mut skipped = Vec::new();
     for (i, archive) in snapshots().iter().enumerate() {
         let name = archive.file_name().unwrap().to_string_lossy().to_string();
+        if !name.contains(&only) {
+            continue;
+        }
         let into = tmp.path().join(format!("s{i}"));
         let dir = match std::panic::catch_unwind(|| extract(archive, &into)) {
             Ok(d) => d,
@@ -197,15 +368,23 @@ fn main() {
         shapes.push((8, 1024, 2));
     }
     for (p, c, th) in shapes {
+        let name = format!("generated {p}p×{c}c×{th}t ({} CPUs)", p * c * th);
+        if !name.contains(&only) {
+            continue;
+        }
         let dir = tmp.path().join(format!("gen-{p}-{c}-{th}"));
-        let cpus = write_machine(&dir, p, c, th);
-        let name = format!("generated {p}p×{c}c×{th}t ({cpus} CPUs)");
-        if let Some(r) = measure(&name, &dir, n.min(7), proc_n.min(3), cli.as_deref()) {
+        write_machine(&dir, p, c, th);
+        let pairs = if p * c * th > 8192 {
+            n.min(7)
+        } else {
+            n.min(15)
+        };
+        if let Some(r) = measure(&name, &dir, pairs, proc_n.min(3), cli.as_deref()) {
             rows.push(r);
         }
         std::fs::remove_dir_all(&dir).ok();
     }
-    rows.sort_by(|a, b| b.ratio.total_cmp(&a.ratio));
+    rows.sort_by(|a, b| b.in_process.ratio.total_cmp(&a.in_process.ratio));
     print_rows(&rows, n, proc_n);
     println!(
         "\nskipped (our reader refuses them): {}",
@@ -214,26 +393,71 @@ fn main() {
 }
 
 fn print_rows(rows: &[Row], n: usize, proc_n: usize) {
-    let ms = |d: Duration| format!("{:.2}", d.as_secs_f64() * 1e3);
+    let ms = |s: f64| format!("{:.3}", s * 1e3);
     let x = |r: Option<f64>| r.map_or("–".to_string(), |v| format!("{v:.2}×"));
+    let within = rows.iter().filter(|r| r.in_process.ratio <= 1.5).count();
     println!(
-        "{} inputs; in process {n} pairs each (ours / floor, median and worst pair); whole process {proc_n} pairs (theirs / ours, median)",
+        "{} inputs, {within} within 1.5× of the floor; in process up to {n} pairs each by thread CPU time \
+         (ours / floor: median pair, 90th percentile pair); whole process {proc_n} pairs by CPU time \
+         (theirs / ours, median)",
         rows.len()
     );
-    println!("| input | CPUs | floor files | floor ms | ours ms | ours / floor | worst pair | lstopo / ours | lscpu / ours |");
+    println!("| input | CPUs | floor files | floor ms | ours ms | ours / floor | p90 pair | lstopo / ours | lscpu / ours |");
     println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     for r in rows {
+        let p = &r.in_process;
         println!(
             "| {} | {} | {} | {} | {} | {:.2}× | {:.2}× | {} | {} |",
             r.name,
             r.cpus,
             r.files,
-            ms(r.floor),
-            ms(r.ours),
-            r.ratio,
-            r.worst,
+            ms(p.b),
+            ms(p.a),
+            p.ratio,
+            p.ratio_p90,
             x(r.lstopo),
             x(r.lscpu)
         );
+    }
+    println!("\nSystem calls of one read (start-up subtracted): opens (failed) / fstat / getdents / read / all");
+    println!("| input | ours | floor | ours / floor (all) |");
+    println!("|---|---|---|---:|");
+    let c = |k: &Option<CallCounts>| {
+        k.map_or("–".to_string(), |k| {
+            format!(
+                "{} ({}) / {} / {} / {} / {}",
+                k.opens, k.failed, k.stats, k.getdents, k.reads, k.total
+            )
+        })
+    };
+    for r in rows {
+        let ratio = match (r.ours_calls, r.floor_calls) {
+            (Some(o), Some(f)) if f.total > 0 => format!("{:.2}", o.total as f64 / f.total as f64),
+            _ => "–".into(),
+        };
+        println!(
+            "| {} | {} | {} | {ratio} |",
+            r.name,
+            c(&r.ours_calls),
+            c(&r.floor_calls)
+        );
+    }
+    let threaded: Vec<&Row> = rows.iter().filter(|r| r.threads.is_some()).collect();
+    if !threaded.is_empty() {
+        println!("\nParallel reading, wall clock, 2 threads against 1 (median pair, 90th percentile pair)");
+        println!("| input | CPUs | 1 thread ms | 2 threads ms | 2 / 1 | p90 pair |");
+        println!("|---|---:|---:|---:|---:|---:|");
+        for r in threaded {
+            let p = r.threads.as_ref().unwrap();
+            println!(
+                "| {} | {} | {} | {} | {:.2}× | {:.2}× |",
+                r.name,
+                r.cpus,
+                ms(p.b),
+                ms(p.a),
+                p.ratio,
+                p.ratio_p90
+            );
+        }
     }
 }

@@ -35,15 +35,16 @@ pub fn write_machine(root: &Path, packages: usize, cores: usize, threads: usize)
         let mask: cpumask::CpuMask = (0..n).filter(|&c| pred(c)).collect();
         format!("{}\n", mask.to_hex_string(n))
     };
-    let write = |path: &str, text: &str| {
-        let p = root.join(path);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    };
+    // Each directory is made once (before its files), not per file: the
+    // 16384-CPU tree has a quarter of a million files.
+    let mkdir = |path: &str| std::fs::create_dir_all(root.join(path)).unwrap();
+    let write = |path: &str, text: &str| std::fs::write(root.join(path), text).unwrap();
     let cpu = "sys/devices/system/cpu";
     let cpuinfo: String = (0..n)
         .map(|c| format!("processor\t: {c}\nvendor_id\t: GenuineIntel\nflags\t\t: fpu lm\n\n"))
         .collect();
+    mkdir("proc");
+    mkdir(cpu);
     write("proc/cpuinfo", &cpuinfo);
     for f in ["possible", "present", "online"] {
         write(&format!("{cpu}/{f}"), &format!("0-{}\n", n - 1));
@@ -56,6 +57,7 @@ pub fn write_machine(root: &Path, packages: usize, cores: usize, threads: usize)
     for c in 0..n {
         let (p, core) = place(c);
         let d = format!("{cpu}/cpu{c}");
+        mkdir(&format!("{d}/topology"));
         write(
             &format!("{d}/topology/physical_package_id"),
             &format!("{p}\n"),
@@ -71,6 +73,7 @@ pub fn write_machine(root: &Path, packages: usize, cores: usize, threads: usize)
             (3, 3, "Unified", "32768K", &package_maps[p]),
         ] {
             let i = format!("{d}/cache/index{index}");
+            mkdir(&i);
             write(&format!("{i}/level"), &format!("{level}\n"));
             write(&format!("{i}/type"), &format!("{ty}\n"));
             write(&format!("{i}/size"), &format!("{size}\n"));
@@ -80,6 +83,7 @@ pub fn write_machine(root: &Path, packages: usize, cores: usize, threads: usize)
     }
     for (p, map) in package_maps.iter().enumerate() {
         let d = format!("sys/devices/system/node/node{p}");
+        mkdir(&d);
         write(&format!("{d}/cpumap"), map);
         let row: Vec<&str> = (0..packages)
             .map(|q| if q == p { "10" } else { "20" })
