@@ -1,0 +1,323 @@
+//! Caches: one [`Cache`] per distinct (level, type, sharing set), from the
+//! CPUs' `cache/indexM/` directories (or sparc64's per-CPU size files).
+//!
+//! The phases, per CPU in order: skip it when every index name seen so far
+//! already covers it ([`CacheScan::covered_for_all`]); list its `indexM`
+//! names ([`CacheScan::index_names`]), stopping at once when the first
+//! online CPU and the last have none ([`CacheScan::nobody_has_caches`]);
+//! read each index not yet covered ([`CacheScan::read_index`]); keep the
+//! caches not already kept ([`CacheScan::keep`]).
+
+use std::collections::{HashMap, HashSet};
+
+use cpumask::CpuMask;
+use topology::{Cache, CacheKind};
+
+use super::{entry_number, numbered, Files, RawCpu, CORE, CPU_DIR};
+use crate::Error;
+
+/// One [`Cache`] per distinct (level, type, sharing set), from every known
+/// CPU's `cache/indexM` directories; `sparc_files` also probes sparc64's
+/// per-CPU size files for CPUs without a `cache/` directory.
+pub(super) fn read_caches(
+    files: &Files,
+    raws: &[RawCpu],
+    possible: &CpuMask,
+    sparc_files: bool,
+) -> Result<Vec<Cache>, Error> {
+    let mut scan = CacheScan {
+        files,
+        possible,
+        caches: Vec::new(),
+        seen: HashMap::new(),
+        already_read: HashSet::new(),
+        covered: HashMap::new(),
+        names_seen: Vec::new(),
+    };
+    let mut first_asked = false;
+    for r in raws {
+        if scan.covered_for_all(r.id) {
+            continue;
+        }
+        let dir = format!("{CPU_DIR}/cpu{}/cache", r.id);
+        let indices = scan.index_names(&dir)?;
+        if indices.is_empty() && scan.names_seen.is_empty() && r.online && !sparc_files {
+            if !first_asked && scan.nobody_has_caches(raws, r.id)? {
+                break;
+            }
+            first_asked = true;
+        }
+        for name in &indices {
+            if !scan.names_seen.contains(name) {
+                scan.names_seen.push(name.clone());
+            }
+        }
+        if indices.is_empty() && sparc_files {
+            for cache in sparc_caches(files, r.id)? {
+                scan.keep(cache);
+            }
+        }
+        for name in indices {
+            if !scan.is_covered(&name, r.id) {
+                scan.read_index(r, &dir, &name)?;
+            }
+        }
+    }
+    Ok(scan.caches)
+}
+
+/// What the scan over the CPUs has learnt so far.
+struct CacheScan<'a> {
+    files: &'a Files<'a>,
+    possible: &'a CpuMask,
+    caches: Vec<Cache>,
+    /// Caches kept so far, indexed by (level, kind, first CPU) so that
+    /// duplicates are found without hashing 2 KiB masks.
+    seen: HashMap<(u8, CacheKind, Option<usize>), Vec<usize>>,
+    /// (`indexN` name, sharing map text) already read: ia64 prints the same
+    /// map in every CPU of a shared cache, which is then read once.
+    already_read: HashSet<(String, String)>,
+    /// `indexN` name → the union of the sharing sets read from it so far. A
+    /// CPU inside it has that cache already counted: its `indexN` is not read
+    /// again (hwloc skips them the same way).
+    covered: HashMap<String, CpuMask>,
+    /// Every `indexN` name met so far, in order.
+    names_seen: Vec<String>,
+}
+
+impl CacheScan<'_> {
+    fn is_covered(&self, name: &str, cpu: u32) -> bool {
+        self.covered
+            .get(name)
+            .is_some_and(|m| m.contains(cpu as usize))
+    }
+
+    /// Whether `cpu` is covered for every index name seen so far (SMT
+    /// siblings, once their core's first thread was read): it is then skipped
+    /// without even listing its `cache/`, as it could only add an index name
+    /// no earlier CPU has, which kernels do not produce for a sibling (CPUs
+    /// with fewer caches, as in hwloc's asymcaches test, are still listed).
+    fn covered_for_all(&self, cpu: u32) -> bool {
+        !self.names_seen.is_empty() && self.names_seen.iter().all(|n| self.is_covered(n, cpu))
+    }
+
+    /// The `indexN` entries of a CPU's `cache/`, in index order.
+    fn index_names(&self, dir: &str) -> Result<Vec<String>, Error> {
+        let root = self.files.root;
+        let mut indices: Vec<(u64, String)> = Vec::new();
+        for n in root.list(dir)? {
+            if let Some(i) = entry_number(root, dir, &n, "index")? {
+                indices.push((i, n));
+            }
+        }
+        indices.sort();
+        Ok(indices.into_iter().map(|(_, n)| n).collect())
+    }
+
+    /// Asked when the first online CPU has no `cache/` entries. The kernel
+    /// builds every online CPU's `cache/` the same way (its cacheinfo support
+    /// is per architecture, not per CPU): when the first online CPU has none,
+    /// no CPU has, and probing the others would only cost a failed open
+    /// each. The last online CPU is asked too (one listing), so that a dump
+    /// missing only the first CPU's directory, or a RISC-V hart without
+    /// cache nodes in its device tree, does not hide everyone's caches.
+    fn nobody_has_caches(&self, raws: &[RawCpu], first: u32) -> Result<bool, Error> {
+        let Some(last) = raws.iter().rev().find(|l| l.online && l.id != first) else {
+            return Ok(true);
+        };
+        let names = self
+            .files
+            .root
+            .list(&format!("{CPU_DIR}/cpu{}/cache", last.id))?;
+        Ok(!names
+            .iter()
+            .any(|n| matches!(numbered(n, "index"), Some(Ok(_)))))
+    }
+
+    /// Reads one `indexN` of CPU `r` and keeps its cache. Every CPU sharing a
+    /// cache lists the same `indexN` with the same sharing map: only the
+    /// first one needs reading in full (hwloc reads them the same way), which
+    /// saves most file reads on big machines. The map is read once, both as
+    /// the key that recognises a cache already read and as its sharing set.
+    fn read_index(&mut self, r: &RawCpu, dir: &str, name: &str) -> Result<(), Error> {
+        let idx = format!("{dir}/{name}");
+        let (shared_named, shared_mask) = match self.sharing_map(&idx)? {
+            Some((text, mask)) => {
+                // An all-zero map (ia64) means "the core", which differs per CPU.
+                let names_cpus = !mask.is_empty();
+                if names_cpus && !self.already_read.insert((name.to_string(), text)) {
+                    return Ok(());
+                }
+                (names_cpus, mask)
+            }
+            None => (false, CpuMask::new()),
+        };
+        let Some((level, kind)) = self.level_and_kind(&idx)? else {
+            return Ok(());
+        };
+        let files = self.files;
+        let size_path = format!("{idx}/size");
+        let size_bytes = match files.value(&size_path)? {
+            Some(v) => Some(parse_size(&v).ok_or_else(|| {
+                Error::at_line(
+                    files.root.describe(&size_path),
+                    1,
+                    format!("expected a size such as 32K, found {v:?}"),
+                )
+            })?),
+            None => None,
+        };
+        let line_bytes = files.uint(&format!("{idx}/coherency_line_size"))?;
+        let ways = files.uint(&format!("{idx}/ways_of_associativity"))?;
+        let mut cpus = shared_mask;
+        if cpus.is_empty() {
+            // ia64 kernels print an all-zero map for the L2i and L3; those
+            // caches belong to the core (hwloc makes the same assumption).
+            cpus = r.masks[CORE].as_deref().copied().unwrap_or_default();
+        }
+        cpus.set(r.id as usize);
+        // Kernels size these maps by NR_CPUS; only possible CPUs are real.
+        let cpus = cpus.and(self.possible);
+        if shared_named {
+            self.covered
+                .entry(name.to_string())
+                .or_default()
+                .or_assign(&cpus);
+        }
+        self.keep(Cache {
+            level,
+            kind,
+            size_bytes,
+            line_bytes: line_bytes.filter(|&v| v > 0),
+            ways,
+            cpus,
+        });
+        Ok(())
+    }
+
+    /// The sharing map of an `indexN` (hex map, else list), with its text.
+    fn sharing_map(&self, idx: &str) -> Result<Option<(String, CpuMask)>, Error> {
+        let files = self.files;
+        let map_path = format!("{idx}/shared_cpu_map");
+        if let Some(text) = files.text(&map_path)? {
+            let mask = files.parse_hex(&map_path, &text)?;
+            return Ok(Some((text, mask)));
+        }
+        let list_path = format!("{idx}/shared_cpu_list");
+        match files.text(&list_path)? {
+            Some(text) => {
+                let mask = files.parse_list(&list_path, &text)?;
+                Ok(Some((text, mask)))
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// An index's level and type; `None` for a type that is no sharing level.
+    /// The kernel hides `level` when it does not know it (and a dump may say
+    /// 0): such a cache cannot be placed, so it is an error rather than a
+    /// silent drop.
+    fn level_and_kind(&self, idx: &str) -> Result<Option<(u8, CacheKind)>, Error> {
+        let files = self.files;
+        let level_path = format!("{idx}/level");
+        let level = match files.uint(&level_path)? {
+            Some(0) => {
+                return Err(Error::at_line(
+                    files.root.describe(&level_path),
+                    1,
+                    "cache level 0: the kernel did not know this cache's level",
+                ))
+            }
+            Some(l) => l,
+            None => {
+                return Err(Error::new(
+                    files.root.describe(&level_path),
+                    "missing: a cache without a level cannot be placed",
+                ))
+            }
+        };
+        let Some(kind_text) = files.value(&format!("{idx}/type"))? else {
+            return Ok(None);
+        };
+        let kind = match kind_text.as_str() {
+            "Data" => CacheKind::Data,
+            "Instruction" => CacheKind::Instruction,
+            "Unified" => CacheKind::Unified,
+            _ => return Ok(None), // e.g. "Trace" caches on old Pentium 4s: not a sharing level.
+        };
+        let level = u8::try_from(level).map_err(|_| {
+            Error::at_line(
+                files.root.describe(&level_path),
+                1,
+                format!("cache level {level} is out of range"),
+            )
+        })?;
+        Ok(Some((level, kind)))
+    }
+
+    /// Keeps `cache` unless one with the same level, type and CPUs is kept.
+    fn keep(&mut self, cache: Cache) {
+        let slots = self
+            .seen
+            .entry((cache.level, cache.kind, cache.cpus.first()))
+            .or_default();
+        if slots.iter().all(|&i| self.caches[i].cpus != cache.cpus) {
+            slots.push(self.caches.len());
+            self.caches.push(cache);
+        }
+    }
+}
+
+/// sparc64 kernels have no `cache/` directory but per-CPU `l1_dcache_size`,
+/// `l1_icache_size`, `l2_cache_size` (bytes) and `*_line_size` files; sharing is
+/// not reported, so each is taken as private to its CPU (as lscpu does).
+fn sparc_caches(files: &Files, cpu: u32) -> Result<Vec<Cache>, Error> {
+    let dir = format!("{CPU_DIR}/cpu{cpu}");
+    let mut out = Vec::new();
+    for (stem, level, kind) in [
+        ("l1_dcache", 1, CacheKind::Data),
+        ("l1_icache", 1, CacheKind::Instruction),
+        ("l2_cache", 2, CacheKind::Unified),
+    ] {
+        let size = files.int(&format!("{dir}/{stem}_size"))?;
+        let Some(size) = size.filter(|&s| s > 0) else {
+            continue;
+        };
+        let line = files.uint(&format!("{dir}/{stem}_line_size"))?;
+        out.push(Cache {
+            level,
+            kind,
+            size_bytes: Some(size as u64),
+            line_bytes: line.filter(|&v| v > 0),
+            ways: None,
+            cpus: CpuMask::single(cpu as usize),
+        });
+    }
+    Ok(out)
+}
+
+/// Parses a sysfs cache size: a number with an optional K, M or G suffix.
+fn parse_size(text: &str) -> Option<u64> {
+    let t = text.trim();
+    let (digits, mult) = match t.as_bytes().last()? {
+        b'K' | b'k' => (&t[..t.len() - 1], 1u64 << 10),
+        b'M' | b'm' => (&t[..t.len() - 1], 1u64 << 20),
+        b'G' | b'g' => (&t[..t.len() - 1], 1u64 << 30),
+        _ => (t, 1),
+    };
+    digits.trim().parse::<u64>().ok()?.checked_mul(mult)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cache_sizes_use_binary_units() {
+        assert_eq!(parse_size("32K"), Some(32 * 1024));
+        assert_eq!(parse_size("8M\n"), Some(8 << 20));
+        assert_eq!(parse_size("512"), Some(512));
+        assert_eq!(parse_size("K"), None);
+        assert_eq!(parse_size("x2K"), None);
+    }
+}

@@ -1,0 +1,260 @@
+//! NUMA nodes: `sys/devices/system/node/nodeN/` — CPUs (cpulist, cpumap, or
+//! `cpuN` links), memory size and the distance matrix.
+//!
+//! The phases: the node numbers ([`node_ids`]); per node its CPUs
+//! ([`node_cpus`], each CPU in one node only), its memory
+//! ([`node_memory`]) and its distance row ([`distance_row`]); then the
+//! matrix from the rows ([`node_distances`]).
+
+use std::collections::BTreeMap;
+
+use cpumask::{CpuMask, MAX_CPUS};
+use topology::TopologyBuilder;
+
+use super::vfs::Root;
+use super::{entry_number, Files, NODE_DIR};
+use crate::Error;
+
+/// Reads every node into `builder` and adds their CPUs to `possible`.
+/// Returns the CPUs the nodes hold, `None` when there is no node directory.
+pub(super) fn read_nodes(
+    files: &Files,
+    possible: &mut CpuMask,
+    builder: &mut TopologyBuilder,
+) -> Result<Option<CpuMask>, Error> {
+    let ids = node_ids(files.root)?;
+    if ids.is_empty() {
+        return Ok(None);
+    }
+    let mut claimed: BTreeMap<usize, u32> = BTreeMap::new();
+    let mut rows: Vec<Option<(String, Vec<u32>)>> = Vec::with_capacity(ids.len());
+    for &id in &ids {
+        let dir = format!("{NODE_DIR}/node{id}");
+        let mask = node_cpus(files, &dir, id, &mut claimed)?;
+        // A node's CPUs are possible CPUs by the kernel's definition, even when a
+        // trimmed dump lacks their directories or its `possible` file.
+        possible.or_assign(&mask);
+        let memory = node_memory(files, &dir)?;
+        builder.add_node(id, mask, memory);
+        rows.push(distance_row(files, &dir)?);
+    }
+    if let Some(matrix) = node_distances(files.root, &ids, rows)? {
+        builder.distances(matrix);
+    }
+    Ok(Some(claimed.keys().copied().collect()))
+}
+
+/// The numbers of the `nodeN` directories, sorted.
+fn node_ids(root: &Root) -> Result<Vec<u32>, Error> {
+    let mut ids: Vec<u32> = Vec::new();
+    for name in root.list(NODE_DIR)? {
+        if let Some(n) = entry_number(root, NODE_DIR, &name, "node")? {
+            let n = u32::try_from(n).map_err(|_| {
+                Error::new(
+                    root.describe(&format!("{NODE_DIR}/{name}")),
+                    "node number out of range",
+                )
+            })?;
+            ids.push(n);
+        }
+    }
+    ids.sort_unstable();
+    Ok(ids)
+}
+
+/// A node's CPUs, each recorded in `claimed` (CPU → node): a CPU already
+/// claimed by another node is an error naming the file the mask came from.
+fn node_cpus(
+    files: &Files,
+    dir: &str,
+    id: u32,
+    claimed: &mut BTreeMap<usize, u32>,
+) -> Result<CpuMask, Error> {
+    let root = files.root;
+    let mask = match files.mask(dir, "cpulist", "cpumap")? {
+        Some(m) => m,
+        None => {
+            // The oldest kernels only had `cpuN` links in the node directory.
+            let mut m = CpuMask::new();
+            for name in root.list(dir)? {
+                if let Some(c) =
+                    entry_number(root, dir, &name, "cpu")?.filter(|&c| c < MAX_CPUS as u64)
+                {
+                    m.set(c as usize);
+                }
+            }
+            m
+        }
+    };
+    for cpu in mask.iter() {
+        if let Some(other) = claimed.insert(cpu, id) {
+            // Named after the file the mask came from (looked up only now).
+            let mask_path = if root.exists(&format!("{dir}/cpumap"))? {
+                format!("{dir}/cpumap")
+            } else {
+                format!("{dir}/cpulist")
+            };
+            return Err(Error::at_line(
+                root.describe(&mask_path),
+                1,
+                format!("CPU {cpu} is already in node {other}: a CPU can be in one node only"),
+            ));
+        }
+    }
+    Ok(mask)
+}
+
+/// A node's memory in bytes, from its `meminfo`.
+fn node_memory(files: &Files, dir: &str) -> Result<Option<u64>, Error> {
+    let path = format!("{dir}/meminfo");
+    match files.text(&path)? {
+        Some(text) => parse_node_memtotal(&text, &files.root.describe(&path)),
+        None => Ok(None),
+    }
+}
+
+/// A node's `distance` row with the path it came from, `None` if absent.
+fn distance_row(files: &Files, dir: &str) -> Result<Option<(String, Vec<u32>)>, Error> {
+    let path = format!("{dir}/distance");
+    let Some(text) = files.text(&path)? else {
+        return Ok(None);
+    };
+    let mut row = Vec::new();
+    for word in text.split_whitespace() {
+        row.push(word.parse::<u32>().map_err(|_| {
+            Error::at_line(
+                files.root.describe(&path),
+                1,
+                format!("expected a distance, found {word:?}"),
+            )
+        })?);
+    }
+    Ok(Some((path, row)))
+}
+
+/// The distance matrix from each node's `distance` row, in `ids` order.
+///
+/// The kernel prints one entry per *online* node, and a node directory exists
+/// for each online node, so a row normally has one entry per directory. Some
+/// kernels print one per *possible* node (`node/possible`) while some are
+/// offline (a hot-removed or memory-less node 0 with the CPUs on node 1):
+/// then the columns of the nodes present are picked out by position. A row of
+/// any other length is an error naming it; so is a row missing while others
+/// exist. Kernels without a firmware distance table print `0`: that means
+/// "unknown", not a distance, so such a matrix is left out (as when no node
+/// has a `distance` file at all).
+fn node_distances(
+    root: &Root,
+    ids: &[u32],
+    rows: Vec<Option<(String, Vec<u32>)>>,
+) -> Result<Option<Vec<u32>>, Error> {
+    if rows.iter().all(Option::is_none) {
+        return Ok(None);
+    }
+    if let Some(i) = rows.iter().position(Option::is_none) {
+        let path = format!("{NODE_DIR}/node{}/distance", ids[i]);
+        return Err(Error::new(
+            root.describe(&path),
+            "missing, while other nodes have a distance row",
+        ));
+    }
+    let rows: Vec<(String, Vec<u32>)> = rows.into_iter().flatten().collect();
+    if rows.iter().any(|(_, row)| row.contains(&0)) {
+        return Ok(None);
+    }
+    let n = ids.len();
+    let columns = distance_columns(root, ids, rows.iter().map(|(_, r)| r.len()).max())?;
+    let mut matrix = Vec::with_capacity(n * n);
+    for (path, row) in rows {
+        match &columns {
+            Some((wide, cols)) if row.len() == *wide => matrix.extend(cols.iter().map(|&c| row[c])),
+            _ if row.len() == n => matrix.extend(row),
+            _ => {
+                return Err(Error::at_line(
+                    root.describe(&path),
+                    1,
+                    format!(
+                        "{} distances for {n} nodes (neither one per node directory \
+                         nor one per possible node)",
+                        row.len()
+                    ),
+                ))
+            }
+        }
+    }
+    Ok(Some(matrix))
+}
+
+/// When rows carry one entry per possible node (`wide` entries), the position
+/// of each present node's column; `None` when rows are one per node directory.
+fn distance_columns(
+    root: &Root,
+    ids: &[u32],
+    wide: Option<usize>,
+) -> Result<Option<(usize, Vec<usize>)>, Error> {
+    let Some(wide) = wide.filter(|&w| w != ids.len()) else {
+        return Ok(None);
+    };
+    let files = Files { root, only: None };
+    let possible_path = format!("{NODE_DIR}/possible");
+    let Some(possible) = files.list_mask(&possible_path)? else {
+        return Ok(None);
+    };
+    let possible: Vec<usize> = possible.iter().collect();
+    if possible.len() != wide {
+        return Ok(None);
+    }
+    let cols: Option<Vec<usize>> = ids
+        .iter()
+        .map(|&id| possible.iter().position(|&p| p == id as usize))
+        .collect();
+    Ok(cols.map(|c| (wide, c)))
+}
+
+/// `Node 0 MemTotal:       16439392 kB` → bytes.
+fn parse_node_memtotal(text: &str, source: &str) -> Result<Option<u64>, Error> {
+    for (i, line) in text.lines().enumerate() {
+        let Some(pos) = line.find("MemTotal:") else {
+            continue;
+        };
+        let rest = line[pos + "MemTotal:".len()..].trim();
+        let mut words = rest.split_whitespace();
+        let value = words.next().and_then(|v| v.parse::<u64>().ok());
+        let unit = words.next().unwrap_or("kB");
+        let mult = match unit {
+            "kB" | "KB" | "k" => 1024,
+            "B" => 1,
+            "MB" => 1 << 20,
+            _ => 0,
+        };
+        return match value.and_then(|v| v.checked_mul(mult)) {
+            Some(bytes) if mult != 0 => Ok(Some(bytes)),
+            _ => Err(Error::at_line(
+                source,
+                i + 1,
+                format!("cannot parse memory size {rest:?}"),
+            )),
+        };
+    }
+    Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn node_memtotal_is_read_in_bytes() {
+        let text = "Node 0 MemTotal:       16439392 kB\nNode 0 MemFree: 1 kB\n";
+        assert_eq!(
+            parse_node_memtotal(text, "m").unwrap(),
+            Some(16439392 * 1024)
+        );
+        assert_eq!(
+            parse_node_memtotal("Node 0 MemTotal: lots kB\n", "m")
+                .unwrap_err()
+                .line,
+            Some(1)
+        );
+    }
+}
