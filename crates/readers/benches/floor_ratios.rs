@@ -225,6 +225,12 @@ fn syscalls_mode(args: &[String]) {
         "floor" => {
             std::hint::black_box(read_floor(&files));
         }
+        "ours-loop" => {
+            // For a profiler: many reads in one process.
+            for _ in 0..files.len() {
+                drop(readers::sysfs::read_path(dir).unwrap());
+            }
+        }
         _ => {}
     }
 }
@@ -324,6 +330,12 @@ fn main() {
     }
     if args.get(1).map(String::as_str) == Some("--syscalls-of") {
         return syscalls_mode(&args);
+    }
+    if args.get(1).map(String::as_str) == Some("--write-tree") {
+        // `--write-tree P C T DIR`: a generated tree, for a profiler.
+        let n = |i: usize| args[i].parse().unwrap();
+        write_machine(Path::new(&args[5]), n(2), n(3), n(4));
+        return;
     }
     let env = |k: &str, d: usize| {
         std::env::var(k)

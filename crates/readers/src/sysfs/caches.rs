@@ -30,7 +30,7 @@ pub(super) fn read_caches(
         possible,
         caches: Vec::new(),
         seen: HashMap::new(),
-        already_read: HashSet::new(),
+        already_read: HashMap::new(),
         covered: HashMap::new(),
         names_seen: Vec::new(),
     };
@@ -74,9 +74,10 @@ struct CacheScan<'a> {
     /// Caches kept so far, indexed by (level, kind, first CPU) so that
     /// duplicates are found without hashing 2 KiB masks.
     seen: HashMap<(u8, CacheKind, Option<usize>), Vec<usize>>,
-    /// (`indexN` name, sharing map text) already read: ia64 prints the same
-    /// map in every CPU of a shared cache, which is then read once.
-    already_read: HashSet<(String, String)>,
+    /// `indexN` name → the sharing map texts already read from it: ia64
+    /// prints the same map in every CPU of a shared cache, which is then
+    /// read (and parsed) once.
+    already_read: HashMap<String, HashSet<String>>,
     /// `indexN` name → the union of the sharing sets read from it so far. A
     /// CPU inside it has that cache already counted: its `indexN` is not read
     /// again (hwloc skips them the same way).
@@ -141,17 +142,27 @@ impl CacheScan<'_> {
     /// the key that recognises a cache already read and as its sharing set.
     fn read_index(&mut self, r: &RawCpu, dir: &str, name: &str) -> Result<(), Error> {
         let idx = format!("{dir}/{name}");
-        let (shared_named, shared_mask) = match self.sharing_map(&idx)? {
-            Some((text, mask)) => {
-                // An all-zero map (ia64) means "the core", which differs per CPU.
-                let names_cpus = !mask.is_empty();
-                if names_cpus && !self.already_read.insert((name.to_string(), text)) {
-                    return Ok(());
+        let (shared_named, shared_mask) =
+            match self
+                .files
+                .mask_text(&idx, "shared_cpu_list", "shared_cpu_map")?
+            {
+                Some(t) => {
+                    let read = self.already_read.get(name);
+                    if read.is_some_and(|texts| texts.contains(&t.text)) {
+                        return Ok(());
+                    }
+                    let mask = self.files.parse_mask(&t)?;
+                    // An all-zero map (ia64) means "the core", which differs per CPU.
+                    let names_cpus = !mask.is_empty();
+                    if names_cpus {
+                        let texts = self.already_read.entry(name.to_string()).or_default();
+                        texts.insert(t.text);
+                    }
+                    (names_cpus, mask)
                 }
-                (names_cpus, mask)
-            }
-            None => (false, CpuMask::new()),
-        };
+                None => (false, CpuMask::new()),
+            };
         let Some((level, kind)) = self.level_and_kind(&idx)? else {
             return Ok(());
         };
@@ -193,24 +204,6 @@ impl CacheScan<'_> {
             cpus,
         });
         Ok(())
-    }
-
-    /// The sharing map of an `indexN` (hex map, else list), with its text.
-    fn sharing_map(&self, idx: &str) -> Result<Option<(String, CpuMask)>, Error> {
-        let files = self.files;
-        let map_path = format!("{idx}/shared_cpu_map");
-        if let Some(text) = files.text(&map_path)? {
-            let mask = files.parse_hex(&map_path, &text)?;
-            return Ok(Some((text, mask)));
-        }
-        let list_path = format!("{idx}/shared_cpu_list");
-        match files.text(&list_path)? {
-            Some(text) => {
-                let mask = files.parse_list(&list_path, &text)?;
-                Ok(Some((text, mask)))
-            }
-            None => Ok(None),
-        }
     }
 
     /// An index's level and type; `None` for a type that is no sharing level.

@@ -132,10 +132,14 @@ impl Files<'_> {
         // Some kernels' mask and list files end in a NUL after the newline:
         // padding, not content (hwloc and lscpu read up to the first NUL).
         let end = bytes.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
-        let bytes = &bytes[..end];
-        match std::str::from_utf8(bytes) {
-            Ok(s) => Ok(Some(s.to_string())),
+        let mut bytes = bytes.into_owned();
+        bytes.truncate(end);
+        // The bytes read become the string, without a copy.
+        match String::from_utf8(bytes) {
+            Ok(s) => Ok(Some(s)),
             Err(e) => {
+                let bytes = e.as_bytes();
+                let e = e.utf8_error();
                 let at = e.valid_up_to();
                 let line = bytes[..at].iter().filter(|&&b| b == b'\n').count() + 1;
                 Err(Error::at_line(
@@ -200,14 +204,6 @@ impl Files<'_> {
         self.parse_list(path, &text).map(Some)
     }
 
-    /// A hex cpumap file (`00000000,000000ff`).
-    fn hex_mask(&self, path: &str) -> Result<Option<CpuMask>, Error> {
-        let Some(text) = self.text(path)? else {
-            return Ok(None);
-        };
-        self.parse_hex(path, &text).map(Some)
-    }
-
     /// The cpulist `text` read from `path`, an error naming `path` if bad.
     fn parse_list(&self, path: &str, text: &str) -> Result<CpuMask, Error> {
         CpuMask::parse_list(text)
@@ -224,11 +220,44 @@ impl Files<'_> {
     /// from the same mask; the map is preferred because it is what hwloc reads,
     /// so hand-edited test snapshots that only updated the map stay coherent.
     fn mask(&self, dir: &str, list_name: &str, map_name: &str) -> Result<Option<CpuMask>, Error> {
-        if let Some(m) = self.hex_mask(&format!("{dir}/{map_name}"))? {
-            return Ok(Some(m));
+        match self.mask_text(dir, list_name, map_name)? {
+            Some(t) => self.parse_mask(&t).map(Some),
+            None => Ok(None),
         }
-        self.list_mask(&format!("{dir}/{list_name}"))
     }
+
+    /// [`Files::mask`]'s file, read but not yet parsed.
+    fn mask_text(
+        &self,
+        dir: &str,
+        list_name: &str,
+        map_name: &str,
+    ) -> Result<Option<MaskText>, Error> {
+        for (name, hex) in [(map_name, true), (list_name, false)] {
+            let path = format!("{dir}/{name}");
+            if let Some(text) = self.text(&path)? {
+                return Ok(Some(MaskText { path, text, hex }));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The mask a [`MaskText`] holds, an error naming its file if bad.
+    fn parse_mask(&self, t: &MaskText) -> Result<CpuMask, Error> {
+        match t.hex {
+            true => self.parse_hex(&t.path, &t.text),
+            false => self.parse_list(&t.path, &t.text),
+        }
+    }
+}
+
+/// A mask file's text, kept so that a sibling's identical file need not be
+/// parsed again (a hex map of a 16384-CPU machine is 4.6 KB of text).
+struct MaskText {
+    path: String,
+    text: String,
+    /// A hex map (`cpumap` form) rather than a cpulist.
+    hex: bool,
 }
 
 /// The file pairs (cpulist form, hex form) that hold a CPU's SMT siblings,
@@ -242,11 +271,11 @@ const CORE_MASK_NAMES: [(&str, &str); 2] = [
 /// `*first` (the one the previous CPU had) and then the others newest first,
 /// and remembering which one answered. Both names hold the same mask when a
 /// kernel writes both, so the order only saves failed opens.
-fn read_core_mask(files: &Files, topo: &str, first: &mut usize) -> Result<Option<CpuMask>, Error> {
+fn read_core_mask(files: &Files, topo: &str, first: &mut usize) -> Result<Option<MaskText>, Error> {
     let order = std::iter::once(*first).chain((0..CORE_MASK_NAMES.len()).filter(|&i| i != *first));
     for i in order {
         let (list_name, map_name) = CORE_MASK_NAMES[i];
-        if let Some(m) = files.mask(topo, list_name, map_name)? {
+        if let Some(m) = files.mask_text(topo, list_name, map_name)? {
             *first = i;
             return Ok(Some(m));
         }
@@ -305,6 +334,41 @@ fn entry_number(root: &Root, dir: &str, name: &str, prefix: &str) -> Result<Opti
     }
 }
 
+/// Which architecture-specific files a kernel writes: the rest are not
+/// probed, since each probe of a file a kernel never writes is a failed open
+/// (per CPU for some). An unrecognised architecture probes them all.
+#[derive(Debug, Clone, Copy)]
+struct ArchFiles {
+    /// `cpuN/cpu_capacity`: only the generic arch_topology driver (Arm,
+    /// RISC-V, PA-RISC) writes it.
+    capacity: bool,
+    /// `cpuN/physical_id`: POWER's hardware thread id.
+    physical_id: bool,
+    /// sparc64's per-CPU `l1_dcache_size`-style cache files.
+    sparc_caches: bool,
+    /// `sys/devices/cpu_core/cpus`, `cpu_atom/cpus`: Intel hybrid PMUs.
+    hybrid_pmus: bool,
+    /// `proc/powerpc/lparcfg`: POWER LPARs.
+    lparcfg: bool,
+    /// `proc/sysinfo`: IBM Z.
+    sysinfo: bool,
+}
+
+impl ArchFiles {
+    fn of(arch: &Arch) -> ArchFiles {
+        let unknown = matches!(arch, Arch::Other(_));
+        let power = unknown || matches!(arch, Arch::PowerPc64 | Arch::PowerPc);
+        ArchFiles {
+            capacity: unknown || matches!(arch, Arch::Arm64 | Arch::Arm | Arch::RiscV64),
+            physical_id: matches!(arch, Arch::PowerPc64 | Arch::PowerPc),
+            sparc_caches: unknown || matches!(arch, Arch::Sparc64),
+            hybrid_pmus: unknown || matches!(arch, Arch::X86_64 | Arch::X86),
+            lparcfg: power,
+            sysinfo: unknown || matches!(arch, Arch::S390x),
+        }
+    }
+}
+
 /// The phases of reading a sysfs root, in order: the CPU sets, the CPU
 /// directories, cpuinfo, every CPU's place ([`CpuReader`]), the sets
 /// reconciled, then the model assembled with core kinds, nodes and caches.
@@ -326,6 +390,7 @@ fn read_root(root: &Root) -> Result<Topology, Error> {
             Arch::Other("unknown".into())
         }
     });
+    let arch_files = ArchFiles::of(&arch);
     let by_processor = cpuinfo.by_processor();
     let raws = CpuReader::new(&files, &arch, &sets, &by_processor).read_all(&cpu_ids)?;
     let (mut possible, present, online_known) = reconcile_sets(&sets, &cpu_ids, &raws);
@@ -335,7 +400,7 @@ fn read_root(root: &Root) -> Result<Topology, Error> {
     if let Some(m) = cpuinfo.model_name() {
         builder.model_name(m);
     }
-    read_virtualization(&files, &mut builder)?;
+    read_virtualization(&files, arch_files, &mut builder)?;
     let kind_of = core_kinds(&files, &arch, &raws, &by_processor, &mut builder)?;
     add_cpus(&raws, &online_known, &kind_of, &mut builder);
     if let Some(in_nodes) = read_nodes(&files, &mut possible, &mut builder)? {
@@ -350,10 +415,12 @@ fn read_root(root: &Root) -> Result<Topology, Error> {
     }
     builder.possible(possible);
     builder.present(present);
-    // Only SPARC kernels have the per-CPU `l1_dcache_size`-style files; other
-    // architectures skip probing for them (three failed opens per CPU).
-    let sparc_files = matches!(arch, Arch::Sparc64 | Arch::Other(_));
-    builder.add_caches(read_caches(&files, &raws, &possible, sparc_files)?);
+    builder.add_caches(read_caches(
+        &files,
+        &raws,
+        &possible,
+        arch_files.sparc_caches,
+    )?);
     builder
         .finish()
         .map_err(|e| Error::new(root.describe_root(), e.to_string()))
@@ -459,7 +526,13 @@ fn core_kinds(
     builder: &mut TopologyBuilder,
 ) -> Result<HashMap<u32, u16>, Error> {
     let mut kind_of: HashMap<u32, u16> = HashMap::new();
-    for (pmu, name, efficiency) in [("cpu_atom", "intel_atom", 0), ("cpu_core", "intel_core", 1)] {
+    let pmus = [("cpu_atom", "intel_atom", 0), ("cpu_core", "intel_core", 1)];
+    let pmus = if ArchFiles::of(arch).hybrid_pmus {
+        &pmus[..]
+    } else {
+        &[]
+    };
+    for &(pmu, name, efficiency) in pmus {
         let path = format!("sys/devices/{pmu}/cpus");
         if let Some(mask) = files.list_mask(&path)? {
             let idx = builder.add_core_kind(CoreKind {
@@ -514,6 +587,13 @@ struct CpuReader<'a> {
     raws: Vec<RawCpu>,
     /// CPU → index in `raws` of an earlier CPU whose core mask lists it.
     core_owner: HashMap<u32, usize>,
+    /// Index in `raws` of a CPU whose core mask lists others → that mask's
+    /// text: a sibling whose file says the same shares the parsed mask.
+    core_texts: HashMap<usize, String>,
+    /// Whether the previous CPU had a `topology/` directory: after one that
+    /// had none, the directory is looked up before its mask files are tried
+    /// (one failed open instead of four).
+    last_had_topology: bool,
     /// CPU → index in `raws` of the earlier CPU whose package mask lists it.
     package_owner: HashMap<u32, usize>,
     /// Which of the core-mask file pairs the previous CPU had (one kernel
@@ -523,9 +603,7 @@ struct CpuReader<'a> {
     /// The listing of the last CPU read in full, with the core-mask file
     /// pair it had.
     topo_names: Option<(usize, Vec<String>)>,
-    /// Only the generic arch_topology driver (Arm, RISC-V, PA-RISC) writes
-    /// `cpu_capacity`: elsewhere probing for it is a failed open per CPU.
-    has_capacity_file: bool,
+    arch_files: ArchFiles,
 }
 
 impl<'a> CpuReader<'a> {
@@ -542,13 +620,12 @@ impl<'a> CpuReader<'a> {
             by_processor,
             raws: Vec::new(),
             core_owner: HashMap::new(),
+            core_texts: HashMap::new(),
+            last_had_topology: true,
             package_owner: HashMap::new(),
             core_names_first: 0,
             topo_names: None,
-            has_capacity_file: matches!(
-                arch,
-                Arch::Arm64 | Arch::Arm | Arch::RiscV64 | Arch::Other(_)
-            ),
+            arch_files: ArchFiles::of(arch),
         }
     }
 
@@ -580,8 +657,24 @@ impl<'a> CpuReader<'a> {
         // core id say the same thing, as the kernel builds them from one
         // sibling's data. That halves the files read on SMT machines; anything
         // irregular (a differing mask) is read in full.
-        let core_mask = read_core_mask(files, &topo, &mut self.core_names_first)?.map(Rc::new);
-        let has_topology = core_mask.is_some() || files.root.exists(&topo)?;
+        let dir_exists = match self.last_had_topology {
+            true => None,
+            false => Some(files.root.exists(&topo)?),
+        };
+        let core_text = match dir_exists {
+            Some(false) => None,
+            _ => read_core_mask(files, &topo, &mut self.core_names_first)?,
+        };
+        let core_mask = match &core_text {
+            Some(t) => Some(self.core_mask(id, t)?),
+            None => None,
+        };
+        let has_topology = match (&core_mask, dir_exists) {
+            (Some(_), _) => true,
+            (None, Some(exists)) => exists,
+            (None, None) => files.root.exists(&topo)?,
+        };
+        self.last_had_topology = has_topology;
         if !has_topology && !online {
             return Ok(None);
         }
@@ -601,7 +694,7 @@ impl<'a> CpuReader<'a> {
             raw.masks = d.masks.clone();
             raw.ids[CORE] = files.int(&format!("{topo}/core_id"))?;
         } else if has_topology {
-            self.read_topology(&topo, &mut raw, core_mask)?;
+            self.read_topology(&topo, &mut raw, core_mask, core_text)?;
         } else if let Some(b) = block {
             // Kernels before 2.6.16 had no topology directory; their cpuinfo
             // carries the same ids on x86.
@@ -611,6 +704,20 @@ impl<'a> CpuReader<'a> {
         }
         self.firmware_facts(&dir, block, &mut raw)?;
         Ok(Some(raw))
+    }
+
+    /// The parsed core mask of CPU `id`: its core owner's, shared, when the
+    /// file says the same, else parsed.
+    fn core_mask(&self, id: u32, t: &MaskText) -> Result<Rc<CpuMask>, Error> {
+        let same = self
+            .core_owner
+            .get(&id)
+            .filter(|&d| self.core_texts.get(d).is_some_and(|text| *text == t.text))
+            .and_then(|&d| self.raws[d].masks[CORE].clone());
+        match same {
+            Some(m) => Ok(m),
+            None => Ok(Rc::new(self.files.parse_mask(t)?)),
+        }
     }
 
     /// Whether the CPU is online. The kernel writes `cpu/online` and every
@@ -643,6 +750,7 @@ impl<'a> CpuReader<'a> {
         topo: &str,
         raw: &mut RawCpu,
         core_mask: Option<Rc<CpuMask>>,
+        core_text: Option<MaskText>,
     ) -> Result<(), Error> {
         let id = raw.id;
         // One listing (about four system calls) instead of a failed open
@@ -693,10 +801,13 @@ impl<'a> CpuReader<'a> {
             .mask(topo, "cluster_cpus_list", "cluster_cpus")?
             .map(Rc::new);
         if let Some(m) = core_mask.as_deref() {
+            let mut owns = false;
             for sibling in m.iter().filter(|&c| c != id as usize) {
-                self.core_owner
-                    .entry(sibling as u32)
-                    .or_insert(self.raws.len());
+                let owner = self.core_owner.entry(sibling as u32);
+                owns |= *owner.or_insert(self.raws.len()) == self.raws.len();
+            }
+            if let (true, Some(t)) = (owns, core_text) {
+                self.core_texts.insert(self.raws.len(), t.text);
             }
         }
         raw.masks[CORE] = core_mask;
@@ -712,10 +823,10 @@ impl<'a> CpuReader<'a> {
         raw: &mut RawCpu,
     ) -> Result<(), Error> {
         let files = self.files;
-        if self.has_capacity_file {
+        if self.arch_files.capacity {
             raw.capacity = files.uint(&format!("{dir}/cpu_capacity"))?;
         }
-        if matches!(self.arch, Arch::PowerPc64 | Arch::PowerPc) {
+        if self.arch_files.physical_id {
             // POWER's `physical_id` is the hardware thread id (the PIR /
             // interrupt server number) that bring-up targets.
             raw.hw_id = files
@@ -912,15 +1023,23 @@ fn middle_level_is_real(raws: &[RawCpu], level: usize, online: &CpuMask) -> bool
 
 /// POWER LPAR configuration and s390 `sysinfo`: the hypervisor and whether
 /// processors are shared (SPLPAR).
-fn read_virtualization(files: &Files, builder: &mut TopologyBuilder) -> Result<(), Error> {
-    if let Some(lparcfg) = files.text("proc/powerpc/lparcfg")? {
+fn read_virtualization(
+    files: &Files,
+    arch_files: ArchFiles,
+    builder: &mut TopologyBuilder,
+) -> Result<(), Error> {
+    let text = |wanted: bool, path: &str| match wanted {
+        true => files.text(path),
+        false => Ok(None),
+    };
+    if let Some(lparcfg) = text(arch_files.lparcfg, "proc/powerpc/lparcfg")? {
         builder.hypervisor("pHyp");
         let shared = lparcfg
             .lines()
             .any(|l| l.trim().replace(' ', "") == "shared_processor_mode=1");
         builder.shared_processor(shared);
     }
-    if let Some(sysinfo) = files.text("proc/sysinfo")? {
+    if let Some(sysinfo) = text(arch_files.sysinfo, "proc/sysinfo")? {
         let control = sysinfo.lines().find_map(|l| {
             let (k, v) = l.split_once(':')?;
             k.trim()

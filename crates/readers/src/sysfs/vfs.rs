@@ -417,16 +417,33 @@ fn read_small_file(path: &Path, limit: u64) -> Result<Option<Vec<u8>>, String> {
 /// No size query: sysfs and procfs files report a size of 4096 or 0 whatever
 /// they hold, and one `read` into a page-sized buffer usually gets the whole
 /// file. A short read ends it, since sysfs and procfs return whole records.
+/// That first read goes to the stack and only what came is copied out, so a
+/// file costs one allocation of its own size, not a zeroed page.
 fn read_through(
     mut read: impl FnMut(&mut [u8]) -> std::io::Result<usize>,
     limit: u64,
 ) -> Result<Vec<u8>, String> {
-    let mut buf = vec![0u8; 4096];
-    let mut len = 0;
+    let too_large = || format!("larger than the {limit}-byte limit for this file");
+    let mut page = [0u8; 4096];
+    let first = loop {
+        match read(&mut page) {
+            Ok(n) => break n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(format!("cannot read: {e}")),
+        }
+    };
+    if first < page.len() {
+        if first as u64 > limit {
+            return Err(too_large());
+        }
+        return Ok(page[..first].to_vec());
+    }
+    let mut buf = page.to_vec();
+    let mut len = first;
     loop {
         if len == buf.len() {
             if len as u64 > limit {
-                return Err(format!("larger than the {limit}-byte limit for this file"));
+                return Err(too_large());
             }
             buf.resize(buf.len() * 2, 0);
         }
@@ -444,7 +461,7 @@ fn read_through(
         }
     }
     if len as u64 > limit {
-        return Err(format!("larger than the {limit}-byte limit for this file"));
+        return Err(too_large());
     }
     buf.truncate(len);
     Ok(buf)
