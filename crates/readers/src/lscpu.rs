@@ -42,16 +42,26 @@
 //!    96 cores, 192 L1d instances), each lscpu core is a big core of two SMT4
 //!    thread groups, the even and the odd threads (the `ibm,thread-groups`
 //!    layout): the model gets a `BigCore` level and `Core` is the small core.
-//! 4. **Caches.** Old-style sizes are one instance's size; lscpu does not say
-//!    who shares it, so L1 is per (small) core, L2 per core (big core on
-//!    POWER9/10), L3 per core on POWER and per socket elsewhere, L4 and beyond
-//!    per machine. Modern sizes are sums with an instance count: the sharing
-//!    is the level whose group count equals it (small cores, cores, threads,
-//!    nodes, sockets, or the machine), else equal runs of consecutive cores;
-//!    the per-instance size is recovered as explained at
-//!    `SizeText::per_instance_bytes` (3.8 MiB over 80 instances → 48 KiB).
-//!    A modern size without a count (s390's external caches) is one instance
-//!    for the machine.
+//! 4. **Caches.** What a size means depends on the util-linux that printed
+//!    it. Before 2.34 it is one instance's size (`L2 cache: 512K`); lscpu
+//!    does not say who shares it, so L1 is per (small) core, L2 per core
+//!    (big core on POWER9/10), L3 per core on POWER and per socket
+//!    elsewhere, L4 and beyond per machine. 2.34–2.36 print the sum over
+//!    `cores / cores sharing one instance` instances without the count
+//!    (`L3 cache: 49.5 MiB`): the sharing is the same as before, the count
+//!    is its number of groups. 2.37 and later print the sum with the count
+//!    (`L1d cache: 6 MiB (192 instances)`): the sharing is the level whose
+//!    group count equals it (small cores, cores, threads, nodes, sockets, or
+//!    the machine), else equal runs of consecutive cores or CPUs; a line
+//!    without a count in such an output (s390's external caches) is one
+//!    instance for the machine. The per-instance size of a sum is the whole
+//!    number of KiB whose sum lscpu would print the same way (3.8 MiB over
+//!    80 instances → 48 KiB; see `lscpu/caches.rs`). A count that splits no
+//!    level or run evenly, or a sum that no equal whole-KiB size explains
+//!    (instances of unequal size, as on some hybrid machines), is an error
+//!    naming the line rather than a guess. On hybrid machines whose sum does
+//!    split evenly, each instance gets the even share: the summary cannot
+//!    tell unequal instances that happen to average to a whole size apart.
 //! 5. **Hybrid machines.** Each CPU-type block's CPUs are taken to follow one
 //!    another in the order lscpu prints the blocks; each block becomes a core kind.
 //! 6. **Off-line CPUs** are present but have no known place. CPUs named in a
@@ -79,6 +89,7 @@
 //! cache sums as `6 MiB (192 instances)`.
 
 mod build;
+mod caches;
 mod format;
 mod scan;
 

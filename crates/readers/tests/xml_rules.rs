@@ -432,3 +432,45 @@ fn control_characters_in_echoed_input_are_escaped() {
     assert!(shown.contains("Co\\u{1b}[2Jre"), "{shown}");
     assert!(shown.starts_with("odd\\nname\\u{202e}.xml:"), "{shown}");
 }
+
+/// Names are written as hwloc exports them (`HWLOC_XML_CHAR_VALID` in
+/// hwloc's topology-xml.c keeps printable ASCII, tab, newline and carriage
+/// return, and drops every other byte): a model name holding a terminal
+/// escape, DEL, a non-ASCII letter and markup characters is written without
+/// the dropped ones, reads back as hwloc would read its own export, and
+/// lstopo accepts the document and shows the same name.
+#[test]
+fn names_are_written_as_hwloc_writes_them() {
+    let base = read(&doc(MATRIX)).unwrap();
+    let mut b = topology::TopologyBuilder::from_topology(&base);
+    b.model_name("Xeon\u{1b}[31m <&>\"'\tGold\u{7f}\u{e9}\u{202e}\n\rv2");
+    let t = b.finish().unwrap();
+    // What hwloc's rule keeps, byte by byte.
+    let expected = "Xeon[31m <&>\"'\tGold\n\rv2";
+    let text = xml::write(&t);
+    assert!(
+        !text.chars().any(|c| c.is_control() && c != '\n'),
+        "raw control characters written:\n{text}"
+    );
+    assert!(text.is_ascii(), "non-ASCII written:\n{text}");
+    let back = read(&text).unwrap();
+    assert_eq!(back.model_name(), Some(expected));
+
+    // lstopo reads it back and prints the same name.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.xml");
+    std::fs::write(&path, &text).unwrap();
+    let out = std::process::Command::new("lstopo-no-graphics")
+        .arg("--input")
+        .arg(&path)
+        .args(["--of", "xml"])
+        .output()
+        .expect("lstopo-no-graphics (hwloc-nox, scripts/install-deps.sh)");
+    assert!(
+        out.status.success(),
+        "lstopo refused our XML: {}\n{text}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let again = read(&String::from_utf8(out.stdout).unwrap()).unwrap();
+    assert_eq!(again.model_name(), Some(expected));
+}

@@ -4,21 +4,21 @@
 use std::collections::BTreeMap;
 
 use cpumask::{CpuMask, MAX_CPUS};
-use topology::{Arch, Cache, CacheKind, CoreKind, CpuSpec, Topology, TopologyBuilder};
+use topology::{Arch, CoreKind, CpuSpec, Topology, TopologyBuilder};
 
 use super::scan::{At, Scanned};
 use crate::Error;
 
 /// Where one on-line CPU sits.
 #[derive(Debug, Clone, Copy, Default)]
-struct Place {
-    cpu: u32,
-    package: u32,
-    cluster: Option<u32>,
-    big_core: Option<u32>,
+pub(super) struct Place {
+    pub(super) cpu: u32,
+    pub(super) package: u32,
+    pub(super) cluster: Option<u32>,
+    pub(super) big_core: Option<u32>,
     /// Machine-wide core number (unique, so also unique within the package).
-    core: u32,
-    kind: Option<u16>,
+    pub(super) core: u32,
+    pub(super) kind: Option<u16>,
 }
 
 /// One CPU-type block reduced to counts.
@@ -91,9 +91,13 @@ pub fn build(s: &Scanned, source: &str) -> Result<Topology, Error> {
     for (id, mask, _) in &nodes {
         b.add_node(*id, *mask, None);
     }
-    for cache in caches(s, &places, &nodes, &arch) {
-        b.add_cache(cache);
-    }
+    b.add_caches(super::caches::caches(
+        s,
+        &places,
+        &nodes,
+        is_power(&arch),
+        source,
+    )?);
     b.possible(possible).present(present);
     b.finish()
         .map_err(|e| Error::new(source, format!("inconsistent lscpu output: {e}")))
@@ -726,122 +730,4 @@ fn split_power_big_cores(places: &mut [Place], width: usize) {
             places[i].core = core.saturating_mul(2) + (pos % 2) as u32;
         }
     }
-}
-
-/// Cache instances: from the parsable cache columns where present, else from
-/// the summary's instance counts (see the module documentation).
-fn caches(
-    s: &Scanned,
-    places: &[Place],
-    nodes: &[(u32, CpuMask, usize)],
-    arch: &Arch,
-) -> Vec<Cache> {
-    let mut out = Vec::new();
-    let group = |key: &dyn Fn(&Place) -> u64| -> Vec<CpuMask> {
-        let mut m: BTreeMap<u64, CpuMask> = BTreeMap::new();
-        for p in places {
-            m.entry(key(p)).or_default().set(p.cpu as usize);
-        }
-        let mut v: Vec<CpuMask> = m.into_values().collect();
-        v.sort_by_key(|g| g.first());
-        v
-    };
-    let small_cores = group(&|p| p.core as u64 | ((p.package as u64) << 32));
-    let has_big = places.iter().any(|p| p.big_core.is_some());
-    let big_cores = if has_big {
-        group(&|p| p.big_core.unwrap_or(p.core) as u64 | ((p.package as u64) << 32))
-    } else {
-        small_cores.clone()
-    };
-    let threads = group(&|p| p.cpu as u64);
-    let sockets = group(&|p| p.package as u64);
-    let all: CpuMask = places.iter().map(|p| p.cpu as usize).collect();
-    let node_groups: Vec<CpuMask> = nodes
-        .iter()
-        .map(|(_, m, _)| m.and(&all))
-        .filter(|m| !m.is_empty())
-        .collect();
-
-    let mut names: Vec<String> = s.caches.iter().map(|c| c.name.clone()).collect();
-    if let Some(csv) = &s.csv {
-        for n in &csv.cache_names {
-            if !names.contains(n) {
-                names.push(n.clone());
-            }
-        }
-    }
-    for name in names {
-        let line = s.caches.iter().find(|c| c.name == name);
-        let level: u8 = name[1..].trim_end_matches(['d', 'i']).parse().unwrap_or(0);
-        let kind = if name.ends_with('d') {
-            CacheKind::Data
-        } else if name.ends_with('i') {
-            CacheKind::Instruction
-        } else {
-            CacheKind::Unified
-        };
-        let size_bytes = line.map(|l| l.size.per_instance_bytes());
-        let csv_col = s.csv.as_ref().and_then(|c| {
-            c.cache_names
-                .iter()
-                .position(|n| *n == name)
-                .map(|i| (c, i))
-        });
-        let groups: Vec<CpuMask> = if let Some((csv, col)) = csv_col {
-            let mut m: BTreeMap<u32, CpuMask> = BTreeMap::new();
-            for r in &csv.rows {
-                if let Some(id) = r.caches[col] {
-                    if all.contains(r.cpu as usize) {
-                        m.entry(id).or_default().set(r.cpu as usize);
-                    }
-                }
-            }
-            m.into_values().collect()
-        } else if let Some(l) = line {
-            match l.size.instances {
-                Some(n) => {
-                    let n = n as usize;
-                    let candidates = [&small_cores, &big_cores, &threads, &node_groups, &sockets];
-                    if let Some(c) = candidates.iter().find(|c| c.len() == n) {
-                        (*c).clone()
-                    } else if n == 1 {
-                        vec![all]
-                    } else if small_cores.len().is_multiple_of(n) {
-                        small_cores
-                            .chunks(small_cores.len() / n)
-                            .map(|ch| ch.iter().fold(CpuMask::new(), |a, m| a.or(m)))
-                            .collect()
-                    } else if places.len().is_multiple_of(n) {
-                        let cpus: Vec<usize> = all.iter().collect();
-                        cpus.chunks(places.len() / n)
-                            .map(|ch| ch.iter().copied().collect())
-                            .collect()
-                    } else {
-                        Vec::new()
-                    }
-                }
-                None if l.size.modern_unit => vec![all],
-                None => match level {
-                    1 => small_cores.clone(),
-                    2 => big_cores.clone(),
-                    3 if is_power(arch) => big_cores.clone(),
-                    3 => sockets.clone(),
-                    _ => vec![all],
-                },
-            }
-        } else {
-            Vec::new()
-        };
-        for cpus in groups {
-            out.push(Cache {
-                level,
-                kind,
-                size_bytes,
-                line_bytes: None,
-                ways: None,
-                cpus,
-            });
-        }
-    }
-    out
 }

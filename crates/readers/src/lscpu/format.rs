@@ -208,54 +208,23 @@ pub fn parse_size(value: &str) -> Result<SizeText, String> {
 }
 
 impl SizeText {
-    /// The size of one instance in bytes.
-    ///
-    /// Without an instance count the text is one instance's size. With one,
-    /// the text is a rounded sum, so the per-instance size is recovered as the
-    /// whole number of KiB whose sum over the instances lscpu would print the
-    /// same way; among several such sizes the one with the most trailing zero
-    /// bits (caches are built from power-of-two blocks: 48 KiB, not 49 KiB),
-    /// then the one nearest the plain quotient, wins.
-    pub fn per_instance_bytes(&self) -> u64 {
-        let n = match self.instances {
-            None => return self.approx_bytes.round() as u64,
-            Some(n) => n as u64,
+    /// Whether lscpu would print a sum of `total` bytes as this text: the
+    /// same figure from `human_size` for its one-decimal forms, else within
+    /// half a unit of the last digit written.
+    pub fn prints_as(&self, total: u64) -> bool {
+        let number = self.text.split(' ').next().unwrap_or("");
+        let decimals = number.split_once('.').map_or(0, |(_, d)| d.len());
+        if self.modern_unit && decimals <= 1 {
+            return human_size(total) == self.text;
+        }
+        let Some(unit) = self
+            .unit_bytes()
+            .or(Some(1).filter(|_| !self.text.contains(' ')))
+        else {
+            return false;
         };
-        let estimate = self.approx_bytes / n as f64;
-        if self.exact && !self.modern_unit {
-            return estimate.round() as u64;
-        }
-        let Some(unit_bytes) = self.unit_bytes() else {
-            return estimate.round() as u64;
-        };
-        // A one-decimal figure is within half a tenth of its unit of the truth.
-        let slack = unit_bytes as f64 * 0.05 / n as f64;
-        let low_kib = ((estimate - slack) / 1024.0).floor().max(1.0) as u64;
-        let high_kib = ((estimate + slack) / 1024.0).ceil() as u64;
-        if high_kib.saturating_sub(low_kib) > 1 << 16 {
-            return estimate.round() as u64;
-        }
-        let wanted = self.text.clone();
-        let mut best: Option<(u32, f64, u64)> = None;
-        for kib in low_kib..=high_kib {
-            let bytes = kib * 1024;
-            let Some(total) = bytes.checked_mul(n) else {
-                break;
-            };
-            if human_size(total) != wanted {
-                continue;
-            }
-            let zeros = bytes.trailing_zeros();
-            let distance = (bytes as f64 - estimate).abs();
-            let better = match best {
-                None => true,
-                Some((z, d, _)) => zeros > z || (zeros == z && distance < d),
-            };
-            if better {
-                best = Some((zeros, distance, bytes));
-            }
-        }
-        best.map_or(estimate.round() as u64, |(_, _, b)| b)
+        let half_digit = unit as f64 * 0.5 / 10f64.powi(decimals as i32);
+        (total as f64 - self.approx_bytes).abs() <= half_digit
     }
 
     fn unit_bytes(&self) -> Option<u64> {
@@ -309,18 +278,17 @@ mod tests {
     }
 
     #[test]
-    fn per_instance_size_recovers_power_of_two_blocks() {
+    fn sizes_print_back_as_lscpu_prints_them() {
+        // seed 001: 80 × 48 KiB prints as 3.8 MiB, 80 × 50 KiB (3.9 MiB) does not.
         let s = parse_size("3.8 MiB (80 instances)").unwrap();
-        assert_eq!(s.per_instance_bytes(), 48 * 1024);
-        let s = parse_size("2.5 MiB (80 instances)").unwrap();
-        assert_eq!(s.per_instance_bytes(), 32 * 1024);
-        let s = parse_size("6 MiB (192 instances)").unwrap();
-        assert_eq!(s.per_instance_bytes(), 32 * 1024);
+        assert!(s.prints_as(80 * 48 * 1024));
+        assert!(!s.prints_as(80 * 50 * 1024));
+        assert_eq!(s.instances, Some(80));
         let s = parse_size("10240K").unwrap();
-        assert_eq!(s.per_instance_bytes(), 10240 * 1024);
+        assert!(s.prints_as(10240 * 1024));
         assert_eq!(s.instances, None);
-        let s = parse_size("32768 (2 instances)").unwrap();
-        assert_eq!(s.per_instance_bytes(), 16384);
+        let s = parse_size("1.25 MiB").unwrap();
+        assert!(s.prints_as(1280 * 1024) && !s.prints_as(1296 * 1024));
         assert!(parse_size("abc").is_err());
         assert!(parse_size("5 XB").is_err());
         assert!(parse_size("5 MiB (0 instances)").is_err());

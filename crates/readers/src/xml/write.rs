@@ -39,8 +39,36 @@ fn bitmap(mask: &CpuMask) -> String {
     s
 }
 
+/// Text for an attribute value, as hwloc exports it: only printable ASCII,
+/// tab, newline and carriage return are kept (hwloc's
+/// `HWLOC_XML_CHAR_VALID`, applied by `hwloc__xml_export_safestrdup` to
+/// names and info values), and `<`, `>`, `&`, `"` and the three kept
+/// controls become references as hwloc writes them, so a value reads back
+/// unchanged (an XML reader turns a literal newline or tab in an attribute
+/// into a space). `'` stays literal: hwloc's own importer drops an info
+/// whose value holds `&apos;`.
+/// Hand-written because quick-xml's escaping neither drops characters nor
+/// writes the whitespace references.
 fn escape(text: &str) -> Cow<'_, str> {
-    quick_xml::escape::escape(text)
+    let plain = |c: char| matches!(c, ' '..='~') && !matches!(c, '<' | '>' | '&' | '"');
+    if text.chars().all(plain) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '"' => out.push_str("&quot;"),
+            '\n' => out.push_str("&#10;"),
+            '\r' => out.push_str("&#13;"),
+            '\t' => out.push_str("&#9;"),
+            c if plain(c) => out.push(c),
+            _ => {}
+        }
+    }
+    Cow::Owned(out)
 }
 
 #[derive(Debug)]
