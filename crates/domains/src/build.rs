@@ -766,11 +766,6 @@ fn sd_init(
         Flag::PreferSibling,
     ])
     .union(level.topology_flags);
-    // v5.10 lowered imbalance_pct from 125 to 117 and busy_factor from 32 to 16.
-    let mut imbalance_pct = if v59 { 125 } else { 117 };
-    let busy_factor = if v59 { 32 } else { 16 };
-    let mut cache_nice_tries = 0;
-
     let asym = if v59 {
         if tl_asym_v59 == Some(li) {
             Flags::of(&[Flag::AsymCpuCapacity])
@@ -782,34 +777,25 @@ fn sd_init(
     };
     flags = flags.union(asym);
     if flags.contains(Flag::AsymCpuCapacity) {
-        // Don't attempt to spread across CPUs of different capacities.
-        if let Some(child) = chain.last_mut() {
-            child.flags.remove(Flag::PreferSibling);
-        }
-        if v59 {
-            // v5.9 also made every lower domain balance on wakeup.
-            for lower in chain.iter_mut() {
-                lower.flags.insert(Flag::BalanceWake);
-            }
-        }
+        asym_capacity_below(v59, chain);
     }
-
-    if flags.contains(Flag::ShareCpuCapacity) {
-        imbalance_pct = 110;
-    } else if flags.contains(Flag::ShareLlc) {
-        imbalance_pct = 117;
-        cache_nice_tries = 1;
-    } else if flags.contains(Flag::Numa) {
-        cache_nice_tries = 2;
+    // v5.10 lowered imbalance_pct from 125 to 117 and busy_factor from 32 to 16.
+    let (default_pct, busy_factor) = if v59 { (125, 32) } else { (117, 16) };
+    let tuning = SHARING_TUNING
+        .iter()
+        .find(|t| t.shares.is_none_or(|f| flags.contains(f)))
+        .unwrap_or(&SHARING_TUNING[SHARING_TUNING.len() - 1]);
+    let imbalance_pct = tuning.imbalance_pct.unwrap_or(default_pct);
+    let cache_nice_tries = tuning.cache_nice_tries;
+    if tuning.shares == Some(Flag::Numa) {
         flags.remove(Flag::PreferSibling);
         flags.insert(Flag::Serialize);
         if level.numa_distance.unwrap_or(0) > rules.reclaim_distance {
+            // Too far to pull a task to on exec, fork or wakeup.
             flags.remove(Flag::BalanceExec);
             flags.remove(Flag::BalanceFork);
             flags.remove(Flag::WakeAffine);
         }
-    } else {
-        cache_nice_tries = 1;
     }
     if level.overlap {
         flags.insert(Flag::Overlap);
@@ -824,6 +810,56 @@ fn sd_init(
         busy_factor,
         groups: 0,
         group_key: GroupKey::Private(Flags::EMPTY),
+    }
+}
+
+/// sd_init()'s tuning by what a level's CPUs share, the first row that
+/// matches wins: how unbalanced a domain may get before balancing
+/// (`imbalance_pct`, the version's default when `None`) and how often a
+/// cache-hot task is left alone (`cache_nice_tries`). A NUMA level also
+/// serializes balancing and stops preferring siblings (see [`sd_init`]).
+const SHARING_TUNING: [Tuning; 4] = [
+    Tuning {
+        shares: Some(Flag::ShareCpuCapacity),
+        imbalance_pct: Some(110),
+        cache_nice_tries: 0,
+    },
+    Tuning {
+        shares: Some(Flag::ShareLlc),
+        imbalance_pct: Some(117),
+        cache_nice_tries: 1,
+    },
+    Tuning {
+        shares: Some(Flag::Numa),
+        imbalance_pct: None,
+        cache_nice_tries: 2,
+    },
+    Tuning {
+        shares: None,
+        imbalance_pct: None,
+        cache_nice_tries: 1,
+    },
+];
+
+/// One row of [`SHARING_TUNING`].
+struct Tuning {
+    /// The flag a level must have (`None`: any level).
+    shares: Option<Flag>,
+    imbalance_pct: Option<u32>,
+    cache_nice_tries: u32,
+}
+
+/// A level that spans CPUs of different capacities: the level below stops
+/// spreading across them (no PREFER_SIBLING), and v5.9 also made every lower
+/// domain balance on wakeup.
+fn asym_capacity_below(v59: bool, chain: &mut [Sd]) {
+    if let Some(child) = chain.last_mut() {
+        child.flags.remove(Flag::PreferSibling);
+    }
+    if v59 {
+        for lower in chain.iter_mut() {
+            lower.flags.insert(Flag::BalanceWake);
+        }
     }
 }
 

@@ -428,8 +428,43 @@ const RUNTIME_FILES: &[&str] = &["max_newidle_lb_cost"];
 /// (except run-time measurements), CPUs or domains present on one side only,
 /// and, when the dump has a sched_verbose log, each domain's span and groups.
 pub fn compare(domains: &Domains, dump: &Dump) -> Vec<Difference> {
-    let layout = dump.layout();
-    let mut ours: BTreeMap<String, String> = BTreeMap::new();
+    let ours = our_files(domains, dump.layout());
+    let (dump_dirs, our_dirs) = (dirs_of(&dump.files), dirs_of(&ours));
+    let mut diffs = Vec::new();
+    for dir in dump_dirs.difference(&our_dirs) {
+        diffs.push(Difference::new(dir, "present", MISSING));
+    }
+    for dir in our_dirs.difference(&dump_dirs) {
+        diffs.push(Difference::new(dir, MISSING, "present"));
+    }
+    compare_files(&dump.files, &ours, &our_dirs, &mut diffs);
+    for (&cpu, tree) in &dump.verbose {
+        compare_verbose(domains, cpu, tree, &mut diffs);
+    }
+    diffs
+}
+
+/// How a side's absent value is shown.
+const MISSING: &str = "<missing>";
+
+impl Difference {
+    fn new(
+        what: impl Into<String>,
+        kernel: impl Into<String>,
+        manycore: impl Into<String>,
+    ) -> Self {
+        Difference {
+            what: what.into(),
+            kernel: kernel.into(),
+            manycore: manycore.into(),
+        }
+    }
+}
+
+/// The files a kernel of `layout` would show for `domains`, by path
+/// (`cpu3/domain1/flags`).
+fn our_files(domains: &Domains, layout: Layout) -> BTreeMap<String, String> {
+    let mut ours = BTreeMap::new();
     for c in &domains.cpus {
         for (m, d) in c.domains.iter().enumerate() {
             for (file, text) in domain_files(domains, layout, d) {
@@ -437,32 +472,26 @@ pub fn compare(domains: &Domains, dump: &Dump) -> Vec<Difference> {
             }
         }
     }
-    let missing = "<missing>".to_string();
-    let mut diffs = Vec::new();
-    let dump_dirs: std::collections::BTreeSet<String> = dump
-        .files
+    ours
+}
+
+/// The directories (`cpu3/domain1`) the files are in.
+fn dirs_of(files: &BTreeMap<String, String>) -> std::collections::BTreeSet<String> {
+    files
         .keys()
         .map(|k| k.rsplit_once('/').map_or(k.clone(), |(d, _)| d.to_string()))
-        .collect();
-    let our_dirs: std::collections::BTreeSet<String> = ours
-        .keys()
-        .map(|k| k.rsplit_once('/').map_or(k.clone(), |(d, _)| d.to_string()))
-        .collect();
-    for dir in dump_dirs.difference(&our_dirs) {
-        diffs.push(Difference {
-            what: dir.clone(),
-            kernel: "present".into(),
-            manycore: missing.clone(),
-        });
-    }
-    for dir in our_dirs.difference(&dump_dirs) {
-        diffs.push(Difference {
-            what: dir.clone(),
-            kernel: missing.clone(),
-            manycore: "present".into(),
-        });
-    }
-    for (path, kernel_text) in &dump.files {
+        .collect()
+}
+
+/// Each file of the dump in a domain both sides have, against ours (run-time
+/// measurements skipped).
+fn compare_files(
+    dump: &BTreeMap<String, String>,
+    ours: &BTreeMap<String, String>,
+    our_dirs: &std::collections::BTreeSet<String>,
+    diffs: &mut Vec<Difference>,
+) {
+    for (path, kernel_text) in dump {
         let file = path.rsplit('/').next().unwrap_or("");
         if RUNTIME_FILES.contains(&file) {
             continue;
@@ -471,80 +500,70 @@ pub fn compare(domains: &Domains, dump: &Dump) -> Vec<Difference> {
         if !our_dirs.contains(dir) {
             continue;
         }
+        let kernel = kernel_text.trim_end();
         match ours.get(path) {
-            Some(our_text) if our_text.trim_end() == kernel_text.trim_end() => {}
-            Some(our_text) => diffs.push(Difference {
-                what: path.clone(),
-                kernel: kernel_text.trim_end().to_string(),
-                manycore: our_text.trim_end().to_string(),
-            }),
-            None => diffs.push(Difference {
-                what: path.clone(),
-                kernel: kernel_text.trim_end().to_string(),
-                manycore: missing.clone(),
-            }),
+            Some(our_text) if our_text.trim_end() == kernel => {}
+            Some(our_text) => diffs.push(Difference::new(path, kernel, our_text.trim_end())),
+            None => diffs.push(Difference::new(path, kernel, MISSING)),
         }
     }
-    for (&cpu, tree) in &dump.verbose {
-        let Some(c) = domains.cpu(cpu as usize) else {
-            diffs.push(Difference {
-                what: format!("cpu{cpu} (dmesg)"),
-                kernel: "present".into(),
-                manycore: missing.clone(),
-            });
-            continue;
-        };
-        if tree.len() != c.domains.len() {
-            diffs.push(Difference {
-                what: format!("cpu{cpu} (dmesg) domains"),
-                kernel: tree
-                    .iter()
-                    .map(|d| d.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(" "),
-                manycore: c
-                    .domains
-                    .iter()
-                    .map(|d| domains.name(d))
-                    .collect::<Vec<_>>()
-                    .join(" "),
-            });
-            continue;
-        }
-        for (m, (v, d)) in tree.iter().zip(&c.domains).enumerate() {
-            let what = |x: &str| format!("cpu{cpu}/domain{m} (dmesg) {x}");
-            if v.name != domains.name(d) {
-                diffs.push(Difference {
-                    what: what("level"),
-                    kernel: v.name.clone(),
-                    manycore: domains.name(d).to_string(),
-                });
-            }
-            if &v.span != domains.span(d) {
-                diffs.push(Difference {
-                    what: what("span"),
-                    kernel: v.span.to_list_string(),
-                    manycore: domains.span(d).to_list_string(),
-                });
-            }
-            let ours = domains.groups(cpu, d);
-            if v.groups != ours {
-                let show = |g: &[CpuMask]| {
-                    g.iter()
-                        .map(|m| format!("{{{m}}}"))
-                        .collect::<Vec<_>>()
-                        .join(",")
-                };
-                diffs.push(Difference {
-                    what: what("groups"),
-                    kernel: show(&v.groups),
-                    manycore: show(&ours),
-                });
-            }
-        }
-    }
-    diffs
 }
+
+/// One CPU's sched_verbose domains against ours: the chain's levels, then
+/// each domain's level name, span and groups.
+fn compare_verbose(
+    domains: &Domains,
+    cpu: u32,
+    tree: &[VerboseDomain],
+    diffs: &mut Vec<Difference>,
+) {
+    let Some(c) = domains.cpu(cpu as usize) else {
+        diffs.push(Difference::new(
+            format!("cpu{cpu} (dmesg)"),
+            "present",
+            MISSING,
+        ));
+        return;
+    };
+    if tree.len() != c.domains.len() {
+        let kernel: Vec<&str> = tree.iter().map(|d| d.name.as_str()).collect();
+        let ours: Vec<&str> = c.domains.iter().map(|d| domains.name(d)).collect();
+        diffs.push(Difference::new(
+            format!("cpu{cpu} (dmesg) domains"),
+            kernel.join(" "),
+            ours.join(" "),
+        ));
+        return;
+    }
+    let show = |g: &[CpuMask]| {
+        g.iter()
+            .map(|m| format!("{{{m}}}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    for (m, (v, d)) in tree.iter().zip(&c.domains).enumerate() {
+        let what = |x: &str| format!("cpu{cpu}/domain{m} (dmesg) {x}");
+        if v.name != domains.name(d) {
+            diffs.push(Difference::new(what("level"), &v.name, domains.name(d)));
+        }
+        if &v.span != domains.span(d) {
+            diffs.push(Difference::new(
+                what("span"),
+                v.span.to_list_string(),
+                domains.span(d).to_list_string(),
+            ));
+        }
+        let ours = domains.groups(cpu, d);
+        if v.groups != ours {
+            diffs.push(Difference::new(
+                what("groups"),
+                show(&v.groups),
+                show(&ours),
+            ));
+        }
+    }
+}
+
 /// Reads up to `buf.len()` bytes, fewer only at end of file; returns how many.
 fn read_prefix(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
     let mut got = 0;

@@ -344,41 +344,31 @@ static V5_9_FLAGS: &[FlagDef] = &[
     def(Flag::Numa, "SD_NUMA", false),
 ];
 
-static V6_8_FLAGS: &[FlagDef] = &[
-    def(Flag::BalanceNewidle, "SD_BALANCE_NEWIDLE", true),
-    def(Flag::BalanceExec, "SD_BALANCE_EXEC", true),
-    def(Flag::BalanceFork, "SD_BALANCE_FORK", true),
-    def(Flag::BalanceWake, "SD_BALANCE_WAKE", true),
-    def(Flag::WakeAffine, "SD_WAKE_AFFINE", false),
-    def(Flag::AsymCpuCapacity, "SD_ASYM_CPUCAPACITY", true),
-    def(Flag::AsymCpuCapacityFull, "SD_ASYM_CPUCAPACITY_FULL", true),
-    def(Flag::ShareCpuCapacity, "SD_SHARE_CPUCAPACITY", true),
-    def(Flag::Cluster, "SD_CLUSTER", true),
-    def(Flag::ShareLlc, "SD_SHARE_PKG_RESOURCES", true),
-    def(Flag::Serialize, "SD_SERIALIZE", true),
-    def(Flag::AsymPacking, "SD_ASYM_PACKING", true),
-    def(Flag::PreferSibling, "SD_PREFER_SIBLING", true),
-    def(Flag::Overlap, "SD_OVERLAP", true),
-    def(Flag::Numa, "SD_NUMA", true),
-];
+/// v6.8's list and v6.12's are the same flags, bits and metaflags; v6.12
+/// only renamed SD_SHARE_PKG_RESOURCES to SD_SHARE_LLC.
+const fn v6_flags(share_llc: &'static str) -> [FlagDef; 15] {
+    [
+        def(Flag::BalanceNewidle, "SD_BALANCE_NEWIDLE", true),
+        def(Flag::BalanceExec, "SD_BALANCE_EXEC", true),
+        def(Flag::BalanceFork, "SD_BALANCE_FORK", true),
+        def(Flag::BalanceWake, "SD_BALANCE_WAKE", true),
+        def(Flag::WakeAffine, "SD_WAKE_AFFINE", false),
+        def(Flag::AsymCpuCapacity, "SD_ASYM_CPUCAPACITY", true),
+        def(Flag::AsymCpuCapacityFull, "SD_ASYM_CPUCAPACITY_FULL", true),
+        def(Flag::ShareCpuCapacity, "SD_SHARE_CPUCAPACITY", true),
+        def(Flag::Cluster, "SD_CLUSTER", true),
+        def(Flag::ShareLlc, share_llc, true),
+        def(Flag::Serialize, "SD_SERIALIZE", true),
+        def(Flag::AsymPacking, "SD_ASYM_PACKING", true),
+        def(Flag::PreferSibling, "SD_PREFER_SIBLING", true),
+        def(Flag::Overlap, "SD_OVERLAP", true),
+        def(Flag::Numa, "SD_NUMA", true),
+    ]
+}
 
-static V6_12_FLAGS: &[FlagDef] = &[
-    def(Flag::BalanceNewidle, "SD_BALANCE_NEWIDLE", true),
-    def(Flag::BalanceExec, "SD_BALANCE_EXEC", true),
-    def(Flag::BalanceFork, "SD_BALANCE_FORK", true),
-    def(Flag::BalanceWake, "SD_BALANCE_WAKE", true),
-    def(Flag::WakeAffine, "SD_WAKE_AFFINE", false),
-    def(Flag::AsymCpuCapacity, "SD_ASYM_CPUCAPACITY", true),
-    def(Flag::AsymCpuCapacityFull, "SD_ASYM_CPUCAPACITY_FULL", true),
-    def(Flag::ShareCpuCapacity, "SD_SHARE_CPUCAPACITY", true),
-    def(Flag::Cluster, "SD_CLUSTER", true),
-    def(Flag::ShareLlc, "SD_SHARE_LLC", true),
-    def(Flag::Serialize, "SD_SERIALIZE", true),
-    def(Flag::AsymPacking, "SD_ASYM_PACKING", true),
-    def(Flag::PreferSibling, "SD_PREFER_SIBLING", true),
-    def(Flag::Overlap, "SD_OVERLAP", true),
-    def(Flag::Numa, "SD_NUMA", true),
-];
+static V6_8_FLAGS: &[FlagDef] = &v6_flags("SD_SHARE_PKG_RESOURCES");
+
+static V6_12_FLAGS: &[FlagDef] = &v6_flags("SD_SHARE_LLC");
 
 #[cfg(test)]
 mod tests {

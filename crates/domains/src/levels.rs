@@ -224,10 +224,8 @@ impl ArchLevels<'_> {
     /// thread groups exist; CACHE the L2 (big core); MC the coregroup; then
     /// DIE/PKG. `splpar_asym_pack` gives every level but SMT asym packing.
     fn power(&self, ctx: &mut Ctx, splpar_asym_pack: bool) -> Vec<LevelDef> {
-        let (kernel, config, nodes, caches) = (self.kernel, self.config, self.nodes, self.caches);
+        let (kernel, config, caches) = (self.kernel, self.config, self.caches);
         let (topo, online) = (ctx.topo, ctx.online);
-        let smt_flags = smt_flags();
-        let pkg_name = kernel.package_level_name();
         let asym = if splpar_asym_pack {
             Flags::of(&[Flag::AsymPacking])
         } else {
@@ -235,13 +233,7 @@ impl ArchLevels<'_> {
         };
         let mut levels = Vec::new();
         if config.sched_smt {
-            levels.push(ctx.level(
-                "SMT",
-                smt_flags,
-                "SMT siblings (small core)",
-                |t, c| [group_key(t, c, LevelKind::Core)],
-                |t, c| t.smt_mask(c),
-            ));
+            levels.push(self.smt_level(ctx, "SMT siblings (small core)"));
         }
         let l2 = |t: &Topology, c: usize| {
             if t.level(LevelKind::BigCore).is_some() {
@@ -279,13 +271,7 @@ impl ArchLevels<'_> {
                 |t, c| t.mask_of(c, LevelKind::Cluster),
             ));
         }
-        levels.push(ctx.level(
-            pkg_name,
-            asym,
-            "NUMA node (cpu_cpu_mask)",
-            |_, c| [nodes.node_of(c) as u32],
-            |_, c| nodes.node_mask(c),
-        ));
+        levels.push(self.package_level(ctx, asym));
         levels
     }
 
@@ -294,15 +280,13 @@ impl ArchLevels<'_> {
     fn x86(&self, ctx: &mut Ctx) -> (Vec<LevelDef>, bool) {
         let (kernel, config, nodes, caches) = (self.kernel, self.config, self.nodes, self.caches);
         let (topo, online) = (ctx.topo, ctx.online);
-        let smt_flags = smt_flags();
-        let pkg_name = kernel.package_level_name();
         let mut levels = Vec::new();
         // x86_topology / build_sched_topology(). set_cpu_sibling_map() only links
         // siblings on the same node (topology_sane()), so every mask stops at the node.
         if config.sched_smt {
             levels.push(ctx.level(
                 "SMT",
-                smt_flags,
+                smt_flags(),
                 "SMT siblings",
                 |t, c| [group_key(t, c, LevelKind::Core), nodes.node_of(c) as u32],
                 |t, c| t.smt_mask(c).and(nodes.cpus(nodes.node_of(c))),
@@ -356,13 +340,7 @@ impl ArchLevels<'_> {
             })
         });
         if !numa_in_package {
-            levels.push(ctx.level(
-                pkg_name,
-                Flags::EMPTY,
-                "NUMA node (cpu_cpu_mask)",
-                |_, c| [nodes.node_of(c) as u32],
-                |_, c| nodes.node_mask(c),
-            ));
+            levels.push(self.package_level(ctx, Flags::EMPTY));
         }
         (levels, numa_in_package)
     }
@@ -370,18 +348,10 @@ impl ArchLevels<'_> {
     /// default_topology (arm64, riscv, ...), with arm64's arch_topology masks.
     fn default(&self, ctx: &mut Ctx) -> Vec<LevelDef> {
         let (kernel, config, nodes, caches) = (self.kernel, self.config, self.nodes, self.caches);
-        let smt_flags = smt_flags();
-        let pkg_name = kernel.package_level_name();
         let mut levels = Vec::new();
         // default_topology (arm64, riscv, ...), with arm64's arch_topology masks.
         if config.sched_smt {
-            levels.push(ctx.level(
-                "SMT",
-                smt_flags,
-                "SMT siblings",
-                |t, c| [group_key(t, c, LevelKind::Core)],
-                |t, c| t.smt_mask(c),
-            ));
+            levels.push(self.smt_level(ctx, "SMT siblings"));
         }
         let has_cluster_level = kernel.has_cluster_level() && config.sched_cluster;
         let coregroup =
@@ -421,14 +391,32 @@ impl ArchLevels<'_> {
                 coregroup,
             ));
         }
-        levels.push(ctx.level(
-            pkg_name,
-            Flags::EMPTY,
+        levels.push(self.package_level(ctx, Flags::EMPTY));
+        levels
+    }
+
+    /// SMT: a core's threads (`cpu_smt_mask`), on powerpc the small core.
+    fn smt_level(&self, ctx: &mut Ctx, mask_source: &'static str) -> LevelDef {
+        ctx.level(
+            "SMT",
+            smt_flags(),
+            mask_source,
+            |t, c| [group_key(t, c, LevelKind::Core)],
+            |t, c| t.smt_mask(c),
+        )
+    }
+
+    /// The outermost level every architecture ends with (DIE before v6.8,
+    /// PKG after): the CPUs of the node (`cpu_cpu_mask`).
+    fn package_level(&self, ctx: &mut Ctx, flags: Flags) -> LevelDef {
+        let nodes = self.nodes;
+        ctx.level(
+            self.kernel.package_level_name(),
+            flags,
             "NUMA node (cpu_cpu_mask)",
             |_, c| [nodes.node_of(c) as u32],
             |_, c| nodes.node_mask(c),
-        ));
-        levels
+        )
     }
 }
 
