@@ -13,23 +13,9 @@ use std::time::Instant;
 use cpumask::CpuMask;
 use criterion::{criterion_group, criterion_main, Criterion};
 use domains::KernelVersion;
-use topology::{Arch, Numbering, Shape, Topology};
+use topology::Topology;
 
-fn machine() -> Topology {
-    Shape {
-        arch: Arch::X86_64,
-        packages: 16,
-        dies: 1,
-        clusters: 4,
-        cores: 128,
-        threads: 2,
-        nodes_per_package: 4,
-        numbering: Numbering::ThreadsLast,
-        distances: (12, 32),
-    }
-    .build()
-    .expect("shape")
-}
+mod common;
 
 /// The naive baseline: one 2 KiB mask per CPU per level, nothing shared.
 fn naive_masks(topo: &Topology, levels: usize) -> Vec<CpuMask> {
@@ -43,7 +29,7 @@ fn naive_masks(topo: &Topology, levels: usize) -> Vec<CpuMask> {
 }
 
 fn bench(c: &mut Criterion) {
-    let topo = machine();
+    let topo = common::machine_16384();
     assert_eq!(topo.online().weight(), 16384);
     assert_eq!(topo.nodes().len(), 64);
 

@@ -6,22 +6,12 @@
 //! It prints the resident set and its peak (VmRSS, VmHWM from /proc/self/status)
 //! before and after building the domains; `--no-domains` stops after the topology.
 use domains::KernelVersion;
-use topology::{Arch, Numbering, Shape};
+
+#[path = "../benches/common/mod.rs"]
+mod common;
 
 fn main() {
-    let topo = Shape {
-        arch: Arch::X86_64,
-        packages: 16,
-        dies: 1,
-        clusters: 4,
-        cores: 128,
-        threads: 2,
-        nodes_per_package: 4,
-        numbering: Numbering::ThreadsLast,
-        distances: (12, 32),
-    }
-    .build()
-    .expect("shape");
+    let topo = common::machine_16384();
     if std::env::args().any(|a| a == "--no-domains") {
         println!(
             "{} CPUs, {} nodes, no domains built",
