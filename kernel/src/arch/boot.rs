@@ -92,6 +92,16 @@ global_asm!(
     mov %eax, %cr0
 .endm
 
+.macro LOAD_DATA_SEGMENTS
+    /* Shared by BSP and APs in long mode: every data segment is boot_gdt's 0x20. */
+    mov $0x20, %ax
+    mov %ax, %ds
+    mov %ax, %es
+    mov %ax, %ss
+    mov %ax, %fs
+    mov %ax, %gs
+.endm
+
 .section .text.boot, "ax"
 .code32
 .global pvh_start32
@@ -140,12 +150,7 @@ pvh_start32:
 
 .code64
 bsp_start64:
-    mov $0x20, %ax
-    mov %ax, %ds
-    mov %ax, %es
-    mov %ax, %ss
-    mov %ax, %fs
-    mov %ax, %gs
+    LOAD_DATA_SEGMENTS
     mov $boot_stack_top, %rsp
     xor %ebp, %ebp
     fninit
@@ -168,12 +173,7 @@ ap_start32:
 
 .code64
 ap_start64:
-    mov $0x20, %ax
-    mov %ax, %ds
-    mov %ax, %es
-    mov %ax, %ss
-    mov %ax, %fs
-    mov %ax, %gs
+    LOAD_DATA_SEGMENTS
     /* APIC id: CPUID.0xB:EDX (full x2APIC id) when the leaf exists, else CPUID.1:EBX[31:24] */
     xor %eax, %eax
     cpuid

@@ -10,7 +10,7 @@ use spin::Once;
 use x86_64::instructions::segmentation::{Segment, CS, DS, ES, SS};
 use x86_64::instructions::tables::load_tss;
 use x86_64::structures::gdt::{Descriptor, GlobalDescriptorTable, SegmentSelector};
-use x86_64::structures::idt::InterruptDescriptorTable;
+use x86_64::structures::idt::{Entry, InterruptDescriptorTable};
 use x86_64::structures::tss::TaskStateSegment;
 use x86_64::VirtAddr;
 
@@ -45,102 +45,13 @@ extern "C" {
 
 /// Loads the BSP's GDT, TSS and IDT. Called once, before interrupts are enabled.
 pub fn init_bsp() {
-    // SAFETY: 0x21/0xa1 are the legacy 8259 PICs' mask registers. The firmware
-    // leaves them routing the PIT to vector 8 (the double-fault vector); the
-    // kernel uses only the local APIC, so every legacy IRQ is masked.
-    unsafe {
-        x86_64::instructions::port::Port::<u8>::new(0x21).write(0xff);
-        x86_64::instructions::port::Port::<u8>::new(0xa1).write(0xff);
-    }
-    let tss = TSS.call_once(|| {
-        let mut tss = TaskStateSegment::new();
-        let top = (&raw const IST_STACK) as u64 + IST_SIZE as u64;
-        tss.interrupt_stack_table[0] = VirtAddr::new(top & !0xf);
-        tss
-    });
-    let t = GDT.call_once(|| {
-        let mut gdt = GlobalDescriptorTable::new();
-        let code = gdt.append(Descriptor::kernel_code_segment());
-        let data = gdt.append(Descriptor::kernel_data_segment());
-        let tss = gdt.append(Descriptor::tss_segment(tss));
-        Tables {
-            gdt,
-            code,
-            data,
-            tss,
-        }
-    });
+    mask_legacy_pics();
+    let t = GDT.call_once(|| gdt_with(TSS.call_once(ist_tss)));
     t.gdt.load();
-    // SAFETY: the selectors come from the GDT just loaded; reloading CS/SS/DS/ES
-    // with them and loading the TSS is the architectural way to switch GDTs.
-    unsafe {
-        CS::set_reg(t.code);
-        SS::set_reg(t.data);
-        DS::set_reg(t.data);
-        ES::set_reg(t.data);
-        load_tss(t.tss);
-    }
-    let idt = IDT.call_once(|| {
-        let mut idt = InterruptDescriptorTable::new();
-        // SAFETY: every handler address is an assembly stub below that follows the
-        // interrupt calling convention (ends in iretq or never returns), and IST
-        // index 0 is set in the TSS loaded above.
-        unsafe {
-            for v in 0..32u8 {
-                let addr = (&raw const exception_stubs) as u64 + v as u64 * 16;
-                let entry = match v {
-                    0 => &mut idt.divide_error,
-                    1 => &mut idt.debug,
-                    2 => &mut idt.non_maskable_interrupt,
-                    3 => &mut idt.breakpoint,
-                    4 => &mut idt.overflow,
-                    5 => &mut idt.bound_range_exceeded,
-                    6 => &mut idt.invalid_opcode,
-                    7 => &mut idt.device_not_available,
-                    16 => &mut idt.x87_floating_point,
-                    19 => &mut idt.simd_floating_point,
-                    _ => continue,
-                };
-                entry
-                    .set_handler_addr(VirtAddr::new(addr))
-                    .set_stack_index(0);
-            }
-            let stub = |v: u64| VirtAddr::new((&raw const exception_stubs) as u64 + v * 16);
-            idt.double_fault
-                .set_handler_addr(stub(8))
-                .set_stack_index(0);
-            idt.invalid_tss
-                .set_handler_addr(stub(10))
-                .set_stack_index(0);
-            idt.segment_not_present
-                .set_handler_addr(stub(11))
-                .set_stack_index(0);
-            idt.stack_segment_fault
-                .set_handler_addr(stub(12))
-                .set_stack_index(0);
-            idt.general_protection_fault
-                .set_handler_addr(stub(13))
-                .set_stack_index(0);
-            idt.page_fault.set_handler_addr(stub(14)).set_stack_index(0);
-            idt.alignment_check
-                .set_handler_addr(stub(17))
-                .set_stack_index(0);
-            idt.machine_check
-                .set_handler_addr(stub(18))
-                .set_stack_index(0);
-            for v in 32..=255u8 {
-                let handler = match v {
-                    SPURIOUS_VECTOR => spurious_isr as *const () as u64,
-                    _ => wake_isr as *const () as u64,
-                };
-                idt[v]
-                    .set_handler_addr(VirtAddr::new(handler))
-                    .set_stack_index(0);
-            }
-        }
-        idt
-    });
-    idt.load();
+    load_segments(t);
+    // SAFETY: the selector is the TSS descriptor of the GDT just loaded.
+    unsafe { load_tss(t.tss) };
+    IDT.call_once(bsp_idt).load();
 }
 
 /// Loads the BSP's GDT (without its TSS) and the AP IDT on an application
@@ -148,23 +59,116 @@ pub fn init_bsp() {
 pub fn init_ap() {
     let Some(t) = GDT.get() else { return };
     t.gdt.load();
-    // SAFETY: same GDT and selectors as the BSP loaded; see `init_bsp`.
+    load_segments(t);
+    AP_IDT.call_once(ap_idt).load();
+}
+
+/// Masks every legacy 8259 IRQ. The firmware leaves the PICs routing the PIT
+/// to vector 8 (the double-fault vector); the kernel uses only local APICs.
+fn mask_legacy_pics() {
+    // SAFETY: 0x21/0xa1 are the legacy 8259 PICs' mask registers; masking
+    // every line has no other effect.
+    unsafe {
+        x86_64::instructions::port::Port::<u8>::new(0x21).write(0xff);
+        x86_64::instructions::port::Port::<u8>::new(0xa1).write(0xff);
+    }
+}
+
+/// The BSP's TSS: its first IST entry is the top of [`IST_STACK`].
+fn ist_tss() -> TaskStateSegment {
+    let mut tss = TaskStateSegment::new();
+    let top = (&raw const IST_STACK) as u64 + IST_SIZE as u64;
+    tss.interrupt_stack_table[0] = VirtAddr::new(top & !0xf);
+    tss
+}
+
+/// The kernel's GDT: 64-bit code, data, and `tss`.
+fn gdt_with(tss: &'static TaskStateSegment) -> Tables {
+    let mut gdt = GlobalDescriptorTable::new();
+    let code = gdt.append(Descriptor::kernel_code_segment());
+    let data = gdt.append(Descriptor::kernel_data_segment());
+    let tss = gdt.append(Descriptor::tss_segment(tss));
+    Tables {
+        gdt,
+        code,
+        data,
+        tss,
+    }
+}
+
+/// Reloads CS, SS, DS and ES from `t`'s GDT, which this CPU has just loaded.
+fn load_segments(t: &Tables) {
+    // SAFETY: the selectors come from the GDT just loaded; reloading the
+    // segment registers with them is the architectural way to switch GDTs.
     unsafe {
         CS::set_reg(t.code);
         SS::set_reg(t.data);
         DS::set_reg(t.data);
         ES::set_reg(t.data);
     }
-    let idt = AP_IDT.call_once(|| {
-        let mut idt = InterruptDescriptorTable::new();
-        // SAFETY: both handlers are the assembly stubs below, which end in iretq.
-        unsafe {
-            idt[WAKE_VECTOR].set_handler_addr(VirtAddr::new(wake_isr as *const () as u64));
-            idt[SPURIOUS_VECTOR].set_handler_addr(VirtAddr::new(spurious_isr as *const () as u64));
+}
+
+/// Points `entry` at the handler at `addr`, on IST stack 0.
+///
+/// # Safety
+/// `addr` must be a handler that follows the interrupt calling convention
+/// for the entry's vector (ends in `iretq`, or never returns), and IST entry
+/// 0 must be set in the TSS that is loaded whenever the IDT holding `entry` is.
+unsafe fn on_ist<F>(entry: &mut Entry<F>, addr: VirtAddr) {
+    // SAFETY: the caller's obligations are exactly these two calls'.
+    unsafe {
+        entry.set_handler_addr(addr).set_stack_index(0);
+    }
+}
+
+/// Address of the exception stub for `vector` (16 bytes each, below).
+fn exception_stub(vector: u8) -> VirtAddr {
+    VirtAddr::new((&raw const exception_stubs) as u64 + u64::from(vector) * 16)
+}
+
+/// The BSP's IDT: each exception the kernel can meet to its stub (fatal),
+/// every interrupt vector to the wake-up handler (the spurious one to its
+/// own), all on IST stack 0.
+fn bsp_idt() -> InterruptDescriptorTable {
+    let mut idt = InterruptDescriptorTable::new();
+    let wake = VirtAddr::new(wake_isr as *const () as u64);
+    let spurious = VirtAddr::new(spurious_isr as *const () as u64);
+    // SAFETY: every address is an assembly stub below (exception stubs never
+    // return, the wake-up and spurious ones end in iretq), and `init_bsp`
+    // loads this IDT after the TSS whose IST 0 is set.
+    unsafe {
+        // Exceptions without an error code: the table indexes them.
+        for v in [0, 1, 2, 3, 4, 5, 6, 7, 16, 19] {
+            on_ist(&mut idt[v], exception_stub(v));
         }
-        idt
-    });
-    idt.load();
+        // Exceptions with an error code, and machine check: typed fields.
+        on_ist(&mut idt.double_fault, exception_stub(8));
+        on_ist(&mut idt.invalid_tss, exception_stub(10));
+        on_ist(&mut idt.segment_not_present, exception_stub(11));
+        on_ist(&mut idt.stack_segment_fault, exception_stub(12));
+        on_ist(&mut idt.general_protection_fault, exception_stub(13));
+        on_ist(&mut idt.page_fault, exception_stub(14));
+        on_ist(&mut idt.alignment_check, exception_stub(17));
+        on_ist(&mut idt.machine_check, exception_stub(18));
+        for v in 32..=255u8 {
+            on_ist(
+                &mut idt[v],
+                if v == SPURIOUS_VECTOR { spurious } else { wake },
+            );
+        }
+    }
+    idt
+}
+
+/// The APs' IDT: the wake-up and spurious vectors, without IST.
+fn ap_idt() -> InterruptDescriptorTable {
+    let mut idt = InterruptDescriptorTable::new();
+    // SAFETY: both handlers are the assembly stubs below, which end in iretq.
+    unsafe {
+        idt[WAKE_VECTOR].set_handler_addr(VirtAddr::new(wake_isr as *const () as u64));
+        idt[SPURIOUS_VECTOR].set_handler_addr(VirtAddr::new(spurious_isr as *const () as u64));
+    }
+    idt
 }
 
 /// Called from the exception stubs with the vector, error code and saved RIP.

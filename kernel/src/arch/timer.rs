@@ -179,7 +179,16 @@ pub fn wait_until(deadline: u64, mut done: impl FnMut() -> bool) -> bool {
     }
 }
 
-/// Sleeps `us` microseconds, halting when possible (see [`wait_until`]).
+/// Sleeps `us` microseconds: halting (see [`wait_until`]) for [`POLL_US`]
+/// or longer, spinning for less, as Linux's `udelay` does. Under TCG a halted
+/// vCPU wakes only when QEMU's main loop has taken the big lock to fire the
+/// APIC timer; right after a round of start-up IPIs, hundreds of starting
+/// APs contend for that lock, and a 200 µs halt can last a hundred times
+/// longer than the spin.
 pub fn sleep_us(us: u64) {
-    wait_until(deadline_us(us), || false);
+    if us < POLL_US {
+        udelay(us);
+    } else {
+        wait_until(deadline_us(us), || false);
+    }
 }
