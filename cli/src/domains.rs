@@ -1,13 +1,13 @@
 //! `manycore domains`: the scheduler domains Linux would build on a machine.
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 use domains::compare::{compare, Dump};
 use domains::render::{self, Layout};
-use domains::KernelVersion;
-use topology::{Arch, TopologyBuilder};
+use domains::{Domains, KernelVersion};
+use topology::{Arch, Topology, TopologyBuilder};
 
 mod picture;
 
@@ -86,95 +86,117 @@ fn parse_kernel(s: &str) -> std::result::Result<KernelVersion, String> {
 /// Runs the subcommand; returns the exit status.
 pub fn run(args: &DomainsArgs) -> Result<i32> {
     check_kernel_layout(args)?;
-    let mut topo = args.source.load()?;
-    if let Some(mode) = args.lpar {
-        // Only pseries has LPARs; elsewhere the option would silently do nothing.
-        if !matches!(topo.arch(), Arch::PowerPc64 | Arch::PowerPc) {
-            bail!(
-                "--lpar: {} is {}, not POWER; only POWER LPARs are dedicated or shared-processor",
-                topo.source(),
-                topo.arch().uname()
-            );
-        }
-        let mut b = TopologyBuilder::from_topology(&topo);
-        b.shared_processor(mode == LparMode::Shared);
-        topo = b
-            .finish()
-            .with_context(|| format!("--lpar on {}", topo.source()))?;
-    }
-    let config = match &args.kernel_config {
-        Some(path) => {
-            // A regular file within the dump-file limit: a FIFO or device
-            // named here is refused, not read forever.
-            let limit = domains::dumpfs::DUMP_FILE_LIMIT;
-            let text = readers::limits::read_text_input(path, limit, "a kernel config")
-                .with_context(|| "--kernel-config".to_string())?;
-            domains::KernelConfig::parse(&text)
-                .map_err(|e| anyhow::anyhow!("--kernel-config {}: {e}", path.display()))?
-        }
-        None => domains::KernelConfig::default(),
-    };
+    let topo = with_lpar(args.source.load()?, args.lpar)?;
     let options = domains::Options {
         deactivating: args.deactivating,
-        config,
+        config: kernel_config(args)?,
     };
     let doms = domains::build_with(&topo, args.kernel, &options)?;
-
     if let Some(dir) = &args.compare {
-        let dump = Dump::read(dir)?;
-        let diffs = compare(&doms, &dump);
-        let mut out = String::new();
-        if diffs.is_empty() {
-            writeln!(
-                out,
-                "no difference: {} files{} match Linux {} as manycore computes it",
-                dump.files.len(),
-                if dump.verbose.is_empty() {
-                    String::new()
-                } else {
-                    format!(" and {} CPUs' sched_verbose trees", dump.verbose.len())
-                },
-                args.kernel
-            )?;
-            crate::write_stdout(&out)?;
-            return Ok(0);
-        }
-        for d in &diffs {
-            writeln!(out, "{d}")?;
-        }
-        writeln!(
-            out,
-            "{} difference{}",
-            diffs.len(),
-            if diffs.len() == 1 { "" } else { "s" }
-        )?;
-        crate::write_stdout(&out)?;
-        return Ok(1);
+        return compare_with_dump(&doms, dir, args.kernel);
     }
-
     if let Some(dir) = &args.out {
-        let layout = match args.format {
-            DomainsFormat::Proc => Layout::Proc,
-            DomainsFormat::Debugfs => Layout::Debugfs,
-            _ => render::native_layout(args.kernel),
-        };
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("{}: cannot create", dir.display()))?;
-        render::write_tree(&doms, layout, dir)
-            .with_context(|| format!("{}: cannot write", dir.display()))?;
-        eprintln!(
-            "wrote {} CPUs' domains under {} ({} layout)",
-            doms.cpus.len(),
-            dir.display(),
-            if layout == Layout::Proc {
-                "procfs"
-            } else {
-                "debugfs"
-            }
-        );
+        write_tree(&doms, dir, args)?;
         return Ok(0);
     }
+    print(&doms, &topo, args)?;
+    Ok(0)
+}
 
+/// The topology as a dedicated or shared-processor LPAR (`--lpar`), which
+/// only POWER has.
+fn with_lpar(topo: Topology, lpar: Option<LparMode>) -> Result<Topology> {
+    let Some(mode) = lpar else {
+        return Ok(topo);
+    };
+    // Only pseries has LPARs; elsewhere the option would silently do nothing.
+    if !matches!(topo.arch(), Arch::PowerPc64 | Arch::PowerPc) {
+        bail!(
+            "--lpar: {} is {}, not POWER; only POWER LPARs are dedicated or shared-processor",
+            topo.source(),
+            topo.arch().uname()
+        );
+    }
+    let mut b = TopologyBuilder::from_topology(&topo);
+    b.shared_processor(mode == LparMode::Shared);
+    b.finish()
+        .with_context(|| format!("--lpar on {}", topo.source()))
+}
+
+/// `--kernel-config`, or the default configuration.
+fn kernel_config(args: &DomainsArgs) -> Result<domains::KernelConfig> {
+    let Some(path) = &args.kernel_config else {
+        return Ok(domains::KernelConfig::default());
+    };
+    // A regular file within the dump-file limit: a FIFO or device named here
+    // is refused, not read forever.
+    let limit = domains::dumpfs::DUMP_FILE_LIMIT;
+    let text = readers::limits::read_text_input(path, limit, "a kernel config")
+        .with_context(|| "--kernel-config".to_string())?;
+    domains::KernelConfig::parse(&text)
+        .map_err(|e| anyhow::anyhow!("--kernel-config {}: {e}", path.display()))
+}
+
+/// `--compare DIR`: every difference from the kernel's dump; exit status 1
+/// when there is one.
+fn compare_with_dump(doms: &Domains, dir: &Path, kernel: KernelVersion) -> Result<i32> {
+    let dump = Dump::read(dir)?;
+    let diffs = compare(doms, &dump);
+    let mut out = String::new();
+    if diffs.is_empty() {
+        writeln!(
+            out,
+            "no difference: {} files{} match Linux {} as manycore computes it",
+            dump.files.len(),
+            if dump.verbose.is_empty() {
+                String::new()
+            } else {
+                format!(" and {} CPUs' sched_verbose trees", dump.verbose.len())
+            },
+            kernel
+        )?;
+        crate::write_stdout(&out)?;
+        return Ok(0);
+    }
+    for d in &diffs {
+        writeln!(out, "{d}")?;
+    }
+    writeln!(
+        out,
+        "{} difference{}",
+        diffs.len(),
+        if diffs.len() == 1 { "" } else { "s" }
+    )?;
+    crate::write_stdout(&out)?;
+    Ok(1)
+}
+
+/// `--out DIR`: the files a kernel would show, in the chosen layout.
+fn write_tree(doms: &Domains, dir: &Path, args: &DomainsArgs) -> Result<()> {
+    let layout = match args.format {
+        DomainsFormat::Proc => Layout::Proc,
+        DomainsFormat::Debugfs => Layout::Debugfs,
+        _ => render::native_layout(args.kernel),
+    };
+    std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
+    render::write_tree(doms, layout, dir)
+        .with_context(|| format!("{}: cannot write", dir.display()))?;
+    eprintln!(
+        "wrote {} CPUs' domains under {} ({} layout)",
+        doms.cpus.len(),
+        dir.display(),
+        if layout == Layout::Proc {
+            "procfs"
+        } else {
+            "debugfs"
+        }
+    );
+    Ok(())
+}
+
+/// The domains of `--cpu` (or every CPU) on stdout in the chosen format, and
+/// one CPU's picture to `--svg`.
+fn print(doms: &Domains, topo: &Topology, args: &DomainsArgs) -> Result<()> {
     let selected: Vec<&domains::CpuDomains> = match args.cpu {
         Some(cpu) => match doms.cpu(cpu as usize) {
             Some(c) => vec![c],
@@ -187,7 +209,7 @@ pub fn run(args: &DomainsArgs) -> Result<i32> {
         None => doms.cpus.iter().collect(),
     };
     if let (Some(path), [cpu]) = (&args.svg, selected.as_slice()) {
-        let picture = picture::svg(&doms, cpu, topo.source());
+        let picture = picture::svg(doms, cpu, topo.source());
         crate::write_picture(path, &picture)?;
     }
     // Every format is streamed CPU by CPU through one buffer: all domains of
@@ -196,19 +218,19 @@ pub fn run(args: &DomainsArgs) -> Result<i32> {
         let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
         match args.format {
             DomainsFormat::Proc => render::to_io(&mut out, |w| {
-                render::write_files(&doms, Layout::Proc, &selected, w)
+                render::write_files(doms, Layout::Proc, &selected, w)
             })?,
             DomainsFormat::Debugfs => render::to_io(&mut out, |w| {
-                render::write_files(&doms, Layout::Debugfs, &selected, w)
+                render::write_files(doms, Layout::Debugfs, &selected, w)
             })?,
             DomainsFormat::Text => {
-                render::to_io(&mut out, |w| render::write_text(&doms, &selected, w))?
+                render::to_io(&mut out, |w| render::write_text(doms, &selected, w))?
             }
-            DomainsFormat::Json => render::write_json(&doms, &selected, &mut out)?,
+            DomainsFormat::Json => render::write_json(doms, &selected, &mut out)?,
         }
         std::io::Write::flush(&mut out)
     })?;
-    Ok(0)
+    Ok(())
 }
 
 /// Refuses a file layout the chosen kernel never had: `/proc/sys/kernel/sched_domain`

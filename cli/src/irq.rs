@@ -310,6 +310,8 @@ fn geometry_line(g: &Geometry) -> String {
     )
 }
 
+/// The report: the source and its nodes, each ITS with its tables and their
+/// cost per interrupt, the seed check, then the model's assumptions.
 fn text(
     src: &Source,
     placed: &[ItsTables],
@@ -319,6 +321,30 @@ fn text(
     let p = &src.platform;
     let mut o = String::new();
     let _ = writeln!(o, "source: {} ({})", p.source, src.kind);
+    nodes_text(&mut o, p);
+    if p.its.is_empty() {
+        let _ = writeln!(o, "no interrupt translation unit found");
+    }
+    for t in placed {
+        its_text(&mut o, p, t, local_ns);
+    }
+    if let Some(seed) = seed {
+        seed_text(&mut o, seed);
+    }
+    if !placed.is_empty() {
+        let _ = writeln!(
+            o,
+            "cost model: a read at SLIT distance d takes {local_ns} ns x d/10; no ITS cache hits"
+        );
+    }
+    for n in &src.notes {
+        let _ = writeln!(o, "note: {n}");
+    }
+    o
+}
+
+/// The nodes with their memory, and the boot CPU's node.
+fn nodes_text(o: &mut String, p: &Platform) {
     let nodes: Vec<String> = p
         .nodes
         .iter()
@@ -334,89 +360,81 @@ fn text(
             p.boot_node
         );
     }
-    if p.its.is_empty() {
-        let _ = writeln!(o, "no interrupt translation unit found");
-    }
-    for t in placed {
-        let its = &p.its[t.its];
-        let node = its
-            .node
-            .map_or("none (NUMA_NO_NODE)".to_string(), |n| n.to_string());
+}
+
+/// One ITS: its node and why, its tables as placed, and what an interrupt
+/// costs as placed and were they all on the farthest node.
+fn its_text(o: &mut String, p: &Platform, t: &ItsTables, local_ns: f64) {
+    let its = &p.its[t.its];
+    let node = its
+        .node
+        .map_or("none (NUMA_NO_NODE)".to_string(), |n| n.to_string());
+    let _ = writeln!(
+        o,
+        "{} (id {}, registers {:#x}): node {node} — {}",
+        its.name, its.id, its.base, its.node_from
+    );
+    let _ = writeln!(
+        o,
+        "  tables allocated for node {} ({}):",
+        t.wanted,
+        geometry_line(&QEMU_ITS)
+    );
+    for x in &t.tables {
+        let shape = if x.indirect { ", two-level" } else { "" };
+        let size = if x.bytes >= 1024 {
+            format!("{:>5} KiB", x.bytes >> 10)
+        } else {
+            format!("{:>5} B  ", x.bytes)
+        };
+        let whose = x
+            .device
+            .map_or(String::new(), |d| format!(", device {d:#x}"));
         let _ = writeln!(
             o,
-            "{} (id {}, registers {:#x}): node {node} — {}",
-            its.name, its.id, its.base, its.node_from
-        );
-        let _ = writeln!(
-            o,
-            "  tables allocated for node {} ({}):",
-            t.wanted,
-            geometry_line(&QEMU_ITS)
-        );
-        for x in &t.tables {
-            let shape = if x.indirect { ", two-level" } else { "" };
-            let size = if x.bytes >= 1024 {
-                format!("{:>5} KiB", x.bytes >> 10)
-            } else {
-                format!("{:>5} B  ", x.bytes)
-            };
-            let whose = x
-                .device
-                .map_or(String::new(), |d| format!(", device {d:#x}"));
-            let _ = writeln!(
-                o,
-                "    {:<14} {size}  node {}  at {:#x}  ({} entries{shape}{whose})",
-                x.kind.name(),
-                x.node,
-                x.addr,
-                x.entries
-            );
-        }
-        let r = reads(p, t);
-        let ds: Vec<u8> = r.iter().map(|x| x.2).collect();
-        let (far, fd) = farthest(p, t.wanted);
-        let _ = writeln!(
-            o,
-            "  per interrupt: {} table reads, {:.0} ns as placed; {:.0} ns were they all on node {far} (distance {fd})",
-            r.len(),
-            cost::translation_ns(local_ns, &ds),
-            cost::translation_ns(local_ns, &vec![fd; r.len()])
+            "    {:<14} {size}  node {}  at {:#x}  ({} entries{shape}{whose})",
+            x.kind.name(),
+            x.node,
+            x.addr,
+            x.entries
         );
     }
-    if let Some((s, node, d)) = seed {
-        let _ = writeln!(o, "seed 004 consistency check (not a prediction):");
-        let _ = writeln!(
-            o,
-            "  model: ITT and second-level device-table reads move from node {node} (distance {d}) to the ITS's node: {:.0} ns saved per interrupt",
-            s.saved_ns_per_interrupt
-        );
-        let _ = writeln!(
-            o,
-            "  x {:.2}-{:.2} interrupts per request (seed's vmstat 170K-200K/s at 1/{} ms requests) = {:.5}-{:.5} ms per request",
-            s.interrupts_per_request.0,
-            s.interrupts_per_request.1,
-            cost::seed::BEFORE_MS,
-            s.model_ms.0,
-            s.model_ms.1
-        );
-        let _ = writeln!(
-            o,
-            "  seed: {} -> {} ms per request = {:.5} ms saved",
-            cost::seed::BEFORE_MS,
-            cost::seed::AFTER_MS,
-            s.seed_ms
-        );
-    }
-    if !placed.is_empty() {
-        let _ = writeln!(
-            o,
-            "cost model: a read at SLIT distance d takes {local_ns} ns x d/10; no ITS cache hits"
-        );
-    }
-    for n in &src.notes {
-        let _ = writeln!(o, "note: {n}");
-    }
-    o
+    let r = reads(p, t);
+    let ds: Vec<u8> = r.iter().map(|x| x.2).collect();
+    let (far, fd) = farthest(p, t.wanted);
+    let _ = writeln!(
+        o,
+        "  per interrupt: {} table reads, {:.0} ns as placed; {:.0} ns were they all on node {far} (distance {fd})",
+        r.len(),
+        cost::translation_ns(local_ns, &ds),
+        cost::translation_ns(local_ns, &vec![fd; r.len()])
+    );
+}
+
+/// Seed 004's numbers against the model's: a consistency check.
+fn seed_text(o: &mut String, (s, node, d): &(cost::SeedCheck, u32, u8)) {
+    let _ = writeln!(o, "seed 004 consistency check (not a prediction):");
+    let _ = writeln!(
+        o,
+        "  model: ITT and second-level device-table reads move from node {node} (distance {d}) to the ITS's node: {:.0} ns saved per interrupt",
+        s.saved_ns_per_interrupt
+    );
+    let _ = writeln!(
+        o,
+        "  x {:.2}-{:.2} interrupts per request (seed's vmstat 170K-200K/s at 1/{} ms requests) = {:.5}-{:.5} ms per request",
+        s.interrupts_per_request.0,
+        s.interrupts_per_request.1,
+        cost::seed::BEFORE_MS,
+        s.model_ms.0,
+        s.model_ms.1
+    );
+    let _ = writeln!(
+        o,
+        "  seed: {} -> {} ms per request = {:.5} ms saved",
+        cost::seed::BEFORE_MS,
+        cost::seed::AFTER_MS,
+        s.seed_ms
+    );
 }
 
 fn to_json(

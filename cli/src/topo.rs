@@ -174,18 +174,6 @@ struct JsonCpu {
 
 impl From<&Topology> for JsonTopology {
     fn from(t: &Topology) -> Self {
-        let n = t.nodes().len();
-        let distances = if t.has_distances() {
-            (0..n)
-                .map(|i| (0..n).map(|j| t.distance(i, j)).collect())
-                .collect()
-        } else {
-            Vec::new()
-        };
-        let os_id = |cpu: &topology::Cpu, kind: LevelKind| {
-            let g = cpu.group(kind)?;
-            t.level(kind)?.groups[g as usize].os_id
-        };
         JsonTopology {
             schema: "manycore-topology/1",
             source: t.source().to_string(),
@@ -202,24 +190,9 @@ impl From<&Topology> for JsonTopology {
             clusters: t.count(LevelKind::Cluster),
             cores: t.count(LevelKind::Core),
             pus: t.cpus().len(),
-            numa_nodes: n,
-            distances,
-            levels: t
-                .levels()
-                .iter()
-                .map(|l| JsonLevel {
-                    kind: l.kind.name(),
-                    count: l.groups.len(),
-                    groups: l
-                        .groups
-                        .iter()
-                        .map(|g| JsonGroup {
-                            os_id: g.os_id,
-                            cpus: g.cpus.to_list_string(),
-                        })
-                        .collect(),
-                })
-                .collect(),
+            numa_nodes: t.nodes().len(),
+            distances: json_distances(t),
+            levels: t.levels().iter().map(json_level).collect(),
             nodes: t
                 .nodes()
                 .iter()
@@ -229,38 +202,69 @@ impl From<&Topology> for JsonTopology {
                     memory_bytes: nd.memory_bytes,
                 })
                 .collect(),
-            caches: t
-                .caches()
-                .iter()
-                .map(|c| JsonCache {
-                    level: c.level,
-                    kind: match c.kind {
-                        CacheKind::Data => "data",
-                        CacheKind::Instruction => "instruction",
-                        CacheKind::Unified => "unified",
-                    },
-                    size_bytes: c.size_bytes,
-                    line_bytes: c.line_bytes,
-                    ways: c.ways,
-                    cpus: c.cpus.to_list_string(),
-                })
-                .collect(),
-            cpus: t
-                .cpus()
-                .iter()
-                .map(|c| JsonCpu {
-                    id: c.id,
-                    hw_id: c.hw_id,
-                    online: c.online,
-                    thread: c.thread,
-                    core: os_id(c, LevelKind::Core),
-                    package: os_id(c, LevelKind::Package),
-                    node: c.node.map(|i| t.nodes()[i as usize].id),
-                    kind: c.kind.map(|k| t.core_kinds()[k as usize].name.clone()),
-                    capacity: c.capacity,
-                })
-                .collect(),
+            caches: t.caches().iter().map(json_cache).collect(),
+            cpus: t.cpus().iter().map(|c| json_cpu(t, c)).collect(),
         }
+    }
+}
+
+/// The node distance matrix, empty when the source gives none.
+fn json_distances(t: &Topology) -> Vec<Vec<u32>> {
+    if !t.has_distances() {
+        return Vec::new();
+    }
+    let n = t.nodes().len();
+    (0..n)
+        .map(|i| (0..n).map(|j| t.distance(i, j)).collect())
+        .collect()
+}
+
+fn json_level(l: &topology::Level) -> JsonLevel {
+    JsonLevel {
+        kind: l.kind.name(),
+        count: l.groups.len(),
+        groups: l
+            .groups
+            .iter()
+            .map(|g| JsonGroup {
+                os_id: g.os_id,
+                cpus: g.cpus.to_list_string(),
+            })
+            .collect(),
+    }
+}
+
+fn json_cache(c: &topology::Cache) -> JsonCache {
+    JsonCache {
+        level: c.level,
+        kind: match c.kind {
+            CacheKind::Data => "data",
+            CacheKind::Instruction => "instruction",
+            CacheKind::Unified => "unified",
+        },
+        size_bytes: c.size_bytes,
+        line_bytes: c.line_bytes,
+        ways: c.ways,
+        cpus: c.cpus.to_list_string(),
+    }
+}
+
+/// One CPU, its core and package by their OS ids, its node by id.
+fn json_cpu(t: &Topology, c: &topology::Cpu) -> JsonCpu {
+    let os_id = |kind: LevelKind| {
+        let g = c.group(kind)?;
+        t.level(kind)?.groups[g as usize].os_id
+    };
+    JsonCpu {
+        id: c.id,
+        hw_id: c.hw_id,
+        online: c.online,
+        thread: c.thread,
+        core: os_id(LevelKind::Core),
+        package: os_id(LevelKind::Package),
+        node: c.node.map(|i| t.nodes()[i as usize].id),
+        kind: c.kind.map(|k| t.core_kinds()[k as usize].name.clone()),
+        capacity: c.capacity,
     }
 }
 
@@ -849,74 +853,22 @@ mod tests {
         (counts, node_ids)
     }
 
+    /// One line of a console-style tree: its parent line, its objects, its
+    /// NUMA nodes, its PUs' P# (after [`gather_pus`], every PU below it).
+    struct Line {
+        parent: Option<usize>,
+        objs: Vec<(String, usize)>,
+        numa: Vec<usize>,
+        pus: BTreeSet<u32>,
+    }
+
     /// Each object of a console-style tree (ours unfolded, or lstopo's) by type
     /// and L#, with the P# of the PUs under it; a NUMA node, which lstopo
     /// prints as a child line of the object it is attached to, gets that
     /// object's PUs. Objects without an L# (the machine) are left out.
     fn cpusets(text: &str) -> BTreeMap<(String, usize), BTreeSet<u32>> {
-        // Per line: its parent line, its objects, its NUMA nodes, its PU's P#.
-        struct Line {
-            parent: Option<usize>,
-            objs: Vec<(String, usize)>,
-            numa: Vec<usize>,
-            pus: BTreeSet<u32>,
-        }
-        let mut lines: Vec<Line> = Vec::new();
-        let mut stack: Vec<(usize, usize)> = Vec::new(); // (depth, line)
-        for text_line in text.lines() {
-            if text_line.starts_with("Distances") {
-                break;
-            }
-            let body = text_line.trim_start();
-            let depth = (text_line.len() - body.len()) / 2;
-            while stack.last().is_some_and(|&(d, _)| d >= depth) {
-                stack.pop();
-            }
-            let mut line = Line {
-                parent: stack.last().map(|&(_, l)| l),
-                objs: Vec::new(),
-                numa: Vec::new(),
-                pus: BTreeSet::new(),
-            };
-            for segment in body.split(" + ") {
-                let words: Vec<&str> = segment.split_whitespace().collect();
-                // Verbose consoles spell CPU caches `L2Cache`; `MemCache` stays.
-                let word = words.first().unwrap_or(&"");
-                let kind = if word.starts_with('L') {
-                    word.trim_end_matches("Cache")
-                } else {
-                    word
-                };
-                let Some(l) = words.iter().find_map(|w| w.strip_prefix("L#")) else {
-                    continue;
-                };
-                let l: usize = l
-                    .trim_end_matches(|c: char| !c.is_ascii_digit())
-                    .parse()
-                    .unwrap();
-                match kind {
-                    "NUMANode" => line.numa.push(l),
-                    "PU" => {
-                        let d = &segment[segment.find("P#").expect("PU with P#") + 2..];
-                        let end = d.find(|c: char| !c.is_ascii_digit()).unwrap_or(d.len());
-                        line.pus.insert(d[..end].parse().unwrap());
-                        line.objs.push((kind.to_string(), l));
-                    }
-                    _ => line.objs.push((kind.to_string(), l)),
-                }
-            }
-            stack.push((depth, lines.len()));
-            lines.push(line);
-        }
-        // Children come after their parent: gather PUs upwards in reverse.
-        let mut all = BTreeSet::new();
-        for i in (0..lines.len()).rev() {
-            let pus = lines[i].pus.clone();
-            match lines[i].parent {
-                Some(p) => lines[p].pus.extend(pus),
-                None => all.extend(pus),
-            }
-        }
+        let mut lines = console_lines(text);
+        let all = gather_pus(&mut lines);
         // hwloc hangs a node behind its memory-side cache: the node's CPUs
         // are those of the normal object above the cache.
         let memory_side = |l: &Line| l.objs.iter().any(|(k, _)| k == "MemCache");
@@ -935,6 +887,79 @@ mod tests {
             }
         }
         out
+    }
+
+    /// The tree's lines (up to the distance matrices), each with its parent
+    /// by indentation.
+    fn console_lines(text: &str) -> Vec<Line> {
+        let mut lines: Vec<Line> = Vec::new();
+        let mut stack: Vec<(usize, usize)> = Vec::new(); // (depth, line)
+        for text_line in text.lines() {
+            if text_line.starts_with("Distances") {
+                break;
+            }
+            let body = text_line.trim_start();
+            let depth = (text_line.len() - body.len()) / 2;
+            while stack.last().is_some_and(|&(d, _)| d >= depth) {
+                stack.pop();
+            }
+            let mut line = Line {
+                parent: stack.last().map(|&(_, l)| l),
+                objs: Vec::new(),
+                numa: Vec::new(),
+                pus: BTreeSet::new(),
+            };
+            for segment in body.split(" + ") {
+                console_object(segment, &mut line);
+            }
+            stack.push((depth, lines.len()));
+            lines.push(line);
+        }
+        lines
+    }
+
+    /// One object of a line (`L2 L#0 (1024KB)`, `PU L#3 (P#7)`), recorded in
+    /// `line` by its type and L#.
+    fn console_object(segment: &str, line: &mut Line) {
+        let words: Vec<&str> = segment.split_whitespace().collect();
+        // Verbose consoles spell CPU caches `L2Cache`; `MemCache` stays.
+        let word = words.first().unwrap_or(&"");
+        let kind = if word.starts_with('L') {
+            word.trim_end_matches("Cache")
+        } else {
+            word
+        };
+        let Some(l) = words.iter().find_map(|w| w.strip_prefix("L#")) else {
+            return;
+        };
+        let l: usize = l
+            .trim_end_matches(|c: char| !c.is_ascii_digit())
+            .parse()
+            .unwrap();
+        match kind {
+            "NUMANode" => line.numa.push(l),
+            "PU" => {
+                let d = &segment[segment.find("P#").expect("PU with P#") + 2..];
+                let end = d.find(|c: char| !c.is_ascii_digit()).unwrap_or(d.len());
+                line.pus.insert(d[..end].parse().unwrap());
+                line.objs.push((kind.to_string(), l));
+            }
+            _ => line.objs.push((kind.to_string(), l)),
+        }
+    }
+
+    /// Gives every line the PUs below it; returns all PUs. Children come
+    /// after their parent, so PUs are gathered upwards in reverse.
+    fn gather_pus(lines: &mut [Line]) -> BTreeSet<u32> {
+        let mut all = BTreeSet::new();
+        for i in (0..lines.len()).rev() {
+            let pus = lines[i].pus.clone();
+            match lines[i].parent {
+                Some(p) => lines[p].pus.extend(pus),
+                None => all.extend(pus),
+            }
+        }
+        all
     }
 
     /// Our unfolded tree and lstopo's console output have the same objects of
