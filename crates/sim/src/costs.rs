@@ -123,6 +123,16 @@ impl Platform {
         }
     }
 
+    /// This platform's position in [`Platform::ALL`] (and in [`TABLE`]).
+    pub fn index(self) -> usize {
+        match self {
+            Platform::X86 => 0,
+            Platform::X86_2010 => 1,
+            Platform::PowerPc => 2,
+            Platform::Arm64 => 3,
+        }
+    }
+
     /// Whether this platform's log uses x86's "Booting Node" lines.
     pub fn is_x86(self) -> bool {
         matches!(self, Platform::X86 | Platform::X86_2010)
@@ -772,6 +782,7 @@ mod tests {
     fn platform_names_round_trip_and_bad_names_are_errors() {
         for p in Platform::ALL {
             assert_eq!(p.name().parse::<Platform>().unwrap(), p);
+            assert_eq!(Platform::ALL[p.index()], p);
         }
         let e = "sparc".parse::<Platform>().unwrap_err();
         assert!(e.to_string().contains("'sparc'"));

@@ -207,7 +207,18 @@ pub fn fitted_with(a: &Assumptions) -> Result<Fitted, SimError> {
     let (x86_2010_calibrate, x86_2010_online) = x86_2010(a, work);
     let (x86_ap_start, x86_online) = x86(a, work);
     let (ppc_lookup, ppc_online) = powerpc(a, work);
+    for (name, p) in [
+        ("x86-2010 calibrate", &x86_2010_calibrate),
+        ("x86-2010 online_serial", &x86_2010_online),
+        ("x86 ap_start", &x86_ap_start),
+        ("x86 online_serial", &x86_online),
+        ("powerpc lookup", &ppc_lookup),
+        ("powerpc online_serial", &ppc_online),
+    ] {
+        positive(name, p)?;
+    }
     let (arm64_ap_start, arm64_online) = arm64(a, work)?;
+    positive("arm64 online_serial", &arm64_online)?;
     Ok(Fitted {
         x86_2010_calibrate,
         x86_2010_online,
@@ -390,14 +401,10 @@ fn powerpc(a: &Assumptions, work: &Work) -> (Param, Param) {
     let dl = naive.property_lookups as f64 - scoped.property_lookups as f64;
     let t_n = SEED_000_LPAR_NAIVE_S * 1e9;
     let t_s = SEED_000_LPAR_SCOPED_S * 1e9;
-    let lookup = if dl > 0.0 {
-        ((t_n - t_s - (other(naive) - other(scoped))) / dl).max(0.0)
-    } else {
-        0.0
-    };
-    let online = ((t_s - lookup * scoped.property_lookups as f64 - other(scoped)) / n
-        - PPC_KICK_NS)
-        .max(0.0);
+    // With no difference in look-ups the quotient is infinite or NaN, which
+    // `positive` reports as the fit's error.
+    let lookup = (t_n - t_s - (other(naive) - other(scoped))) / dl;
+    let online = (t_s - lookup * scoped.property_lookups as f64 - other(scoped)) / n - PPC_KICK_NS;
     (
         Param {
             ns: lookup,
@@ -412,6 +419,20 @@ fn powerpc(a: &Assumptions, work: &Work) -> (Param, Param) {
             ),
         },
     )
+}
+
+/// A fitted cost must be a positive, finite time: anything else means the
+/// assumptions or the mask work leave nothing (or less than nothing) of the
+/// measurement, and is the fit's error rather than a cost of zero.
+fn positive(name: &str, p: &Param) -> Result<(), SimError> {
+    if p.ns.is_finite() && p.ns > 0.0 {
+        Ok(())
+    } else {
+        Err(SimError::Fit(format!(
+            "{name} comes out at {} ns ({}): not a positive cost",
+            p.ns, p.source
+        )))
+    }
 }
 
 /// The record row the arm64 fit uses.
@@ -580,5 +601,18 @@ mod tests {
                 "calibrate {cal_ms} ms vs tail {t} ms"
             );
         }
+    }
+
+    /// An assumed price so high that the mask work alone exceeds a measured
+    /// window leaves a negative remainder: the fit reports it, naming the
+    /// parameter, instead of clamping it to a cost of zero.
+    #[test]
+    fn a_fit_that_leaves_nothing_is_an_error() {
+        let absurd = Assumptions::default().scaled("bit_op", 1e9).unwrap();
+        let e = fitted_with(&absurd).unwrap_err();
+        assert!(
+            matches!(&e, SimError::Fit(m) if m.contains("online_serial")),
+            "{e}"
+        );
     }
 }

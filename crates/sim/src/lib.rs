@@ -114,6 +114,9 @@ pub enum SimError {
     /// The public record (data/bringup-record.toml) is unreadable.
     #[error(transparent)]
     Record(#[from] record::RecordError),
+    /// A fitted parameter came out as no positive time.
+    #[error("fit: {0}")]
+    Fit(String),
     /// A bug in the simulator's bookkeeping.
     #[error("internal error: {0}")]
     Internal(&'static str),

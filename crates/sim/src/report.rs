@@ -335,40 +335,79 @@ fn online_curve(run: &Run) -> Vec<(f64, f64)> {
 /// seed's before/after reads in one look. The step curves are named
 /// `online-a`/`online-b` and the phase segments `phase-a-<name>`.
 pub fn compare_svg(a: &Run, b: &Run, labels: [&str; 2], title: &str) -> String {
-    use draw::chart::{legend, Axis, Frame};
-    use draw::svg::{Anchor, Style};
-    use draw::{Rect, Svg};
     let runs = [a, b];
-    let end = runs
-        .iter()
-        .map(|r| r.done_s.max(r.brought_up_s))
-        .fold(0.0, f64::max)
-        .max(1e-9);
-    let unit = if end >= 2.0 { "s" } else { "ms" };
-    let cpus = runs
-        .iter()
-        .map(|r| r.timeline.len())
-        .max()
-        .unwrap_or(0)
-        .max(1);
-    let (width, left, right) = (1000.0, 70.0, 30.0);
-    let mut svg = Svg::new(width, 520.0);
-    svg.text(left, 22.0, 13.0, Anchor::Start, true, title);
-    let x_axis = Axis {
-        min: 0.0,
-        max: end,
-        label: format!("virtual time since \"Bringing up secondary CPUs\" ({unit})"),
-    };
-    let online = Frame {
-        area: Rect::new(left, 80.0, width - left - right, 200.0),
-        x: x_axis.clone(),
-        y: Axis {
+    let page = ComparePage::new(&runs);
+    let mut svg = draw::Svg::new(page.width, 520.0);
+    svg.text(page.left, 22.0, 13.0, draw::svg::Anchor::Start, true, title);
+    online_curves(&mut svg, &page, &runs, labels);
+    phase_bars(&mut svg, &page, &runs, labels);
+    svg.finish()
+}
+
+/// The comparison picture's shared time axis and margins.
+struct ComparePage {
+    /// The later run's end, seconds.
+    end: f64,
+    /// The most CPUs either run brings up.
+    cpus: usize,
+    width: f64,
+    left: f64,
+    right: f64,
+    x: draw::chart::Axis,
+}
+
+impl ComparePage {
+    fn new(runs: &[&Run; 2]) -> ComparePage {
+        let end = runs
+            .iter()
+            .map(|r| r.done_s.max(r.brought_up_s))
+            .fold(0.0, f64::max)
+            .max(1e-9);
+        let unit = if end >= 2.0 { "s" } else { "ms" };
+        let cpus = runs
+            .iter()
+            .map(|r| r.timeline.len())
+            .max()
+            .unwrap_or(0)
+            .max(1);
+        ComparePage {
+            end,
+            cpus,
+            width: 1000.0,
+            left: 70.0,
+            right: 30.0,
+            x: draw::chart::Axis {
+                min: 0.0,
+                max: end,
+                label: format!("virtual time since \"Bringing up secondary CPUs\" ({unit})"),
+            },
+        }
+    }
+
+    /// A frame `height` tall at `top`, spanning the page, on the time axis.
+    fn frame(&self, top: f64, height: f64, y: draw::chart::Axis) -> draw::chart::Frame {
+        draw::chart::Frame {
+            area: draw::Rect::new(self.left, top, self.width - self.left - self.right, height),
+            x: self.x.clone(),
+            y,
+        }
+    }
+}
+
+/// The upper panel: CPUs online over time, one step curve per run, and a
+/// legend saying when each run had all its CPUs up.
+fn online_curves(svg: &mut draw::Svg, page: &ComparePage, runs: &[&Run; 2], labels: [&str; 2]) {
+    use draw::svg::Style;
+    let online = page.frame(
+        80.0,
+        200.0,
+        draw::chart::Axis {
             min: 0.0,
-            max: cpus as f64,
+            max: page.cpus as f64,
             label: "CPUs online".into(),
         },
-    };
-    online.draw_axes(&mut svg, &|s| tick_label(s, end), true);
+    );
+    online.draw_axes(svg, &|s| tick_label(s, page.end), true);
     for (k, run) in runs.iter().enumerate() {
         let points: Vec<(f64, f64)> = online_curve(run)
             .into_iter()
@@ -380,49 +419,50 @@ pub fn compare_svg(a: &Run, b: &Run, labels: [&str; 2], title: &str) -> String {
     let items: Vec<(draw::Rgb, String)> = (0..2)
         .map(|k| {
             let r = runs[k];
-            (
-                RUN_COLORS[k],
-                format!(
-                    "{}: all {} online at {}",
-                    labels[k],
-                    r.cpus,
-                    fmt_s(r.brought_up_s)
-                ),
-            )
+            let text = format!(
+                "{}: all {} online at {}",
+                labels[k],
+                r.cpus,
+                fmt_s(r.brought_up_s)
+            );
+            (RUN_COLORS[k], text)
         })
         .collect();
-    legend(&mut svg, left, 46.0, &items);
+    draw::chart::legend(svg, page.left, 46.0, &items);
+}
 
-    let bars = Frame {
-        area: Rect::new(left, 350.0, width - left - right, 80.0),
-        x: x_axis,
-        y: Axis {
+/// The lower panel: per run, the boot CPU's path split into its phases, and
+/// the phases' legend.
+fn phase_bars(svg: &mut draw::Svg, page: &ComparePage, runs: &[&Run; 2], labels: [&str; 2]) {
+    use draw::svg::{Anchor, Style};
+    let bars = page.frame(
+        350.0,
+        80.0,
+        draw::chart::Axis {
             min: 0.0,
             max: 2.0,
             label: String::new(),
         },
-    };
-    svg.text(
-        left,
-        340.0,
-        11.0,
-        Anchor::Start,
-        true,
-        "where the time goes on the boot CPU's path",
     );
-    bars.draw_axes(&mut svg, &|s| tick_label(s, end), false);
+    let heading = "where the time goes on the boot CPU's path";
+    svg.text(page.left, 340.0, 11.0, Anchor::Start, true, heading);
+    bars.draw_axes(svg, &|s| tick_label(s, page.end), false);
     for (k, run) in runs.iter().enumerate() {
         let y = bars.area.y + 8.0 + k as f64 * 36.0;
-        svg.text(left - 6.0, y + 17.0, 10.0, Anchor::End, false, labels[k]);
+        svg.text(
+            page.left - 6.0,
+            y + 17.0,
+            10.0,
+            Anchor::End,
+            false,
+            labels[k],
+        );
         let mut t = 0.0;
         for p in run.phases.iter().filter(|p| p.critical_s > 0.0) {
             let (x0, x1) = (bars.px(t), bars.px(t + p.critical_s));
             let id = format!("phase-{}-{}", ["a", "b"][k], p.phase.name());
-            svg.rect(
-                Rect::new(x0, y, x1 - x0, 26.0),
-                &Style::fill(phase_rgb(p.phase)),
-                Some(&id),
-            );
+            let area = draw::Rect::new(x0, y, x1 - x0, 26.0);
+            svg.rect(area, &Style::fill(phase_rgb(p.phase)), Some(&id));
             let name = p.phase.name();
             if x1 - x0 > draw::text_width(name, 9.0) + 4.0 {
                 svg.text(x0 + 2.0, y + 17.0, 9.0, Anchor::Start, false, name);
@@ -434,6 +474,5 @@ pub fn compare_svg(a: &Run, b: &Run, labels: [&str; 2], title: &str) -> String {
         .iter()
         .map(|&p| (phase_rgb(p), p.name().to_string()))
         .collect();
-    legend(&mut svg, left, 500.0, &items);
-    svg.finish()
+    draw::chart::legend(svg, page.left, 500.0, &items);
 }

@@ -248,8 +248,7 @@ impl Tables {
 
     /// The table of `platform`.
     pub fn get(&self, platform: Platform) -> &CostTable {
-        let i = Platform::ALL.iter().position(|&p| p == platform);
-        &self.tables[i.unwrap_or(0)]
+        &self.tables[platform.index()]
     }
 
     /// The fit the tables were made from.
