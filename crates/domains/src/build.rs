@@ -766,14 +766,14 @@ fn sd_init(
         Flag::PreferSibling,
     ])
     .union(level.topology_flags);
-    let asym = if v59 {
-        if tl_asym_v59 == Some(li) {
-            Flags::of(&[Flag::AsymCpuCapacity])
-        } else {
-            Flags::EMPTY
-        }
-    } else {
+    // v5.9 marks the one level the capacities asked for; later kernels
+    // classify each span.
+    let asym = if !v59 {
         capacities.classify(spans.get(span), cpu_map)
+    } else if tl_asym_v59 == Some(li) {
+        Flags::of(&[Flag::AsymCpuCapacity])
+    } else {
+        Flags::EMPTY
     };
     flags = flags.union(asym);
     if flags.contains(Flag::AsymCpuCapacity) {
@@ -788,14 +788,10 @@ fn sd_init(
     let imbalance_pct = tuning.imbalance_pct.unwrap_or(default_pct);
     let cache_nice_tries = tuning.cache_nice_tries;
     if tuning.shares == Some(Flag::Numa) {
-        flags.remove(Flag::PreferSibling);
-        flags.insert(Flag::Serialize);
-        if level.numa_distance.unwrap_or(0) > rules.reclaim_distance {
-            // Too far to pull a task to on exec, fork or wakeup.
-            flags.remove(Flag::BalanceExec);
-            flags.remove(Flag::BalanceFork);
-            flags.remove(Flag::WakeAffine);
-        }
+        numa_flags(
+            &mut flags,
+            level.numa_distance.unwrap_or(0) > rules.reclaim_distance,
+        );
     }
     if level.overlap {
         flags.insert(Flag::Overlap);
@@ -847,6 +843,19 @@ struct Tuning {
     shares: Option<Flag>,
     imbalance_pct: Option<u32>,
     cache_nice_tries: u32,
+}
+
+/// A NUMA level serializes its balancing and stops preferring siblings;
+/// beyond the reclaim distance a task is not pulled across it on exec, fork
+/// or wakeup either.
+fn numa_flags(flags: &mut Flags, beyond_reclaim: bool) {
+    flags.remove(Flag::PreferSibling);
+    flags.insert(Flag::Serialize);
+    if beyond_reclaim {
+        flags.remove(Flag::BalanceExec);
+        flags.remove(Flag::BalanceFork);
+        flags.remove(Flag::WakeAffine);
+    }
 }
 
 /// A level that spans CPUs of different capacities: the level below stops

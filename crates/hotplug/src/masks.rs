@@ -465,45 +465,8 @@ impl MaskEngine {
         let cpu_node = source.index(nr, &mut setup.other);
         let truth = truth_keys(topology, nr);
 
-        // Every present CPU's firmware keys, read once.
-        let mut keys = vec![[NO_KEY; MaskLevel::COUNT]; nr];
-        let mut has_coregroup = false;
-        for cpu in present.iter() {
-            let node = cpu_node[cpu];
-            if node == NO_ID {
-                return Err(HotplugError::UnknownCpu(cpu));
-            }
-            for level in MaskLevel::ALL {
-                let key = source.key(node, level, &mut setup.levels[level as usize]);
-                has_coregroup |= level == MaskLevel::Coregroup && key.is_some();
-                keys[cpu][level as usize] = key.unwrap_or(NO_KEY);
-            }
-        }
-        if !has_coregroup {
-            // No coregroup support: the MC level uses the L2 mask (Linux's
-            // fixup_topology), for both algorithms.
-            for cpu in present.iter() {
-                keys[cpu][MaskLevel::Coregroup as usize] = keys[cpu][MaskLevel::L2 as usize];
-            }
-        }
-        // Firmware and model must describe the same groups.
-        for level in MaskLevel::ALL {
-            let li = level as usize;
-            let mut fw_to_truth: BTreeMap<u64, u64> = BTreeMap::new();
-            let mut truth_to_fw: BTreeMap<u64, u64> = BTreeMap::new();
-            for cpu in present.iter() {
-                let (k, t) = (keys[cpu][li], truth[cpu][li]);
-                if *fw_to_truth.entry(k).or_insert(t) != t
-                    || *truth_to_fw.entry(t).or_insert(k) != k
-                {
-                    return Err(HotplugError::Unsupported {
-                        cpu,
-                        level,
-                        reason: "firmware ids do not describe the same groups as the topology",
-                    });
-                }
-            }
-        }
+        let (keys, has_coregroup) = firmware_keys(&source, &cpu_node, &present, nr, &mut setup)?;
+        check_same_groups(&keys, &truth, &present)?;
 
         Self::assemble(Parts {
             algo,
@@ -959,6 +922,62 @@ impl MaskEngine {
         }
         Ok(())
     }
+}
+
+/// Every present CPU's firmware key at every level, read once; and whether
+/// the firmware has coregroups. Without them the MC level uses the L2 mask
+/// (Linux's fixup_topology), for both algorithms.
+fn firmware_keys(
+    source: &Source,
+    cpu_node: &[NodeId],
+    present: &CpuMask,
+    nr: usize,
+    setup: &mut WorkCounts,
+) -> Result<(Vec<[u64; MaskLevel::COUNT]>, bool), HotplugError> {
+    let mut keys = vec![[NO_KEY; MaskLevel::COUNT]; nr];
+    let mut has_coregroup = false;
+    for cpu in present.iter() {
+        let node = cpu_node[cpu];
+        if node == NO_ID {
+            return Err(HotplugError::UnknownCpu(cpu));
+        }
+        for level in MaskLevel::ALL {
+            let key = source.key(node, level, &mut setup.levels[level as usize]);
+            has_coregroup |= level == MaskLevel::Coregroup && key.is_some();
+            keys[cpu][level as usize] = key.unwrap_or(NO_KEY);
+        }
+    }
+    if !has_coregroup {
+        for cpu in present.iter() {
+            keys[cpu][MaskLevel::Coregroup as usize] = keys[cpu][MaskLevel::L2 as usize];
+        }
+    }
+    Ok((keys, has_coregroup))
+}
+
+/// Firmware and model must describe the same groups: at every level, one
+/// firmware key per model group and the other way round.
+fn check_same_groups(
+    keys: &[[u64; MaskLevel::COUNT]],
+    truth: &[[u64; MaskLevel::COUNT]],
+    present: &CpuMask,
+) -> Result<(), HotplugError> {
+    for level in MaskLevel::ALL {
+        let li = level as usize;
+        let mut fw_to_truth: BTreeMap<u64, u64> = BTreeMap::new();
+        let mut truth_to_fw: BTreeMap<u64, u64> = BTreeMap::new();
+        for cpu in present.iter() {
+            let (k, t) = (keys[cpu][li], truth[cpu][li]);
+            if *fw_to_truth.entry(k).or_insert(t) != t || *truth_to_fw.entry(t).or_insert(k) != k {
+                return Err(HotplugError::Unsupported {
+                    cpu,
+                    level,
+                    reason: "firmware ids do not describe the same groups as the topology",
+                });
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `set_cpus_related`: puts `cpu` in `other`'s group (its first related CPU
