@@ -4,10 +4,13 @@
 //!
 //! - in process, [`readers::sysfs::read_path`] against the minimal-file floor
 //!   (opening, reading and closing only the files any reader needs; see
-//!   `support/sysfs_tree.rs`), each side timed by the CPU time of the thread
-//!   running it (`CLOCK_THREAD_CPUTIME_ID`), so that time the shared host
+//!   `support/sysfs_tree.rs`), ours on one thread, each side timed by the
+//!   CPU time of the thread running it (`CLOCK_THREAD_CPUTIME_ID`), so that time the shared host
 //!   spends on other tasks is not counted: ratio = ours / floor, the goal
 //!   being ≤ 1.5;
+//! - the reader on 2 threads against 1 (reading ahead, see
+//!   `readers::sysfs::Threads`), wall clock, on the inputs of
+//!   `PARALLEL_MIN_CPUS` CPUs or more;
 //! - whole process, `manycore topo --sysfs DIR --format json` against
 //!   `lstopo-no-graphics --if fsroot --input DIR --no-io --of xml -` and
 //!   `lscpu --sysroot DIR`, each timed by `perf stat -e task-clock` (the CPU
@@ -31,6 +34,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use readers::sysfs::Threads;
 
 #[path = "support/sysfs_tree.rs"]
 mod sysfs_tree;
@@ -77,6 +83,12 @@ fn thread_cpu() -> f64 {
 fn percentile(v: &mut [f64], p: f64) -> f64 {
     v.sort_by(f64::total_cmp);
     v[((v.len() - 1) as f64 * p).round() as usize]
+}
+
+/// Our reader on one thread: the in-process figures time the calling
+/// thread, and the floor is one thread too.
+fn sequential(dir: &Path) -> Result<topology::Topology, readers::Error> {
+    readers::sysfs::read_dir_with(dir, Threads::Fixed(1))
 }
 
 /// What `n` alternating runs of `a` and `b` cost, each run timed by `clock`.
@@ -221,14 +233,14 @@ fn syscalls_mode(args: &[String]) {
         .map(PathBuf::from)
         .collect();
     match mode.as_str() {
-        "ours" => drop(readers::sysfs::read_path(dir).unwrap()),
+        "ours" => drop(sequential(dir).unwrap()),
         "floor" => {
             std::hint::black_box(read_floor(&files));
         }
         "ours-loop" => {
             // For a profiler: many reads in one process.
             for _ in 0..files.len() {
-                drop(readers::sysfs::read_path(dir).unwrap());
+                drop(sequential(dir).unwrap());
             }
         }
         _ => {}
@@ -264,12 +276,19 @@ fn measure(name: &str, dir: &Path, n: usize, proc_n: usize, cli: Option<&Path>) 
     let in_process = pairs(
         n,
         thread_cpu,
-        || drop(readers::sysfs::read_path(dir).unwrap()),
+        || drop(sequential(dir).unwrap()),
         || {
             std::hint::black_box(read_floor(&floor));
         },
     );
-    let threads = None;
+    let threads = (t.cpus().len() >= readers::sysfs::PARALLEL_MIN_CPUS).then(|| {
+        let wall = {
+            let start = Instant::now();
+            move || start.elapsed().as_secs_f64()
+        };
+        let on = |n| readers::sysfs::read_dir_with(dir, Threads::Fixed(n)).unwrap();
+        pairs(n.min(15), wall, || drop(on(2)), || drop(on(1)))
+    });
     let os = |s: &'static str| std::ffi::OsStr::new(s);
     let (lstopo, lscpu) = match cli {
         Some(bin) => {

@@ -13,6 +13,7 @@ use std::collections::{HashMap, HashSet};
 use cpumask::CpuMask;
 use topology::{Cache, CacheKind};
 
+use super::readahead::{ReadAhead, BATCH};
 use super::{entry_number, numbered, Files, RawCpu, CORE, CPU_DIR};
 use crate::Error;
 
@@ -24,6 +25,7 @@ pub(super) fn read_caches(
     raws: &[RawCpu],
     possible: &CpuMask,
     sparc_files: bool,
+    ahead: &ReadAhead,
 ) -> Result<Vec<Cache>, Error> {
     let mut scan = CacheScan {
         files,
@@ -33,36 +35,21 @@ pub(super) fn read_caches(
         already_read: HashMap::new(),
         covered: HashMap::new(),
         names_seen: Vec::new(),
+        first_asked: false,
     };
-    let mut first_asked = false;
-    for r in raws {
-        if scan.covered_for_all(r.id) {
-            continue;
+    // Read ahead only once some CPU has shown cache entries: a machine
+    // without any is found out on its first CPUs.
+    let mut fetched_to = 0;
+    for (i, r) in raws.iter().enumerate() {
+        if i >= fetched_to && !scan.names_seen.is_empty() {
+            fetched_to = (i + BATCH).min(raws.len());
+            ahead.caches(files.root, &raws[i..fetched_to]);
         }
-        let dir = format!("{CPU_DIR}/cpu{}/cache", r.id);
-        let indices = scan.index_names(&dir)?;
-        if indices.is_empty() && scan.names_seen.is_empty() && r.online && !sparc_files {
-            if !first_asked && scan.nobody_has_caches(raws, r.id)? {
-                break;
-            }
-            first_asked = true;
-        }
-        for name in &indices {
-            if !scan.names_seen.contains(name) {
-                scan.names_seen.push(name.clone());
-            }
-        }
-        if indices.is_empty() && sparc_files {
-            for cache in sparc_caches(files, r.id)? {
-                scan.keep(cache);
-            }
-        }
-        for name in indices {
-            if !scan.is_covered(&name, r.id) {
-                scan.read_index(r, &dir, &name)?;
-            }
+        if !scan.read_cpu(r, raws, sparc_files)? {
+            break;
         }
     }
+    files.root.clear_stash();
     Ok(scan.caches)
 }
 
@@ -84,9 +71,42 @@ struct CacheScan<'a> {
     covered: HashMap<String, CpuMask>,
     /// Every `indexN` name met so far, in order.
     names_seen: Vec<String>,
+    /// Whether [`CacheScan::nobody_has_caches`] was asked.
+    first_asked: bool,
 }
 
 impl CacheScan<'_> {
+    /// The caches of CPU `r` not counted yet; `false` when no CPU has any.
+    fn read_cpu(&mut self, r: &RawCpu, raws: &[RawCpu], sparc_files: bool) -> Result<bool, Error> {
+        if self.covered_for_all(r.id) {
+            return Ok(true);
+        }
+        let dir = format!("{CPU_DIR}/cpu{}/cache", r.id);
+        let indices = self.index_names(&dir)?;
+        if indices.is_empty() && self.names_seen.is_empty() && r.online && !sparc_files {
+            if !self.first_asked && self.nobody_has_caches(raws, r.id)? {
+                return Ok(false);
+            }
+            self.first_asked = true;
+        }
+        for name in &indices {
+            if !self.names_seen.contains(name) {
+                self.names_seen.push(name.clone());
+            }
+        }
+        if indices.is_empty() && sparc_files {
+            for cache in sparc_caches(self.files, r.id)? {
+                self.keep(cache);
+            }
+        }
+        for name in indices {
+            if !self.is_covered(&name, r.id) {
+                self.read_index(r, &dir, &name)?;
+            }
+        }
+        Ok(true)
+    }
+
     fn is_covered(&self, name: &str, cpu: u32) -> bool {
         self.covered
             .get(name)

@@ -29,6 +29,7 @@ mod archive;
 mod caches;
 mod cpuinfo;
 mod nodes;
+mod readahead;
 mod vfs;
 
 use std::collections::{BTreeMap, HashMap};
@@ -44,6 +45,8 @@ use crate::Error;
 use caches::read_caches;
 use cpuinfo::CpuInfo;
 use nodes::read_nodes;
+use readahead::ReadAhead;
+pub use readahead::{Threads, PARALLEL_MIN_CPUS};
 use vfs::Root;
 
 const CPU_DIR: &str = "sys/devices/system/cpu";
@@ -51,7 +54,7 @@ const NODE_DIR: &str = "sys/devices/system/node";
 
 /// Reads the live host's `/sys` and `/proc`.
 pub fn read_live() -> Result<Topology, Error> {
-    read_root(&Root::dir(Path::new("/"), true))
+    read_root(&Root::dir(Path::new("/"), true), Threads::Auto)
 }
 
 /// Reads a sysfs/procfs root: a directory holding `sys/` (and `proc/`), or a
@@ -70,17 +73,23 @@ pub fn read_path_with(path: &Path, limits: &ArchiveLimits) -> Result<Topology, E
     // The file is checked (regular, not past the input budget) before it is
     // read, and then decoded as a stream: it is never held whole.
     let file = open_input(path, limits.input_bytes, "an archive (archive too large)")?;
-    read_root(&Root::archive(
-        std::io::BufReader::new(file),
-        &name,
-        limits,
-    )?)
+    read_root(
+        &Root::archive(std::io::BufReader::new(file), &name, limits)?,
+        Threads::Auto,
+    )
 }
 
 /// Reads an extracted snapshot directory holding `sys/` (and `proc/`). Symbolic
 /// links inside it are resolved within the directory, never on the host.
 pub fn read_dir(path: &Path) -> Result<Topology, Error> {
-    read_root(&Root::dir(path, path == Path::new("/")))
+    read_dir_with(path, Threads::Auto)
+}
+
+/// [`read_dir`] on a chosen number of threads (see [`Threads`]). The
+/// topology is the same whatever the number: the threads only fetch files
+/// ahead of the one reader that interprets them.
+pub fn read_dir_with(path: &Path, threads: Threads) -> Result<Topology, Error> {
+    read_root(&Root::dir(path, path == Path::new("/")), threads)
 }
 
 /// Reads a snapshot archive from memory; `name` is used in error messages.
@@ -105,7 +114,7 @@ pub fn read_archive_bytes_with(
             ),
         ));
     }
-    read_root(&Root::archive(bytes, name, limits)?)
+    read_root(&Root::archive(bytes, name, limits)?, Threads::Auto)
 }
 
 /// Small typed accessors over a [`Root`] that turn every malformed file into an
@@ -372,7 +381,7 @@ impl ArchFiles {
 /// The phases of reading a sysfs root, in order: the CPU sets, the CPU
 /// directories, cpuinfo, every CPU's place ([`CpuReader`]), the sets
 /// reconciled, then the model assembled with core kinds, nodes and caches.
-fn read_root(root: &Root) -> Result<Topology, Error> {
+fn read_root(root: &Root, threads: Threads) -> Result<Topology, Error> {
     let files = Files { root, only: None };
     if !root.exists(CPU_DIR)? {
         return Err(Error::new(
@@ -392,7 +401,8 @@ fn read_root(root: &Root) -> Result<Topology, Error> {
     });
     let arch_files = ArchFiles::of(&arch);
     let by_processor = cpuinfo.by_processor();
-    let raws = CpuReader::new(&files, &arch, &sets, &by_processor).read_all(&cpu_ids)?;
+    let ahead = ReadAhead::new(root, threads, cpu_ids.len());
+    let raws = CpuReader::new(&files, &arch, &sets, &by_processor).read_all(&cpu_ids, &ahead)?;
     let (mut possible, present, online_known) = reconcile_sets(&sets, &cpu_ids, &raws);
 
     let mut builder = TopologyBuilder::new(arch.clone());
@@ -420,6 +430,7 @@ fn read_root(root: &Root) -> Result<Topology, Error> {
         &raws,
         &possible,
         arch_files.sparc_caches,
+        &ahead,
     )?);
     builder
         .finish()
@@ -630,13 +641,18 @@ impl<'a> CpuReader<'a> {
     }
 
     /// Every CPU of `cpu_ids` with topology information or online.
-    fn read_all(mut self, cpu_ids: &[u32]) -> Result<Vec<RawCpu>, Error> {
+    fn read_all(mut self, cpu_ids: &[u32], ahead: &ReadAhead) -> Result<Vec<RawCpu>, Error> {
         self.raws.reserve(cpu_ids.len());
-        for &id in cpu_ids {
-            if let Some(raw) = self.read_cpu(id)? {
-                self.raws.push(raw);
+        for batch in cpu_ids.chunks(readahead::BATCH) {
+            let per_cpu_online = self.online_file.is_none();
+            ahead.topology(self.files.root, batch, per_cpu_online, self.arch_files);
+            for &id in batch {
+                if let Some(raw) = self.read_cpu(id)? {
+                    self.raws.push(raw);
+                }
             }
         }
+        self.files.root.clear_stash();
         if self.raws.is_empty() {
             return Err(Error::new(
                 self.files.root.describe(CPU_DIR),

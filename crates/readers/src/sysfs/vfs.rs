@@ -44,6 +44,58 @@ pub(crate) struct Root {
     /// read once each: looking names up in them replaces a `stat` per file and
     /// makes absent files free.
     listings: RefCell<HashMap<String, Option<HashMap<String, Kind>>>>,
+    /// Files and listings already fetched by worker threads ([`Fetcher`]),
+    /// by root-relative path: each is handed out once, by [`Root::read`] or
+    /// [`Root::list`], in place of asking the file system.
+    fetched: RefCell<HashMap<String, Fetched>>,
+}
+
+/// What a worker thread fetched for one path: exactly what [`Root::read`] or
+/// [`Root::list`] would have got from the file system (errors in words).
+#[derive(Debug)]
+pub(crate) enum Fetched {
+    File(Result<Option<Vec<u8>>, String>),
+    List(Result<Vec<String>, String>),
+}
+
+/// Reads files and listings of a [`Root`] from worker threads, through the
+/// same bounded, non-blocking and confined reads as the root itself; the
+/// results go back to the root with [`Root::stash`]. Only roots read from
+/// the file system directly have one: an archive is in memory already, and
+/// the portable symlink walk keeps per-root caches.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Fetcher<'a> {
+    #[cfg(target_os = "linux")]
+    InRoot(&'a in_root::RootFd),
+    Live(&'a Path),
+}
+
+impl Fetcher<'_> {
+    pub(crate) fn file(&self, path: &str) -> Fetched {
+        let limit = file_limit(path);
+        Fetched::File(match self {
+            #[cfg(target_os = "linux")]
+            Fetcher::InRoot(fd) => fd.read(path, limit),
+            Fetcher::Live(base) => read_small_file(&base.join(normalize(path).join("/")), limit),
+        })
+    }
+
+    pub(crate) fn list(&self, dir: &str) -> Fetched {
+        Fetched::List(
+            match self {
+                #[cfg(target_os = "linux")]
+                Fetcher::InRoot(fd) => fd.list(dir).map_err(|e| format!("cannot list: {e}")),
+                Fetcher::Live(base) => Ok(list_dir_kinds(&base.join(normalize(dir).join("/")))
+                    .unwrap_or_default()
+                    .into_keys()
+                    .collect()),
+            }
+            .map(|mut names| {
+                names.sort();
+                names
+            }),
+        )
+    }
 }
 
 #[derive(Debug)]
@@ -80,6 +132,7 @@ impl Root {
             },
             resolved_dirs: RefCell::new(HashMap::new()),
             listings: RefCell::new(HashMap::new()),
+            fetched: RefCell::new(HashMap::new()),
         }
     }
 
@@ -96,6 +149,7 @@ impl Root {
             backing: Backing::Mem(tree),
             resolved_dirs: RefCell::new(HashMap::new()),
             listings: RefCell::new(HashMap::new()),
+            fetched: RefCell::new(HashMap::new()),
         })
     }
 
@@ -116,6 +170,30 @@ impl Root {
         }
     }
 
+    /// A handle for worker threads to read through, when this root has one.
+    pub(crate) fn fetcher(&self) -> Option<Fetcher<'_>> {
+        match &self.backing {
+            #[cfg(target_os = "linux")]
+            Backing::Dir {
+                in_root: Some(fd), ..
+            } => Some(Fetcher::InRoot(fd)),
+            Backing::Dir {
+                base, live: true, ..
+            } => Some(Fetcher::Live(base)),
+            _ => None,
+        }
+    }
+
+    /// Keeps what worker threads fetched, to be handed out once each.
+    pub(crate) fn stash(&self, fetched: impl IntoIterator<Item = (String, Fetched)>) {
+        self.fetched.borrow_mut().extend(fetched);
+    }
+
+    /// Drops whatever was fetched and not asked for.
+    pub(crate) fn clear_stash(&self) {
+        self.fetched.borrow_mut().clear();
+    }
+
     /// Whether this is the live system (`/`).
     pub(crate) fn is_live(&self) -> bool {
         matches!(self.backing, Backing::Dir { live: true, .. })
@@ -127,6 +205,10 @@ impl Root {
     pub(crate) fn read(&self, path: &str) -> Result<Option<Cow<'_, [u8]>>, Error> {
         let limit = file_limit(path);
         let fail = |why: String| Error::new(self.describe(path), why);
+        let stashed = self.fetched.borrow_mut().remove(path);
+        if let Some(Fetched::File(got)) = stashed {
+            return Ok(got.map_err(fail)?.map(Cow::Owned));
+        }
         #[cfg(target_os = "linux")]
         if let Backing::Dir {
             in_root: Some(fd), ..
@@ -147,6 +229,10 @@ impl Root {
 
     /// Names of the entries of a directory (empty if it does not exist), sorted.
     pub(crate) fn list(&self, dir: &str) -> Result<Vec<String>, Error> {
+        let stashed = self.fetched.borrow_mut().remove(dir);
+        if let Some(Fetched::List(got)) = stashed {
+            return got.map_err(|why| Error::new(self.describe(dir), why));
+        }
         #[cfg(target_os = "linux")]
         if let Backing::Dir {
             in_root: Some(fd), ..
@@ -512,7 +598,7 @@ mod in_root {
     use std::path::Path;
 
     #[derive(Debug)]
-    pub(super) struct RootFd(OwnedFd);
+    pub(crate) struct RootFd(OwnedFd);
 
     const RESOLVE: ResolveFlags = ResolveFlags::IN_ROOT.union(ResolveFlags::NO_MAGICLINKS);
 

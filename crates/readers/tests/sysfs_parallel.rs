@@ -1,0 +1,119 @@
+//! The sysfs reader reading ahead on several threads gives exactly the
+//! topology (or exactly the error) of the sequential reader, on every sysfs
+//! snapshot of the corpus extracted to a directory (the only input the
+//! threads read from) and on a generated 1024-CPU tree.
+//!
+//! The sequential reader is the reference: it is the one the corpus truth
+//! tests check against hwloc's and util-linux's expected outputs. Threads
+//! are forced (2 and 3, whatever the input's size) so that every snapshot,
+//! not only the large ones, goes through the worker threads, the stash and
+//! the batch boundaries.
+
+use std::path::{Path, PathBuf};
+
+use readers::sysfs::{read_dir_with, Threads};
+
+#[path = "../benches/support/sysfs_tree.rs"]
+mod sysfs_tree;
+
+/// A scratch directory, in memory when the host has a tmpfs at `/dev/shm`:
+/// thousands of small files are written, which a loaded disk makes slow.
+fn scratch() -> tempfile::TempDir {
+    let shm = Path::new("/dev/shm");
+    match shm.is_dir() {
+        true => tempfile::tempdir_in(shm).unwrap_or_else(|_| tempfile::tempdir().unwrap()),
+        false => tempfile::tempdir().unwrap(),
+    }
+}
+
+fn corpus() -> PathBuf {
+    readers::corpus::dir(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Every sysfs snapshot archive in the corpus, `history/` included.
+fn snapshots() -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut walk = vec![corpus()];
+    while let Some(dir) = walk.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            let name = p.to_string_lossy().to_string();
+            if p.is_dir() {
+                walk.push(p);
+            } else if (name.ends_with(".tar.bz2") || name.ends_with(".tar.gz"))
+                && (name.contains("/linux/")
+                    || name.contains("x86+linux")
+                    || name.contains("lscpu/dumps")
+                    || name.contains("hwloc/history"))
+            {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The directory holding `sys/` once `archive` is extracted into `into`.
+fn extract(archive: &Path, into: &Path) -> Option<PathBuf> {
+    let bytes = std::fs::read(archive).unwrap();
+    let decoded: Box<dyn std::io::Read> = if bytes.starts_with(&[0x1f, 0x8b]) {
+        Box::new(flate2::read::GzDecoder::new(std::io::Cursor::new(bytes)))
+    } else {
+        Box::new(bzip2::read::BzDecoder::new(std::io::Cursor::new(bytes)))
+    };
+    tar::Archive::new(decoded).unpack(into).ok()?;
+    std::fs::read_dir(into)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.join("sys").is_dir())
+}
+
+/// Every thread count gives the sequential reader's result.
+fn assert_same(dir: &Path, name: &str) {
+    let outcome = |threads| read_dir_with(dir, Threads::Fixed(threads)).map_err(|e| e.to_string());
+    let sequential = outcome(1);
+    for threads in [2, 3] {
+        assert!(
+            outcome(threads) == sequential,
+            "{name}: {threads} threads differ from the sequential read ({})",
+            match &sequential {
+                Ok(t) => format!("{} CPUs", t.cpus().len()),
+                Err(e) => e.clone(),
+            }
+        );
+    }
+}
+
+#[test]
+fn every_corpus_snapshot_reads_the_same_on_several_threads() {
+    if !readers::corpus::present(&corpus(), "reading sysfs snapshots on threads") {
+        return;
+    }
+    let tmp = scratch();
+    let mut compared = 0;
+    for (i, archive) in snapshots().iter().enumerate() {
+        let name = archive.file_name().unwrap().to_string_lossy().to_string();
+        let Some(dir) = extract(archive, &tmp.path().join(format!("s{i}"))) else {
+            continue; // A CPUID-only archive, or one without a sys/ tree.
+        };
+        assert_same(&dir, &name);
+        compared += 1;
+    }
+    println!("{compared} snapshots read alike on 1, 2 and 3 threads");
+    assert!(compared >= 80, "only {compared} snapshots compared");
+}
+
+#[test]
+fn a_generated_1024_cpu_tree_reads_the_same_on_several_threads() {
+    let tmp = scratch();
+    let cpus = sysfs_tree::write_machine(tmp.path(), 4, 128, 2);
+    assert_eq!(cpus, 1024);
+    let t = read_dir_with(tmp.path(), Threads::Fixed(2)).unwrap();
+    assert_eq!(t.cpus().len(), 1024);
+    assert_same(tmp.path(), "generated 4p×128c×2t");
+}
