@@ -15,6 +15,7 @@ use crate::dumpfs::{
     read_capped, read_file, DUMP_FILE_LIMIT, DUMP_KEPT_LIMIT, DUMP_MEMBER_LIMIT, DUMP_STREAM_LIMIT,
 };
 use crate::render::{domain_files, Layout};
+use readers::tar_stream::{Stop, Watched, MAX_LONG_NAME, MAX_META_RECORD};
 
 /// A dump that could not be read; names the file and what is wrong.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -238,33 +239,17 @@ fn read_archive(path: &Path, shown: &str, kept: &mut Kept) -> Result<(), DumpErr
             ))
         }
     };
-    let over = std::rc::Rc::new(std::cell::Cell::new(false));
-    let failed = |what: &str, e: std::io::Error| {
-        if over.get() {
-            err(
-                shown,
-                format!("dump too large: more than {DUMP_STREAM_LIMIT} bytes of tar stream"),
-            )
-        } else {
-            err(shown, format!("{what}: {e}"))
-        }
-    };
-    let stream = Budget {
-        inner: reader,
-        left: DUMP_STREAM_LIMIT,
-        over: over.clone(),
+    let (stream, stop) = Watched::new(reader, DUMP_STREAM_LIMIT, DUMP_MEMBER_LIMIT);
+    // The watch stops the stream with its own reason; `tar` words it its way.
+    let failed = |what: &str, e: std::io::Error| match stop.get() {
+        Stop::None => err(shown, format!("{what}: {e}")),
+        why => err(shown, stopped(why)),
     };
     let mut archive = tar::Archive::new(stream);
     let entries = archive
         .entries()
         .map_err(|e| failed(&format!("not a {what}"), e))?;
-    for (n, entry) in entries.enumerate() {
-        if n as u64 >= DUMP_MEMBER_LIMIT {
-            return Err(err(
-                shown,
-                format!("dump too large: more than {DUMP_MEMBER_LIMIT} members"),
-            ));
-        }
+    for entry in entries {
         let entry = entry.map_err(|e| failed("bad archive entry", e))?;
         if !entry.header().entry_type().is_file() {
             continue;
@@ -279,43 +264,30 @@ fn read_archive(path: &Path, shown: &str, kept: &mut Kept) -> Result<(), DumpErr
             continue;
         }
         let member = format!("{shown}:{name}");
-        let bytes = read_capped(entry, DUMP_FILE_LIMIT).map_err(|m| {
-            if over.get() {
-                failed("", std::io::Error::other(m))
-            } else {
-                err(&member, m)
-            }
+        let bytes = read_capped(entry, DUMP_FILE_LIMIT).map_err(|m| match stop.get() {
+            Stop::None => err(&member, m),
+            why => err(shown, stopped(why)),
         })?;
         kept.keep(name, bytes, &member)?;
     }
     Ok(())
 }
 
-/// A decompressed stream that fails once it passes its budget, remembering
-/// why in `over` (the `tar` crate reports the failure in its own words).
-struct Budget<R> {
-    inner: R,
-    left: u64,
-    over: std::rc::Rc<std::cell::Cell<bool>>,
-}
-
-impl<R: Read> Read for Budget<R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        if self.left == 0 && !buf.is_empty() {
-            // One byte past the budget tells "exactly at it" from "over".
-            let mut probe = [0u8; 1];
-            if self.inner.read(&mut probe)? == 0 {
-                return Ok(0);
-            }
-            self.over.set(true);
-            return Err(std::io::Error::other("dump too large"));
+/// Why the watched stream stopped, in the dump's words.
+fn stopped(why: Stop) -> String {
+    match why {
+        Stop::StreamTooLong => {
+            format!("dump too large: more than {DUMP_STREAM_LIMIT} bytes of tar stream")
         }
-        let want = buf
-            .len()
-            .min(usize::try_from(self.left).unwrap_or(usize::MAX));
-        let n = self.inner.read(&mut buf[..want])?;
-        self.left -= n as u64;
-        Ok(n)
+        Stop::TooManyMembers => format!("dump too large: more than {DUMP_MEMBER_LIMIT} members"),
+        Stop::LongNameTooLarge(size) => format!(
+            "a GNU long name of {size} bytes, longer than a path can be (at most {MAX_LONG_NAME})"
+        ),
+        Stop::MetaRecordTooLarge(size) => {
+            format!("a pax record of {size} bytes (at most {MAX_META_RECORD} accepted)")
+        }
+        Stop::SparseMember => "GNU sparse members are not accepted in a domains dump".into(),
+        Stop::None => String::from("archive read failed"),
     }
 }
 

@@ -206,6 +206,45 @@ fn archive_members_are_read_through_the_file_limit() {
     assert!(e.message.contains("FIFO"), "{e}");
 }
 
+/// A GNU long-name record is one path: `tar` reads it whole at the size its
+/// header claims, so one longer than Linux's `PATH_MAX` (4096 bytes with its
+/// NUL) is refused before it is buffered, naming the archive. A name of
+/// exactly 4095 bytes, the longest path Linux has, is read as usual.
+#[test]
+fn a_gnu_long_name_longer_than_a_path_is_refused() {
+    let s = Scratch::new("longname");
+    let (dir, _) = dump(&s);
+    let archive = |name_len: usize, file: &str| {
+        let mut tar = tar::Builder::new(Vec::new());
+        tar.append_dir_all("domains", &dir).unwrap();
+        // `tar` writes a path past 100 bytes as a GNU long-name record
+        // (`././@LongLink`, type L) of the path and its NUL.
+        let prefix = "domains/cpu0/";
+        let name = format!("{prefix}{}", "x".repeat(name_len - prefix.len()));
+        let mut h = tar::Header::new_gnu();
+        h.set_size(2);
+        h.set_mode(0o644);
+        tar.append_data(&mut h, &name, &b"0\n"[..]).unwrap();
+        let raw = tar.into_inner().unwrap();
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        std::io::Write::write_all(&mut gz, &raw).unwrap();
+        let path = s.0.join(file);
+        std::fs::write(&path, gz.finish().unwrap()).unwrap();
+        path
+    };
+    let ok = archive(4095, "longest.tar.gz");
+    let d = Dump::read(&ok).unwrap();
+    assert!(compare(&machine(), &d).is_empty());
+
+    let bad = archive(64 << 10, "long.tar.gz");
+    let e = Dump::read(&bad).unwrap_err();
+    assert!(e.path.ends_with("long.tar.gz"), "{e}");
+    assert!(
+        e.message.contains("long name") && e.message.contains("65537 bytes"),
+        "{e}"
+    );
+}
+
 trait TakeBytes: std::io::Read + Sized {
     fn take_bytes(self, n: usize) -> std::io::Take<Self> {
         self.take(n as u64)

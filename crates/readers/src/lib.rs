@@ -19,6 +19,7 @@ pub mod limits;
 pub mod lscpu;
 pub mod synthetic;
 pub mod sysfs;
+pub mod tar_stream;
 pub mod xml;
 
 pub use error::Error;

@@ -11,20 +11,17 @@
 //! "archive too large" error naming the archive.
 //!
 //! The formats themselves are decoded by the `tar`, `flate2` and `bzip2`
-//! crates; the header watch below is hand-written because `tar` reads GNU
-//! long-name and pax records whole, at whatever size their header claims.
+//! crates; the stream is watched header by header (`crate::tar_stream`)
+//! because `tar` reads GNU long-name and pax records whole, at whatever size
+//! their header claims.
 
-use std::cell::Cell;
 use std::collections::{HashMap, HashSet};
 use std::io::{self, Read};
 use std::rc::Rc;
 
 use crate::limits::{ArchiveLimits, SYSFS_FILE_LIMIT};
+use crate::tar_stream::{Stop, Watched, MAX_LONG_NAME, MAX_META_RECORD};
 use crate::Error;
-
-/// The largest GNU long-name or pax record accepted: real ones hold one path
-/// (`PATH_MAX` is 4096) or a few attributes.
-const MAX_META_RECORD: u64 = 64 * 1024;
 
 /// An archive's contents keyed by normalized path relative to the detected root.
 #[derive(Debug, Default)]
@@ -38,134 +35,6 @@ pub(super) struct MemTree {
     pub(super) links: HashMap<String, String>,
     /// Directory → sorted names of its entries.
     pub(super) children: HashMap<String, Vec<String>>,
-}
-
-/// Why the stream reader stopped early (read after the `io::Error` it returned).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Stop {
-    None,
-    StreamTooLong,
-    TooManyMembers,
-    MetaRecordTooLarge(u64),
-    SparseMember,
-}
-
-/// The decompressed stream, counted and watched header by header: it refuses
-/// to run past the stream budget or the member budget, and refuses a GNU
-/// long-name / pax record larger than [`MAX_META_RECORD`] before `tar` starts
-/// buffering it.
-struct Watched<R> {
-    inner: R,
-    /// Bytes delivered so far.
-    pos: u64,
-    /// Stream offset of the next 512-byte header block.
-    next_header: u64,
-    /// The header block being collected (reads may split it).
-    header: [u8; 512],
-    header_len: usize,
-    members: u64,
-    limits: ArchiveLimits,
-    stop: Rc<Cell<Stop>>,
-}
-
-impl<R: Read> Watched<R> {
-    fn fail(&self, why: Stop) -> io::Error {
-        self.stop.set(why);
-        io::Error::other("archive budget exceeded")
-    }
-
-    /// Looks at the bytes just delivered (`buf`, starting at stream offset
-    /// `self.pos`) for header blocks.
-    fn watch(&mut self, buf: &[u8]) -> io::Result<()> {
-        let mut at = 0usize;
-        while at < buf.len() {
-            let offset = self.pos + at as u64;
-            let in_header = offset >= self.next_header && offset < self.next_header + 512;
-            if !in_header {
-                // Jump to the next header (or past the buffer).
-                let skip = self.next_header.saturating_sub(offset);
-                at = at.saturating_add(usize::try_from(skip).unwrap_or(usize::MAX));
-                continue;
-            }
-            let take = (512 - self.header_len).min(buf.len() - at);
-            self.header[self.header_len..self.header_len + take]
-                .copy_from_slice(&buf[at..at + take]);
-            self.header_len += take;
-            at += take;
-            if self.header_len == 512 {
-                self.header_len = 0;
-                self.header_done()?;
-            }
-        }
-        Ok(())
-    }
-
-    /// A whole header block has passed: count it and find the next one.
-    fn header_done(&mut self) -> io::Result<()> {
-        let h = &self.header;
-        let block = self.next_header;
-        if h.iter().all(|&b| b == 0) {
-            // End-of-archive blocks: `tar` stops reading after them.
-            self.next_header = block + 512;
-            return Ok(());
-        }
-        self.members += 1;
-        if self.members > self.limits.members {
-            return Err(self.fail(Stop::TooManyMembers));
-        }
-        let size = header_size(h).unwrap_or(0);
-        let kind = h[156];
-        if matches!(kind, b'L' | b'K' | b'x' | b'g') && size > MAX_META_RECORD {
-            return Err(self.fail(Stop::MetaRecordTooLarge(size)));
-        }
-        if kind == b'S' && h[482] != 0 {
-            // Extended sparse headers follow the header; nothing in a sysfs
-            // snapshot is sparse, and the watch would lose its place.
-            return Err(self.fail(Stop::SparseMember));
-        }
-        let data = size.div_ceil(512).saturating_mul(512);
-        self.next_header = block.saturating_add(512).saturating_add(data);
-        Ok(())
-    }
-}
-
-impl<R: Read> Read for Watched<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let left = self.limits.stream_bytes.saturating_sub(self.pos);
-        if left == 0 && !buf.is_empty() {
-            // One byte past the budget tells "exactly at the limit" from "over".
-            let mut probe = [0u8; 1];
-            return match self.inner.read(&mut probe)? {
-                0 => Ok(0),
-                _ => Err(self.fail(Stop::StreamTooLong)),
-            };
-        }
-        let want = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
-        let n = self.inner.read(&mut buf[..want])?;
-        self.watch(&buf[..n])?;
-        self.pos += n as u64;
-        Ok(n)
-    }
-}
-
-/// The size field of a tar header: octal text, or GNU base-256 when the high
-/// bit of its first byte is set.
-fn header_size(h: &[u8; 512]) -> Option<u64> {
-    let field = &h[124..136];
-    if field[0] & 0x80 != 0 {
-        let mut v: u64 = 0;
-        for (i, &b) in field.iter().enumerate() {
-            let b = if i == 0 { b & 0x7f } else { b };
-            v = v.checked_mul(256)?.checked_add(u64::from(b))?;
-        }
-        return Some(v);
-    }
-    let text = std::str::from_utf8(field).ok()?;
-    let text = text.trim_matches(|c: char| c == '\0' || c == ' ');
-    if text.is_empty() {
-        return Some(0);
-    }
-    u64::from_str_radix(text, 8).ok()
 }
 
 /// Reads up to `n` bytes from the front of `r` (fewer only at end of input).
@@ -234,18 +103,8 @@ impl MemTree {
         name: &str,
         limits: &ArchiveLimits,
     ) -> Result<MemTree, Error> {
-        let stop = Rc::new(Cell::new(Stop::None));
         let (inner, format) = decoder(input, name)?;
-        let stream = Watched {
-            inner,
-            pos: 0,
-            next_header: 0,
-            header: [0; 512],
-            header_len: 0,
-            members: 0,
-            limits: *limits,
-            stop: stop.clone(),
-        };
+        let (stream, stop) = Watched::new(inner, limits.stream_bytes, limits.members);
         let mut members = Members::default();
         let collected = collect(stream, (name, format), limits, &mut members);
         if let Err(e) = collected {
@@ -361,6 +220,10 @@ fn budget_error(name: &str, limits: &ArchiveLimits, stop: Stop) -> Option<Error>
         Stop::TooManyMembers => {
             format!("archive too large: more than {} members", limits.members)
         }
+        Stop::LongNameTooLarge(size) => format!(
+            "a GNU long name of {size} bytes, longer than a path can be \
+             (at most {MAX_LONG_NAME})"
+        ),
         Stop::MetaRecordTooLarge(size) => format!(
             "archive too large: a long-name or pax record of {size} bytes \
              (at most {MAX_META_RECORD} accepted)"
@@ -531,14 +394,5 @@ mod tests {
         assert!(member_path("/etc/passwd").is_err());
         assert!(member_path("a/../../b").is_err());
         assert_eq!(member_path("./a//b/").unwrap(), "a/b");
-    }
-
-    #[test]
-    fn header_sizes_read_octal_and_base_256() {
-        let mut h = [0u8; 512];
-        h[124..136].copy_from_slice(b"00000001750\0");
-        assert_eq!(header_size(&h), Some(1000));
-        h[124..136].copy_from_slice(&[0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0]);
-        assert_eq!(header_size(&h), Some(256));
     }
 }
