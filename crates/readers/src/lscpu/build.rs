@@ -301,7 +301,9 @@ fn is_power(arch: &Arch) -> bool {
     matches!(arch, Arch::PowerPc64 | Arch::PowerPc)
 }
 
-/// Placement straight from `lscpu -p` rows.
+/// Placement straight from `lscpu -p` rows: each row checked and indexed by
+/// CPU, each on-line CPU placed from its row, POWER's big cores told from
+/// the L1 column, and cores numbered per CPU type.
 fn places_from_csv(
     s: &Scanned,
     csv: &super::scan::Csv,
@@ -311,31 +313,7 @@ fn places_from_csv(
     model: Option<&str>,
     source: &str,
 ) -> Result<Vec<Place>, Error> {
-    let mut rows: BTreeMap<u32, &super::scan::CsvRow> = BTreeMap::new();
-    for r in &csv.rows {
-        if r.cpu as usize >= MAX_CPUS || !present.contains(r.cpu as usize) {
-            return Err(Error::at_line(
-                source,
-                r.line,
-                format!(
-                    "parsable row for CPU {}, which the summary does not list",
-                    r.cpu
-                ),
-            ));
-        }
-        if rows.insert(r.cpu, r).is_some() {
-            return Err(Error::at_line(
-                source,
-                r.line,
-                format!("CPU {} has two parsable rows", r.cpu),
-            ));
-        }
-    }
-    let l1_col = csv
-        .cache_names
-        .iter()
-        .position(|n| n == "L1d")
-        .or_else(|| csv.cache_names.iter().position(|n| n == "L1i"));
+    let rows = rows_by_cpu(csv, present, source)?;
     let mut places = Vec::new();
     for cpu in online.iter() {
         let Some(r) = rows.get(&(cpu as u32)) else {
@@ -355,34 +333,8 @@ fn places_from_csv(
             kind: None,
         });
     }
-    // POWER9/10 big cores: the parsable Core column is the SMT8 thread set,
-    // while the L1 column separates its two SMT4 thread groups.
     if is_power(arch) {
-        let mut core_of_l1: BTreeMap<u32, u32> = BTreeMap::new();
-        let mut split = false;
-        let mut consistent = l1_col.is_some();
-        if let Some(col) = l1_col {
-            for p in &places {
-                match rows[&p.cpu].caches[col] {
-                    Some(l1) => match core_of_l1.insert(l1, p.core) {
-                        Some(prev) if prev != p.core => consistent = false,
-                        _ => {}
-                    },
-                    None => consistent = false,
-                }
-            }
-            let cores: std::collections::BTreeSet<u32> = places.iter().map(|p| p.core).collect();
-            split = consistent && core_of_l1.len() > cores.len();
-        }
-        if split {
-            let col = l1_col.unwrap_or(0);
-            for p in &mut places {
-                p.big_core = Some(p.core);
-                p.core = rows[&p.cpu].caches[col].unwrap_or(0);
-            }
-        } else if l1_col.is_none() && power_big_core_model(model) {
-            split_power_big_cores(&mut places, 8);
-        }
+        split_power_cores_by_l1(csv, &rows, &mut places, model);
     }
     assign_kinds(s, &mut places);
     // lscpu numbers logical cores per CPU type (util-linux's arm hybrid test:
@@ -395,6 +347,79 @@ fn places_from_csv(
         }
     }
     Ok(places)
+}
+
+type Rows<'a> = BTreeMap<u32, &'a super::scan::CsvRow>;
+
+/// The parsable rows by CPU: each for a CPU the summary lists, once.
+fn rows_by_cpu<'a>(
+    csv: &'a super::scan::Csv,
+    present: &CpuMask,
+    source: &str,
+) -> Result<Rows<'a>, Error> {
+    let mut rows: Rows = BTreeMap::new();
+    for r in &csv.rows {
+        if r.cpu as usize >= MAX_CPUS || !present.contains(r.cpu as usize) {
+            return Err(Error::at_line(
+                source,
+                r.line,
+                format!(
+                    "parsable row for CPU {}, which the summary does not list",
+                    r.cpu
+                ),
+            ));
+        }
+        if rows.insert(r.cpu, r).is_some() {
+            return Err(Error::at_line(
+                source,
+                r.line,
+                format!("CPU {} has two parsable rows", r.cpu),
+            ));
+        }
+    }
+    Ok(rows)
+}
+
+/// POWER9/10 big cores: the parsable Core column is the SMT8 thread set,
+/// while the L1 column separates its two SMT4 thread groups; without an L1
+/// column, the model name says whether the cores are big.
+fn split_power_cores_by_l1(
+    csv: &super::scan::Csv,
+    rows: &Rows,
+    places: &mut [Place],
+    model: Option<&str>,
+) {
+    let l1_col = csv
+        .cache_names
+        .iter()
+        .position(|n| n == "L1d")
+        .or_else(|| csv.cache_names.iter().position(|n| n == "L1i"));
+    let Some(col) = l1_col else {
+        if power_big_core_model(model) {
+            split_power_big_cores(places, 8);
+        }
+        return;
+    };
+    // Each L1 must lie within one Core, and there must be more L1s than Cores.
+    let mut core_of_l1: BTreeMap<u32, u32> = BTreeMap::new();
+    for p in places.iter() {
+        let Some(l1) = rows[&p.cpu].caches[col] else {
+            return;
+        };
+        if core_of_l1
+            .insert(l1, p.core)
+            .is_some_and(|prev| prev != p.core)
+        {
+            return;
+        }
+    }
+    let cores: std::collections::BTreeSet<u32> = places.iter().map(|p| p.core).collect();
+    if core_of_l1.len() > cores.len() {
+        for p in places.iter_mut() {
+            p.big_core = Some(p.core);
+            p.core = rows[&p.cpu].caches[col].unwrap_or(0);
+        }
+    }
 }
 
 /// On hybrid machines lscpu prints one block per CPU type in order of each
@@ -457,7 +482,9 @@ fn counts_of(t: &super::scan::CpuType) -> Counts {
     }
 }
 
-/// Placement from the summary's counts alone (see the module documentation).
+/// Placement from the summary's counts alone (see the module documentation):
+/// the counts of each CPU type, checked against the on-line CPUs, then each
+/// type's share placed in turn, then POWER's big cores split.
 fn places_from_counts(
     s: &Scanned,
     online: &CpuMask,
@@ -467,69 +494,22 @@ fn places_from_counts(
     source: &str,
 ) -> Result<Vec<Place>, Error> {
     let cpus: Vec<u32> = online.iter().map(|c| c as u32).collect();
-    let types: Vec<Counts> = if s.types.is_empty() {
-        vec![Counts {
-            threads: 1,
-            cores_per_socket: None,
-            sockets: 1,
-            s390_books: false,
-            line: 0,
-        }]
-    } else {
-        s.types.iter().map(counts_of).collect()
-    };
-    let no_offline = s.offline.as_ref().is_none_or(|o| o.value.is_empty());
-    let check = no_offline && !types.iter().any(|t| t.s390_books);
-    let threads_last = matches!(arch, Arch::X86_64 | Arch::X86);
-
+    let types = type_counts(s);
     // Each type's share of the on-line CPUs, in order; exact (u128 holds any
     // product of three u32 counts) so error messages print the real product.
-    let mut sizes: Vec<u128> = Vec::with_capacity(types.len());
-    for t in &types {
-        match t.cores_per_socket {
-            Some(c) => sizes.push(t.sockets as u128 * c as u128 * t.threads as u128),
-            None => sizes.push(u128::MAX),
-        }
-    }
-    if check {
-        let total: u128 = sizes.iter().fold(0u128, |sum, &n| sum.saturating_add(n));
-        if types.len() == 1 && types[0].cores_per_socket.is_some() {
-            let t = &types[0];
-            let c = t.cores_per_socket.unwrap_or(0) as usize;
-            let n = cpus.len();
-            // lscpu prints the most threads any core has and divides the
-            // number of cores by the number of sockets, rounding down. So the
-            // machine has between S·C and S·C + S − 1 cores, one of them with
-            // T threads and the others with 1 to T: unequal sockets (POWER
-            // LPAR nodes) and cores (Intel hybrids: 12 cores, 20 CPUs) pass,
-            // counts no machine can have do not.
-            let (s_, t_) = (t.sockets as u128, t.threads as u128);
-            let least = (s_ * c as u128).saturating_sub(1) + t_;
-            let most = (s_ * c as u128 + s_ - 1) * t_;
-            let fits = (least..=most).contains(&(n as u128));
-            if !fits {
-                return Err(Error::at_line(
-                    source,
-                    t.line,
-                    format!(
-                        "Socket(s) {} × Core(s) per socket {c} × Thread(s) per core {} = {}, \
-                         but {n} CPUs are on-line",
-                        t.sockets, t.threads, total
-                    ),
-                ));
-            }
-        } else if types.len() > 1 && total != cpus.len() as u128 {
-            return Err(Error::at_line(
-                source,
-                types[0].line,
-                format!(
-                    "the CPU type blocks add up to {total} CPUs, but {} are on-line",
-                    cpus.len()
-                ),
-            ));
-        }
+    let sizes: Vec<u128> = types
+        .iter()
+        .map(|t| match t.cores_per_socket {
+            Some(c) => t.sockets as u128 * c as u128 * t.threads as u128,
+            None => u128::MAX,
+        })
+        .collect();
+    let no_offline = s.offline.as_ref().is_none_or(|o| o.value.is_empty());
+    if no_offline && !types.iter().any(|t| t.s390_books) {
+        check_counts(&types, &sizes, cpus.len(), source)?;
     }
 
+    let threads_last = matches!(arch, Arch::X86_64 | Arch::X86);
     let mut places = Vec::with_capacity(cpus.len());
     let mut next_core = 0u32;
     let mut start = 0usize;
@@ -542,15 +522,13 @@ fn places_from_counts(
         let slice = &cpus[start..start + take];
         start += take;
         let kind = (types.len() > 1).then_some(ti as u16);
-        place_one_type(
-            slice,
+        let how = TypePlacement {
             t,
             nodes,
             threads_last,
             kind,
-            &mut next_core,
-            &mut places,
-        );
+        };
+        how.place(slice, &mut next_core, &mut places);
     }
     places.sort_by_key(|p| p.cpu);
 
@@ -560,74 +538,138 @@ fn places_from_counts(
         .iter()
         .filter(|c| c.level == 1)
         .find_map(|c| c.size.instances);
-    let cores = next_core as u64;
-    let l1_says_split = l1_instances.is_some_and(|n| n as u64 == 2 * cores);
+    let l1_says_split = l1_instances.is_some_and(|n| n as u64 == 2 * next_core as u64);
     if is_power(arch) && max_threads == 8 && (power_big_core_model(model) || l1_says_split) {
         split_power_big_cores(&mut places, 8);
     }
     Ok(places)
 }
 
-/// Places one CPU type's on-line CPUs into sockets, cores and threads.
-fn place_one_type(
-    cpus: &[u32],
-    t: &Counts,
-    nodes: &[(u32, CpuMask, usize)],
+/// Each CPU-type block's counts; one block of unknown shape if there is none.
+fn type_counts(s: &Scanned) -> Vec<Counts> {
+    if s.types.is_empty() {
+        return vec![Counts {
+            threads: 1,
+            cores_per_socket: None,
+            sockets: 1,
+            s390_books: false,
+            line: 0,
+        }];
+    }
+    s.types.iter().map(counts_of).collect()
+}
+
+/// The counts must describe the on-line CPUs (module documentation: the
+/// range a machine with unequal sockets or cores can have).
+fn check_counts(types: &[Counts], sizes: &[u128], n: usize, source: &str) -> Result<(), Error> {
+    let total: u128 = sizes.iter().fold(0u128, |sum, &n| sum.saturating_add(n));
+    if let ([t], Some(c)) = (types, types.first().and_then(|t| t.cores_per_socket)) {
+        // lscpu prints the most threads any core has and divides the
+        // number of cores by the number of sockets, rounding down. So the
+        // machine has between S·C and S·C + S − 1 cores, one of them with
+        // T threads and the others with 1 to T: unequal sockets (POWER
+        // LPAR nodes) and cores (Intel hybrids: 12 cores, 20 CPUs) pass,
+        // counts no machine can have do not.
+        let (s_, c_, t_) = (t.sockets as u128, c as u128, t.threads as u128);
+        let least = (s_ * c_).saturating_sub(1) + t_;
+        let most = (s_ * c_ + s_ - 1) * t_;
+        if !(least..=most).contains(&(n as u128)) {
+            return Err(Error::at_line(
+                source,
+                t.line,
+                format!(
+                    "Socket(s) {} × Core(s) per socket {c} × Thread(s) per core {} = {total}, \
+                     but {n} CPUs are on-line",
+                    t.sockets, t.threads
+                ),
+            ));
+        }
+    } else if types.len() > 1 && total != n as u128 {
+        return Err(Error::at_line(
+            source,
+            types[0].line,
+            format!("the CPU type blocks add up to {total} CPUs, but {n} are on-line"),
+        ));
+    }
+    Ok(())
+}
+
+/// How one CPU type's on-line CPUs are placed into sockets, cores and threads.
+struct TypePlacement<'a> {
+    t: &'a Counts,
+    nodes: &'a [(u32, CpuMask, usize)],
     threads_last: bool,
     kind: Option<u16>,
-    next_core: &mut u32,
-    out: &mut Vec<Place>,
-) {
-    if cpus.is_empty() {
-        return;
-    }
-    let sockets = t.sockets.max(1) as usize;
-    let threads = t.threads.max(1) as usize;
-    let mine: CpuMask = cpus.iter().map(|&c| c as usize).collect();
-    let node_parts: Vec<CpuMask> = nodes
-        .iter()
-        .map(|(_, m, _)| m.and(&mine))
-        .filter(|m| !m.is_empty())
-        .collect();
-    let covered = node_parts
-        .iter()
-        .fold(CpuMask::new(), |acc, m| acc.or(m))
-        .weight()
-        == cpus.len();
+}
 
-    // Rule 1: whole NUMA nodes make up each socket.
-    if covered && !node_parts.is_empty() && node_parts.len().is_multiple_of(sockets) {
+impl TypePlacement<'_> {
+    /// Rule 1 when whole nodes make up each socket, else rule 2 (module
+    /// documentation): threads last across the machine, or adjacent
+    /// siblings in runs ordered by node.
+    fn place(&self, cpus: &[u32], next_core: &mut u32, out: &mut Vec<Place>) {
+        if cpus.is_empty() {
+            return;
+        }
+        let mine: CpuMask = cpus.iter().map(|&c| c as usize).collect();
+        let node_parts: Vec<CpuMask> = self
+            .nodes
+            .iter()
+            .map(|(_, m, _)| m.and(&mine))
+            .filter(|m| !m.is_empty())
+            .collect();
+        let covered = node_parts
+            .iter()
+            .fold(CpuMask::new(), |acc, m| acc.or(m))
+            .weight()
+            == cpus.len();
+        let sockets = self.t.sockets.max(1) as usize;
+        if covered && !node_parts.is_empty() && node_parts.len().is_multiple_of(sockets) {
+            self.by_whole_nodes(&node_parts, next_core, out);
+        } else if self.threads_last {
+            self.threads_last_across(cpus, next_core, out);
+        } else {
+            self.adjacent_runs(cpus, &node_parts, next_core, out);
+        }
+    }
+
+    fn threads(&self) -> usize {
+        self.t.threads.max(1) as usize
+    }
+
+    /// Rule 1: each socket is made of whole NUMA nodes, in node order.
+    fn by_whole_nodes(&self, node_parts: &[CpuMask], next_core: &mut u32, out: &mut Vec<Place>) {
+        let sockets = self.t.sockets.max(1) as usize;
         let per = node_parts.len() / sockets;
-        for s in 0..sockets {
-            let members: Vec<u32> = node_parts[s * per..(s + 1) * per]
+        for (s, parts) in node_parts.chunks(per).enumerate() {
+            let members: Vec<u32> = parts
                 .iter()
                 .fold(CpuMask::new(), |acc, m| acc.or(m))
                 .iter()
                 .map(|c| c as u32)
                 .collect();
-            let cores = t.cores_per_socket.map(|c| c as usize);
-            place_socket(
-                &members,
-                s as u32,
-                threads,
+            let cores = self.t.cores_per_socket.map(|c| c as usize);
+            let socket = SocketPlacement {
+                package: s as u32,
+                threads: self.threads(),
                 cores,
-                threads_last,
-                kind,
-                next_core,
-                out,
-            );
+                threads_last: self.threads_last,
+                kind: self.kind,
+            };
+            socket.place(&members, next_core, out);
         }
-        return;
     }
-    // Rule 2: no node boundary to follow.
-    if threads_last {
-        // All first threads, then all second threads, across the machine.
+
+    /// Rule 2 on x86: all first threads, then all second threads, across
+    /// the machine.
+    fn threads_last_across(&self, cpus: &[u32], next_core: &mut u32, out: &mut Vec<Place>) {
+        let sockets = self.t.sockets.max(1) as usize;
         let cores_total = core_count(
             cpus.len(),
-            threads,
-            t.cores_per_socket.map(|c| c as usize * sockets),
+            self.threads(),
+            self.t.cores_per_socket.map(|c| c as usize * sockets),
         );
-        let per_socket = t
+        let per_socket = self
+            .t
             .cores_per_socket
             .map_or(cores_total.div_ceil(sockets), |c| c as usize)
             .max(1);
@@ -640,69 +682,85 @@ fn place_one_type(
                 cluster: None,
                 big_core: None,
                 core: base + core as u32,
-                kind,
+                kind: self.kind,
             });
         }
         *next_core += cores_total as u32;
-        return;
     }
-    // Siblings adjacent: consecutive chunks, ordered by node then CPU number.
-    let mut ordered: Vec<u32> = Vec::with_capacity(cpus.len());
-    let mut seen = CpuMask::new();
-    for part in &node_parts {
-        for c in part.iter() {
-            if !seen.contains(c) {
-                seen.set(c);
-                ordered.push(c as u32);
+
+    /// Rule 2 elsewhere: siblings adjacent, sockets as consecutive runs
+    /// ordered by node, then CPU number.
+    fn adjacent_runs(
+        &self,
+        cpus: &[u32],
+        node_parts: &[CpuMask],
+        next_core: &mut u32,
+        out: &mut Vec<Place>,
+    ) {
+        let sockets = self.t.sockets.max(1) as usize;
+        let mut ordered: Vec<u32> = Vec::with_capacity(cpus.len());
+        let mut seen = CpuMask::new();
+        for part in node_parts {
+            for c in part.iter() {
+                if !seen.contains(c) {
+                    seen.set(c);
+                    ordered.push(c as u32);
+                }
             }
         }
-    }
-    ordered.extend(cpus.iter().filter(|&&c| !seen.contains(c as usize)));
-    let per_socket = match t.cores_per_socket {
-        Some(c) => (c as usize * threads).max(1),
-        None => cpus.len().div_ceil(sockets).max(1),
-    };
-    for (s, chunk) in ordered.chunks(per_socket).enumerate() {
-        let mut members = chunk.to_vec();
-        members.sort_unstable();
-        let s = s.min(sockets - 1) as u32;
-        place_socket(&members, s, threads, None, false, kind, next_core, out);
+        ordered.extend(cpus.iter().filter(|&&c| !seen.contains(c as usize)));
+        let per_socket = match self.t.cores_per_socket {
+            Some(c) => (c as usize * self.threads()).max(1),
+            None => cpus.len().div_ceil(sockets).max(1),
+        };
+        for (s, chunk) in ordered.chunks(per_socket).enumerate() {
+            let mut members = chunk.to_vec();
+            members.sort_unstable();
+            let socket = SocketPlacement {
+                package: s.min(sockets - 1) as u32,
+                threads: self.threads(),
+                cores: None,
+                threads_last: false,
+                kind: self.kind,
+            };
+            socket.place(&members, next_core, out);
+        }
     }
 }
 
-/// Splits one socket's CPUs (ascending) into cores.
-#[allow(clippy::too_many_arguments)]
-fn place_socket(
-    members: &[u32],
+/// One socket's CPUs (ascending) split into cores.
+struct SocketPlacement {
     package: u32,
     threads: usize,
     cores: Option<usize>,
     threads_last: bool,
     kind: Option<u16>,
-    next_core: &mut u32,
-    out: &mut Vec<Place>,
-) {
-    let cores_here = if threads_last {
-        core_count(members.len(), threads, cores)
-    } else {
-        members.len().div_ceil(threads)
-    };
-    for (pos, &cpu) in members.iter().enumerate() {
-        let core = if threads_last {
-            pos % cores_here
+}
+
+impl SocketPlacement {
+    fn place(&self, members: &[u32], next_core: &mut u32, out: &mut Vec<Place>) {
+        let cores_here = if self.threads_last {
+            core_count(members.len(), self.threads, self.cores)
         } else {
-            pos / threads
+            members.len().div_ceil(self.threads)
         };
-        out.push(Place {
-            cpu,
-            package,
-            cluster: None,
-            big_core: None,
-            core: *next_core + core as u32,
-            kind,
-        });
+        for (pos, &cpu) in members.iter().enumerate() {
+            let core = if self.threads_last {
+                pos % cores_here
+            } else {
+                pos / self.threads
+            };
+            out.push(Place {
+                cpu,
+                package: self.package,
+                cluster: None,
+                big_core: None,
+                core: *next_core + core as u32,
+                kind: self.kind,
+            });
+        }
+        *next_core += cores_here as u32;
     }
-    *next_core += cores_here as u32;
 }
 
 /// How many cores `n` CPUs of at most `threads` threads form: lscpu's count

@@ -186,146 +186,192 @@ fn node_label(label: &str) -> Option<&str> {
     label.strip_prefix("NUMA node")?.strip_suffix(" CPU(s)")
 }
 
-/// Reads every line of `text`.
+/// One `Label: value` line of the summary.
+struct Field<'a> {
+    label: &'a str,
+    value: &'a str,
+    line: usize,
+    source: &'a str,
+}
+
+impl Field<'_> {
+    fn count(&self) -> Result<u32, Error> {
+        count(self.value, self.label, self.source, self.line)
+    }
+
+    fn mask(&self) -> Result<CpuMask, Error> {
+        let hex = self.label.ends_with("mask");
+        mask(self.value, self.label, self.source, self.line, hex)
+    }
+}
+
+/// Reads every line of `text`: the CPU tables first (their lines are not
+/// summary fields), then each summary field as a machine-wide field, a
+/// CPU-type field, a node list or a cache.
 pub fn scan(text: &str, source: &str) -> Result<Scanned, Error> {
     let mut s = Scanned::default();
     let lines: Vec<&str> = text.lines().collect();
     let mut csv_lines = vec![false; lines.len()];
     s.csv = scan_csv(&lines, &mut csv_lines, source)?;
 
-    let mut current = CpuType::default();
-    let mut started = false;
+    let mut blocks = TypeBlocks::default();
     for (idx, raw) in lines.iter().enumerate() {
-        let line = idx + 1;
         if csv_lines[idx] || raw.trim_start().starts_with('#') {
             continue;
         }
         let Some((label, value)) = split_label(raw) else {
             continue;
         };
-        // Per-type fields: a field already set in the current block starts the
-        // next block (hybrid machines repeat "Model name:" ... "Socket(s):").
-        macro_rules! type_field {
-            ($field:ident, $val:expr) => {{
-                if current.$field.is_some() {
-                    s.types.push(std::mem::take(&mut current));
-                }
-                current.$field = Some(At { value: $val, line });
-                started = true;
-            }};
+        let f = Field {
+            label,
+            value,
+            line: idx + 1,
+            source,
+        };
+        if !machine_field(&mut s, &f)? && !blocks.field(&f)? {
+            node_or_cache_field(&mut s, &f)?;
         }
-        match label {
-            "Architecture" => set_once(
-                &mut s.architecture,
-                value.to_string(),
-                line,
-                "Architecture",
-                source,
-            )?,
-            "CPU op-mode(s)" => s.op_modes = Some(value.to_string()),
-            "CPU(s)" => {
-                let n = number(value, "CPU(s)", source, line)?;
-                set_once(&mut s.cpus, n, line, "CPU(s)", source)?;
-            }
-            "On-line CPU(s) list" | "On-line CPU(s) mask" => {
-                let m = mask(value, label, source, line, label.ends_with("mask"))?;
-                set_once(&mut s.online, m, line, label, source)?;
-            }
-            "Off-line CPU(s) list" | "Off-line CPU(s) mask" => {
-                let m = mask(value, label, source, line, label.ends_with("mask"))?;
-                set_once(&mut s.offline, m, line, label, source)?;
-            }
-            "Vendor ID" => s.vendor = Some(value.to_string()),
-            "ISA" => s.isa = Some(value.to_string()),
-            "Flags" => s.flags = Some(value.to_string()),
-            "Model name" => type_field!(model_name, value.to_string()),
+    }
+    s.types = blocks.finish();
+    Ok(s)
+}
+
+/// Fields said once for the whole machine; false if `f` is not one.
+fn machine_field(s: &mut Scanned, f: &Field) -> Result<bool, Error> {
+    let (label, value, line, source) = (f.label, f.value, f.line, f.source);
+    match label {
+        "Architecture" => set_once(&mut s.architecture, value.to_string(), line, label, source)?,
+        "CPU op-mode(s)" => s.op_modes = Some(value.to_string()),
+        "CPU(s)" => {
+            let n = number(value, label, source, line)?;
+            set_once(&mut s.cpus, n, line, label, source)?;
+        }
+        "On-line CPU(s) list" | "On-line CPU(s) mask" => {
+            set_once(&mut s.online, f.mask()?, line, label, source)?
+        }
+        "Off-line CPU(s) list" | "Off-line CPU(s) mask" => {
+            set_once(&mut s.offline, f.mask()?, line, label, source)?
+        }
+        "Vendor ID" => s.vendor = Some(value.to_string()),
+        "ISA" => s.isa = Some(value.to_string()),
+        "Flags" => s.flags = Some(value.to_string()),
+        "Hypervisor vendor" => s.hypervisor_vendor = Some(value.to_string()),
+        "NUMA node(s)" => set_once(&mut s.node_count, f.count()?, line, label, source)?,
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// The CPU-type blocks: hybrid machines repeat "Model name:" ...
+/// "Socket(s):" once per kind of core, so a field already set in the
+/// current block starts the next one.
+#[derive(Default)]
+struct TypeBlocks {
+    done: Vec<CpuType>,
+    current: CpuType,
+    started: bool,
+}
+
+impl TypeBlocks {
+    fn put<T>(&mut self, slot: fn(&mut CpuType) -> &mut Option<At<T>>, value: T, line: usize) {
+        if slot(&mut self.current).is_some() {
+            self.done.push(std::mem::take(&mut self.current));
+        }
+        *slot(&mut self.current) = Some(At { value, line });
+        self.started = true;
+    }
+
+    /// Takes `f` if it is a CPU-type field; false if it is not one.
+    fn field(&mut self, f: &Field) -> Result<bool, Error> {
+        let line = f.line;
+        match f.label {
+            "Model name" => self.put(|t| &mut t.model_name, f.value.to_string(), line),
             "Thread(s) per core" => {
-                let n = count(value, label, source, line)?;
+                let n = f.count()?;
                 if n == 0 {
-                    return Err(Error::at_line(source, line, "Thread(s) per core is 0"));
+                    return Err(Error::at_line(f.source, line, "Thread(s) per core is 0"));
                 }
-                type_field!(threads_per_core, n)
+                self.put(|t| &mut t.threads_per_core, n, line)
             }
-            "Core(s) per socket" => {
-                type_field!(cores_per_socket, count(value, label, source, line)?)
-            }
-            "Core(s) per cluster" => {
-                type_field!(cores_per_cluster, count(value, label, source, line)?)
-            }
+            "Core(s) per socket" => self.put(|t| &mut t.cores_per_socket, f.count()?, line),
+            "Core(s) per cluster" => self.put(|t| &mut t.cores_per_cluster, f.count()?, line),
             "Socket(s)" => {
-                let v = if value == "-" {
+                let v = if f.value == "-" {
                     None
                 } else {
-                    Some(count(value, label, source, line)?)
+                    Some(f.count()?)
                 };
-                type_field!(sockets, v)
+                self.put(|t| &mut t.sockets, v, line)
             }
-            "Cluster(s)" => type_field!(clusters, count(value, label, source, line)?),
-            "Socket(s) per book" => {
-                type_field!(sockets_per_book, count(value, label, source, line)?)
-            }
-            "Book(s) per drawer" => {
-                type_field!(books_per_drawer, count(value, label, source, line)?)
-            }
-            "Book(s)" => type_field!(books, count(value, label, source, line)?),
-            "Drawer(s)" => type_field!(drawers, count(value, label, source, line)?),
-            "Hypervisor vendor" => s.hypervisor_vendor = Some(value.to_string()),
-            "NUMA node(s)" => {
-                let n = count(value, label, source, line)?;
-                set_once(&mut s.node_count, n, line, label, source)?;
-            }
-            _ => {
-                if let Some(id) = node_label(label) {
-                    let id = number(id, "NUMA node number", source, line)?;
-                    let m = mask(value, label, source, line, false)?;
-                    // lscpu prints each node once; a repeat (even with the
-                    // same list) means two outputs were pasted together.
-                    if let Some(prev) = s.node_lists.iter().find(|n| n.value.0 == id) {
-                        return Err(Error::at_line(
-                            source,
-                            line,
-                            format!("{label} given twice (first on line {})", prev.line),
-                        ));
-                    }
-                    s.node_lists.push(At {
-                        value: (id, m),
-                        line,
-                    });
-                } else if let Some((level, suffix)) = cache_label(label) {
-                    if value.is_empty() {
-                        continue; // a hierarchic section header
-                    }
-                    let size = parse_size(value)
-                        .map_err(|e| Error::at_line(source, line, format!("{label}: {e}")))?;
-                    let name = format!("L{level}{suffix}");
-                    if let Some(prev) = s.caches.iter().find(|c| c.name == name) {
-                        if prev.size != size {
-                            return Err(Error::at_line(
-                                source,
-                                line,
-                                format!(
-                                    "{label} given again with a different size (first on line {})",
-                                    prev.line
-                                ),
-                            ));
-                        }
-                        continue;
-                    }
-                    s.caches.push(CacheLine {
-                        name,
-                        level,
-                        size,
-                        line,
-                    });
-                }
-                // Anything else is a field the model has no place for.
-            }
+            "Cluster(s)" => self.put(|t| &mut t.clusters, f.count()?, line),
+            "Socket(s) per book" => self.put(|t| &mut t.sockets_per_book, f.count()?, line),
+            "Book(s) per drawer" => self.put(|t| &mut t.books_per_drawer, f.count()?, line),
+            "Book(s)" => self.put(|t| &mut t.books, f.count()?, line),
+            "Drawer(s)" => self.put(|t| &mut t.drawers, f.count()?, line),
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    fn finish(mut self) -> Vec<CpuType> {
+        if self.started {
+            self.done.push(self.current);
+        }
+        self.done
+    }
+}
+
+/// A `NUMA nodeN CPU(s)` list or an `Lx cache` line; anything else is a
+/// field the model has no place for.
+fn node_or_cache_field(s: &mut Scanned, f: &Field) -> Result<(), Error> {
+    let (label, line, source) = (f.label, f.line, f.source);
+    if let Some(id) = node_label(label) {
+        let id = number(id, "NUMA node number", source, line)?;
+        let m = f.mask()?;
+        // lscpu prints each node once; a repeat (even with the same list)
+        // means two outputs were pasted together.
+        if let Some(prev) = s.node_lists.iter().find(|n| n.value.0 == id) {
+            return Err(Error::at_line(
+                source,
+                line,
+                format!("{label} given twice (first on line {})", prev.line),
+            ));
+        }
+        s.node_lists.push(At {
+            value: (id, m),
+            line,
+        });
+        return Ok(());
+    }
+    let Some((level, suffix)) = cache_label(label) else {
+        return Ok(());
+    };
+    if f.value.is_empty() {
+        return Ok(()); // a hierarchic section header
+    }
+    let size =
+        parse_size(f.value).map_err(|e| Error::at_line(source, line, format!("{label}: {e}")))?;
+    let name = format!("L{level}{suffix}");
+    match s.caches.iter().find(|c| c.name == name) {
+        Some(prev) if prev.size != size => Err(Error::at_line(
+            source,
+            line,
+            format!(
+                "{label} given again with a different size (first on line {})",
+                prev.line
+            ),
+        )),
+        Some(_) => Ok(()),
+        None => {
+            s.caches.push(CacheLine {
+                name,
+                level,
+                size,
+                line,
+            });
+            Ok(())
         }
     }
-    if started {
-        s.types.push(current);
-    }
-    Ok(s)
 }
 
 /// The columns `lscpu -p[=LIST]` and `lscpu -e[=LIST]` can print (util-linux

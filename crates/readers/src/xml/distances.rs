@@ -1,12 +1,15 @@
 //! NUMA distance matrices: hwloc v2 `<distances2>` and v1 `<distances>`,
 //! checked and turned into the model's matrix.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use super::line_of;
-use super::raw::{Distances, Raw, RawObj};
+use super::raw::{Distances, Raw, RawObj, V1Distances};
 use crate::Error;
 
+/// The model's node distance matrix: every NUMA `<distances2>` checked, then
+/// the latency one (else the first that is not a bandwidth) if it covers
+/// every node, else a v1 `<distances>` over the nodes' depth, else none.
 pub(super) fn numa_distances(
     raw: &Raw,
     objs: &[RawObj],
@@ -15,7 +18,6 @@ pub(super) fn numa_distances(
     text: &str,
     source: &str,
 ) -> Result<Option<Vec<u32>>, Error> {
-    let n = numa.len();
     // Every NUMA matrix must name existing nodes, each once: hwloc silently
     // drops such a matrix, which would hide a broken file behind "no distances".
     let mut checked: Vec<(&Distances, Vec<u32>)> = Vec::new();
@@ -23,12 +25,10 @@ pub(super) fn numa_distances(
         let ids = distances2_node_ids(d, objs, numa, node_ids, text, source)?;
         checked.push((d, ids));
     }
-    if n == 0 {
+    if numa.is_empty() {
         return Ok(None);
     }
-    let mut sorted: Vec<u32> = node_ids.to_vec();
-    sorted.sort_unstable();
-    let pos_of = |id: u32| sorted.binary_search(&id).ok();
+    let order = NodeOrder::new(node_ids);
     // hwloc kind bits: 4 = means latency, 8 = means bandwidth.
     let candidates = checked.iter().filter(|(d, _)| d.kind & 8 == 0);
     let chosen = candidates
@@ -37,66 +37,113 @@ pub(super) fn numa_distances(
         .or_else(|| candidates.clone().next());
     if let Some((d, ids)) = chosen {
         let err = |m: String| Error::at_line(source, line_of(text, d.pos), m);
-        let k = ids.len();
-        if k != n {
-            // A matrix over a subset of the nodes (hwloc keeps those after
-            // restricting a topology) cannot fill the model's.
-            return Ok(None);
-        }
-        let mut matrix = vec![0u32; n * n];
-        for (a, &ia) in ids.iter().enumerate() {
-            for (c, &ic) in ids.iter().enumerate() {
-                let (Some(pa), Some(pc)) = (pos_of(ia), pos_of(ic)) else {
-                    return Err(err(format!(
-                        "distances2 names NUMA node P#{} that does not exist",
-                        if pos_of(ia).is_none() { ia } else { ic }
-                    )));
-                };
-                let v = d.values[a * k + c];
-                matrix[pa * n + pc] = u32::try_from(v)
-                    .map_err(|_| err(format!("distance {v} does not fit 32 bits")))?;
-            }
-        }
-        return Ok(Some(matrix));
+        return v2_matrix(d, ids, &order, err);
     }
-    // hwloc v1: a matrix over the objects at one depth, if those are the nodes.
-    let node_of: HashMap<usize, usize> = numa.iter().enumerate().map(|(n, &i)| (i, n)).collect();
     for d in &raw.v1_distances {
-        let at_depth: Vec<usize> = (0..objs.len())
-            .filter(|&i| objs[i].depth == d.depth)
-            .collect();
-        if at_depth.len() != n || at_depth.iter().any(|i| !node_of.contains_key(i)) {
-            continue;
+        if let Some(m) = v1_matrix(d, objs, numa, node_ids, &order, text, source)? {
+            return Ok(Some(m));
         }
-        let err = |m: String| Error::at_line(source, line_of(text, d.pos), m);
-        if d.values.len() != n * n {
-            return Err(err(format!(
-                "distances has {} values for {n} objects",
-                d.values.len()
-            )));
-        }
-        // Model position of each object at the depth, in the matrix's order.
-        let pos: Vec<usize> = at_depth
-            .iter()
-            .map(|i| pos_of(node_ids[node_of[i]]).expect("known"))
-            .collect();
-        let mut matrix = vec![0u32; n * n];
-        for (a, &pa) in pos.iter().enumerate() {
-            for (c, &pc) in pos.iter().enumerate() {
-                let v = (d.values[a * n + c] * d.base).round();
-                if v > u32::MAX as f64 {
-                    return Err(err(format!(
-                        "latency {} times latency_base {} does not fit 32 bits",
-                        d.values[a * n + c],
-                        d.base
-                    )));
-                }
-                matrix[pa * n + pc] = v as u32;
-            }
-        }
-        return Ok(Some(matrix));
     }
     Ok(None)
+}
+
+/// Each node id's position in the model (nodes sorted by id).
+struct NodeOrder {
+    sorted: Vec<u32>,
+}
+
+impl NodeOrder {
+    fn new(node_ids: &[u32]) -> Self {
+        let mut sorted = node_ids.to_vec();
+        sorted.sort_unstable();
+        NodeOrder { sorted }
+    }
+
+    fn pos(&self, id: u32) -> Option<usize> {
+        self.sorted.binary_search(&id).ok()
+    }
+
+    fn len(&self) -> usize {
+        self.sorted.len()
+    }
+}
+
+/// A `<distances2>` matrix over the nodes `ids` (its order) in model order;
+/// None if it covers only some nodes (hwloc keeps those after restricting a
+/// topology, and they cannot fill the model's matrix).
+fn v2_matrix(
+    d: &Distances,
+    ids: &[u32],
+    order: &NodeOrder,
+    err: impl Fn(String) -> Error,
+) -> Result<Option<Vec<u32>>, Error> {
+    let (n, k) = (order.len(), ids.len());
+    if k != n {
+        return Ok(None);
+    }
+    let mut matrix = vec![0u32; n * n];
+    for (a, &ia) in ids.iter().enumerate() {
+        for (c, &ic) in ids.iter().enumerate() {
+            let (Some(pa), Some(pc)) = (order.pos(ia), order.pos(ic)) else {
+                return Err(err(format!(
+                    "distances2 names NUMA node P#{} that does not exist",
+                    if order.pos(ia).is_none() { ia } else { ic }
+                )));
+            };
+            let v = d.values[a * k + c];
+            matrix[pa * n + pc] =
+                u32::try_from(v).map_err(|_| err(format!("distance {v} does not fit 32 bits")))?;
+        }
+    }
+    Ok(Some(matrix))
+}
+
+/// hwloc v1: a matrix over the objects at one depth, if those are the
+/// nodes; None if they are not.
+fn v1_matrix(
+    d: &V1Distances,
+    objs: &[RawObj],
+    numa: &[usize],
+    node_ids: &[u32],
+    order: &NodeOrder,
+    text: &str,
+    source: &str,
+) -> Result<Option<Vec<u32>>, Error> {
+    let n = numa.len();
+    let node_of: HashMap<usize, usize> = numa.iter().enumerate().map(|(n, &i)| (i, n)).collect();
+    let at_depth: Vec<usize> = (0..objs.len())
+        .filter(|&i| objs[i].depth == d.depth)
+        .collect();
+    if at_depth.len() != n || at_depth.iter().any(|i| !node_of.contains_key(i)) {
+        return Ok(None);
+    }
+    let err = |m: String| Error::at_line(source, line_of(text, d.pos), m);
+    if d.values.len() != n * n {
+        return Err(err(format!(
+            "distances has {} values for {n} objects",
+            d.values.len()
+        )));
+    }
+    // Model position of each object at the depth, in the matrix's order.
+    let pos: Vec<usize> = at_depth
+        .iter()
+        .filter_map(|i| order.pos(node_ids[node_of[i]]))
+        .collect();
+    let mut matrix = vec![0u32; n * n];
+    for (a, &pa) in pos.iter().enumerate() {
+        for (c, &pc) in pos.iter().enumerate() {
+            let v = (d.values[a * n + c] * d.base).round();
+            if v > u32::MAX as f64 {
+                return Err(err(format!(
+                    "latency {} times latency_base {} does not fit 32 bits",
+                    d.values[a * n + c],
+                    d.base
+                )));
+            }
+            matrix[pa * n + pc] = v as u32;
+        }
+    }
+    Ok(Some(matrix))
 }
 
 /// The node ids a NUMA `<distances2>` names, in its order, after checking that
@@ -133,24 +180,35 @@ pub(super) fn distances2_node_ids(
             numa.len()
         )));
     }
+    // Lookups by set and map: a matrix over thousands of nodes names each once.
+    let known: HashSet<u32> = node_ids.iter().copied().collect();
+    let mut by_gp: HashMap<u64, u32> = HashMap::new();
+    if d.gp_indexing {
+        for (&i, &id) in numa.iter().zip(node_ids) {
+            if let Some(gp) = objs[i].gp_index {
+                by_gp.entry(gp).or_insert(id);
+            }
+        }
+    }
     let mut ids: Vec<u32> = Vec::with_capacity(k);
+    let mut seen: HashSet<u32> = HashSet::with_capacity(k);
     for &ix in &d.indexes {
         let id = if d.gp_indexing {
-            numa.iter()
-                .position(|&i| objs[i].gp_index == Some(ix))
-                .map(|p| node_ids[p])
+            by_gp
+                .get(&ix)
+                .copied()
                 .ok_or_else(|| err(format!("distances2 names unknown NUMA gp_index {ix}")))?
         } else {
             u32::try_from(ix)
                 .ok()
-                .filter(|id| node_ids.contains(id))
+                .filter(|id| known.contains(id))
                 .ok_or_else(|| {
                     err(format!(
                         "distances2 names NUMA node P#{ix}, which does not exist"
                     ))
                 })?
         };
-        if ids.contains(&id) {
+        if !seen.insert(id) {
             return Err(err(format!("distances2 names NUMA node P#{id} twice")));
         }
         ids.push(id);

@@ -27,37 +27,25 @@ fn dump_with(rel: &str, make: impl Fn(&Path)) -> tempfile::TempDir {
     dir
 }
 
-fn dump_fifo() -> Result<(), String> {
-    let rel = "sys/devices/system/cpu/online";
-    let dir = dump_with(rel, mkfifo);
+/// Reading a dump whose `rel` was made by `make` fails naming that file,
+/// with every one of `words` in the message.
+fn refused_in_dump(rel: &str, make: impl Fn(&Path), words: &[&str]) -> Result<(), String> {
+    let dir = dump_with(rel, make);
     let p = dir.path().join(rel);
-    expect_error(
-        readers::sysfs::read_dir(dir.path()),
-        &path_str(&p),
-        &["FIFO"],
-    )
+    expect_error(readers::sysfs::read_dir(dir.path()), &path_str(&p), words)
+}
+
+fn dump_fifo() -> Result<(), String> {
+    refused_in_dump("sys/devices/system/cpu/online", mkfifo, &["FIFO"])
 }
 
 fn dump_sparse() -> Result<(), String> {
-    let rel = "sys/devices/system/cpu/possible";
-    let dir = dump_with(rel, |p| sparse(p, 10 << 30));
-    let p = dir.path().join(rel);
-    expect_error(
-        readers::sysfs::read_dir(dir.path()),
-        &path_str(&p),
-        &["limit"],
-    )
+    let giant = |p: &Path| sparse(p, 10 << 30);
+    refused_in_dump("sys/devices/system/cpu/possible", giant, &["limit"])
 }
 
 fn dump_sparse_cpuinfo() -> Result<(), String> {
-    let rel = "proc/cpuinfo";
-    let dir = dump_with(rel, |p| sparse(p, 10 << 30));
-    let p = dir.path().join(rel);
-    expect_error(
-        readers::sysfs::read_dir(dir.path()),
-        &path_str(&p),
-        &["limit"],
-    )
+    refused_in_dump("proc/cpuinfo", |p| sparse(p, 10 << 30), &["limit"])
 }
 
 /// A character device node in a dump (needs the right to `mknod`, which CI
