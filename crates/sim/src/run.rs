@@ -840,4 +840,25 @@ mod tests {
             "smp: Brought up 2 nodes, 8 CPUs"
         );
     }
+
+    /// Linux 6.5's x2APIC cluster prefill: a cluster is 16 consecutive APIC
+    /// ids (`apic_cluster(apicid) = apicid >> 4`); the boot CPU's cluster is
+    /// set up before SMP, and the first CPU prepared in each other cluster
+    /// walks every present CPU. Machines whose APIC ids all fit xAPIC pay
+    /// nothing.
+    #[test]
+    fn x2apic_prefill_walks_once_per_new_cluster() {
+        let ids: Vec<u64> = (1..512).collect();
+        let visits = x2apic_prefill_visits(0, &ids);
+        let walkers: Vec<u64> = ids
+            .iter()
+            .zip(&visits)
+            .filter(|(_, &v)| v > 0)
+            .map(|(&id, _)| id)
+            .collect();
+        assert_eq!(walkers, (1..32).map(|c| c * 16).collect::<Vec<_>>());
+        assert!(visits.iter().all(|&v| v == 0 || v == 512));
+        let small: Vec<u64> = (1..=254).collect();
+        assert!(x2apic_prefill_visits(0, &small).iter().all(|&v| v == 0));
+    }
 }

@@ -179,7 +179,11 @@ pub const KNOWN_MISSES: &[KnownMiss] = &[
               calibrated its delay loop (100 ms each by the 6.5 patch that removed it: 1.5 s) \
               and ran a 20 ms TSC warp check (0.3 s); x2APIC cluster set-up, now simulated, \
               walks the 1920 present CPUs once per cluster of 16 (0.5 ms), and the per-CPU \
-              areas are placed on each CPU's node before the first kick. The figure is an article's account of a \
+              areas are placed on each CPU's node before the first kick. The record's x86 \
+              kernels all predate 6.5, yet the rows use 6.5's rule (no AP calibrates): the \
+              older per-socket calibration and 20 ms warp check cannot be fitted, since on seed \
+              003's 2-socket server they alone would take 80 ms (HZ=1000) to 98 ms (HZ=250) of \
+              its 100 ms parallel figure, leaving almost nothing for its other 126 CPUs. The figure is an article's account of a \
               post by HPE that was not read here; the machine's configuration (node \
               controllers, firmware, remote memory latency of the boot node) is not stated, so \
               the model has nothing to carry the other 55 s.",
