@@ -12,6 +12,10 @@ use core::ptr::NonNull;
 pub struct IdentityHandler;
 
 impl AcpiHandler for IdentityHandler {
+    /// # Safety
+    /// As the trait requires: `paddr` is the physical address of `size`
+    /// bytes holding a `T`, which the `acpi` crate guarantees for the tables
+    /// it maps.
     unsafe fn map_physical_region<T>(&self, paddr: usize, size: usize) -> PhysicalMapping<Self, T> {
         // SAFETY: the boot page tables identity-map the first 16 GiB, which holds
         // QEMU's ACPI tables; the caller (the acpi crate) upholds that `paddr`
