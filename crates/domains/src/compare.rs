@@ -287,6 +287,7 @@ fn stopped(why: Stop) -> String {
             format!("a pax record of {size} bytes (at most {MAX_META_RECORD} accepted)")
         }
         Stop::SparseMember => "GNU sparse members are not accepted in a domains dump".into(),
+        Stop::Truncated => "the archive ends inside a member: truncated".into(),
         Stop::None => String::from("archive read failed"),
     }
 }

@@ -31,6 +31,9 @@ pub enum Stop {
     /// A pax record of this many bytes.
     MetaRecordTooLarge(u64),
     SparseMember,
+    /// The stream ended inside a header or a member's data (a cut download
+    /// or copy): what the missing part held is unknown.
+    Truncated,
 }
 
 /// The decompressed stream, counted and watched header by header: it refuses
@@ -147,6 +150,12 @@ impl<R: Read> Read for Watched<R> {
         }
         let want = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
         let n = self.inner.read(&mut buf[..want])?;
+        if n == 0 && want > 0 && (self.header_len > 0 || self.pos < self.next_header) {
+            // `tar` takes an end inside a member it skips for the end of the
+            // archive; an end between members (even without the two zero
+            // blocks) is accepted, as tar accepts it.
+            return Err(self.fail(Stop::Truncated));
+        }
         self.watch(&buf[..n])?;
         self.pos += n as u64;
         Ok(n)

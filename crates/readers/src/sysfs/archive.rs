@@ -229,6 +229,7 @@ fn budget_error(name: &str, limits: &ArchiveLimits, stop: Stop) -> Option<Error>
              (at most {MAX_META_RECORD} accepted)"
         ),
         Stop::SparseMember => "GNU sparse members are not accepted in a sysfs snapshot".into(),
+        Stop::Truncated => "the archive ends inside a member: truncated".into(),
     };
     Some(Error::new(name, why))
 }
