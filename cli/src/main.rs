@@ -1,5 +1,8 @@
 //! `manycore`: the command-line front end. Each subcommand lives in its own module
 //! and takes the same SOURCE options (see `source.rs`).
+
+#![forbid(unsafe_code)]
+
 mod boot;
 mod domains;
 mod hotplug;

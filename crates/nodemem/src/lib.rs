@@ -5,6 +5,7 @@
 //! names a preferred node; when that node cannot satisfy it, the allocator tries
 //! the other nodes nearest first by SLIT distance, as Linux's zonelists do, and
 //! reports which node it used. Running out is an [`AllocError`] the caller
+#![forbid(unsafe_code)]
 //! handles — never a panic (seed 004's review).
 //!
 //! The allocator is `no_std` + `alloc`: the bare-metal kernel uses it for every

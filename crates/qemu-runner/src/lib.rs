@@ -5,6 +5,7 @@
 //! same way, for side-by-side comparison.
 
 #![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 mod machine;
 mod parse;

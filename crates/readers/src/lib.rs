@@ -11,6 +11,7 @@
 //! - [`corpus`]: where tests find the real machines' snapshots.
 //!
 //! Every reader reports bad input as one [`Error`] naming the file, line or field.
+#![forbid(unsafe_code)]
 
 pub mod catalogue;
 pub mod corpus;
