@@ -1070,7 +1070,7 @@ mod tests {
     }
 
     #[test]
-    fn tree_counts_match_lstopo_on_catalogue_and_synthetic() {
+    fn tree_objects_cover_the_pus_lstopo_gives_on_catalogue_and_synthetic() {
         if !has_lstopo("7 text trees of catalogue and synthetic machines against lstopo") {
             return;
         }
@@ -1095,7 +1095,7 @@ mod tests {
     /// installed hwloc 2 cannot read their XML v3), and against the console
     /// output hwloc's test suite expects where the corpus has one.
     #[test]
-    fn tree_counts_match_lstopo_on_corpus_xml() {
+    fn tree_objects_cover_the_pus_lstopo_gives_on_corpus_xml() {
         let what = "4 hwloc XML test files' text trees against lstopo";
         if !readers::corpus::present(&corpus(), what) || !has_lstopo(what) {
             return;
