@@ -40,38 +40,10 @@ use readers::sysfs::Threads;
 
 #[path = "support/sysfs_tree.rs"]
 mod sysfs_tree;
-use sysfs_tree::{extract, minimal_files, read_floor, write_machine};
+use sysfs_tree::{extract, minimal_files, read_floor, snapshots, write_machine};
 
 fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus")
-}
-
-/// Every sysfs snapshot archive in the corpus (hwloc's linux tests and
-/// history, util-linux's lscpu dumps and history).
-fn snapshots() -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut walk = vec![corpus()];
-    while let Some(dir) = walk.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            let p = e.path();
-            let name = p.to_string_lossy().to_string();
-            if p.is_dir() {
-                walk.push(p);
-            } else if (name.ends_with(".tar.bz2") || name.ends_with(".tar.gz"))
-                && (name.contains("/linux/")
-                    || name.contains("x86+linux")
-                    || name.contains("lscpu/dumps")
-                    || name.contains("hwloc/history"))
-            {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
 }
 
 /// The CPU time this thread has used, in seconds.
@@ -376,7 +348,7 @@ fn main() {
     };
     let mut rows = Vec::new();
     let mut skipped = Vec::new();
-    for (i, archive) in snapshots().iter().enumerate() {
+    for (i, archive) in snapshots(&corpus()).iter().enumerate() {
         let name = archive.file_name().unwrap().to_string_lossy().to_string();
         if !name.contains(&only) {
             continue;

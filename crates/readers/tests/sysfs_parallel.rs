@@ -30,33 +30,6 @@ fn corpus() -> PathBuf {
     readers::corpus::dir(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Every sysfs snapshot archive in the corpus, `history/` included.
-fn snapshots() -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut walk = vec![corpus()];
-    while let Some(dir) = walk.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            let p = e.path();
-            let name = p.to_string_lossy().to_string();
-            if p.is_dir() {
-                walk.push(p);
-            } else if (name.ends_with(".tar.bz2") || name.ends_with(".tar.gz"))
-                && (name.contains("/linux/")
-                    || name.contains("x86+linux")
-                    || name.contains("lscpu/dumps")
-                    || name.contains("hwloc/history"))
-            {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
 /// The directory holding `sys/` once `archive` is extracted into `into`.
 fn extract(archive: &Path, into: &Path) -> Option<PathBuf> {
     let bytes = std::fs::read(archive).unwrap();
@@ -96,7 +69,7 @@ fn every_corpus_snapshot_reads_the_same_on_several_threads() {
     }
     let tmp = scratch();
     let mut compared = 0;
-    for (i, archive) in snapshots().iter().enumerate() {
+    for (i, archive) in sysfs_tree::snapshots(&corpus()).iter().enumerate() {
         let name = archive.file_name().unwrap().to_string_lossy().to_string();
         let Some(dir) = extract(archive, &tmp.path().join(format!("s{i}"))) else {
             continue; // A CPUID-only archive, or one without a sys/ tree.
