@@ -5,8 +5,8 @@
 //! The `tar` crate reads a GNU long-name or pax record whole, at whatever
 //! size its header claims, and a few kilobytes of compressed zeros inflate
 //! to gigabytes; so the decompressed stream is checked before `tar` sees it:
-//! its length and member count within their budgets, a long name no longer
-//! than a path can be, a pax record no larger than a few attributes need.
+//! its length and member count within their budgets, a long name at most
+//! as long as a path can be, a pax record no larger than a few attributes need.
 //! Hand-written because neither `tar` nor another crate offers these bounds.
 
 use std::cell::Cell;
