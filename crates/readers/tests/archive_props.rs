@@ -11,7 +11,6 @@
 //! must be refused by name when the reader needs them, ignored when not.
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::Path;
 use std::sync::mpsc;
 use std::time::Duration;
@@ -20,32 +19,10 @@ use cpumask::CpuMask;
 use proptest::prelude::*;
 use topology::{LevelKind, Topology};
 
-/// A valid tree of `n` CPUs, one core each, one package, one node.
-fn tree(n: usize) -> BTreeMap<String, Vec<u8>> {
-    let mut t = BTreeMap::new();
-    let all = format!("0-{}\n", n - 1);
-    let cpu = "sys/devices/system/cpu";
-    for f in ["possible", "present", "online"] {
-        t.insert(format!("{cpu}/{f}"), all.clone().into_bytes());
-    }
-    for c in 0..n {
-        let topo = format!("{cpu}/cpu{c}/topology");
-        t.insert(format!("{topo}/physical_package_id"), b"0\n".to_vec());
-        t.insert(format!("{topo}/core_id"), format!("{c}\n").into_bytes());
-        t.insert(
-            format!("{topo}/core_cpus_list"),
-            format!("{c}\n").into_bytes(),
-        );
-        t.insert(
-            format!("{topo}/package_cpus_list"),
-            all.clone().into_bytes(),
-        );
-    }
-    let node = "sys/devices/system/node/node0";
-    t.insert(format!("{node}/cpulist"), all.into_bytes());
-    t.insert(format!("{node}/distance"), b"10\n".to_vec());
-    t
-}
+// The hostile suite's generators; its cases are not run here.
+#[allow(dead_code)]
+mod hostile_support;
+use hostile_support::{gzip, small_tree as tree};
 
 /// The generated machine, as the reader must see it.
 fn is_the_machine(t: &Topology, n: usize) -> Result<(), String> {
@@ -118,12 +95,6 @@ fn archive(top: &str, members: &[Member]) -> Vec<u8> {
         }
     }
     b.into_inner().unwrap()
-}
-
-fn gzip(data: &[u8]) -> Vec<u8> {
-    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-    e.write_all(data).unwrap();
-    e.finish().unwrap()
 }
 
 /// The tree as members, with the chosen changes: every `online`-valued file
