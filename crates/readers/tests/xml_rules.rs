@@ -474,3 +474,50 @@ fn names_are_written_as_hwloc_writes_them() {
     let again = read(&String::from_utf8(out.stdout).unwrap()).unwrap();
     assert_eq!(again.model_name(), Some(expected));
 }
+
+/// A CPU model ending in a carriage return or padding spaces (x86 brand
+/// strings are space-padded to 48 bytes) is an info value like any other:
+/// hwloc keeps it byte for byte, so the reader does too. lstopo reading the
+/// our export of it is the truth for what it holds.
+#[test]
+fn model_names_keep_a_trailing_carriage_return_and_spaces() {
+    for (attr, name) in [
+        ("Gold 6230&#13;", "Gold 6230\r"),
+        (
+            "AMD EPYC 7451 24-Core Processor    ",
+            "AMD EPYC 7451 24-Core Processor    ",
+        ),
+        (" lead&#13;&#10;", " lead\r\n"),
+    ] {
+        let text = doc(MATRIX).replacen(
+            "gp_index=\"10\">\n",
+            &format!("gp_index=\"10\">\n<info name=\"CPUModel\" value=\"{attr}\"/>\n"),
+            1,
+        );
+        let t = read(&text).unwrap();
+        assert_eq!(t.model_name(), Some(name), "{attr:?}");
+
+        // lstopo reads our export of it (the generated document has no
+        // nodesets, which lstopo requires) and keeps the same bytes.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.xml");
+        std::fs::write(&path, xml::write(&t)).unwrap();
+        let out = std::process::Command::new("lstopo-no-graphics")
+            .arg("--input")
+            .arg(&path)
+            .args(["--of", "xml"])
+            .output()
+            .expect("lstopo-no-graphics (hwloc-nox, scripts/install-deps.sh)");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let again = read(&String::from_utf8(out.stdout).unwrap()).unwrap();
+        assert_eq!(
+            again.model_name(),
+            Some(name),
+            "lstopo's export of {attr:?}"
+        );
+    }
+}

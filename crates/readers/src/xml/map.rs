@@ -234,8 +234,10 @@ fn builder(raw: &Raw, source: &str) -> TopologyBuilder {
         .unwrap_or_else(|| Arch::Other("unknown".into()));
     let mut b = TopologyBuilder::new(arch);
     b.source(source.to_string());
+    // Kept byte for byte, as hwloc keeps an info value: CPU model strings
+    // end in padding spaces or a carriage return that lstopo shows too.
     if let Some(m) = raw.package_models.first() {
-        b.model_name(m.trim());
+        b.model_name(m.as_str());
     }
     b
 }
