@@ -577,8 +577,8 @@ fn report_outcome(outcome: &Outcome) -> Vec<u32> {
     failed
 }
 
-/// One `percpu:` line per CPU with an area: where its memory is and which
-/// APIC id its own local APIC reported at call-in.
+/// One `percpu:` line per CPU with an area: where its memory is, and which
+/// APIC id and IA32_APIC_BASE the CPU read from its own hardware at call-in.
 fn print_percpu(areas: &Areas) {
     for a in areas.iter() {
         let line = PercpuLine {
@@ -588,6 +588,7 @@ fn print_percpu(areas: &Areas) {
             area: a.area,
             stack: a.stack,
             callin_apic: a.callin_apic(),
+            callin_apic_base: a.callin_apic_base(),
             fallback: (a.mem_node != a.node).then_some(a.mem_node),
         };
         kprintln!("{line}");

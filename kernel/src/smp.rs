@@ -75,6 +75,9 @@ pub struct PerCpu {
     /// The APIC id the CPU's own local APIC reported at call-in
     /// ([`NO_CALLIN`] until then): hardware's word, not the MADT's.
     callin_apic: AtomicU32,
+    /// The CPU's IA32_APIC_BASE read by itself at call-in, after enabling
+    /// its APIC ([`NO_APIC_BASE`] until then): the mode it really runs in.
+    callin_apic_base: AtomicU64,
     /// Set by the BSP to let the AP calibrate (`calibrate=serial`).
     released: AtomicBool,
     /// What this CPU's CPUID says about its caches, read by the CPU itself at
@@ -106,6 +109,7 @@ impl PerCpu {
             ready_ns: AtomicU64::new(0),
             online_ns: AtomicU64::new(0),
             callin_apic: AtomicU32::new(NO_CALLIN),
+            callin_apic_base: AtomicU64::new(NO_APIC_BASE),
             released: AtomicBool::new(false),
             caches: Once::new(),
         }
@@ -121,8 +125,17 @@ impl PerCpu {
         Some(self.callin_apic.load(Ordering::Acquire)).filter(|&a| a != NO_CALLIN)
     }
 
-    /// Records this CPU's own APIC id (the boot CPU's, or an AP's at call-in).
+    /// The IA32_APIC_BASE this CPU read from its own MSR when it called in.
+    pub fn callin_apic_base(&self) -> Option<u64> {
+        Some(self.callin_apic_base.load(Ordering::Acquire)).filter(|&b| b != NO_APIC_BASE)
+    }
+
+    /// Records this CPU's own APIC id and IA32_APIC_BASE, as its hardware
+    /// reports them (the boot CPU's, or an AP's at call-in), on the CPU
+    /// itself: must run on the CPU this area belongs to.
     pub fn record_callin_apic(&self) {
+        self.callin_apic_base
+            .store(apic::base_msr(), Ordering::Release);
         self.callin_apic.store(apic::id(), Ordering::Release);
     }
 
@@ -145,6 +158,10 @@ impl PerCpu {
 
 /// [`PerCpu::callin_apic`] before the CPU called in.
 const NO_CALLIN: u32 = u32::MAX;
+
+/// [`PerCpu::callin_apic_base`] before the CPU called in (bits 52 to 63 of
+/// IA32_APIC_BASE are reserved zero, so no CPU reads this).
+const NO_APIC_BASE: u64 = u64::MAX;
 
 /// Logical CPU → per-CPU area: the AP's second O(1) lookup, after the
 /// trampoline's APIC id → CPU table.

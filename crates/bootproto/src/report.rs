@@ -206,10 +206,11 @@ impl SratRange {
     }
 }
 
-/// `percpu: cpu C apic A node N area X stack Y-Z callin H` (`percpu_dump`,
-/// after bring-up): where one CPU's per-CPU area and stack are, and the APIC
-/// id the CPU read from its own local APIC when it called in (`-` if it never
-/// did), with ` fallback node M` when its node had no memory left.
+/// `percpu: cpu C apic A node N area X stack Y-Z callin H apicbase B`
+/// (`percpu_dump`, after bring-up): where one CPU's per-CPU area and stack
+/// are, and what the CPU read from its own hardware when it called in — its
+/// local APIC's id register and its IA32_APIC_BASE MSR (`-` for both if it
+/// never did) — with ` fallback node M` when its node had no memory left.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PercpuLine {
     /// Logical CPU.
@@ -224,15 +225,37 @@ pub struct PercpuLine {
     pub stack: (u64, u64),
     /// The APIC id the CPU's own local APIC reported at call-in.
     pub callin_apic: Option<u32>,
+    /// The CPU's IA32_APIC_BASE MSR at call-in (see [`ApicBase`]).
+    pub callin_apic_base: Option<u64>,
     /// The node the memory came from when the CPU's own node had none left.
     pub fallback: Option<u32>,
+}
+
+/// The bits of IA32_APIC_BASE (MSR 0x1b) the host reads (Intel SDM vol. 3
+/// §11.4.4 and §11.12.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ApicBase(pub u64);
+
+impl ApicBase {
+    /// Bit 8: the processor is the bootstrap processor.
+    pub fn bsp(self) -> bool {
+        self.0 & (1 << 8) != 0
+    }
+    /// Bit 10: x2APIC mode (only meaningful with [`Self::enabled`]).
+    pub fn x2apic(self) -> bool {
+        self.0 & (1 << 10) != 0
+    }
+    /// Bit 11: the local APIC is globally enabled.
+    pub fn enabled(self) -> bool {
+        self.0 & (1 << 11) != 0
+    }
 }
 
 impl fmt::Display for PercpuLine {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "percpu: cpu {} apic {} node {} area {:#x} stack {:#x}-{:#x} callin {}",
+            "percpu: cpu {} apic {} node {} area {:#x} stack {:#x}-{:#x} callin {} apicbase ",
             self.cpu,
             self.apic,
             self.node,
@@ -241,6 +264,10 @@ impl fmt::Display for PercpuLine {
             self.stack.1,
             Dash(self.callin_apic)
         )?;
+        match self.callin_apic_base {
+            Some(b) => write!(f, "{b:#x}")?,
+            None => f.write_str("-")?,
+        }
         if let Some(n) = self.fallback {
             write!(f, " fallback node {n}")?;
         }
@@ -258,17 +285,20 @@ impl PercpuLine {
             (4, "node"),
             (6, "area"),
             (8, "stack"),
+            (10, "callin"),
+            (12, "apicbase"),
         ];
-        if !(w.len() == 12 || w.len() == 15) || keys.iter().any(|&(i, k)| w[i] != k) {
+        if !(w.len() == 14 || w.len() == 17) || keys.iter().any(|&(i, k)| w[i] != k) {
             return None;
         }
-        if w[10] != "callin" {
-            return None;
-        }
-        let fallback = match w.get(12..) {
+        let fallback = match w.get(14..) {
             Some([]) => None,
             Some(["fallback", "node", n]) => Some(n.parse().ok()?),
             _ => return None,
+        };
+        let apic_base = match w[13] {
+            "-" => None,
+            b => Some(hex(b)?),
         };
         let (a, b) = w[9].split_once('-')?;
         Some(PercpuLine {
@@ -278,6 +308,7 @@ impl PercpuLine {
             area: hex(w[7])?,
             stack: (hex(a)?, hex(b)?),
             callin_apic: opt(w[11])?,
+            callin_apic_base: apic_base,
             fallback,
         })
     }

@@ -6,8 +6,8 @@
 //! side shows here.
 
 use bootproto::report::{
-    BspTime, CacheLine, CpuFacts, DistanceRow, FailedCpu, KernelResult, PercpuLine, SratRange,
-    Timeline, TopologyLine,
+    ApicBase, BspTime, CacheLine, CpuFacts, DistanceRow, FailedCpu, KernelResult, PercpuLine,
+    SratRange, Timeline, TopologyLine,
 };
 use cpumask::CpuMask;
 use proptest::prelude::*;
@@ -111,6 +111,12 @@ fn lines_of_a_real_boot_read_as_they_say() {
             online: true
         })
     );
+    // IA32_APIC_BASE as QEMU's boot CPU holds it in x2APIC mode, and an
+    // AP's in xAPIC mode: the bits the host reads are the SDM's.
+    let b = ApicBase(0xfee0_0d00);
+    assert_eq!((b.bsp(), b.x2apic(), b.enabled()), (true, true, true));
+    let b = ApicBase(0xfee0_0800);
+    assert_eq!((b.bsp(), b.x2apic(), b.enabled()), (false, false, true));
     assert_eq!(
         DistanceRow::parse("topology: node 1 distances 15 10"),
         Some(DistanceRow {
@@ -155,17 +161,24 @@ fn percpu() -> impl Strategy<Value = PercpuLine> {
     (
         (any::<u32>(), any::<u32>(), any::<u32>()),
         (any::<u64>(), any::<u64>(), any::<u64>()),
-        (any::<Option<u32>>(), any::<Option<u32>>()),
+        (
+            any::<Option<u32>>(),
+            any::<Option<u64>>(),
+            any::<Option<u32>>(),
+        ),
     )
         .prop_map(
-            |((cpu, apic, node), (area, s0, s1), (callin_apic, fallback))| PercpuLine {
-                cpu,
-                apic,
-                node,
-                area,
-                stack: (s0, s1),
-                callin_apic,
-                fallback,
+            |((cpu, apic, node), (area, s0, s1), (callin_apic, callin_apic_base, fallback))| {
+                PercpuLine {
+                    cpu,
+                    apic,
+                    node,
+                    area,
+                    stack: (s0, s1),
+                    callin_apic,
+                    callin_apic_base,
+                    fallback,
+                }
             },
         )
 }

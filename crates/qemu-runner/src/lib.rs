@@ -9,6 +9,7 @@
 
 mod machine;
 mod parse;
+mod qmp;
 mod run;
 
 /// The kernel's scheduler-domain lines, read by the one parser of the form it
@@ -19,9 +20,10 @@ pub use domains::render::{
 };
 pub use machine::{Machine, MachineError};
 pub use parse::{
-    kernel_topology, parse_linux, parse_manycore, CpuFacts, KernelResult, ManycoreOutput,
+    kernel_topology, parse_linux, parse_manycore, ApicBase, CpuFacts, KernelResult, ManycoreOutput,
     PercpuLine, SratRange, Timeline, TopologyLine,
 };
+pub use qmp::{node_memdevs, system_ram, QemuCpu, QemuTruth, RamRange};
 pub use run::{
     build_kernel, default_bios, default_bios_for, kernel_dir, qemu_version, run_linux,
     run_manycore, run_manycore_with_args, Boot, RunError, RunOptions, SEABIOS,

@@ -211,34 +211,6 @@ impl Machine {
         }
     }
 
-    /// The guest-physical ranges `[start, end)` of `node`'s RAM, from the
-    /// QEMU arguments alone: nodes take the RAM in node order, `memory() /
-    /// nodes` MiB each, and q35 maps RAM contiguously from 0 up to its
-    /// below-4G size (all of it under 2.75 GiB, else 2 GiB: hw/i386/pc_q35.c's
-    /// lowmem split) and the rest from 4 GiB. (The legacy holes below 1 MiB
-    /// are inside node 0's first range; nothing the kernel places goes there.)
-    pub fn node_memory(&self, node: u32) -> Vec<(u64, u64)> {
-        const MIB: u64 = 1 << 20;
-        const FOUR_GIB: u64 = 4 << 30;
-        let total = u64::from(self.memory()) * MIB;
-        let below_4g = if total >= 0xb000_0000 {
-            0x8000_0000
-        } else {
-            total
-        };
-        let per = total / u64::from(self.nodes.max(1));
-        let (start, end) = (u64::from(node) * per, (u64::from(node) + 1) * per);
-        let mut out = Vec::new();
-        if start < below_4g {
-            out.push((start, end.min(below_4g)));
-        }
-        if end > below_4g {
-            let (s, e) = (start.max(below_4g), end);
-            out.push((s - below_4g + FOUR_GIB, e - below_4g + FOUR_GIB));
-        }
-        out
-    }
-
     /// Guest RAM in MiB: the given value or 256 MiB per node, at least 512 MiB,
     /// plus 1 MiB per 4 vCPUs.
     pub fn memory(&self) -> u32 {
@@ -369,26 +341,6 @@ impl Machine {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn node_memory_follows_q35_layout() {
-        // 4 nodes of 257 MiB, all below 4 GiB: consecutive in node order.
-        let m = Machine {
-            nodes: 4,
-            ..Machine::new(16)
-        };
-        assert_eq!(m.memory(), 1028);
-        assert_eq!(m.node_memory(1), [(257 << 20, 514 << 20)]);
-        // 4 GiB on 2 nodes: q35 keeps 2 GiB below 4 GiB (node 0), the rest
-        // (node 1) above it.
-        let big = Machine {
-            nodes: 2,
-            memory_mib: Some(4096),
-            ..Machine::new(2)
-        };
-        assert_eq!(big.node_memory(0), [(0, 2 << 30)]);
-        assert_eq!(big.node_memory(1), [(4 << 30, 6 << 30)]);
-    }
 
     #[test]
     fn apic_ids_follow_qemu_topology_bits() {

@@ -1,9 +1,9 @@
 //! Parsing what a kernel printed on the serial console.
 
-use bootproto::report::{CacheLine, FailedCpu};
 pub use bootproto::report::{
-    CpuFacts, KernelResult, PercpuLine, SratRange, Timeline, TopologyLine,
+    ApicBase, CpuFacts, KernelResult, PercpuLine, SratRange, Timeline, TopologyLine,
 };
+use bootproto::report::{CacheLine, FailedCpu};
 
 /// Strips a `[    1.234567] ` timestamp, returning seconds in ns and the rest.
 fn timestamped(line: &str) -> Option<(u64, &str)> {
@@ -232,7 +232,7 @@ mod tests {
     #[test]
     fn parses_manycore_lines() {
         let out = "[    0.036805] ACPI: SRAT: Node 1 PXM 1 [mem 0x10000000-0x1fffffff]\n\
-            [    0.056216] percpu: cpu 2 apic 2 node 1 area 0x10004000 stack 0x10000000-0x10004000 callin 2\n\
+            [    0.056216] percpu: cpu 2 apic 2 node 1 area 0x10004000 stack 0x10000000-0x10004000 callin 2 apicbase 0xfee00c00\n\
             [    0.200774] smpboot: CPU 8 failed to come online (APIC id 77: no call-in within 100 ms), skipped\n\
             MANYCORE-RESULT {\"bringup\":\"parallel\",\"cpus_up\":8,\"nodes\":4,\"bringup_ns\":131288801,\"failed_cpus\":[8],\"percpu_on_node\":9}\n";
         let o = parse_manycore(out);
@@ -255,6 +255,7 @@ mod tests {
                 area: 0x1000_4000,
                 stack: (0x1000_0000, 0x1000_4000),
                 callin_apic: Some(2),
+                callin_apic_base: Some(0xfee0_0c00),
                 fallback: None,
             }]
         );

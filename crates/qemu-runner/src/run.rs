@@ -2,6 +2,7 @@
 
 use crate::machine::{Machine, MachineError};
 use crate::parse::{parse_linux, parse_manycore, KernelResult, ManycoreOutput};
+use crate::qmp::{self, QemuTruth};
 use std::fmt;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -77,6 +78,9 @@ pub struct RunOptions {
     /// Firmware image for `-bios`; `None` picks one for the machine
     /// ([`default_bios_for`]), the same for both kernels.
     pub bios: Option<PathBuf>,
+    /// Start QEMU paused, ask it over QMP for its vCPUs (APIC ids, nodes)
+    /// and RAM layout, then let the guest run: [`Boot::qemu`].
+    pub ask_qemu: bool,
 }
 
 impl Default for RunOptions {
@@ -85,6 +89,7 @@ impl Default for RunOptions {
             timeout: Duration::from_secs(180),
             extra_qemu: Vec::new(),
             bios: None,
+            ask_qemu: false,
         }
     }
 }
@@ -136,6 +141,19 @@ pub struct Boot {
     pub wall: Duration,
     /// The QEMU command line, for reproducing by hand.
     pub command: String,
+    /// What QEMU said about the machine before the guest ran
+    /// ([`RunOptions::ask_qemu`]).
+    pub qemu: Option<QemuTruth>,
+}
+
+/// One QEMU process's run.
+struct Ran {
+    output: String,
+    /// None if it was stopped.
+    code: Option<i32>,
+    wall: Duration,
+    command: String,
+    qemu: Option<QemuTruth>,
 }
 
 const QEMU_INSTALL_HINT: &str = "qemu-system-x86_64 was not found on PATH. Install QEMU's x86 system \
@@ -253,15 +271,31 @@ fn console_args() -> Vec<String> {
     a
 }
 
-/// Runs QEMU; stops early when `done(output)` says so. Returns the console
-/// output, QEMU's exit code (None if it was stopped) and the wall time.
+/// A QMP socket path of its own for each QEMU this process starts.
+fn qmp_socket() -> PathBuf {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    std::env::temp_dir().join(format!(
+        "manycore-qmp-{}-{}.sock",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ))
+}
+
+/// Runs QEMU; stops early when `done(output)` says so.
 fn run_qemu(
     args: &[String],
     opts: &RunOptions,
     done: impl Fn(&str) -> bool,
-) -> Result<(String, Option<i32>, Duration, String), RunError> {
+) -> Result<Ran, RunError> {
     qemu_version()?;
     let mut args = args.to_vec();
+    let socket = opts.ask_qemu.then(qmp_socket);
+    if let Some(s) = &socket {
+        args.push("-S".into());
+        args.push("-qmp".into());
+        args.push(format!("unix:{},server=on,wait=off", s.display()));
+    }
     if let Some(bios) = opts.bios.clone().or_else(default_bios) {
         args.push("-bios".into());
         args.push(bios.display().to_string());
@@ -299,6 +333,21 @@ fn run_qemu(
         let _ = stderr.read_to_string(&mut s);
         s
     });
+    let qemu = match &socket {
+        None => None,
+        Some(s) => {
+            let asked = qmp::ask_and_continue(s, opts.timeout);
+            let _ = std::fs::remove_file(s);
+            match asked {
+                Ok(t) => Some(t),
+                Err(e) => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return Err(RunError::Io(e));
+                }
+            }
+        }
+    };
     let (tx, rx) = mpsc::channel::<String>();
     std::thread::spawn(move || {
         let mut r = BufReader::new(stdout);
@@ -352,7 +401,13 @@ fn run_qemu(
         output.push_str(&stderr);
     }
     let code = if stopped_early { None } else { status.code() };
-    Ok((output, code, wall, command))
+    Ok(Ran {
+        output,
+        code,
+        wall,
+        command,
+        qemu,
+    })
 }
 
 /// Boots the manycore kernel at `kernel` on `machine` with kernel command line
@@ -389,19 +444,20 @@ pub fn run_manycore_with_args(
     args.push(kernel.display().to_string());
     args.push("-append".into());
     args.push(cmdline.to_string());
-    let (output, code, wall, command) = run_qemu(&args, opts, |_| false)?;
-    let parsed = parse_manycore(&output);
-    match (&parsed.result, code) {
+    let ran = run_qemu(&args, opts, |_| false)?;
+    let parsed = parse_manycore(&ran.output);
+    match (&parsed.result, ran.code) {
         (Some(r), Some(KERNEL_SUCCESS)) => Ok(Boot {
             result: r.clone(),
             parsed,
-            output,
-            wall,
-            command,
+            output: ran.output,
+            wall: ran.wall,
+            command: ran.command,
+            qemu: ran.qemu,
         }),
         _ => Err(RunError::NoResult {
-            exit_code: code,
-            output,
+            exit_code: ran.code,
+            output: ran.output,
         }),
     }
 }
@@ -427,22 +483,23 @@ pub fn run_linux(
     args.push("-append".into());
     args.push(format!("console=ttyS0 panic=-1 {cmdline}"));
     let opts = &with_firmware(opts, machine);
-    let (output, code, wall, command) = run_qemu(&args, opts, |out| {
+    let ran = run_qemu(&args, opts, |out| {
         out.lines()
             .last()
             .is_some_and(|l| l.contains("smp: Brought up"))
     })?;
-    match parse_linux(&output) {
+    match parse_linux(&ran.output) {
         Some(result) => Ok(Boot {
             result,
             parsed: ManycoreOutput::default(),
-            output,
-            wall,
-            command,
+            output: ran.output,
+            wall: ran.wall,
+            command: ran.command,
+            qemu: ran.qemu,
         }),
         None => Err(RunError::NoResult {
-            exit_code: code,
-            output,
+            exit_code: ran.code,
+            output: ran.output,
         }),
     }
 }

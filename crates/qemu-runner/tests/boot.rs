@@ -7,7 +7,8 @@
 mod common;
 use common::kernel;
 use cpumask::CpuMask;
-use qemu_runner::{run_manycore, Boot, Machine, RunError, RunOptions, TopologyLine};
+use qemu_runner::{run_manycore, ApicBase, Boot, Machine, RunError, RunOptions, TopologyLine};
+use std::collections::BTreeSet;
 use std::time::Duration;
 use topology::LevelKind;
 
@@ -37,6 +38,7 @@ fn summary(b: &Boot) -> Option<Summary> {
 fn boot(m: &Machine, cmdline: &str) -> Boot {
     let opts = RunOptions {
         timeout: Duration::from_secs(240),
+        ask_qemu: true,
         ..RunOptions::default()
     };
     match run_manycore(&kernel(), m, cmdline, &opts) {
@@ -83,48 +85,79 @@ fn assert_all_up(b: &Boot, m: &Machine, what: &str) {
         .contains(&format!("Total of {} processors activated", m.cpus)));
 }
 
-/// What `percpu_dump` printed, checked against the QEMU arguments rather than
-/// the kernel's own reading of its tables: one line per CPU; the APIC ids the
-/// CPUs' own local APICs reported at call-in are exactly the machine's; each
-/// CPU sits on the node the `-numa` options give it, and its per-CPU page and
-/// stack lie in that node's RAM as QEMU lays it out (or, with `fallback`, in
-/// the fallback node's). Returns how many CPUs fell back.
-fn assert_percpu_truth(b: &Boot, m: &Machine, what: &str) -> usize {
+/// Whether the kernel should run the local APICs in x2APIC mode: whenever
+/// the CPU model has x2APIC (`Machine::qemu_args`' `-cpu`), unless the
+/// command line says `x2apic=off` (kernel/README.md).
+fn expect_x2apic(m: &Machine, cmdline: &str) -> bool {
+    m.uses_x2apic() && !cmdline.split_whitespace().any(|w| w == "x2apic=off")
+}
+
+/// What `percpu_dump` printed, checked against what QEMU itself said over
+/// QMP before the guest ran, never against the kernel's reading of its own
+/// tables: one line per vCPU QEMU made; the APIC ids the CPUs' own local
+/// APICs reported at call-in are exactly QEMU's `apic-id`s; each CPU's
+/// IA32_APIC_BASE, read by the CPU itself, says its APIC is enabled, in
+/// x2APIC mode exactly when `x2apic`, and the BSP flag on QEMU's CPU 0 only;
+/// each CPU sits on the node QEMU put that vCPU on, and its per-CPU page and
+/// stack lie in the RAM QEMU mapped for that node's `-numa ...,memdev=`
+/// backend (or, with `fallback`, the fallback node's). Returns how many CPUs
+/// fell back.
+fn assert_percpu_truth(b: &Boot, m: &Machine, x2apic: bool, what: &str) -> usize {
+    let q = b.qemu.as_ref().expect("the boot asked QEMU over QMP");
     let p = &b.parsed.percpu;
+    assert_eq!(q.cpus.len(), m.cpus as usize, "{what}: QEMU's vCPUs");
+    assert_eq!(p.len(), q.cpus.len(), "{what}: percpu lines\n{}", b.output);
+    let called_in: BTreeSet<Option<u32>> = p.iter().map(|pc| pc.callin_apic).collect();
+    let qemu: BTreeSet<Option<u32>> = q.cpus.iter().map(|c| Some(c.apic_id)).collect();
     assert_eq!(
-        p.len(),
-        m.cpus as usize,
-        "{what}: percpu lines\n{}",
-        b.output
+        called_in, qemu,
+        "{what}: APIC ids read at call-in vs QEMU's"
     );
-    let called_in: std::collections::BTreeSet<Option<u32>> =
-        p.iter().map(|pc| pc.callin_apic).collect();
-    let machine: std::collections::BTreeSet<Option<u32>> =
-        (0..m.cpus).map(|i| Some(m.apic_id(i))).collect();
-    assert_eq!(called_in, machine, "{what}: APIC ids read at call-in");
+    assert_eq!(
+        b.result.x2apic, x2apic,
+        "{what}: the kernel's own x2APIC claim"
+    );
+    let memdevs = qemu_runner::node_memdevs(&m.qemu_args());
+    let node_ram = |node: u32| match memdevs.iter().find(|(n, _)| *n == node) {
+        Some((_, dev)) => q.ram_of(dev),
+        None if memdevs.is_empty() => q.ram.iter().map(|r| (r.start, r.end)).collect(),
+        None => panic!("{what}: node {node} has no memdev on the QEMU command line"),
+    };
     let mut fell_back = 0;
     for pc in p {
-        assert_eq!(pc.node, m.node_of(pc.cpu), "{what}: cpu {} node", pc.cpu);
+        let apic = pc.callin_apic.expect("checked above");
+        let vcpu = q.cpu_by_apic(apic).expect("checked above");
         assert_eq!(
             pc.callin_apic,
             Some(pc.apic),
             "{what}: cpu {} MADT vs APIC",
             pc.cpu
         );
+        assert_eq!(
+            pc.node,
+            vcpu.node.unwrap_or(0),
+            "{what}: cpu {} node vs QEMU's",
+            pc.cpu
+        );
+        let base = ApicBase(pc.callin_apic_base.expect("read at call-in"));
+        assert!(
+            base.enabled() && base.x2apic() == x2apic && base.bsp() == (vcpu.index == 0),
+            "{what}: cpu {} (QEMU's vCPU {}) IA32_APIC_BASE {:#x}: want enabled, x2APIC {x2apic}, BSP {}",
+            pc.cpu,
+            vcpu.index,
+            base.0,
+            vcpu.index == 0
+        );
         let node = pc.fallback.unwrap_or(pc.node);
         fell_back += usize::from(pc.fallback.is_some());
-        let inside = |a: u64, len: u64| {
-            m.node_memory(node)
-                .iter()
-                .any(|&(s, e)| a >= s && a + len <= e)
-        };
+        let ram = node_ram(node);
+        let inside = |a: u64, len: u64| ram.iter().any(|&(s, e)| a >= s && a + len <= e);
         assert!(
             inside(pc.area, 4096) && inside(pc.stack.0, pc.stack.1 - pc.stack.0),
-            "{what}: cpu {} area {:#x} stack {:x?} not in node {node}'s RAM {:x?}",
+            "{what}: cpu {} area {:#x} stack {:x?} not in node {node}'s RAM {ram:x?}",
             pc.cpu,
             pc.area,
             pc.stack,
-            m.node_memory(node)
         );
     }
     fell_back
@@ -199,9 +232,13 @@ fn sixty_four_cpus_on_four_nodes_every_strategy_per_cpu_memory_on_node() {
         ..Machine::new(64)
     };
     for s in STRATEGIES {
-        let b = boot(&m, &format!("bringup={s} calibrate=skip percpu_dump"));
+        let cmdline = format!("bringup={s} calibrate=skip percpu_dump");
+        let b = boot(&m, &cmdline);
         assert_all_up(&b, &m, s);
-        assert_eq!(assert_percpu_truth(&b, &m, s), 0);
+        assert_eq!(
+            assert_percpu_truth(&b, &m, expect_x2apic(&m, &cmdline), s),
+            0
+        );
         assert_eq!(b.result.percpu_on_node, 64);
     }
 }
@@ -213,8 +250,8 @@ fn three_hundred_cpus_in_x2apic_mode_every_strategy() {
     for s in STRATEGIES {
         let b = boot(&m, &format!("bringup={s} calibrate=skip percpu_dump"));
         assert_all_up(&b, &m, s);
-        assert!(b.result.x2apic, "{s}: kernel must run in x2APIC mode");
-        assert_percpu_truth(&b, &m, s);
+        // APIC ids up to 299 need x2APIC: every CPU must say so itself.
+        assert_percpu_truth(&b, &m, true, s);
     }
 }
 
@@ -224,9 +261,14 @@ fn xapic_mode_on_request() {
         x2apic: Some(true),
         ..Machine::new(4)
     };
-    let b = boot(&m, "x2apic=off");
-    assert_all_up(&b, &m, "x2apic=off");
-    assert!(!b.result.x2apic);
+    // The CPU has x2APIC: by default every CPU runs in it, with x2apic=off
+    // none does — each CPU's own IA32_APIC_BASE says which.
+    for (cmdline, x2apic) in [("percpu_dump", true), ("x2apic=off percpu_dump", false)] {
+        assert_eq!(expect_x2apic(&m, cmdline), x2apic);
+        let b = boot(&m, cmdline);
+        assert_all_up(&b, &m, cmdline);
+        assert_percpu_truth(&b, &m, x2apic, cmdline);
+    }
 }
 
 #[test]
@@ -321,7 +363,7 @@ fn per_cpu_memory_falls_back_to_the_nearest_node() {
         "fault_mem_kib=30 fault_mem_node=0 calibrate=skip percpu_dump",
     );
     assert_all_up(&b, &m, "fallback");
-    assert_eq!(assert_percpu_truth(&b, &m, "fallback"), 3);
+    assert_eq!(assert_percpu_truth(&b, &m, false, "fallback"), 3);
     for pc in &b.parsed.percpu {
         let expect = (1..4).contains(&pc.cpu).then_some(1);
         assert_eq!(pc.fallback, expect, "cpu {}", pc.cpu);

@@ -18,72 +18,74 @@ use qemu_runner::{parse_linux, parse_manycore, CpuFacts, KernelResult, PercpuLin
 const REAL_MANYCORE_LOG: &str = r#"
 [    0.000000] Linux-like manycore kernel, PVH boot
 [    0.000000] Command line: bringup=parallel calibrate=parallel percpu_dump topo_dump
-[    0.032265] tsc: Detected 2602.691 MHz processor (calibrated against Hpet)
-[    0.032992] x2apic: disabled (xAPIC mode)
-[    0.035267] APIC: timer runs at 1012 MHz; waits halt between checks
-[    0.035423] ACPI: SRAT: Node 0 PXM 0 [mem 0x00000000-0x0009ffff]
-[    0.035725] ACPI: SRAT: Node 0 PXM 0 [mem 0x00100000-0x100fffff]
-[    0.035775] ACPI: SRAT: Node 1 PXM 1 [mem 0x10100000-0x201fffff]
-[    0.054613] smpboot: Allowing 4 CPUs, 0 hotplug CPUs
-[    0.058325] NUMA: node 0: 256 MiB, 190 MiB free
-[    0.058547] NUMA: node 1: 257 MiB, 257 MiB free
-[    0.077848] Calibrating delay loop... 879.03 BogoMIPS (lpj=1758071)
-[    0.079218] cacheinfo: Amd rules, legacy leaves 0x80000005/6 (no TOPOEXT): 4 cache leaves (read in 727651 ns)
-[    0.079559] topology: CPUID leaf 0xb: SMT shift 0, core shift 1, package shift 1
-[    0.125512] smp: Bringing up secondary CPUs ...
-[    0.259656] smp: Brought up 2 nodes, 4 CPUs
-[    0.259857] smpboot: Total of 4 processors activated (1384.32 BogoMIPS)
-[    0.260075] hotplug: topology masks updated incrementally for 3 CPUs in 512 us
-[    0.260215] hotplug: cpu0 smt mask 0
-[    0.260304] hotplug: cpu0 l2 mask 0
-[    0.260332] hotplug: cpu0 coregroup mask 0
-[    0.260364] hotplug: cpu0 package mask 0-1
-[    0.260397] hotplug: cpu0 node mask 0-1
-[    0.260426] hotplug: cpu0 llc mask 0-1
-[    0.260501] percpu: cpu 0 apic 0 node 0 area 0x104000 stack 0x100000-0x104000 callin 0
-[    0.262238] percpu: cpu 1 apic 1 node 0 area 0x109000 stack 0x105000-0x109000 callin 1
-[    0.262302] percpu: cpu 2 apic 2 node 1 area 0x10104000 stack 0x10100000-0x10104000 callin 2
-[    0.262368] percpu: cpu 3 apic 3 node 1 area 0x10109000 stack 0x10105000-0x10109000 callin 3
-[    0.264490] topology: 4 possible, 4 present, 4 online CPUs; 4 cores, 2 packages; 1 threads per core
-[    0.265380] topology: package 0 cpus 0-1
-[    0.265524] topology: package 1 cpus 2-3
-[    0.265716] topology: cache L1d 64 KiB, 4 instances of 1 CPUs: 0 1 2 3
-[    0.266287] topology: cache L1i 64 KiB, 4 instances of 1 CPUs: 0 1 2 3
-[    0.266381] topology: cache L2 512 KiB, 4 instances of 1 CPUs: 0 1 2 3
-[    0.266479] topology: cache L3 16384 KiB, 2 instances of 2 CPUs: 0-1 2-3
-[    0.266574] topology: node 0 cpus 0-1 memory 256 MiB
-[    0.266712] topology: node 1 cpus 2-3 memory 257 MiB
-[    0.266906] topology: node 0 distances 10 15
-[    0.267113] topology: node 1 distances 15 10
-[    0.267339] cputopo: cpu 0 apic 0 package 0 die - core 0 node 0 online 1
-[    0.267588] cputopo: cpu 1 apic 1 package 0 die - core 1 node 0 online 1
-[    0.267643] cputopo: cpu 2 apic 2 package 1 die - core 0 node 1 online 1
-[    0.267703] cputopo: cpu 3 apic 3 package 1 die - core 1 node 1 online 1
-[    0.267801] cputopo: cache L1d size 65536 line 64 ways 2 cpus 0
-[    0.268114] cputopo: cache L1d size 65536 line 64 ways 2 cpus 1
-[    0.268168] cputopo: cache L1d size 65536 line 64 ways 2 cpus 2
-[    0.268220] cputopo: cache L1d size 65536 line 64 ways 2 cpus 3
-[    0.268272] cputopo: cache L1i size 65536 line 64 ways 2 cpus 0
-[    0.268343] cputopo: cache L1i size 65536 line 64 ways 2 cpus 1
-[    0.268395] cputopo: cache L1i size 65536 line 64 ways 2 cpus 2
-[    0.268447] cputopo: cache L1i size 65536 line 64 ways 2 cpus 3
-[    0.268498] cputopo: cache L2 size 524288 line 64 ways 16 cpus 0
-[    0.269003] cputopo: cache L2 size 524288 line 64 ways 16 cpus 1
-[    0.269058] cputopo: cache L2 size 524288 line 64 ways 16 cpus 2
-[    0.269110] cputopo: cache L2 size 524288 line 64 ways 16 cpus 3
-[    0.269170] cputopo: cache L3 size 16777216 line 64 ways 16 cpus 0-1
-[    0.269271] cputopo: cache L3 size 16777216 line 64 ways 16 cpus 2-3
-[    0.429478] sched_domains: kernel 6.12 online 0-3 distinct 4
-[    0.429643] sched_domain: 0 MC span 0-1 flags SD_BALANCE_NEWIDLE,SD_BALANCE_EXEC,SD_BALANCE_FORK,SD_WAKE_AFFINE,SD_SHARE_LLC,SD_PREFER_SIBLING groups 0 1
-[    0.429752] sched_domain: 1 NUMA span 0-3 flags SD_BALANCE_NEWIDLE,SD_BALANCE_EXEC,SD_BALANCE_FORK,SD_WAKE_AFFINE,SD_SERIALIZE,SD_OVERLAP,SD_NUMA groups 0-1 2-3
-[    0.429879] sched_domain: 2 MC span 2-3 flags SD_BALANCE_NEWIDLE,SD_BALANCE_EXEC,SD_BALANCE_FORK,SD_WAKE_AFFINE,SD_SHARE_LLC,SD_PREFER_SIBLING groups 2 3
-[    0.429984] sched_domain: 3 NUMA span 0-3 flags SD_BALANCE_NEWIDLE,SD_BALANCE_EXEC,SD_BALANCE_FORK,SD_WAKE_AFFINE,SD_SERIALIZE,SD_OVERLAP,SD_NUMA groups 0-1 2-3
-[    0.430105] sched_domain_cpu: 0 domains 0 1
-[    0.430145] sched_domain_cpu: 1 domains 0 1
-[    0.430183] sched_domain_cpu: 2 domains 2 3
-[    0.430216] sched_domain_cpu: 3 domains 2 3
-[    0.430276] sched_domains: built for 4 CPUs in 26003 us (not part of bringup_ns)
-MANYCORE-RESULT {"kernel":"manycore","bringup":"parallel","calibrate":"parallel","cpus_up":4,"nodes":2,"bringup_ns":133570668,"failed_cpus":[],"cpus_possible":4,"cpus_present":4,"percpu_on_node":4,"x2apic":false,"bogomips":1384.32,"tsc_khz":2602691,"heap_used":1240,"firmware_faults":0}
+[    0.103886] tsc: Detected 2605.240 MHz processor (calibrated against Hpet)
+[    0.104420] x2apic: disabled (xAPIC mode)
+[    0.118153] APIC: timer runs at 6755 MHz; waits halt between checks
+[    0.118358] ACPI: SRAT: Node 0 PXM 0 [mem 0x00000000-0x0009ffff]
+[    0.118721] ACPI: SRAT: Node 0 PXM 0 [mem 0x00100000-0x100fffff]
+[    0.118768] ACPI: SRAT: Node 1 PXM 1 [mem 0x10100000-0x201fffff]
+[    0.119975] smpboot: Allowing 4 CPUs, 0 hotplug CPUs
+[    0.121560] NUMA: node 0: 256 MiB, 190 MiB free
+[    0.121739] NUMA: node 1: 257 MiB, 257 MiB free
+[    0.170117] Calibrating delay loop... 16.10 BogoMIPS (lpj=32213)
+[    0.171327] cacheinfo: Amd rules, legacy leaves 0x80000005/6 (no TOPOEXT): 4 cache leaves (read in 678267 ns)
+[    0.171747] topology: CPUID leaf 0xb: SMT shift 0, core shift 1, package shift 1
+[    0.192684] smp: Bringing up secondary CPUs ...
+[    0.308606] smp: Brought up 2 nodes, 4 CPUs
+[    0.308866] smpboot: Total of 4 processors activated (532.27 BogoMIPS)
+[    0.308999] hotplug: topology masks updated incrementally for 3 CPUs in 416 us
+[    0.309127] hotplug: cpu0 smt mask 0
+[    0.309204] hotplug: cpu0 l2 mask 0
+[    0.309231] hotplug: cpu0 coregroup mask 0
+[    0.309261] hotplug: cpu0 package mask 0-1
+[    0.309291] hotplug: cpu0 node mask 0-1
+[    0.309319] hotplug: cpu0 llc mask 0-1
+[    0.309392] percpu: cpu 0 apic 0 node 0 area 0x104000 stack 0x100000-0x104000 callin 0 apicbase 0xfee00900
+[    0.321814] percpu: cpu 1 apic 1 node 0 area 0x109000 stack 0x105000-0x109000 callin 1 apicbase 0xfee00800
+[    0.321900] percpu: cpu 2 apic 2 node 1 area 0x10104000 stack 0x10100000-0x10104000 callin 2 apicbase 0xfee00800
+[    0.321976] percpu: cpu 3 apic 3 node 1 area 0x10109000 stack 0x10105000-0x10109000 callin 3 apicbase 0xfee00800
+[    0.387696] topology: 4 possible, 4 present, 4 online CPUs; 4 cores, 2 packages; 1 threads per core
+[    0.388111] topology: package 0 cpus 0-1
+[    0.388212] topology: package 1 cpus 2-3
+[    0.388330] topology: cache L1d 64 KiB, 4 instances of 1 CPUs: 0 1 2 3
+[    0.388668] topology: cache L1i 64 KiB, 4 instances of 1 CPUs: 0 1 2 3
+[    0.388747] topology: cache L2 512 KiB, 4 instances of 1 CPUs: 0 1 2 3
+[    0.388832] topology: cache L3 16384 KiB, 2 instances of 2 CPUs: 0-1 2-3
+[    0.388980] topology: node 0 cpus 0-1 memory 256 MiB
+[    0.389065] topology: node 1 cpus 2-3 memory 257 MiB
+[    0.389275] topology: node 0 distances 10 15
+[    0.400654] topology: node 1 distances 15 10
+[    0.400887] cputopo: cpu 0 apic 0 package 0 die - core 0 node 0 online 1
+[    0.401040] cputopo: cpu 1 apic 1 package 0 die - core 1 node 0 online 1
+[    0.401091] cputopo: cpu 2 apic 2 package 1 die - core 0 node 1 online 1
+[    0.401142] cputopo: cpu 3 apic 3 package 1 die - core 1 node 1 online 1
+[    0.401231] cputopo: cache L1d size 65536 line 64 ways 2 cpus 0
+[    0.401496] cputopo: cache L1d size 65536 line 64 ways 2 cpus 1
+[    0.401549] cputopo: cache L1d size 65536 line 64 ways 2 cpus 2
+[    0.401598] cputopo: cache L1d size 65536 line 64 ways 2 cpus 3
+[    0.401646] cputopo: cache L1i size 65536 line 64 ways 2 cpus 0
+[    0.401703] cputopo: cache L1i size 65536 line 64 ways 2 cpus 1
+[    0.401752] cputopo: cache L1i size 65536 line 64 ways 2 cpus 2
+[    0.401801] cputopo: cache L1i size 65536 line 64 ways 2 cpus 3
+[    0.401850] cputopo: cache L2 size 524288 line 64 ways 16 cpus 0
+[    0.401918] cputopo: cache L2 size 524288 line 64 ways 16 cpus 1
+[    0.401968] cputopo: cache L2 size 524288 line 64 ways 16 cpus 2
+[    0.402018] cputopo: cache L2 size 524288 line 64 ways 16 cpus 3
+[    0.402067] cputopo: cache L3 size 16777216 line 64 ways 16 cpus 0-1
+[    0.402148] cputopo: cache L3 size 16777216 line 64 ways 16 cpus 2-3
+[    0.468735] sched_domains: kernel 6.12 online 0-3 distinct 4
+[    0.468891] sched_domain: 0 MC span 0-1 flags SD_BALANCE_NEWIDLE,SD_BALANCE_EXEC,SD_BALANCE_FORK,SD_WAKE_AFFINE,SD_SHARE_LLC,SD_PREFER_SIBLING groups 0 1
+[    0.469009] sched_domain: 1 NUMA span 0-3 flags SD_BALANCE_NEWIDLE,SD_BALANCE_EXEC,SD_BALANCE_FORK,SD_WAKE_AFFINE,SD_SERIALIZE,SD_OVERLAP,SD_NUMA groups 0-1 2-3
+[    0.469114] sched_domain: 2 MC span 2-3 flags SD_BALANCE_NEWIDLE,SD_BALANCE_EXEC,SD_BALANCE_FORK,SD_WAKE_AFFINE,SD_SHARE_LLC,SD_PREFER_SIBLING groups 2 3
+[    0.481319] sched_domain: 3 NUMA span 0-3 flags SD_BALANCE_NEWIDLE,SD_BALANCE_EXEC,SD_BALANCE_FORK,SD_WAKE_AFFINE,SD_SERIALIZE,SD_OVERLAP,SD_NUMA groups 0-1 2-3
+[    0.481442] sched_domain_cpu: 0 domains 0 1
+[    0.481474] sched_domain_cpu: 1 domains 0 1
+[    0.481506] sched_domain_cpu: 2 domains 2 3
+[    0.481538] sched_domain_cpu: 3 domains 2 3
+[    0.481670] sched_domains: built for 4 CPUs in 64480 us (not part of bringup_ns)
+[    0.485493] timeline: ms from bring-up start: kick 28.891-32.906, call-in 46.425-62.777, ready 96.952-113.510, online 97.478-113.818; masks 416 us; report 174 ms
+[    0.486013] timeline: boot CPU: IPIs 5374 us, spec delays 14656 us, waits 79298 us, 9 halts
+MANYCORE-RESULT {"kernel":"manycore","bringup":"parallel","calibrate":"parallel","cpus_up":4,"nodes":2,"bringup_ns":115287962,"failed_cpus":[],"cpus_possible":4,"cpus_present":4,"percpu_on_node":4,"x2apic":false,"bogomips":532.27,"tsc_khz":2605240,"heap_used":1192,"firmware_faults":0,"timeline":{"kick":[28891309,32906381],"callin":[46425323,62777099],"ready":[96952997,113510495],"online":[97478390,113818382],"masks_ns":416290,"report_ns":174147438,"bsp":{"ipi_ns":5374555,"delay_ns":14656697,"wait_ns":79298410,"halts":9}}}
 "#;
 
 const REAL_LINUX_LOG_LINES: &[&str] = &[
@@ -125,13 +127,13 @@ fn real_logs_parse_to_what_they_say() {
     let o = parse_manycore(REAL_MANYCORE_LOG);
     let r = o.result.as_ref().expect("MANYCORE-RESULT line");
     assert_eq!(r.kernel, "manycore");
-    assert_eq!((r.cpus_up, r.nodes, r.bringup_ns), (4, 2, 133_570_668));
+    assert_eq!((r.cpus_up, r.nodes, r.bringup_ns), (4, 2, 115_287_962));
     assert_eq!(
         (r.cpus_possible, r.cpus_present, r.percpu_on_node),
         (4, 4, 4)
     );
-    assert_eq!((r.tsc_khz, r.x2apic), (2_602_691, false));
-    assert!((r.bogomips - 1384.32).abs() < 1e-9);
+    assert_eq!((r.tsc_khz, r.x2apic), (2_605_240, false));
+    assert!((r.bogomips - 532.27).abs() < 1e-9);
     assert_eq!(
         o.srat,
         [
@@ -168,6 +170,7 @@ fn real_logs_parse_to_what_they_say() {
             area: 0x1010_4000,
             stack: (0x1010_0000, 0x1010_4000),
             callin_apic: Some(2),
+            callin_apic_base: Some(0xfee0_0800),
             fallback: None,
         }
     );
@@ -391,18 +394,22 @@ fn percpu_line() -> impl Strategy<Value = PercpuLine> {
         (any::<u64>(), any::<(u64, u64)>()),
         (
             prop::option::of(any::<u32>()),
+            prop::option::of(any::<u64>()),
             prop::option::of(any::<u32>()),
         ),
     )
         .prop_map(
-            |((cpu, apic, node), (area, stack), (callin_apic, fallback))| PercpuLine {
-                cpu,
-                apic,
-                node,
-                area,
-                stack,
-                callin_apic,
-                fallback,
+            |((cpu, apic, node), (area, stack), (callin_apic, callin_apic_base, fallback))| {
+                PercpuLine {
+                    cpu,
+                    apic,
+                    node,
+                    area,
+                    stack,
+                    callin_apic,
+                    callin_apic_base,
+                    fallback,
+                }
             },
         )
 }

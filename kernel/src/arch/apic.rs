@@ -135,6 +135,16 @@ pub fn id() -> u32 {
     }
 }
 
+/// This CPU's IA32_APIC_BASE as the hardware holds it: the BSP flag (bit
+/// 8), the x2APIC bit (10), the global enable (11) and the MMIO page. What
+/// a CPU reads here is its own word on the mode it runs in, independent of
+/// the kernel's [`x2apic_mode`] flag.
+pub fn base_msr() -> u64 {
+    // SAFETY: IA32_APIC_BASE exists on every x86_64 CPU and reading it has
+    // no side effect.
+    unsafe { rdmsr(IA32_APIC_BASE) }
+}
+
 /// Signals end of interrupt.
 pub fn eoi() {
     write(REG_EOI, 0);
