@@ -360,31 +360,36 @@ impl TopologyBuilder {
     /// Checks everything and builds the topology, leaving the builder intact
     /// (its caches are copied).
     pub fn build(&self) -> Result<Topology, BuildError> {
-        self.build_with_caches(self.caches.clone())
+        self.build_from(self.caches.clone(), self.distances.clone())
     }
 
     /// As [`build`](Self::build), consuming the builder so that its caches
-    /// move into the topology instead of being copied (each holds a 2 KiB CPU
-    /// mask, so on large machines the copy is a large share of a read).
+    /// and distances move into the topology instead of being copied (each
+    /// cache holds a 2 KiB CPU mask, and thousands of nodes have millions of
+    /// distances, so on large machines a copy is a large share of a read).
     pub fn finish(mut self) -> Result<Topology, BuildError> {
         let caches = core::mem::take(&mut self.caches);
-        self.build_with_caches(caches)
+        let distances = core::mem::take(&mut self.distances);
+        self.build_from(caches, distances)
     }
 
     /// Builds the topology in the order its parts depend on each other: the
     /// CPUs, the nodes and their distances, the CPU sets, the caches, the
     /// levels, then each CPU's place in them.
-    fn build_with_caches(&self, mut caches: Vec<Cache>) -> Result<Topology, BuildError> {
+    fn build_from(
+        &self,
+        mut caches: Vec<Cache>,
+        distances: Vec<u32>,
+    ) -> Result<Topology, BuildError> {
         let (specs, known) = self.sorted_cpus()?;
         let (nodes, node_of_cpu) = self.build_nodes(&specs)?;
-        self.check_distances(&nodes)?;
+        check_distances(&distances, &nodes)?;
         let (possible, present, online) = self.cpu_sets(&specs, &known)?;
         check_caches(&caches, &possible)?;
         let (levels, cpu_groups) = build_levels(&specs);
         let (cpus, cpu_index) =
             build_cpus(&specs, &cpu_groups, &node_of_cpu, &nodes, &levels, &online);
-        sort_caches(&mut caches);
-        dedup_caches(&mut caches);
+        sort_and_dedup_caches(&mut caches);
         Ok(Topology {
             arch: self.arch.clone(),
             hw_id_kind: self.hw_id_kind,
@@ -398,7 +403,7 @@ impl TopologyBuilder {
             cpus,
             levels,
             nodes,
-            distances: self.distances.clone(),
+            distances,
             caches,
             core_kinds: self.core_kinds.clone(),
             cpu_index,
@@ -492,34 +497,6 @@ impl TopologyBuilder {
         Ok((nodes, node_of_cpu))
     }
 
-    /// The distance matrix, if given, has one entry per pair of nodes, no
-    /// zero, and no remote distance below the local one.
-    fn check_distances(&self, nodes: &[NumaNode]) -> Result<(), BuildError> {
-        let n = nodes.len();
-        if !self.distances.is_empty() {
-            if self.distances.len() != n * n {
-                return Err(BuildError::DistanceSize {
-                    nodes: n,
-                    entries: self.distances.len(),
-                });
-            }
-            for i in 0..n {
-                let local = self.distances[i * n + i];
-                for j in 0..n {
-                    let v = self.distances[i * n + j];
-                    if v == 0 || (i != j && v < local) {
-                        return Err(BuildError::BadDistance {
-                            from: nodes[i].id,
-                            to: nodes[j].id,
-                            value: v,
-                        });
-                    }
-                }
-            }
-        }
-        Ok(())
-    }
-
     /// Possible ⊇ present ⊇ online; possible always holds every described CPU.
     fn cpu_sets(
         &self,
@@ -553,17 +530,42 @@ impl TopologyBuilder {
     }
 }
 
-/// Every cache lists only possible CPUs.
-fn check_caches(caches: &[Cache], possible: &CpuMask) -> Result<(), BuildError> {
-    for cache in caches {
-        if let Some(cpu) = cache.cpus.and_not(possible).first() {
-            return Err(BuildError::CacheOutsidePossible {
-                level: cache.level,
-                cpu: cpu as u32,
+/// The distance matrix, if given, has one entry per pair of nodes, no
+/// zero, and no remote distance below the local one.
+fn check_distances(distances: &[u32], nodes: &[NumaNode]) -> Result<(), BuildError> {
+    let n = nodes.len();
+    if distances.is_empty() {
+        return Ok(());
+    }
+    if distances.len() != n * n {
+        return Err(BuildError::DistanceSize {
+            nodes: n,
+            entries: distances.len(),
+        });
+    }
+    for (i, row) in distances.chunks_exact(n).enumerate() {
+        let local = row[i];
+        let bad = |(j, &v): &(usize, &u32)| v == 0 || (i != *j && v < local);
+        if let Some((j, &value)) = row.iter().enumerate().find(bad) {
+            return Err(BuildError::BadDistance {
+                from: nodes[i].id,
+                to: nodes[j].id,
+                value,
             });
         }
     }
     Ok(())
+}
+
+/// Every cache lists only possible CPUs.
+fn check_caches(caches: &[Cache], possible: &CpuMask) -> Result<(), BuildError> {
+    match caches.iter().find(|c| !c.cpus.is_subset(possible)) {
+        Some(cache) => Err(BuildError::CacheOutsidePossible {
+            level: cache.level,
+            cpu: cache.cpus.and_not(possible).first().unwrap_or(0) as u32,
+        }),
+        None => Ok(()),
+    }
 }
 
 /// The levels the CPUs describe, innermost first, their groups numbered in
@@ -605,9 +607,7 @@ fn present_levels(specs: &[&CpuSpec]) -> Vec<LevelKind> {
 /// level (CPUs are grouped by it).
 fn id_path(c: &CpuSpec, kind: LevelKind) -> [Option<u32>; 5] {
     let full = [Some(c.core), c.big_core, c.cluster, c.die, Some(c.package)];
-    let mut key = [None; 5];
-    key[(kind as usize)..].copy_from_slice(&full[(kind as usize)..]);
-    key
+    core::array::from_fn(|i| if i >= kind as usize { full[i] } else { None })
 }
 
 /// Numbers the groups of level `kind` in order of their first CPU (specs are
@@ -741,43 +741,59 @@ fn build_cpus(
     (cpus, cpu_index)
 }
 
+/// A cache's place in the model's order: level, kind, first CPU.
+type CacheKey = (u8, CacheKind, Option<usize>);
+
+/// Sorts caches by (level, kind, first CPU) and removes exact duplicates.
+/// Each key is computed once: a cache's first CPU is a scan of its mask, as
+/// long as the CPU's number, so recomputing it per comparison would grow
+/// with the machine's width as well as its caches.
+fn sort_and_dedup_caches(caches: &mut Vec<Cache>) {
+    let mut keys: Vec<CacheKey> = caches
+        .iter()
+        .map(|c| (c.level, c.kind, c.cpus.first()))
+        .collect();
+    if !keys.is_sorted() {
+        sort_caches(caches, &mut keys);
+    }
+    dedup_caches(caches, &keys);
+}
+
 /// Removes exact duplicates from sorted caches. Equal caches share a sort key
 /// but need not be adjacent (another cache with the same level, kind and
 /// first CPU may sit between them), so each is compared with every earlier
 /// cache of its key run; runs are a handful of caches long.
-fn dedup_caches(caches: &mut Vec<Cache>) {
-    let key = |c: &Cache| (c.level, c.kind, c.cpus.first());
-    let mut kept = 0;
-    for i in 0..caches.len() {
-        let mut run = kept;
-        while run > 0 && key(&caches[run - 1]) == key(&caches[i]) {
-            run -= 1;
-        }
+fn dedup_caches(caches: &mut Vec<Cache>, keys: &[CacheKey]) {
+    // `kept_keys[j]` is the key of the cache now at `j`, for `j < kept`.
+    let mut kept_keys: Vec<CacheKey> = Vec::with_capacity(keys.len());
+    for (i, &key) in keys.iter().enumerate() {
+        let kept = kept_keys.len();
+        let run = kept - kept_keys.iter().rev().take_while(|&&k| k == key).count();
         if !caches[run..kept].contains(&caches[i]) {
-            caches.swap(kept, i);
-            kept += 1;
+            // Swapping a 2 KiB record with itself still copies it.
+            if kept != i {
+                caches.swap(kept, i);
+            }
+            kept_keys.push(key);
         }
     }
-    caches.truncate(kept);
+    caches.truncate(kept_keys.len());
 }
 
-/// Sorts caches by (level, kind, first CPU) without a scratch copy of them: the
+/// Sorts caches (and their keys) by key without a scratch copy of them: the
 /// keys are sorted as indices, then the caches are put in place by following
 /// the permutation's cycles with swaps, because a merge sort of the caches
 /// themselves would allocate and touch another 2 KiB per cache.
-fn sort_caches(caches: &mut [Cache]) {
-    let key = |c: &Cache| (c.level, c.kind, c.cpus.first());
-    if caches.windows(2).all(|w| key(&w[0]) <= key(&w[1])) {
-        return;
-    }
+fn sort_caches(caches: &mut [Cache], keys: &mut [CacheKey]) {
     let mut order: Vec<usize> = (0..caches.len()).collect();
-    order.sort_by_key(|&i| key(&caches[i]));
+    order.sort_by_key(|&i| keys[i]);
     // Position `i` must receive the cache now at `order[i]`.
     for start in 0..order.len() {
         let mut i = start;
         while order[i] != start {
             let from = order[i];
             caches.swap(i, from);
+            keys.swap(i, from);
             order[i] = i;
             i = from;
         }

@@ -4,14 +4,15 @@
 use std::collections::{HashMap, HashSet};
 
 use super::line_of;
-use super::raw::{Distances, Raw, RawObj, V1Distances};
+use super::raw::{Distances, RawObj, V1Distances};
 use crate::Error;
 
 /// The model's node distance matrix: every NUMA `<distances2>` checked, then
 /// the latency one (else the first that is not a bandwidth) if it covers
 /// every node, else a v1 `<distances>` over the nodes' depth, else none.
 pub(super) fn numa_distances(
-    raw: &Raw,
+    distances: &mut [Distances],
+    v1_distances: &[V1Distances],
     objs: &[RawObj],
     numa: &[usize],
     node_ids: &[u32],
@@ -20,26 +21,30 @@ pub(super) fn numa_distances(
 ) -> Result<Option<Vec<u32>>, Error> {
     // Every NUMA matrix must name existing nodes, each once: hwloc silently
     // drops such a matrix, which would hide a broken file behind "no distances".
-    let mut checked: Vec<(&Distances, Vec<u32>)> = Vec::new();
-    for d in raw.distances.iter().filter(|d| d.obj_type == "NUMANode") {
-        let ids = distances2_node_ids(d, objs, numa, node_ids, text, source)?;
-        checked.push((d, ids));
+    let mut checked: Vec<(usize, Vec<u32>)> = Vec::new();
+    for (i, d) in distances.iter().enumerate() {
+        if d.obj_type == "NUMANode" {
+            let ids = distances2_node_ids(d, objs, numa, node_ids, text, source)?;
+            checked.push((i, ids));
+        }
     }
     if numa.is_empty() {
         return Ok(None);
     }
     let order = NodeOrder::new(node_ids);
     // hwloc kind bits: 4 = means latency, 8 = means bandwidth.
-    let candidates = checked.iter().filter(|(d, _)| d.kind & 8 == 0);
+    let candidates = checked.iter().filter(|(i, _)| distances[*i].kind & 8 == 0);
     let chosen = candidates
         .clone()
-        .find(|(d, _)| d.name == "NUMALatency")
+        .find(|(i, _)| distances[*i].name == "NUMALatency")
         .or_else(|| candidates.clone().next());
-    if let Some((d, ids)) = chosen {
-        let err = |m: String| Error::at_line(source, line_of(text, d.pos), m);
+    if let Some((i, ids)) = chosen {
+        let d = &mut distances[*i];
+        let at = d.pos;
+        let err = |m: String| Error::at_line(source, line_of(text, at), m);
         return v2_matrix(d, ids, &order, err);
     }
-    for d in &raw.v1_distances {
+    for d in v1_distances {
         if let Some(m) = v1_matrix(d, objs, numa, node_ids, &order, text, source)? {
             return Ok(Some(m));
         }
@@ -70,9 +75,10 @@ impl NodeOrder {
 
 /// A `<distances2>` matrix over the nodes `ids` (its order) in model order;
 /// None if it covers only some nodes (hwloc keeps those after restricting a
-/// topology, and they cannot fill the model's matrix).
+/// topology, and they cannot fill the model's matrix). Each node's model
+/// position is looked up once, not once per entry of its row and column.
 fn v2_matrix(
-    d: &Distances,
+    d: &mut Distances,
     ids: &[u32],
     order: &NodeOrder,
     err: impl Fn(String) -> Error,
@@ -81,18 +87,29 @@ fn v2_matrix(
     if k != n {
         return Ok(None);
     }
+    let pos: Vec<usize> = ids
+        .iter()
+        .map(|&id| {
+            order.pos(id).ok_or_else(|| {
+                err(format!(
+                    "distances2 names NUMA node P#{id} that does not exist"
+                ))
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    if let Some((_, v)) = d.wide {
+        return Err(err(format!("distance {v} does not fit 32 bits")));
+    }
+    // Listed in the model's order (as hwloc and our writer list them): the
+    // values are the matrix.
+    if pos.iter().enumerate().all(|(i, &p)| i == p) {
+        return Ok(Some(std::mem::take(&mut d.values)));
+    }
     let mut matrix = vec![0u32; n * n];
-    for (a, &ia) in ids.iter().enumerate() {
-        for (c, &ic) in ids.iter().enumerate() {
-            let (Some(pa), Some(pc)) = (order.pos(ia), order.pos(ic)) else {
-                return Err(err(format!(
-                    "distances2 names NUMA node P#{} that does not exist",
-                    if order.pos(ia).is_none() { ia } else { ic }
-                )));
-            };
-            let v = d.values[a * k + c];
-            matrix[pa * n + pc] =
-                u32::try_from(v).map_err(|_| err(format!("distance {v} does not fit 32 bits")))?;
+    for (&pa, row) in pos.iter().zip(d.values.chunks_exact(k)) {
+        let out = &mut matrix[pa * n..(pa + 1) * n];
+        for (&pc, &v) in pos.iter().zip(row) {
+            out[pc] = v;
         }
     }
     Ok(Some(matrix))

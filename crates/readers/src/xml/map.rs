@@ -45,7 +45,7 @@ struct PuIds {
     core: Option<u32>,
 }
 
-pub(super) fn map_raw(raw: Raw, text: &str, source: &str) -> Result<Topology, Error> {
+pub(super) fn map_raw(mut raw: Raw, text: &str, source: &str) -> Result<Topology, Error> {
     let place = Place { text, source };
     let objs = &raw.objects;
     let pu_ids = pu_ids(objs, place)?;
@@ -54,8 +54,8 @@ pub(super) fn map_raw(raw: Raw, text: &str, source: &str) -> Result<Topology, Er
     let ids = group_ids(objs, &paths);
     let mut b = builder(&raw, source);
     add_cpus(&mut b, &raw, &pu_ids, &ids, &known);
-    add_nodes(&mut b, &raw, &known, place)?;
-    add_caches(&mut b, objs, &known, place)?;
+    add_nodes(&mut b, &mut raw, &known, place)?;
+    add_caches(&mut b, &raw.objects, &known, place)?;
     b.finish().map_err(|e| Error::new(source, e.to_string()))
 }
 
@@ -302,7 +302,7 @@ fn add_cpus(
 /// and their distances.
 fn add_nodes(
     b: &mut TopologyBuilder,
-    raw: &Raw,
+    raw: &mut Raw,
     known: &CpuMask,
     place: Place<'_>,
 ) -> Result<(), Error> {
@@ -348,7 +348,16 @@ fn add_nodes(
         b.add_node(node_ids[n], node_cpus[n], objs[i].size);
     }
     // Distances among the NUMA nodes (ordered by id in the model).
-    if let Some(matrix) = numa_distances(raw, objs, &numa, &node_ids, place.text, place.source)? {
+    let matrix = numa_distances(
+        &mut raw.distances,
+        &raw.v1_distances,
+        objs,
+        &numa,
+        &node_ids,
+        place.text,
+        place.source,
+    )?;
+    if let Some(matrix) = matrix {
         b.distances(matrix);
     }
     Ok(())
@@ -417,8 +426,9 @@ fn overlapping_pair(sets: &[CpuMask]) -> Option<(usize, usize)> {
 }
 
 /// The caches, added in the model's order so that the builder's sort of
-/// these 2 KiB records finds them sorted already. A cache whose CPUs are all
-/// offline (or outside the cgroup) is left out.
+/// these 2 KiB records finds them sorted already, in one list of the right
+/// size handed over whole (growing it would copy every record). A cache
+/// whose CPUs are all offline (or outside the cgroup) is left out.
 fn add_caches(
     b: &mut TopologyBuilder,
     objs: &[RawObj],
@@ -440,18 +450,18 @@ fn add_caches(
         })
         .collect();
     cache_objs.sort_unstable();
+    let mut caches = Vec::with_capacity(cache_objs.len());
     for &(level, kind, _, i) in &cache_objs {
         let o = &objs[i];
-        let cpus = o
+        let bits = o
             .cpuset
             .as_ref()
-            .ok_or_else(|| place.at(o, format!("L{level} cache without a cpuset")))?
-            .to_mask()
-            .and(known);
+            .ok_or_else(|| place.at(o, format!("L{level} cache without a cpuset")))?;
+        let cpus = bits.to_mask_within(known);
         if cpus.is_empty() {
             continue;
         }
-        b.add_cache(Cache {
+        caches.push(Cache {
             level,
             kind,
             size_bytes: o.size,
@@ -464,5 +474,6 @@ fn add_caches(
             cpus,
         });
     }
+    b.add_caches(caches);
     Ok(())
 }

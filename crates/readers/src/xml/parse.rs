@@ -313,7 +313,7 @@ impl Parser<'_> {
                 "distances2 covers {k} NUMA nodes but the topology has {nodes}"
             )));
         }
-        let d = Distances {
+        let mut d = Distances {
             obj_type: "NUMANode".into(),
             kind: num(attrs, "kind").map_err(err)?.unwrap_or(0),
             name: get(attrs, "name").unwrap_or("").to_string(),
@@ -324,9 +324,14 @@ impl Parser<'_> {
         };
         let k = nbobjs.unwrap_or(nodes);
         self.dist_cap = (k, k.saturating_mul(k));
+        // Room for every value up front, so that millions of them are not
+        // copied as the list doubles; each takes at least two bytes of the
+        // text left, which bounds the room by the input's size.
         if is_empty {
             self.raw.distances.push(d);
         } else {
+            d.values
+                .reserve_exact(self.dist_cap.1.min((text.len() - pos) / 2 + 1));
             self.dist = Some(d);
         }
         Ok(())
@@ -466,18 +471,27 @@ impl Parser<'_> {
 
     /// Character data: the numbers of a NUMA `<distances2>`'s `<indexes>` or
     /// `<u64values>`, whitespace-separated; a number may continue in the
-    /// next event.
+    /// next event. A matrix over thousands of nodes is millions of numbers,
+    /// so a number that lies whole in this text is parsed where it lies;
+    /// only one split across events is gathered in `word`.
     fn text_words(&mut self, s: &str, pos: usize) -> Result<(), Error> {
         if self.target == TextTarget::None || self.ignored_depth > 0 {
             return Ok(());
         }
-        let mut rest = s;
-        while let Some(at) = rest.find(|c: char| c.is_ascii_whitespace()) {
-            self.push_word(&rest[..at], pos)?;
-            self.end_word(pos)?;
-            rest = &rest[at + 1..];
+        let mut start = 0;
+        for (i, b) in s.bytes().enumerate() {
+            if !b.is_ascii_whitespace() {
+                continue;
+            }
+            if self.word.is_empty() {
+                self.number(&s[start..i], pos)?;
+            } else {
+                self.push_word(&s[start..i], pos)?;
+                self.end_word(pos)?;
+            }
+            start = i + 1;
         }
-        self.push_word(rest, pos)
+        self.push_word(&s[start..], pos)
     }
 
     /// A reference in character data: `&#49;`, `&#x31;` or one of XML's five
@@ -507,33 +521,57 @@ impl Parser<'_> {
     fn push_word(&mut self, part: &str, pos: usize) -> Result<(), Error> {
         self.word.push_str(part);
         if self.word.len() > MAX_WORD {
-            let shown: String = self.word.chars().take(MAX_WORD).collect();
-            return Err(self.err_at(pos, format!("distance value '{shown}...' is not a number")));
+            return Err(self.not_a_number(&self.word, pos));
         }
         Ok(())
     }
 
-    /// Ends the word being read: a number for the open matrix, within the
-    /// counts its `nbobjs` allows.
+    /// Ends the word being read (keeping its buffer for the next one).
     fn end_word(&mut self, pos: usize) -> Result<(), Error> {
-        if self.word.is_empty() {
+        let word = std::mem::take(&mut self.word);
+        let done = self.number(&word, pos);
+        self.word = word;
+        self.word.clear();
+        done
+    }
+
+    fn not_a_number(&self, word: &str, pos: usize) -> Error {
+        if word.len() > MAX_WORD {
+            let shown: String = word.chars().take(MAX_WORD).collect();
+            return self.err_at(pos, format!("distance value '{shown}...' is not a number"));
+        }
+        self.err_at(pos, format!("distance value '{word}' is not a number"))
+    }
+
+    /// One whole word (nothing if empty): a number for the open matrix,
+    /// within the counts its `nbobjs` allows.
+    fn number(&mut self, word: &str, pos: usize) -> Result<(), Error> {
+        if word.is_empty() {
             return Ok(());
         }
-        let word = std::mem::take(&mut self.word);
-        let v: u64 = word
-            .parse()
-            .map_err(|_| self.err_at(pos, format!("distance value '{word}' is not a number")))?;
+        let v: u64 = match word.parse() {
+            Ok(v) if word.len() <= MAX_WORD => v,
+            _ => return Err(self.not_a_number(word, pos)),
+        };
         let (max_indexes, max_values) = self.dist_cap;
         let Some(d) = self.dist.as_mut() else {
             return Ok(());
         };
-        let (list, max, what) = match self.target {
-            TextTarget::Indexes => (&mut d.indexes, max_indexes, "indexes"),
-            TextTarget::Values => (&mut d.values, max_values, "values"),
+        let (len, max, what) = match self.target {
+            TextTarget::Indexes => (d.indexes.len(), max_indexes, "indexes"),
+            TextTarget::Values => (d.values.len(), max_values, "values"),
             TextTarget::None => return Ok(()),
         };
-        if list.len() < max {
-            list.push(v);
+        if len < max {
+            if self.target == TextTarget::Indexes {
+                d.indexes.push(v);
+            } else {
+                let narrow = u32::try_from(v).unwrap_or_else(|_| {
+                    d.wide.get_or_insert((len, v));
+                    0
+                });
+                d.values.push(narrow);
+            }
             return Ok(());
         }
         let message = match d.nbobjs {

@@ -82,7 +82,12 @@ pub(super) struct Distances {
     /// The `nbobjs` attribute, checked against the `<indexes>` listed.
     pub(super) nbobjs: Option<usize>,
     pub(super) indexes: Vec<u64>,
-    pub(super) values: Vec<u64>,
+    /// The values, 32 bits each as the model keeps them: a matrix over
+    /// thousands of nodes is millions of values. A value wider than that is
+    /// an error only if this matrix is the one used, so the first one is
+    /// kept aside (`wide`: its position and value) and stored as 0.
+    pub(super) values: Vec<u32>,
+    pub(super) wide: Option<(usize, u64)>,
     pub(super) pos: usize,
 }
 
@@ -120,14 +125,26 @@ impl Bits {
     pub(super) fn to_mask(&self) -> CpuMask {
         let mut m = CpuMask::new();
         for &(w, v) in &self.0 {
-            let mut v = v;
-            while v != 0 {
-                let bit = v.trailing_zeros() as usize;
-                m.set(w as usize * 64 + bit);
-                v &= v - 1;
-            }
+            set_bits(&mut m, w, v);
         }
         m
+    }
+
+    /// The mask of these bits that `within` also has, made in one pass.
+    pub(super) fn to_mask_within(&self, within: &CpuMask) -> CpuMask {
+        let mut m = CpuMask::new();
+        for &(w, v) in &self.0 {
+            set_bits(&mut m, w, v & within.words()[w as usize]);
+        }
+        m
+    }
+}
+
+/// Sets in `m` the bits of `v`, word `w` of a bitmap.
+fn set_bits(m: &mut CpuMask, w: u16, mut v: u64) {
+    while v != 0 {
+        m.set(w as usize * 64 + v.trailing_zeros() as usize);
+        v &= v - 1;
     }
 }
 
@@ -135,12 +152,15 @@ impl Bits {
 /// first, each with `0x`; a leading `0xf...f` means all higher bits are set
 /// (only roots' complete sets use it; the infinite part is ignored). hwloc
 /// writes zero groups as nothing (`0x00000001,,0x0`).
+///
+/// A high CPU's cpuset is one group followed by hundreds of empty ones, so
+/// most of a large file's bytes are runs of commas: the groups are read from
+/// the least significant (last) one, and a run of commas is skipped eight
+/// bytes at a time rather than split into empty strings one by one.
 pub(super) fn parse_bitmap(text: &str) -> Result<Bits, String> {
     let mut words: Vec<(u16, u64)> = Vec::new();
-    let trimmed = text.trim();
-    let bytes = trimmed.as_bytes();
-    // Groups from the least significant (last) one; a high PU's cpuset is mostly
-    // empty groups, so this is a plain byte scan rather than a string split.
+    let bytes = text.as_bytes();
+    // `end` is one past the current group, `index` its number from the last.
     let mut end = bytes.len();
     let mut index = 0usize;
     loop {
@@ -148,39 +168,74 @@ pub(super) fn parse_bitmap(text: &str) -> Result<Bits, String> {
             .iter()
             .rposition(|&b| b == b',')
             .map_or(0, |p| p + 1);
-        let g = trimmed[start..end].trim();
+        let g = text[start..end].trim();
         if !g.is_empty() {
-            let hex = g.strip_prefix("0x").unwrap_or(g);
-            if hex == "f...f" {
-                if start != 0 {
-                    return Err(format!("bitmap '{text}': 0xf...f must come first"));
-                }
-            } else {
-                let v = u32::from_str_radix(hex, 16)
-                    .map_err(|_| format!("bitmap '{text}': invalid group '{g}'"))?;
-                if v != 0 {
-                    let top = index * 32 + 31 - v.leading_zeros() as usize;
-                    if top >= MAX_CPUS {
-                        return Err(format!(
-                            "bitmap '{text}' has CPU {top}, beyond the supported maximum of {MAX_CPUS} CPUs"
-                        ));
-                    }
-                    let word = (index / 2) as u16;
-                    let value = (v as u64) << (32 * (index % 2));
-                    match words.last_mut() {
-                        Some((w, x)) if *w == word => *x |= value,
-                        _ => words.push((word, value)),
-                    }
-                }
-            }
+            bitmap_group(text, g, start, index, &mut words)?;
         }
         if start == 0 {
             break;
         }
-        end = start - 1;
-        index += 1;
+        // The comma before this group ends the previous one; each further
+        // comma right before it ends an empty group.
+        let separator = start - 1;
+        let run = comma_run_before(&bytes[..separator]);
+        end = separator - run;
+        index += 1 + run;
     }
     Ok(Bits(words))
+}
+
+/// How many commas end `bytes`, counted eight at a time where it can.
+fn comma_run_before(bytes: &[u8]) -> usize {
+    const COMMAS: u64 = u64::from_ne_bytes([b','; 8]);
+    let mut end = bytes.len();
+    while end >= 8 {
+        let chunk: [u8; 8] = bytes[end - 8..end].try_into().expect("eight bytes");
+        if u64::from_ne_bytes(chunk) != COMMAS {
+            break;
+        }
+        end -= 8;
+    }
+    while end > 0 && bytes[end - 1] == b',' {
+        end -= 1;
+    }
+    bytes.len() - end
+}
+
+/// One non-empty group `g` (the `index`-th from the last, starting at byte
+/// `start` of `text`) added to `words`.
+fn bitmap_group(
+    text: &str,
+    g: &str,
+    start: usize,
+    index: usize,
+    words: &mut Vec<(u16, u64)>,
+) -> Result<(), String> {
+    let hex = g.strip_prefix("0x").unwrap_or(g);
+    if hex == "f...f" {
+        if text[..start].trim().is_empty() {
+            return Ok(());
+        }
+        return Err(format!("bitmap '{text}': 0xf...f must come first"));
+    }
+    let v = u32::from_str_radix(hex, 16)
+        .map_err(|_| format!("bitmap '{text}': invalid group '{g}'"))?;
+    if v == 0 {
+        return Ok(());
+    }
+    let top = index * 32 + 31 - v.leading_zeros() as usize;
+    if top >= MAX_CPUS {
+        return Err(format!(
+            "bitmap '{text}' has CPU {top}, beyond the supported maximum of {MAX_CPUS} CPUs"
+        ));
+    }
+    let word = (index / 2) as u16;
+    let value = (v as u64) << (32 * (index % 2));
+    match words.last_mut() {
+        Some((w, x)) if *w == word => *x |= value,
+        _ => words.push((word, value)),
+    }
+    Ok(())
 }
 
 /// An element's attributes: name and value (unescaped only when it has an
@@ -250,4 +305,66 @@ pub(super) struct Raw {
     pub(super) distances: Vec<Distances>,
     pub(super) v1_distances: Vec<V1Distances>,
     pub(super) kinds: Vec<RawKind>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// hwloc's bitmap rule written the plain way, one group at a time from
+    /// the last: the truth the comma-skipping parser must agree with.
+    fn plain(text: &str) -> Result<Vec<usize>, String> {
+        let groups: Vec<&str> = text.trim().split(',').collect();
+        let mut cpus = Vec::new();
+        for (index, g) in groups.iter().rev().enumerate() {
+            let g = g.trim();
+            if g.is_empty() {
+                continue;
+            }
+            let hex = g.strip_prefix("0x").unwrap_or(g);
+            if hex == "f...f" {
+                if index + 1 != groups.len() {
+                    return Err(format!("bitmap '{text}': 0xf...f must come first"));
+                }
+                continue;
+            }
+            let v = u32::from_str_radix(hex, 16)
+                .map_err(|_| format!("bitmap '{text}': invalid group '{g}'"))?;
+            for bit in (0..32).filter(|b| v >> b & 1 == 1) {
+                let cpu = index * 32 + bit;
+                if cpu >= MAX_CPUS {
+                    let top = index * 32 + 31 - v.leading_zeros() as usize;
+                    return Err(format!(
+                        "bitmap '{text}' has CPU {top}, beyond the supported maximum of {MAX_CPUS} CPUs"
+                    ));
+                }
+                cpus.push(cpu);
+            }
+        }
+        cpus.sort_unstable();
+        Ok(cpus)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        #[test]
+        fn bitmap_matches_the_plain_rule(
+            text in "( ?(0x[0-9a-f]{1,8}|0xf\\.\\.\\.f|[0-9a-fx. ]{0,3})? ?,{0,40}){0,8}"
+        ) {
+            let fast = parse_bitmap(&text).map(|b| b.to_mask().iter().collect::<Vec<_>>());
+            prop_assert_eq!(fast, plain(&text));
+        }
+    }
+
+    #[test]
+    fn long_comma_runs_place_the_group() {
+        for cpu in [0, 31, 32, 63, 64, 1000, 8191, 16383] {
+            let mut text = format!("0x{:08x}", 1u32 << (cpu % 32));
+            text.push_str(&",".repeat(cpu / 32));
+            let bits = parse_bitmap(&text).unwrap();
+            assert_eq!(bits.to_mask().iter().collect::<Vec<_>>(), vec![cpu]);
+        }
+    }
 }
