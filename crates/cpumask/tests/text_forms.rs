@@ -1,6 +1,86 @@
 //! Property tests: both text forms round-trip, and parsing never panics.
-use cpumask::{CpuMask, MAX_CPUS};
+use std::collections::BTreeSet;
+
+use cpumask::{CpuMask, ParseError, MAX_CPUS};
 use proptest::prelude::*;
+
+/// The hex form as its documentation defines it (comma-separated groups of 1
+/// to 8 hex digits, the rightmost holding CPUs 0-31), written the plain way:
+/// groups taken from the right, each through `u32::from_str_radix`, CPUs
+/// collected in a set, the first fault met from the right reported. The
+/// parser is checked against it.
+fn reference_hex(text: &str) -> Result<BTreeSet<usize>, ParseError> {
+    let s = text.trim();
+    if s.is_empty() {
+        return Err(ParseError::Syntax {
+            at: 0,
+            expected: "hex digits",
+        });
+    }
+    let s = s.strip_prefix("0x").unwrap_or(s);
+    let groups: Vec<&str> = s.split(',').collect();
+    let starts: Vec<usize> = groups
+        .iter()
+        .scan(0, |at, g| {
+            let here = *at;
+            *at += g.len() + 1;
+            Some(here)
+        })
+        .collect();
+    let mut cpus = BTreeSet::new();
+    for (k, group) in groups.iter().enumerate().rev() {
+        let place = (groups.len() - 1 - k) as u64;
+        if group.is_empty() || group.len() > 8 {
+            return Err(ParseError::Syntax {
+                at: starts[k],
+                expected: "a group of 1 to 8 hex digits",
+            });
+        }
+        if let Some(i) = group.find(|c: char| !c.is_ascii_hexdigit()) {
+            return Err(ParseError::Syntax {
+                at: starts[k] + i,
+                expected: "a hex digit",
+            });
+        }
+        let value = u32::from_str_radix(group, 16).unwrap();
+        for bit in (0..32).filter(|b| value >> b & 1 == 1) {
+            if place * 32 + bit >= MAX_CPUS as u64 {
+                let top = place * 32 + 31 - value.leading_zeros() as u64;
+                return Err(ParseError::TooLarge { cpu: top });
+            }
+            cpus.insert((place * 32 + bit) as usize);
+        }
+    }
+    Ok(cpus)
+}
+
+/// Hex-mask-like text, up to 600 groups (past the 512 that 16384 CPUs fill),
+/// sometimes with a `0x` prefix and surrounding blanks: half of the cases
+/// well formed (groups of 1 to 8 hex digits, many of them zero), half with
+/// groups of 0 to 9 characters and now and then a character that is no hex
+/// digit (often one just outside the digits' and letters' ranges).
+fn arb_hex_text() -> impl Strategy<Value = String> {
+    let hex = || proptest::char::ranges(vec!['0'..='9', 'a'..='f', 'A'..='F'].into());
+    // Next to the hex digits' ranges, and then anything.
+    let near = proptest::sample::select(vec!['/', ':', '@', 'G', '`', 'g', '\u{10}', '\u{19}']);
+    let noisy = prop_oneof![20 => hex(), 2 => near, 1 => proptest::char::any()];
+    let zero = || Just("00000000".to_string());
+    let good = proptest::collection::vec(hex(), 1..=8).prop_map(String::from_iter);
+    let bad = proptest::collection::vec(noisy, 0..10).prop_map(String::from_iter);
+    let groups = prop_oneof![
+        proptest::collection::vec(prop_oneof![1 => good, 3 => zero()], 1..600),
+        proptest::collection::vec(prop_oneof![3 => bad, 1 => zero()], 1..600),
+    ];
+    (any::<bool>(), groups, any::<bool>()).prop_map(|(prefix, groups, blank)| {
+        let body = groups.join(",");
+        let text = if prefix { format!("0x{body}") } else { body };
+        if blank {
+            format!(" {text}\n")
+        } else {
+            text
+        }
+    })
+}
 
 fn arb_mask() -> impl Strategy<Value = CpuMask> {
     prop_oneof![
@@ -50,6 +130,14 @@ proptest! {
         prop_assert_eq!(a.and_not(&b).iter().collect::<BTreeSet<_>>(), &sa - &sb);
         prop_assert_eq!(a.is_subset(&b), sa.is_subset(&sb));
         prop_assert_eq!(a.intersects(&b), !sa.is_disjoint(&sb));
+    }
+
+    /// The hex parser agrees with the plain reference above, on the masks
+    /// it accepts and on the fault it reports.
+    #[test]
+    fn hex_parser_matches_reference(text in arb_hex_text()) {
+        let ours = CpuMask::parse_hex(&text).map(|m| m.iter().collect::<BTreeSet<_>>());
+        prop_assert_eq!(ours, reference_hex(&text));
     }
 
     /// Fuzz-style: arbitrary text never panics, and whatever parses re-parses equal.

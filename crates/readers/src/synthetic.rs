@@ -991,23 +991,18 @@ impl<'a> Tree<'a> {
         self.levels.iter().position(|l| l.kind == Some(kind))
     }
 
-    /// CPU masks of the objects at depth `k + 1`, from the PUs' OS indexes.
-    fn masks_of(&self, k: usize) -> Vec<CpuMask> {
+    /// The CPU mask of object `j` at depth `k + 1`, from the PUs' OS indexes.
+    fn mask_of(&self, k: usize, j: usize) -> CpuMask {
         let s = self.span(k);
-        let identity = self.os_indexes[self.levels.len() - 1].is_none();
-        (0..self.widths[k + 1])
-            .map(|j| {
-                let mut m = CpuMask::new();
-                if identity {
-                    m.set_range(j * s, (j + 1) * s);
-                } else {
-                    for &id in &self.cpu_ids[j * s..(j + 1) * s] {
-                        m.set(id as usize);
-                    }
-                }
-                m
-            })
-            .collect()
+        let mut m = CpuMask::new();
+        if self.os_indexes[self.levels.len() - 1].is_none() {
+            m.set_range(j * s, (j + 1) * s);
+        } else {
+            for &id in &self.cpu_ids[j * s..(j + 1) * s] {
+                m.set(id as usize);
+            }
+        }
+        m
     }
 }
 
@@ -1083,7 +1078,14 @@ fn add_cpus(b: &mut TopologyBuilder, tree: &Tree<'_>) {
 
 /// A cache per object of each cache level (hwloc's default sizes when none
 /// is given) and a node per object of a NUMA level.
+///
+/// The caches go to the builder in one list, made at its final size in the
+/// order the model keeps them (level, kind, first CPU: objects in order have
+/// growing first CPUs unless `indexes=` numbers the PUs otherwise, and then
+/// the builder sorts them), so that no list of 2 KiB masks is grown cache by
+/// cache or sorted.
 fn add_cache_and_numa_levels(b: &mut TopologyBuilder, tree: &Tree<'_>) {
+    let mut cache_levels: Vec<(u8, CacheKind, usize, u64)> = Vec::new();
     for (k, l) in tree.levels.iter().enumerate() {
         match l.kind {
             Some(Kind::Cache { level, kind }) => {
@@ -1092,26 +1094,34 @@ fn add_cache_and_numa_levels(b: &mut TopologyBuilder, tree: &Tree<'_>) {
                 } else {
                     (256u64 << 10) << (2 * level as u64)
                 });
-                for cpus in tree.masks_of(k) {
-                    b.add_cache(Cache {
-                        level,
-                        kind,
-                        size_bytes: Some(size),
-                        line_bytes: Some(64),
-                        ways: None,
-                        cpus,
-                    });
-                }
+                cache_levels.push((level, kind, k, size));
             }
             Some(Kind::Numa) => {
                 let memory = l.size.unwrap_or(DEFAULT_NUMA_MEMORY);
-                for (j, cpus) in tree.masks_of(k).into_iter().enumerate() {
-                    b.add_node(tree.os_of(k, j), cpus, Some(memory));
+                for j in 0..tree.widths[k + 1] {
+                    b.add_node(tree.os_of(k, j), tree.mask_of(k, j), Some(memory));
                 }
             }
             _ => {}
         }
     }
+    cache_levels.sort_by_key(|&(level, kind, _, _)| (level, kind));
+    let total = cache_levels
+        .iter()
+        .map(|&(_, _, k, _)| tree.widths[k + 1])
+        .sum();
+    let mut caches = Vec::with_capacity(total);
+    for (level, kind, k, size) in cache_levels {
+        caches.extend((0..tree.widths[k + 1]).map(|j| Cache {
+            level,
+            kind,
+            size_bytes: Some(size),
+            line_bytes: Some(64),
+            ways: None,
+            cpus: tree.mask_of(k, j),
+        }));
+    }
+    b.add_caches(caches);
 }
 
 /// Adds NUMA nodes attached with `[numa]`, numbered in hwloc's order (depth-first,
