@@ -367,10 +367,12 @@ impl Sched<'_> {
         if g.cpus.len() == 1 {
             return g.cpus[0];
         }
+        // Linux reads each busy CPU's load in the same pass, until the first
+        // idle CPU; the load only decides when no CPU is idle, so it is read
+        // in a second pass then (the same answer without a load per busy CPU
+        // on every fork into a filling group).
         let mut shallowest: Option<u32> = None;
         let mut latest = 0u64;
-        let mut least = g.cpus[0];
-        let mut min_load = u64::MAX;
         for &i in &g.cpus {
             if self.available_idle_cpu(i, this) {
                 let stamp = self.idle_stamp[i as usize];
@@ -378,15 +380,21 @@ impl Sched<'_> {
                     latest = stamp;
                     shallowest = Some(i);
                 }
-            } else if shallowest.is_none() {
-                let load = self.cpu_load(i);
-                if load < min_load {
-                    min_load = load;
-                    least = i;
-                }
             }
         }
-        shallowest.unwrap_or(least)
+        if let Some(i) = shallowest {
+            return i;
+        }
+        let mut least = g.cpus[0];
+        let mut min_load = u64::MAX;
+        for &i in &g.cpus {
+            let load = self.cpu_load(i);
+            if load < min_load {
+                min_load = load;
+                least = i;
+            }
+        }
+        least
     }
 
     /// The per-CPU sums both `update_sg_wakeup_stats()` and

@@ -479,7 +479,8 @@ impl<'m> Sched<'m> {
             if n == 0 {
                 continue;
             }
-            if self.numa_retry_ns.is_some() {
+            // Only tasks working on their parent's memory have a preferred node.
+            if self.numa_retry_ns.is_some() && self.workload.shares_parent_memory() {
                 self.numa_migrate_preferred(self.rq[c as usize][0]);
             }
             if n >= 2 {
