@@ -1,8 +1,12 @@
 //! `place::validate::SEED_001` (the lparstat rows `manycore validate` is held
-//! to) and `POOL` against the text of /work/shared/seeds/001_*.txt: each row's
-//! partition (entitlement, CPUs), ebizzy thread count and the physc column of
-//! the 6.6.0-rc3 and "+patch" rows under it. A missing seed fails.
-use place::validate::{POOL, SEED_001};
+//! to) against the text of /work/shared/seeds/001_*.txt: each row's partition
+//! (entitlement, CPUs), ebizzy thread count and the physc column of the
+//! 6.6.0-rc3 and "+patch" rows under it. Each row's pool is checked against
+//! the same rows' `physc + app` in `seed001.rs`: the header's `cpus=` is the
+//! whole system's shared processors (lparcfg's
+//! `physical_procs_allocated_to_virtualization`), 96 on both partitions. A
+//! missing seed fails.
+use place::validate::SEED_001;
 
 fn seed_001_tokens() -> Vec<String> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/seeds");
@@ -29,7 +33,8 @@ fn seed_001_tokens() -> Vec<String> {
 #[derive(Debug, PartialEq)]
 struct Partition {
     entitlement: f64,
-    pool: f64,
+    /// The header's `cpus=`: shared processors in the whole system.
+    system_cpus: f64,
     cpus: u32,
     /// (threads, physc before, physc after)
     runs: Vec<(u32, f64, f64)>,
@@ -45,7 +50,7 @@ fn partitions(t: &[String]) -> Vec<Partition> {
             assert_eq!(t[i - 7], "type=Shared", "{}", t[i - 7]);
             out.push(Partition {
                 entitlement: field(i, "ent="),
-                pool: field(i - 1, "cpus="),
+                system_cpus: field(i - 1, "cpus="),
                 cpus: 0,
                 runs: Vec::new(),
             });
@@ -74,7 +79,11 @@ fn seed_001_rows_are_the_mails() {
     let parts = partitions(&seed_001_tokens());
     assert_eq!(parts.len(), 2, "{parts:#?}");
     for p in &parts {
-        assert_eq!(p.pool, POOL);
+        assert_eq!(p.system_cpus, 96.0);
+        // A partition draws from a pool no larger than the system's.
+        for r in SEED_001.iter().filter(|r| r.entitlement == p.entitlement) {
+            assert!(r.pool <= p.system_cpus, "{r:?}");
+        }
     }
     let machine = |p: &Partition| format!("power10-shared-{}", p.cpus);
     let mut from_mail: Vec<_> = parts
