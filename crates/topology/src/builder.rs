@@ -178,7 +178,7 @@ pub struct TopologyBuilder {
     hypervisor: Option<String>,
     shared_processor: bool,
     cpus: Vec<CpuSpec>,
-    nodes: Vec<(u32, CpuMask, Option<u64>)>,
+    nodes: Vec<NumaNode>,
     distances: Vec<u32>,
     caches: Vec<Cache>,
     core_kinds: Vec<CoreKind>,
@@ -255,11 +255,7 @@ impl TopologyBuilder {
                 }
             })
             .collect();
-        b.nodes = t
-            .nodes
-            .iter()
-            .map(|n| (n.id, n.cpus, n.memory_bytes))
-            .collect();
+        b.nodes.clone_from(&t.nodes);
         b.distances.clone_from(&t.distances);
         b.caches.clone_from(&t.caches);
         b.possible = Some(t.possible);
@@ -305,7 +301,11 @@ impl TopologyBuilder {
 
     /// Describes a NUMA node with its CPUs (may be empty) and memory.
     pub fn add_node(&mut self, id: u32, cpus: CpuMask, memory_bytes: Option<u64>) -> &mut Self {
-        self.nodes.push((id, cpus, memory_bytes));
+        self.nodes.push(NumaNode {
+            id,
+            cpus,
+            memory_bytes,
+        });
         self
     }
 
@@ -360,17 +360,23 @@ impl TopologyBuilder {
     /// Checks everything and builds the topology, leaving the builder intact
     /// (its caches are copied).
     pub fn build(&self) -> Result<Topology, BuildError> {
-        self.build_from(self.caches.clone(), self.distances.clone())
+        self.build_from(
+            self.nodes.clone(),
+            self.distances.clone(),
+            self.caches.clone(),
+        )
     }
 
-    /// As [`build`](Self::build), consuming the builder so that its caches
-    /// and distances move into the topology instead of being copied (each
-    /// cache holds a 2 KiB CPU mask, and thousands of nodes have millions of
-    /// distances, so on large machines a copy is a large share of a read).
+    /// As [`build`](Self::build), consuming the builder so that its nodes,
+    /// distances and caches move into the topology instead of being copied
+    /// (each node and cache holds a 2 KiB CPU mask, and thousands of nodes
+    /// have millions of distances: on large machines a copy is a large share
+    /// of a read).
     pub fn finish(mut self) -> Result<Topology, BuildError> {
-        let caches = core::mem::take(&mut self.caches);
+        let nodes = core::mem::take(&mut self.nodes);
         let distances = core::mem::take(&mut self.distances);
-        self.build_from(caches, distances)
+        let caches = core::mem::take(&mut self.caches);
+        self.build_from(nodes, distances, caches)
     }
 
     /// Builds the topology in the order its parts depend on each other: the
@@ -378,11 +384,12 @@ impl TopologyBuilder {
     /// levels, then each CPU's place in them.
     fn build_from(
         &self,
-        mut caches: Vec<Cache>,
+        nodes: Vec<NumaNode>,
         distances: Vec<u32>,
+        mut caches: Vec<Cache>,
     ) -> Result<Topology, BuildError> {
         let (specs, known) = self.sorted_cpus()?;
-        let (nodes, node_of_cpu) = self.build_nodes(&specs)?;
+        let (nodes, node_of_cpu) = build_nodes(nodes, &specs)?;
         check_distances(&distances, &nodes)?;
         let (possible, present, online) = self.cpu_sets(&specs, &known)?;
         check_caches(&caches, &possible)?;
@@ -436,67 +443,6 @@ impl TopologyBuilder {
         Ok((specs, known))
     }
 
-    /// The nodes sorted by id, disjoint and consistent with the CPUs' own node
-    /// ids; and each CPU's node index where its spec names one.
-    #[allow(clippy::type_complexity)]
-    fn build_nodes(
-        &self,
-        specs: &[&CpuSpec],
-    ) -> Result<(Vec<NumaNode>, BTreeMap<u32, u32>), BuildError> {
-        let mut nodes: Vec<NumaNode> = self
-            .nodes
-            .iter()
-            .map(|(id, cpus, mem)| NumaNode {
-                id: *id,
-                cpus: *cpus,
-                memory_bytes: *mem,
-            })
-            .collect();
-        if let Some(n) = nodes.iter().find(|n| n.id as usize >= MAX_NODES) {
-            return Err(BuildError::NodeOutOfRange(n.id));
-        }
-        nodes.sort_by_key(|n| n.id);
-        for w in nodes.windows(2) {
-            if w[0].id == w[1].id {
-                return Err(BuildError::DuplicateNode(w[0].id));
-            }
-        }
-        // CPU → index of the node whose mask lists it: one pass over every
-        // node's CPUs, so thousands of nodes cost no pairwise mask work.
-        let mut listed_in: BTreeMap<u32, usize> = BTreeMap::new();
-        for (i, node) in nodes.iter().enumerate() {
-            for cpu in node.cpus.iter() {
-                if let Some(first) = listed_in.insert(cpu as u32, i) {
-                    return Err(BuildError::CpuInTwoNodes {
-                        cpu: cpu as u32,
-                        first: nodes[first].id,
-                        second: node.id,
-                    });
-                }
-            }
-        }
-        let mut node_of_cpu: BTreeMap<u32, u32> = BTreeMap::new();
-        for c in specs {
-            if let Some(node) = c.node {
-                let idx = match nodes.binary_search_by_key(&node, |n| n.id) {
-                    Ok(i) => i,
-                    Err(_) => return Err(BuildError::UnknownNode { cpu: c.id, node }),
-                };
-                if let Some(&other) = listed_in.get(&c.id).filter(|&&j| j != idx) {
-                    let other = nodes[other].id;
-                    return Err(BuildError::CpuInTwoNodes {
-                        cpu: c.id,
-                        first: node.min(other),
-                        second: node.max(other),
-                    });
-                }
-                nodes[idx].cpus.set(c.id as usize);
-                node_of_cpu.insert(c.id, idx as u32);
-            }
-        }
-        Ok((nodes, node_of_cpu))
-    }
-
     /// Possible ⊇ present ⊇ online; possible always holds every described CPU.
     fn cpu_sets(
         &self,
@@ -528,6 +474,68 @@ impl TopologyBuilder {
         }
         Ok((possible, present, online))
     }
+}
+
+/// The nodes sorted by id, disjoint and consistent with the CPUs' own node
+/// ids; and the node index of each CPU (in `specs` order) whose spec names
+/// one.
+fn build_nodes(
+    mut nodes: Vec<NumaNode>,
+    specs: &[&CpuSpec],
+) -> Result<(Vec<NumaNode>, Vec<Option<u32>>), BuildError> {
+    if let Some(n) = nodes.iter().find(|n| n.id as usize >= MAX_NODES) {
+        return Err(BuildError::NodeOutOfRange(n.id));
+    }
+    // Readers add nodes in id order; sorting 2 KiB records would copy them.
+    if !nodes.is_sorted_by_key(|n| n.id) {
+        nodes.sort_by_key(|n| n.id);
+    }
+    for w in nodes.windows(2) {
+        if w[0].id == w[1].id {
+            return Err(BuildError::DuplicateNode(w[0].id));
+        }
+    }
+    // CPU → index of the node whose mask lists it (`NONE` if none): one
+    // pass over every node's CPUs, so thousands of nodes cost no pairwise
+    // mask work, indexed by CPU number (below MAX_CPUS) rather than a map.
+    const NONE: u32 = u32::MAX;
+    let mut listed_in: Vec<u32> = Vec::new();
+    for (i, node) in nodes.iter().enumerate() {
+        for cpu in node.cpus.iter() {
+            if cpu >= listed_in.len() {
+                listed_in.resize(cpu + 1, NONE);
+            }
+            if listed_in[cpu] != NONE {
+                return Err(BuildError::CpuInTwoNodes {
+                    cpu: cpu as u32,
+                    first: nodes[listed_in[cpu] as usize].id,
+                    second: node.id,
+                });
+            }
+            listed_in[cpu] = i as u32;
+        }
+    }
+    let mut node_of_cpu: Vec<Option<u32>> = vec![None; specs.len()];
+    for (pos, c) in specs.iter().enumerate() {
+        if let Some(node) = c.node {
+            let idx = match nodes.binary_search_by_key(&node, |n| n.id) {
+                Ok(i) => i,
+                Err(_) => return Err(BuildError::UnknownNode { cpu: c.id, node }),
+            };
+            let listed = listed_in.get(c.id as usize).copied().unwrap_or(NONE);
+            if listed != NONE && listed as usize != idx {
+                let other = nodes[listed as usize].id;
+                return Err(BuildError::CpuInTwoNodes {
+                    cpu: c.id,
+                    first: node.min(other),
+                    second: node.max(other),
+                });
+            }
+            nodes[idx].cpus.set(c.id as usize);
+            node_of_cpu[pos] = Some(idx as u32);
+        }
+    }
+    Ok((nodes, node_of_cpu))
 }
 
 /// The distance matrix, if given, has one entry per pair of nodes, no
@@ -698,7 +706,7 @@ fn link_parents(
 fn build_cpus(
     specs: &[&CpuSpec],
     cpu_groups: &[[Option<u32>; 5]],
-    node_of_cpu: &BTreeMap<u32, u32>,
+    node_of_cpu: &[Option<u32>],
     nodes: &[NumaNode],
     levels: &[Level],
     online: &CpuMask,
@@ -713,7 +721,7 @@ fn build_cpus(
             hw_id: c.hw_id,
             online: online.contains(c.id as usize),
             groups: cpu_groups[i],
-            node: node_of_cpu.get(&c.id).copied(),
+            node: node_of_cpu[i],
             kind: c.kind,
             capacity: c.capacity,
             thread: 0,

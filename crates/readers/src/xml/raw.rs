@@ -243,6 +243,14 @@ fn bitmap_group(
 pub(super) type Attrs<'a> = Vec<(&'a str, Cow<'a, str>)>;
 
 pub(super) fn attrs_of<'a>(e: &'a BytesStart<'a>) -> Result<Attrs<'a>, String> {
+    match plain_attrs(e.attributes_raw()) {
+        Some(attrs) => Ok(attrs),
+        None => iterated_attrs(e),
+    }
+}
+
+/// Any element's attributes, through quick-xml's iterator.
+fn iterated_attrs<'a>(e: &'a BytesStart<'a>) -> Result<Attrs<'a>, String> {
     let mut out = Vec::with_capacity(16);
     let mut iter = e.attributes();
     iter.with_checks(false);
@@ -260,6 +268,40 @@ pub(super) fn attrs_of<'a>(e: &'a BytesStart<'a>) -> Result<Attrs<'a>, String> {
         out.push((a.key.0, v));
     }
     Ok(out)
+}
+
+/// The attributes of an element written as hwloc writes them: `name="value"`
+/// (or single quotes) apart by whitespace, with plain names and no entity in
+/// any value; None for anything else, which quick-xml's iterator then reads
+/// and reports. Hand-written because that iterator looks for a value's
+/// closing quote one byte at a time, and the values (cpusets hundreds of
+/// bytes long on large machines) are most of a large file: here the quote
+/// is found by `str::find`, a word-at-a-time search.
+fn plain_attrs(raw: &str) -> Option<Attrs<'_>> {
+    let plain_name = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b':' | b'.');
+    let mut out = Vec::with_capacity(16);
+    let mut rest = raw;
+    loop {
+        rest = rest.trim_start_matches([' ', '\t', '\r', '\n']);
+        if rest.is_empty() {
+            return Some(out);
+        }
+        let eq = rest.find('=')?;
+        let name = &rest[..eq];
+        if name.is_empty() || !name.bytes().all(plain_name) {
+            return None;
+        }
+        let quoted = &rest[eq + 1..];
+        let quote = quoted.chars().next().filter(|&q| q == '"' || q == '\'')?;
+        let body = &quoted[1..];
+        let end = body.find(quote)?;
+        let value = &body[..end];
+        if value.contains('&') {
+            return None;
+        }
+        out.push((name, Cow::Borrowed(value)));
+        rest = &body[end + 1..];
+    }
 }
 
 pub(super) fn get<'a>(attrs: &'a [(&str, Cow<'_, str>)], key: &str) -> Option<&'a str> {
@@ -356,6 +398,48 @@ mod tests {
             let fast = parse_bitmap(&text).map(|b| b.to_mask().iter().collect::<Vec<_>>());
             prop_assert_eq!(fast, plain(&text));
         }
+    }
+
+    /// Elements with attributes hwloc writes and some it never does.
+    fn element() -> impl Strategy<Value = String> {
+        let value = "[a-z0-9 ,x<>&;#'.\"-]{0,12}";
+        let attr = (
+            "[ \t\n]{0,2}",
+            "(cpuset|os_index|a:b|x y|_k|)",
+            "[ =]{0,2}",
+            "[\"']",
+            value,
+            "[\"']",
+        )
+            .prop_map(|(sp, k, eq, q1, v, q2)| format!("{sp}{k}{eq}{q1}{v}{q2}"));
+        prop::collection::vec(attr, 0..5).prop_map(|a| format!("<e {}/>", a.concat()))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// Where the quick split accepts an element, it finds exactly what
+        /// quick-xml's attribute iterator finds.
+        #[test]
+        fn plain_attributes_match_quick_xml(text in element()) {
+            let mut reader = quick_xml::Reader::from_str(&text);
+            if let Ok(quick_xml::events::Event::Empty(e)) = reader.read_event() {
+                if let Some(quick) = plain_attrs(e.attributes_raw()) {
+                    prop_assert_eq!(Ok(quick), iterated_attrs(&e));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn hwloc_attributes_take_the_quick_split() {
+        let raw = r#" type="PU" os_index='7' cpuset="0x00000080,,," "#;
+        let attrs = plain_attrs(raw).expect("hwloc's form");
+        assert_eq!(attrs.len(), 3);
+        assert_eq!(get(&attrs, "cpuset"), Some("0x00000080,,,"));
+        assert!(plain_attrs(r#" a = "1""#).is_none());
+        assert!(plain_attrs(r#" a="&lt;""#).is_none());
+        assert!(plain_attrs(r#" a="1"#).is_none());
     }
 
     #[test]
