@@ -22,20 +22,12 @@ mod numa_rule;
 const SNAPSHOTS: usize = 58;
 
 /// Snapshots the sysfs reader refuses: file, a fragment of the error, why.
-const READER_REFUSES: &[(&str, &str, &str)] = &[
-    (
-        "8em64t-2s2ca2c-buggynuma.tar.bz2",
-        "already in node",
-        "hwloc's 'buggy NUMA' case: all 8 nodes list every CPU, and a CPU in two \
-         nodes has no one node for its NUMA levels",
-    ),
-    (
-        "fakeheterocpunuma.tar.bz2",
-        "already in node",
-        "hwloc's made-up overlapping node cpusets (it reads them only with \
+const READER_REFUSES: &[(&str, &str, &str)] = &[(
+    "fakeheterocpunuma.tar.bz2",
+    "already in node",
+    "hwloc's made-up overlapping node cpusets (it reads them only with \
          HWLOC_DEBUG_ALLOW_OVERLAPPING_NODE_CPUSETS=1)",
-    ),
-];
+)];
 
 /// Snapshots that read but whose masks Linux's topology_span_sane() refuses,
 /// so no kernel builds domains: file, the refused level, why.

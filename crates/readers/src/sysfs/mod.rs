@@ -413,16 +413,7 @@ fn read_root(root: &Root, threads: Threads) -> Result<Topology, Error> {
     read_virtualization(&files, arch_files, &mut builder)?;
     let kind_of = core_kinds(&files, &arch, &raws, &by_processor, &mut builder)?;
     add_cpus(&raws, &online_known, &kind_of, &mut builder);
-    if let Some(in_nodes) = read_nodes(&files, &mut possible, &mut builder)? {
-        // The kernel puts every online CPU in exactly one node; one in none
-        // means a node's CPU list is missing or damaged.
-        if let Some(cpu) = online_known.and_not(&in_nodes).first() {
-            return Err(Error::new(
-                root.describe(NODE_DIR),
-                format!("online CPU {cpu} is in no node's cpulist or cpumap"),
-            ));
-        }
-    }
+    read_nodes(&files, &online_known, &mut possible, &mut builder)?;
     builder.possible(possible);
     builder.present(present);
     builder.add_caches(read_caches(

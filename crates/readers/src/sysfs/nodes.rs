@@ -2,11 +2,9 @@
 //! `cpuN` links), memory size and the distance matrix.
 //!
 //! The phases: the node numbers ([`node_ids`]); per node its CPUs
-//! ([`node_cpus`], each CPU in one node only), its memory
+//! ([`node_cpus`]; a node repeating an earlier node's CPUs is left out), its memory
 //! ([`node_memory`]) and its distance row ([`distance_row`]); then the
 //! matrix from the rows ([`node_distances`]).
-
-use std::collections::BTreeMap;
 
 use cpumask::{CpuMask, MAX_CPUS};
 use topology::TopologyBuilder;
@@ -15,33 +13,91 @@ use super::vfs::Root;
 use super::{entry_number, Files, NODE_DIR};
 use crate::Error;
 
-/// Reads every node into `builder` and adds their CPUs to `possible`.
-/// Returns the CPUs the nodes hold, `None` when there is no node directory.
+/// Reads every node into `builder` and adds their CPUs to `possible`. The
+/// kernel puts every online CPU in exactly one node: an `online` CPU in none
+/// means a node's CPU file is missing or damaged, an error.
+///
+/// A node whose CPUs were already listed by a lower-numbered node is left out,
+/// memory, distance row and column included: that is hwloc's rule
+/// (`look_sysfsnode` ignores a node whose cpuset intersects the nodes before
+/// it), for firmware that gave every node every CPU (hwloc's
+/// `8em64t-2s2ca2c-buggynuma`). Leaving a node out must not leave an online
+/// CPU in no node: then the overlap cannot be read as one node per CPU, and
+/// the error names the file of the node left out.
 pub(super) fn read_nodes(
     files: &Files,
+    online: &CpuMask,
     possible: &mut CpuMask,
     builder: &mut TopologyBuilder,
-) -> Result<Option<CpuMask>, Error> {
+) -> Result<(), Error> {
     let ids = node_ids(files.root)?;
     if ids.is_empty() {
-        return Ok(None);
+        return Ok(());
     }
-    let mut claimed: BTreeMap<usize, u32> = BTreeMap::new();
+    let mut in_nodes = CpuMask::new();
+    let mut kept = Vec::with_capacity(ids.len());
+    let mut left_out: Option<(String, usize, u32)> = None;
     let mut rows: Vec<Option<(String, Vec<u32>)>> = Vec::with_capacity(ids.len());
-    for &id in &ids {
+    for (i, &id) in ids.iter().enumerate() {
         let dir = format!("{NODE_DIR}/node{id}");
-        let mask = node_cpus(files, &dir, id, &mut claimed)?;
+        let (mask, mask_path) = node_cpus(files, &dir)?;
         // A node's CPUs are possible CPUs by the kernel's definition, even when a
         // trimmed dump lacks their directories or its `possible` file.
         possible.or_assign(&mask);
-        let memory = node_memory(files, &dir)?;
-        builder.add_node(id, mask, memory);
         rows.push(distance_row(files, &dir)?);
+        if mask.intersects(&in_nodes) {
+            if left_out.is_none() {
+                let shared = mask.and(&in_nodes).first().unwrap_or(0);
+                left_out = Some((mask_path, shared, id));
+            }
+            continue;
+        }
+        in_nodes.or_assign(&mask);
+        builder.add_node(id, mask, node_memory(files, &dir)?);
+        kept.push(i);
     }
     if let Some(matrix) = node_distances(files.root, &ids, rows)? {
-        builder.distances(matrix);
+        builder.distances(restrict(&matrix, ids.len(), &kept));
     }
-    Ok(Some(claimed.keys().copied().collect()))
+    let Some(cpu) = online.and_not(&in_nodes).first() else {
+        return Ok(());
+    };
+    Err(match left_out {
+        Some((path, shared, id)) => Error::at_line(
+            files.root.describe(&path),
+            1,
+            format!(
+                "CPU {shared} is already in node {}, so node {id} is left out (as hwloc \
+                 does), which leaves online CPU {cpu} in no node",
+                owner(files, &ids, shared)?
+            ),
+        ),
+        None => Error::new(
+            files.root.describe(NODE_DIR),
+            format!("online CPU {cpu} is in no node's cpulist or cpumap"),
+        ),
+    })
+}
+
+/// The lowest-numbered node of `ids` holding `cpu` (looked up again only
+/// for an error message: no per-CPU table is kept while reading).
+fn owner(files: &Files, ids: &[u32], cpu: usize) -> Result<u32, Error> {
+    for &id in ids {
+        if node_cpus(files, &format!("{NODE_DIR}/node{id}"))?
+            .0
+            .contains(cpu)
+        {
+            return Ok(id);
+        }
+    }
+    Ok(ids[0])
+}
+
+/// The rows and columns `kept` of an `n` × `n` matrix.
+fn restrict(matrix: &[u32], n: usize, kept: &[usize]) -> Vec<u32> {
+    kept.iter()
+        .flat_map(|&r| kept.iter().map(move |&c| matrix[r * n + c]))
+        .collect()
 }
 
 /// The numbers of the `nodeN` directories, sorted.
@@ -62,46 +118,21 @@ fn node_ids(root: &Root) -> Result<Vec<u32>, Error> {
     Ok(ids)
 }
 
-/// A node's CPUs, each recorded in `claimed` (CPU → node): a CPU already
-/// claimed by another node is an error naming the file the mask came from.
-fn node_cpus(
-    files: &Files,
-    dir: &str,
-    id: u32,
-    claimed: &mut BTreeMap<usize, u32>,
-) -> Result<CpuMask, Error> {
+/// A node's CPUs and the file they came from: `cpumap` (what hwloc reads),
+/// else `cpulist`, else on the oldest kernels the `cpuN` links in the node
+/// directory.
+fn node_cpus(files: &Files, dir: &str) -> Result<(CpuMask, String), Error> {
     let root = files.root;
-    let mask = match files.mask(dir, "cpulist", "cpumap")? {
-        Some(m) => m,
-        None => {
-            // The oldest kernels only had `cpuN` links in the node directory.
-            let mut m = CpuMask::new();
-            for name in root.list(dir)? {
-                if let Some(c) =
-                    entry_number(root, dir, &name, "cpu")?.filter(|&c| c < MAX_CPUS as u64)
-                {
-                    m.set(c as usize);
-                }
-            }
-            m
-        }
-    };
-    for cpu in mask.iter() {
-        if let Some(other) = claimed.insert(cpu, id) {
-            // Named after the file the mask came from (looked up only now).
-            let mask_path = if root.exists(&format!("{dir}/cpumap"))? {
-                format!("{dir}/cpumap")
-            } else {
-                format!("{dir}/cpulist")
-            };
-            return Err(Error::at_line(
-                root.describe(&mask_path),
-                1,
-                format!("CPU {cpu} is already in node {other}: a CPU can be in one node only"),
-            ));
+    if let Some(t) = files.mask_text(dir, "cpulist", "cpumap")? {
+        return Ok((files.parse_mask(&t)?, t.path));
+    }
+    let mut m = CpuMask::new();
+    for name in root.list(dir)? {
+        if let Some(c) = entry_number(root, dir, &name, "cpu")?.filter(|&c| c < MAX_CPUS as u64) {
+            m.set(c as usize);
         }
     }
-    Ok(mask)
+    Ok((m, dir.to_string()))
 }
 
 /// A node's memory in bytes, from its `meminfo`.
