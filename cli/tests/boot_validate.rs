@@ -17,17 +17,23 @@ fn json(text: &str) -> serde_json::Value {
     serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"))
 }
 
-/// Seed 003's ~700 ms → ~100 ms on the 128-CPU server, as a before/after
-/// table. In-sample: x86's `ap_start` and `online_serial` are fitted on exactly
-/// these two figures, so this checks the command's plumbing and that the fit's
-/// closed form agrees with the simulation — not a prediction (those are the
-/// `predict` rows of `manycore validate`).
+/// Seed 003's ~700 ms → ~100 ms on the 128-CPU server (Linux 6.1, where the
+/// first CPU of the second package calibrates: `--calibrate
+/// once-per-package`), as a before/after table, and the 30 ms its author
+/// measured once no AP calibrates (today's default). In-sample: x86's
+/// `ap_start` and `online_serial` are fitted on the 700 ms and 30 ms figures,
+/// so this checks the command's plumbing and that the fit's closed form
+/// agrees with the simulation; the 100 ms is the in-sample check of the
+/// calibration and TSC constants — not a prediction (those are the `predict`
+/// rows of `manycore validate`).
 #[test]
 fn compare_reproduces_seed_003_in_sample() {
     let args = [
         "boot",
         "--machine",
         "x86-2n-128",
+        "--calibrate",
+        "once-per-package",
         "--compare",
         "serial",
         "parallel",
@@ -38,7 +44,23 @@ fn compare_reproduces_seed_003_in_sample() {
     let v = json(&out);
     let (a, b) = (v["a_s"].as_f64().unwrap(), v["b_s"].as_f64().unwrap());
     assert!((a / 0.700 - 1.0).abs() < 0.02, "a_s {a}");
-    assert!((b / 0.100 - 1.0).abs() < 0.02, "b_s {b}");
+    assert!((b / 0.100 - 1.0).abs() < 0.10, "b_s {b}");
+    let (ok, out, err) = manycore(&[
+        "boot",
+        "--machine",
+        "x86-2n-128",
+        "--strategy",
+        "parallel",
+        "--format",
+        "json",
+        "--quiet",
+    ]);
+    assert!(ok, "{err}");
+    let reused = json(&out)["brought_up_s"].as_f64().unwrap();
+    assert!(
+        (reused / 0.030 - 1.0).abs() < 0.02,
+        "no calibration: {reused}"
+    );
     let (ok, text, _) = manycore(&args);
     assert!(ok);
     assert!(

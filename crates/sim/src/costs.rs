@@ -12,10 +12,16 @@
 //!   measured (e.g. `mdelay(10)` after INIT);
 //! - [`Source::Spec`]: an architecture specification's required delay;
 //! - [`Source::Seed`]: read directly off a seed's log (e.g. BogoMIPS / 2 = MHz);
+//! - [`Source::Published`]: a measurement published elsewhere, named in the
+//!   text (e.g. Trusted Firmware-A's own PSCI timings);
 //! - [`Source::Fitted`]: one of the few free parameters, fitted by
-//!   [`crate::fit`] on a seed's *small* machines only;
-//! - [`Source::Assumed`]: no measurement exists here; a stated guess, and no
-//!   validation row depends on it being right.
+//!   [`crate::fit`] on the fit group's machines only;
+//! - [`Source::Assumed`]: no measurement exists here; a stated guess. Which
+//!   predicted rows of `manycore validate` move with it is not claimed but
+//!   measured: each assumption is perturbed, the fit redone and every row
+//!   re-run, and a row that moves must name the assumption in its `assumes`
+//!   list (crates/sim/tests/assumed_costs.rs). Today one does: the 2-socket
+//!   Altra's per-CPU interval depends on `remote_hop`.
 
 use std::fmt;
 use std::str::FromStr;
@@ -35,6 +41,8 @@ pub enum Source {
     Spec(&'static str),
     /// Read directly off a seed's log.
     Seed(&'static str),
+    /// A measurement published elsewhere; the text names it.
+    Published(&'static str),
     /// Fitted by [`crate::fit`]; the text says on what.
     Fitted(String),
     /// A stated assumption (no data here).
@@ -55,6 +63,7 @@ impl fmt::Display for Source {
             Source::Code(s) => write!(f, "code: {s}"),
             Source::Spec(s) => write!(f, "spec: {s}"),
             Source::Seed(s) => write!(f, "seed: {s}"),
+            Source::Published(s) => write!(f, "published: {s}"),
             Source::Fitted(s) => write!(f, "fitted: {s}"),
             Source::Assumed(s) => write!(f, "assumed: {s}"),
         }
@@ -82,8 +91,10 @@ impl Param {
 /// fixed delays differ by three orders of magnitude.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 pub enum Platform {
-    /// x86-64 with a 2023 kernel (seed 003): no INIT delay on modern CPUs, lpj known
-    /// from the TSC.
+    /// x86-64 with today's kernel (Linux 6.5+): no INIT delay on modern CPUs,
+    /// every AP takes CPU 0's lpj, the TSC checked once per further package;
+    /// fitted on seed 003's server with that server's per-package
+    /// calibration taken out of its Linux 6.1 figures.
     X86,
     /// x86-64 with a 2010 kernel (seed 002): 10 ms INIT delay, 20 ms TSC warp check,
     /// per-CPU `calibrate_delay`.
@@ -189,6 +200,10 @@ pub struct CostTable {
     /// Whether the TSC check is skipped on "clustered APIC" boxes (more than two
     /// clusters of 16 APIC ids), as Linux 2.6.37's `unsynchronized_tsc()` did.
     pub tsc_skip_clustered: bool,
+    /// Whether only the first CPU of each further package runs the TSC check
+    /// (Linux 4.10+ on CPUs with TSC_ADJUST); otherwise every AP runs it
+    /// (2.6.37).
+    pub tsc_first_of_package: bool,
     /// One `calibrate_delay()` run.
     pub calibrate: Param,
     /// The serialized rest of one CPU's online (cpuhp states, idle thread, notifiers,
@@ -226,8 +241,6 @@ pub struct Assumptions {
     /// Extra AP start-up per 10 units of SLIT distance from the boot node
     /// (x86 2023 and arm64).
     pub remote_hop_ns: f64,
-    /// arm64 PSCI CPU_ON round trip on the boot CPU.
-    pub arm64_kick_ns: f64,
     /// One VM exit and re-entry (a trapped INIT/SIPI register write).
     pub vm_exit_ns: f64,
 }
@@ -243,20 +256,17 @@ pub enum Assumed {
     LocalLookup,
     /// [`Assumptions::remote_hop_ns`].
     RemoteHop,
-    /// [`Assumptions::arm64_kick_ns`].
-    Arm64Kick,
     /// [`Assumptions::vm_exit_ns`].
     VmExit,
 }
 
 impl Assumed {
     /// Every assumption, in [`Assumptions::NAMES`] order.
-    pub const ALL: [Assumed; 6] = [
+    pub const ALL: [Assumed; 5] = [
         Assumed::Scan,
         Assumed::BitOp,
         Assumed::LocalLookup,
         Assumed::RemoteHop,
-        Assumed::Arm64Kick,
         Assumed::VmExit,
     ];
 
@@ -267,7 +277,6 @@ impl Assumed {
             Assumed::BitOp => "bit_op",
             Assumed::LocalLookup => "local_lookup",
             Assumed::RemoteHop => "remote_hop",
-            Assumed::Arm64Kick => "arm64_kick",
             Assumed::VmExit => "vm_exit",
         }
     }
@@ -280,7 +289,6 @@ impl Default for Assumptions {
             bit_op_ns: BIT_OP_NS,
             local_lookup_ns: LOCAL_LOOKUP_NS,
             remote_hop_ns: REMOTE_HOP_NS,
-            arm64_kick_ns: ARM64_KICK_NS,
             vm_exit_ns: VM_EXIT_NS,
         }
     }
@@ -288,14 +296,8 @@ impl Default for Assumptions {
 
 impl Assumptions {
     /// Every assumption's name, as rows' `assumes` lists name them.
-    pub const NAMES: [&'static str; 6] = [
-        "scan",
-        "bit_op",
-        "local_lookup",
-        "remote_hop",
-        "arm64_kick",
-        "vm_exit",
-    ];
+    pub const NAMES: [&'static str; 5] =
+        ["scan", "bit_op", "local_lookup", "remote_hop", "vm_exit"];
 
     /// The value of one assumption.
     pub fn get(&self, which: Assumed) -> f64 {
@@ -304,7 +306,6 @@ impl Assumptions {
             Assumed::BitOp => self.bit_op_ns,
             Assumed::LocalLookup => self.local_lookup_ns,
             Assumed::RemoteHop => self.remote_hop_ns,
-            Assumed::Arm64Kick => self.arm64_kick_ns,
             Assumed::VmExit => self.vm_exit_ns,
         }
     }
@@ -317,7 +318,6 @@ impl Assumptions {
             Assumed::BitOp => &mut self.bit_op_ns,
             Assumed::LocalLookup => &mut self.local_lookup_ns,
             Assumed::RemoteHop => &mut self.remote_hop_ns,
-            Assumed::Arm64Kick => &mut self.arm64_kick_ns,
             Assumed::VmExit => &mut self.vm_exit_ns,
         };
         *v *= factor;
@@ -339,8 +339,14 @@ pub const X86_2010_KICK_NS: f64 = 11.0 * NS_PER_MS;
 pub const X86_2010_TSC_NS: f64 = 20.0 * NS_PER_MS;
 /// pseries release of a thread spinning in the firmware loop.
 pub const PPC_KICK_NS: f64 = 1.0 * NS_PER_US;
-/// Assumed arm64 PSCI CPU_ON round trip (see the arm64 rows of [`TABLE`]).
-pub const ARM64_KICK_NS: f64 = 50.0 * NS_PER_US;
+/// arm64: the boot CPU's PSCI call, priced at the fast SMC round trip
+/// Trusted Firmware-A measured on Neoverse N1 (see the arm64 rows of [`TABLE`]).
+pub const ARM64_KICK_NS: f64 = 0.28 * NS_PER_US;
+/// arm64: the AP's own firmware path after power-up (TF-A's PSCI "on
+/// finisher"), measured on Neoverse N1; part of the fitted `ap_start`.
+pub const ARM64_ON_FINISH_NS: f64 = 13.2 * NS_PER_US;
+/// x86 TSC warp check for the first CPU of a package (`loop_timeout()`).
+pub const X86_TSC_NS: f64 = 20.0 * NS_PER_MS;
 /// Assumed remote start-up per 10 SLIT units: a few hundred remote cache
 /// misses at ~100 ns.
 pub const REMOTE_HOP_NS: f64 = 20.0 * NS_PER_US;
@@ -469,6 +475,8 @@ pub enum Basis {
     Code(&'static str),
     /// [`Source::Spec`].
     Spec(&'static str),
+    /// [`Source::Published`].
+    Published(&'static str),
     /// [`Source::Assumed`]: a cost the fitted parameters already contain.
     Folded(&'static str),
 }
@@ -478,6 +486,7 @@ impl Basis {
         match self {
             Basis::Code(s) => Source::Code(s),
             Basis::Spec(s) => Source::Spec(s),
+            Basis::Published(s) => Source::Published(s),
             Basis::Folded(s) => Source::Assumed(s),
         }
     }
@@ -531,7 +540,7 @@ const NO_X2APIC: &str = "no x2APIC cluster set-up on this platform";
 /// The cost table: for each platform (in [`Platform::ALL`] order), one row per
 /// parameter (in [`Name::ALL`] order) with its value and where it comes from.
 pub const TABLE: [[Row; PARAMS]; 4] = [
-    // x86: today's kernel (Linux 6.5+), fitted on seed 003.
+    // x86: today's kernel (Linux 6.5+), fitted on seed 003's server.
     [
         row(Name::KickBsp, code(X86_KICK_NS,
             "wakeup_secondary_cpu_via_init with init_udelay = 0: 2 × STARTUP with udelay(10) + \
@@ -549,7 +558,12 @@ pub const TABLE: [[Row; PARAMS]; 4] = [
         row(Name::Microcode, folded("folded into the fitted ap_start (seed 003 does not separate it)")),
         row(Name::RemoteHop, Value::Assumed(Assumed::RemoteHop, REMOTE_HOP_WHY)),
         row(Name::PercpuArea, code(0.0, PERCPU_AREA)),
-        row(Name::TscSync, folded("folded into online_serial (seed 003 does not split it)")),
+        row(Name::TscSync, code(X86_TSC_NS,
+            "arch/x86/kernel/tsc_sync.c: check_tsc_warp() runs loop_timeout() = 20 ms when the AP \
+             is the first of its package; with TSC_ADJUST every later CPU of a package skips the \
+             test (tsc_store_and_check_tsc_adjust() finds an online sibling and returns true; \
+             Thomas Gleixner's TSC_ADJUST series, Linux 4.10); a TSC marked reliable skips it \
+             everywhere")),
         row(Name::Calibrate, code(direct_calibration_ns(DEFAULT_HZ),
             "init/calibrate.c calibrate_delay_direct(): 5 rounds of 2 + HZ/100 ticks, at \
              Kconfig's default HZ = 250 (a record row's own HZ replaces it); only used when \
@@ -598,12 +612,13 @@ pub const TABLE: [[Row; PARAMS]; 4] = [
     ],
     // arm64: PSCI servers, fitted on one Altra log of the record.
     [
-        row(Name::KickBsp, Value::Assumed(Assumed::Arm64Kick,
-            "PSCI CPU_ON SMC on the boot CPU. Trusted Firmware-A measured a fast SMC round trip \
-             at 0.5-3 us on Juno (PSCI_VERSION, docs/perf/psci-performance-juno.rst), a lower \
-             bound; CPU_ON's request to the power controller is not measured anywhere here, and \
-             no log separates it from the core's power-up, so the fitted ap_start absorbs any \
-             error in this value")),
+        row(Name::KickBsp, Value::Fixed(ARM64_KICK_NS, Basis::Published(
+            "PSCI CPU_ON's SMC on the boot CPU, priced at the fast SMC round trip Trusted \
+             Firmware-A measured on its Neoverse N1 platform, the Altra's core (PSCI_VERSION on \
+             all cores at once: 0.08-0.28 us; docs/perf/psci-performance-n1sdp.rst, TF-A \
+             v2.9). A lower bound: what CPU_ON asks of the power controller is not timed there, \
+             and no log separates it from the core's power-up, so the fitted ap_start carries \
+             it"))),
         row(Name::VmExit, folded(NO_VM)),
         row(Name::X2apicVisit, code(0.0, NO_X2APIC)),
         row(Name::ApStart, Value::Fitted(FitParam::Arm64ApStart)),
@@ -664,6 +679,7 @@ impl CostTable {
             percpu_area: get(Name::PercpuArea),
             tsc_sync: get(Name::TscSync),
             tsc_skip_clustered: platform == Platform::X86_2010,
+            tsc_first_of_package: platform == Platform::X86,
             calibrate: get(Name::Calibrate),
             online_serial: get(Name::OnlineSerial),
             lookup: get(Name::Lookup),

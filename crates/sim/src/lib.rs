@@ -56,17 +56,23 @@
 //!   +7.5 % / −11.4 %; the one fact that makes it work is code, not fitting:
 //!   Linux 2.6.37 skips the 20 ms TSC warp check on "clustered APIC" machines
 //!   ([`run::clustered_apic`]). Its `lpj=` figure (prose, no log) misses.
-//! - x86 with today's parallel kick, fitted in-sample on seed 003's server,
-//!   predicts the c5.metal (2 × 24 × 2) within 5 % serial and 24 % parallel and
-//!   the 28-thread Haswell's serial time within 24 %; it misses the Haswell's
-//!   parallel time and HPE's 1920-CPU Sapphire Rapids — each with its reason
-//!   in [`validate::KNOWN_MISSES`]. A Hyper-V guest whose APs all calibrate
+//! - x86 with today's parallel kick, fitted in-sample on seed 003's server
+//!   (its 700 ms serial run and, from its author's later mail, 30 ms with no
+//!   AP calibrating), knows the two costs the kernels of the record run once
+//!   per further package: before Linux 6.5 a delay calibration, and in every
+//!   kernel since 4.10 a 20 ms TSC check. It predicts the c5.metal
+//!   (2 × 24 × 2) within 10 % serial and 7 % parallel and the 28-thread
+//!   Haswell's serial time within 7 %; it misses the Haswell's parallel time
+//!   and HPE's 1920-CPU Sapphire Rapids — each with its reason in
+//!   [`validate::KNOWN_MISSES`]. A Hyper-V guest whose APs all calibrate
 //!   is predicted within 1 % once the calibration is counted in ticks of the
 //!   guest kernel's own HZ (`calibrate_delay_direct()`, [`costs::direct_calibration_ns`])
 //!   and each INIT/SIPI write is a VM exit ([`costs::CostTable::in_guest`]).
 //! - arm64: per-CPU bring-up is 0.2 ms to 32 ms across the record's boards,
 //!   and the logs show the spread is the firmware's power-up gap before the AP
 //!   enters the kernel, not the topology; one fitted log does not carry over.
+//!   The PSCI call itself is priced from Trusted Firmware-A's published
+//!   timings on Neoverse N1 (the Altra's core), not assumed.
 //! - Seed 000's 4096-CPU machine (a KVM guest) cannot be predicted from the
 //!   1024-CPU PowerVM LPAR with one price per operation, even with Linux's
 //!   own walks counted call by call ([`linux_walks`]); an ignored test keeps

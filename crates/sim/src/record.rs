@@ -84,8 +84,12 @@ pub struct SimSpec {
     pub platform: String,
     /// `[packages, cores per package, threads per core]`.
     pub shape: [u32; 3],
-    /// Calibration when the log shows something other than the platform's default.
+    /// Calibration when the kernel measured does something other than the
+    /// platform's default (today's Linux).
     pub calibrate: Option<String>,
+    /// Calibration of the `after_s` run when the series measured changed it
+    /// (default: `calibrate`).
+    pub after_calibrate: Option<String>,
     /// The kernel's `CONFIG_HZ`, when its published configuration states it
     /// (a calibration's length is counted in ticks).
     pub hz: Option<u32>,
@@ -99,11 +103,20 @@ impl SimSpec {
 
     /// The calibration override, if any.
     pub fn calibrate(&self) -> Result<Option<Calibrate>, String> {
-        self.calibrate
-            .as_deref()
-            .map(|c| c.parse().map_err(|e| format!("{e}")))
-            .transpose()
+        parse_calibrate(self.calibrate.as_deref())
     }
+
+    /// The `after_s` run's calibration override, if any.
+    pub fn after_calibrate(&self) -> Result<Option<Calibrate>, String> {
+        match parse_calibrate(self.after_calibrate.as_deref())? {
+            Some(c) => Ok(Some(c)),
+            None => self.calibrate(),
+        }
+    }
+}
+
+fn parse_calibrate(c: Option<&str>) -> Result<Option<Calibrate>, String> {
+    c.map(|c| c.parse().map_err(|e| format!("{e}"))).transpose()
 }
 
 /// The file, as TOML sees it.
@@ -220,6 +233,7 @@ fn check_derived(r: &Row) -> Result<(), String> {
 fn check_sim(r: &Row, sim: &SimSpec) -> Result<(), String> {
     sim.platform()?;
     sim.calibrate()?;
+    sim.after_calibrate()?;
     if let Some(hz) = sim.hz {
         if !(24..=10_000).contains(&hz) {
             return Err(format!("sim.hz = {hz} is not a kernel tick rate"));
@@ -284,6 +298,9 @@ mod tests {
         let r = row(&rows, "x86-128-2node-seed003").unwrap();
         assert_eq!(r.before_s, Some(crate::fit::SEED_003_SERIAL_S));
         assert_eq!(r.after_s, Some(crate::fit::SEED_003_PARALLEL_S));
+        let r = row(&rows, "x86-128-2node-seed003-reuse").unwrap();
+        assert_eq!(r.before_s, Some(crate::fit::SEED_003_PARALLEL_S));
+        assert_eq!(r.after_s, Some(crate::fit::SEED_003_REUSE_S));
     }
 
     fn with(field_line: &str, replacement: &str) -> String {
@@ -332,6 +349,16 @@ mod tests {
             assert!(text.contains("arm64-altra-80"), "{text}");
             assert!(text.contains(message), "{text}");
         }
+        let e = parse(&with(
+            "after_calibrate = \"skip\"",
+            "after_calibrate = \"sometimes\"",
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("x86-spr-1920-hpe") && e.contains("sometimes"),
+            "{e}"
+        );
         let dup = format!(
             "{RECORD_TOML}\n[[row]]\nid = \"arm64-h5-4\"\narch = \"arm64\"\nmachine = \"m\"\ncpus = 4\ntopology = \"t\"\nkernel = \"k\"\nvirtual = false\nmeasured = \"m\"\nbefore_s = 1.0\nafter_s = 1.0\nsource = \"https://example.org\"\nread = \"r\"\n"
         );

@@ -209,6 +209,8 @@ struct SimPlatform<'a> {
     x2apic_visits: Vec<u32>,
     alive_seen: Vec<bool>,
     calibrated_packages: HashSet<u32>,
+    /// Packages with a CPU whose TSC has been checked (or that is the boot CPU).
+    tsc_packages: HashSet<u32>,
     pending_calibrations: usize,
     tsc_ns: f64,
     log: Vec<LogLine>,
@@ -331,10 +333,13 @@ impl hotplug::Platform for SimPlatform<'_> {
     }
 }
 
-/// `Stage::Starting` callback: the x86 TSC warp check, boot CPU and AP together.
+/// `Stage::Starting` callback: the x86 TSC warp check, boot CPU and AP
+/// together — on every AP (2.6.37), or only on the first AP of each package
+/// other than the boot CPU's ([`CostTable::tsc_first_of_package`]).
 fn tsc_sync(p: &mut SimPlatform<'_>, cpu: usize) -> Result<(), String> {
     let i = p.idx(cpu)?;
-    if p.tsc_ns > 0.0 {
+    let first_of_package = p.tsc_packages.insert(p.package[i]);
+    if p.tsc_ns > 0.0 && (first_of_package || !p.costs.tsc_first_of_package) {
         let d = p.jitter.apply(p.tsc_ns);
         p.busy(i, Phase::TscSync, d);
     }
@@ -538,6 +543,7 @@ impl<'a> SimPlatform<'a> {
             x2apic_visits: m.x2apic_visits.clone(),
             alive_seen: vec![false; m.order.len()],
             calibrated_packages: HashSet::from([m.boot_package]),
+            tsc_packages: HashSet::from([m.boot_package]),
             pending_calibrations: 0,
             tsc_ns: m.tsc_ns,
             log: vec![LogLine {
@@ -809,6 +815,47 @@ mod tests {
         // Every kick happens before the first CPU goes online.
         let first_online = parallel.timeline.iter().map(|t| t.online_ns).min().unwrap();
         assert!(parallel.timeline.iter().all(|t| t.kicked_ns < first_online));
+    }
+
+    /// Linux 2.6.37 runs the 20 ms TSC warp check on every AP; today's x86
+    /// (4.10+, CPUs with TSC_ADJUST) only on the first AP of each package
+    /// other than the boot CPU's, and for the full 20 ms there.
+    #[test]
+    fn tsc_check_on_every_ap_in_2010_and_once_per_further_package_today() {
+        let tsc_cpus = |r: &Run| -> Vec<u32> {
+            r.timeline
+                .iter()
+                .filter(|t| t.spans.iter().any(|s| s.phase == Phase::TscSync))
+                .map(|t| t.cpu)
+                .collect()
+        };
+        let s = strategy(Kick::Serial, Calibrate::Skip);
+        let old = run(SeedMachine::X86_2s32ht, Platform::X86_2010, s, 1);
+        assert_eq!(tsc_cpus(&old).len(), 31);
+        let today = run(SeedMachine::X86_2s32ht, Platform::X86, s, 1);
+        // Package 1 of this box is CPUs 8-15 and 24-31; 8 comes up first.
+        assert_eq!(tsc_cpus(&today), [8]);
+        let topo = topology::Shape::simple(topology::Arch::X86_64, 4, 4, 2)
+            .build()
+            .unwrap();
+        let costs = CostTable::for_platform(Platform::X86, &crate::fit::fitted().unwrap());
+        let four = simulate(&topo, &costs, &s, &Options { seed: 1 }).unwrap();
+        let checked = tsc_cpus(&four);
+        assert_eq!(checked.len(), 3, "{checked:?}");
+        let packages: HashSet<_> = checked
+            .iter()
+            .map(|&c| topo.cpu(c as usize).unwrap().group(LevelKind::Package))
+            .collect();
+        assert_eq!(packages.len(), 3);
+        let spent: u64 = four
+            .timeline
+            .iter()
+            .flat_map(|t| &t.spans)
+            .filter(|s| s.phase == Phase::TscSync)
+            .map(|s| s.end_ns - s.start_ns)
+            .sum();
+        let want = 3.0 * crate::costs::X86_TSC_NS;
+        assert!((spent as f64 / want - 1.0).abs() < 0.02, "{spent} ns");
     }
 
     #[test]
