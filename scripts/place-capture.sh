@@ -12,6 +12,7 @@
 # The kernel is never installed on the host: scripts/fetch-linux.sh unpacks the .deb.
 #
 #   scripts/place-capture.sh <name> [out-dir]     # one of the names below
+#   scripts/place-capture.sh x86-itmt-probe       # can a QEMU guest have ITMT? (see itmt_probe)
 #
 # Default out-dir: crates/place/tests/data. Each boot is bounded by a timeout and
 # the guest powers itself off.
@@ -109,4 +110,54 @@ INIT
   echo "capture $m: wrote $out/$m-sysfs.tar.gz $out/$m-place.txt" >&2
 }
 
-capture "$name"
+# itmt_probe: whether a QEMU guest can have x86 ITMT (asym packing by core
+# priority) at all. Linux enables it only when a cpufreq driver reports
+# different highest performance per core (intel_pstate from HWP's
+# MSR_HWP_CAPABILITIES, or ACPI CPPC's _CPC) and calls sched_set_itmt_support(),
+# which also creates /proc/sys/kernel/sched_itmt_enabled. Boots a 4-CPU guest on
+# QEMU's richest TCG CPU model (-cpu max), 2 cores x 2 threads, and records those facts and CPU 0's
+# domain flags (sched_verbose) into <out>/x86-itmt-probe.txt.
+itmt_probe() {
+  local m=x86-itmt-probe
+  local args="-m 512M -smp 4,sockets=1,cores=2,threads=2 -cpu max"
+  local vmlinuz; vmlinuz="$("$root/scripts/fetch-linux.sh")"
+  local work; work="$(mktemp -d)"
+  trap 'rm -rf "$work"' RETURN
+  initramfs_tree "$work" /bin/busybox
+  cat > "$work/rd/init" <<'INIT'
+#!/bin/busybox sh
+/bin/busybox --install -s /bin
+export PATH=/bin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t debugfs debugfs /sys/kernel/debug
+echo ===ITMT-BEGIN===
+echo "sched_itmt_enabled: $(cat /proc/sys/kernel/sched_itmt_enabled 2>&1)"
+echo "cpu0 acpi_cppc: $(ls /sys/devices/system/cpu/cpu0/acpi_cppc 2>&1)"
+echo "cpu0 cpufreq driver: $(cat /sys/devices/system/cpu/cpu0/cpufreq/scaling_driver 2>&1)"
+echo "cpuinfo hwp flags: $(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -c '^hwp')"
+for d in /sys/kernel/debug/sched/domains/cpu0/domain*; do
+  echo "cpu0 $(basename $d) $(cat $d/name): $(cat $d/flags)"
+done
+echo ===ITMT-END===
+poweroff -f
+INIT
+  pack_initrd "$work"
+  local cmdline="console=ttyS0 lpj=4000000 no_timer_check sched_verbose rdinit=/init panic=-1 loglevel=4"
+  # shellcheck disable=SC2086
+  timeout "${TIMEOUT:-600}" qemu-system-x86_64 -nographic -no-reboot -accel tcg \
+    -kernel "$vmlinuz" -initrd "$work/initrd.gz" -append "$cmdline" $args \
+    > "$work/console.log" 2>&1 || true
+  require_parts "$work/console.log" "$m" ITMT
+  {
+    echo "# machine: $m"
+    echo "# kernel: $(basename "$vmlinuz") (Debian package $(basename "$(dirname "$(dirname "$vmlinuz")")"), unpacked by scripts/fetch-linux.sh)"
+    echo "# qemu: $(qemu-system-x86_64 --version | head -1)"
+    echo "# command: qemu-system-x86_64 -nographic -no-reboot -accel tcg -kernel vmlinuz -initrd initrd.gz -append \"$cmdline\" $args"
+    echo "# made by: scripts/place-capture.sh $m"
+    console_text "$work/console.log" ITMT
+  } > "$out/$m.txt"
+  echo "capture $m: wrote $out/$m.txt" >&2
+}
+
+if [ "$name" = x86-itmt-probe ]; then itmt_probe; else capture "$name"; fi

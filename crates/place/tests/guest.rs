@@ -127,3 +127,35 @@ fn four_nodes_custom_slit() {
 fn one_socket_smt() {
     check("x86-1s4c2t");
 }
+
+/// The fourth topology the issue asks for — one where x86 asym packing
+/// applies — cannot come from a QEMU guest: Linux turns ITMT on only when a
+/// cpufreq driver finds per-core highest performance (intel_pstate from HWP,
+/// or ACPI CPPC's `_CPC`) and calls `sched_set_itmt_support()`, which also
+/// creates /proc/sys/kernel/sched_itmt_enabled. The committed probe
+/// (`scripts/place-capture.sh x86-itmt-probe`: Debian's 6.12 on QEMU's
+/// `-cpu max`) shows none of that and no SD_ASYM_PACKING in CPU 0's domains.
+/// ITMT is checked against its definition instead (`itmt.rs`). Should a
+/// QEMU ever give a guest ITMT, this fails and the fourth capture is due.
+#[test]
+fn qemu_guests_have_no_itmt() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/x86-itmt-probe.txt");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let line = |key: &str| {
+        text.lines()
+            .find(|l| l.starts_with(key))
+            .unwrap_or_else(|| panic!("{key} missing in {}", path.display()))
+    };
+    assert!(line("sched_itmt_enabled:").contains("No such file"));
+    assert!(line("cpu0 acpi_cppc:").contains("No such file"));
+    assert_eq!(line("cpuinfo hwp flags:"), "cpuinfo hwp flags: 0");
+    let domains: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("cpu0 domain"))
+        .collect();
+    assert!(domains.len() >= 2, "{domains:?}");
+    for d in &domains {
+        assert!(d.contains("SD_BALANCE_NEWIDLE"), "{d}");
+        assert!(!d.contains("SD_ASYM_PACKING"), "{d}");
+    }
+}
