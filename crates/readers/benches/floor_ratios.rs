@@ -3,11 +3,13 @@
 //! same run, pair by pair:
 //!
 //! - in process, [`readers::sysfs::read_path`] against the minimal-file floor
-//!   (opening, reading and closing only the files any reader needs; see
-//!   `support/sysfs_tree.rs`), ours on one thread, each side timed by the
-//!   CPU time of the thread running it (`CLOCK_THREAD_CPUTIME_ID`), so that time the shared host
-//!   spends on other tasks is not counted: ratio = ours / floor, the goal
-//!   being ≤ 1.5;
+//!   (opening, reading and closing only the files whose content the model
+//!   carries, each once; see `model_files` in `support/sysfs_tree.rs`), ours
+//!   on one thread, each side timed by the CPU time of the thread running it
+//!   (`CLOCK_THREAD_CPUTIME_ID`), so that time the shared host spends on
+//!   other tasks is not counted: ratio = ours / floor, the goal being ≤ 1.5;
+//!   and ours against the narrower floor of earlier runs (`minimal_files`:
+//!   topology, node and cache files only), by the ratio of the medians;
 //! - the reader on 2 threads against 1 (reading ahead, see
 //!   `readers::sysfs::Threads`), wall clock, on the inputs of
 //!   `PARALLEL_MIN_CPUS` CPUs or more;
@@ -40,7 +42,7 @@ use readers::sysfs::Threads;
 
 #[path = "support/sysfs_tree.rs"]
 mod sysfs_tree;
-use sysfs_tree::{extract, minimal_files, read_floor, snapshots, write_machine};
+use sysfs_tree::{extract, minimal_files, model_files, read_floor, snapshots, write_machine};
 
 fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus")
@@ -223,6 +225,8 @@ struct Row {
     name: String,
     cpus: usize,
     files: usize,
+    /// The narrower floor's file count and median CPU time.
+    narrow_floor: (usize, f64),
     in_process: Pairs,
     threads: Option<Pairs>,
     lstopo: Option<f64>,
@@ -244,7 +248,7 @@ fn versus(n: usize, theirs: &[&std::ffi::OsStr], ours: &[&std::ffi::OsStr]) -> O
 
 fn measure(name: &str, dir: &Path, n: usize, proc_n: usize, cli: Option<&Path>) -> Option<Row> {
     let t = readers::sysfs::read_path(dir).ok()?;
-    let floor = minimal_files(dir, &t);
+    let floor = model_files(dir, &t);
     let in_process = pairs(
         n,
         thread_cpu,
@@ -253,6 +257,17 @@ fn measure(name: &str, dir: &Path, n: usize, proc_n: usize, cli: Option<&Path>) 
             std::hint::black_box(read_floor(&floor));
         },
     );
+    // The narrower floor of earlier runs (topology masks and ids, nodes'
+    // maps and distances, caches' level, type, size and map), for comparison.
+    let narrow = minimal_files(dir, &t);
+    let mut narrow_times: Vec<f64> = (0..n)
+        .map(|_| {
+            let t0 = thread_cpu();
+            std::hint::black_box(read_floor(&narrow));
+            thread_cpu() - t0
+        })
+        .collect();
+    let narrow_floor = (narrow.len(), percentile(&mut narrow_times, 0.5));
     let threads = (t.cpus().len() >= readers::sysfs::PARALLEL_MIN_CPUS).then(|| {
         let wall = {
             let start = Instant::now();
@@ -305,6 +320,7 @@ fn measure(name: &str, dir: &Path, n: usize, proc_n: usize, cli: Option<&Path>) 
         name: name.to_string(),
         cpus: t.cpus().len(),
         files: floor.len(),
+        narrow_floor,
         in_process,
         threads,
         lstopo,
@@ -405,12 +421,16 @@ fn print_rows(rows: &[Row], n: usize, proc_n: usize) {
          (theirs / ours, median)",
         rows.len()
     );
-    println!("| input | CPUs | floor files | floor ms | ours ms | ours / floor | p90 pair | lstopo / ours | lscpu / ours |");
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!(
+        "| input | CPUs | floor files | floor ms | ours ms | ours / floor | p90 pair | \
+         narrow floor files | ours / narrow floor | lstopo / ours | lscpu / ours |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for r in rows {
         let p = &r.in_process;
+        let (narrow_files, narrow_time) = r.narrow_floor;
         println!(
-            "| {} | {} | {} | {} | {} | {:.2}× | {:.2}× | {} | {} |",
+            "| {} | {} | {} | {} | {} | {:.2}× | {:.2}× | {} | {:.2}× | {} | {} |",
             r.name,
             r.cpus,
             r.files,
@@ -418,6 +438,8 @@ fn print_rows(rows: &[Row], n: usize, proc_n: usize) {
             ms(p.a),
             p.ratio,
             p.ratio_p90,
+            narrow_files,
+            p.a / narrow_time,
             x(r.lstopo),
             x(r.lscpu)
         );

@@ -159,14 +159,104 @@ pub fn minimal_files(dir: &Path, t: &topology::Topology) -> Vec<PathBuf> {
     files
 }
 
-/// One open, one read, one close per file: the least any reader can do.
+/// The floor of a reader that fills the whole model: [`minimal_files`], and
+/// every other file whose content the model of `t` carries, once each — the
+/// CPU sets (`possible`, `present`), `proc/cpuinfo` (architecture, model
+/// name, x86 APIC ids, and the ids of kernels without `topology/`), each
+/// CPU's `online` when there is no `cpu/online`, its firmware id
+/// (`physical_id`) and capacity where the model has them, the die and
+/// cluster ids and masks, each node's `meminfo`, each distinct cache's line
+/// size and associativity, the hybrid core-kind lists and the hypervisor's
+/// files. Only files present in the dump are kept. Not counted: directory
+/// listings and probes of files a dump lacks (the floor knows every name),
+/// and parsing.
+pub fn model_files(dir: &Path, t: &topology::Topology) -> Vec<PathBuf> {
+    let cpu = dir.join("sys/devices/system/cpu");
+    let mut files = minimal_files(dir, t);
+    let mut seen: std::collections::HashSet<PathBuf> = files.iter().cloned().collect();
+    let mut extra = Vec::new();
+    let mut push = |p: PathBuf| {
+        if p.is_file() && seen.insert(p.clone()) {
+            extra.push(p);
+        }
+    };
+    for name in ["possible", "present"] {
+        push(cpu.join(name));
+    }
+    push(dir.join("proc/cpuinfo"));
+    let per_cpu_online = !cpu.join("online").is_file();
+    for c in t.cpus() {
+        let d = cpu.join(format!("cpu{}", c.id));
+        if per_cpu_online {
+            push(d.join("online"));
+        }
+        if c.hw_id.is_some() {
+            push(d.join("physical_id"));
+        }
+        if c.capacity.is_some() {
+            push(d.join("cpu_capacity"));
+        }
+    }
+    for level in t.levels() {
+        let names = match level.kind {
+            topology::LevelKind::Die => ["die_cpus", "die_cpus_list", "die_id"],
+            topology::LevelKind::Cluster => ["cluster_cpus", "cluster_cpus_list", "cluster_id"],
+            _ => continue,
+        };
+        for group in &level.groups {
+            let Some(first) = group.cpus.first() else {
+                continue;
+            };
+            let topo = cpu.join(format!("cpu{first}/topology"));
+            let mask = topo.join(names[0]);
+            push(if mask.is_file() {
+                mask
+            } else {
+                topo.join(names[1])
+            });
+            push(topo.join(names[2]));
+        }
+    }
+    for node in t.nodes().iter().filter(|n| n.memory_bytes.is_some()) {
+        push(dir.join(format!("sys/devices/system/node/node{}/meminfo", node.id)));
+    }
+    let indices: Vec<PathBuf> = minimal_files(dir, t)
+        .iter()
+        .filter(|p| p.ends_with("level") && p.to_string_lossy().contains("/cache/index"))
+        .filter_map(|p| p.parent().map(Path::to_path_buf))
+        .collect();
+    for index in indices {
+        push(index.join("coherency_line_size"));
+        push(index.join("ways_of_associativity"));
+    }
+    if !t.core_kinds().is_empty() {
+        push(dir.join("sys/devices/cpu_core/cpus"));
+        push(dir.join("sys/devices/cpu_atom/cpus"));
+    }
+    if t.hypervisor().is_some() {
+        push(dir.join("proc/powerpc/lparcfg"));
+        push(dir.join("proc/sysinfo"));
+    }
+    files.extend(extra);
+    files
+}
+
+/// One open, one read, one close per file: the least any reader can do. A
+/// file longer than the buffer (`proc/cpuinfo` of a big machine) is read on
+/// until a read comes back short, as a reader must to have all of it.
 pub fn read_floor(files: &[PathBuf]) -> usize {
     use std::io::Read;
-    let mut buf = [0u8; 4096];
+    let mut buf = vec![0u8; 64 << 10];
     let mut total = 0;
     for p in files {
         let mut f = std::fs::File::open(p).unwrap();
-        total += f.read(&mut buf).unwrap();
+        loop {
+            let n = f.read(&mut buf).unwrap();
+            total += n;
+            if n < buf.len() {
+                break;
+            }
+        }
     }
     total
 }

@@ -670,6 +670,7 @@ impl<'a> CpuReader<'a> {
         };
         let core_text = match dir_exists {
             Some(false) => None,
+            _ if self.listed_without_core_mask() => None,
             _ => read_core_mask(files, &topo, &mut self.core_names_first)?,
         };
         let core_mask = match &core_text {
@@ -711,6 +712,19 @@ impl<'a> CpuReader<'a> {
         }
         self.firmware_facts(&dir, block, &mut raw)?;
         Ok(Some(raw))
+    }
+
+    /// Whether the last `topology/` listed had none of the core-mask files
+    /// (kernels before 2.6.16 wrote an empty directory, some dumps keep
+    /// only the ids). One kernel wrote every CPU's directory, as
+    /// [`CpuReader::read_topology`] assumes for the other names, so the
+    /// next CPUs are not probed for them: four failed opens per CPU saved.
+    fn listed_without_core_mask(&self) -> bool {
+        self.topo_names.as_ref().is_some_and(|(_, names)| {
+            !CORE_MASK_NAMES
+                .iter()
+                .any(|(list, map)| names.iter().any(|n| n == list || n == map))
+        })
     }
 
     /// The parsed core mask of CPU `id`: its core owner's, shared, when the

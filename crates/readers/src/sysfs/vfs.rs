@@ -127,7 +127,7 @@ impl Root {
                 in_root: if live {
                     None
                 } else {
-                    in_root::RootFd::open(base)
+                    in_root::RootFd::open(base, &[super::CPU_DIR, super::NODE_DIR])
                 },
             },
             resolved_dirs: RefCell::new(HashMap::new()),
@@ -194,6 +194,16 @@ impl Root {
         self.fetched.borrow_mut().clear();
     }
 
+    /// What the workers fetched for `path`, if anything (without hashing
+    /// the path when they fetched nothing, as on one thread).
+    fn take_fetched(&self, path: &str) -> Option<Fetched> {
+        let mut fetched = self.fetched.borrow_mut();
+        match fetched.is_empty() {
+            true => None,
+            false => fetched.remove(path),
+        }
+    }
+
     /// Whether this is the live system (`/`).
     pub(crate) fn is_live(&self) -> bool {
         matches!(self.backing, Backing::Dir { live: true, .. })
@@ -205,7 +215,7 @@ impl Root {
     pub(crate) fn read(&self, path: &str) -> Result<Option<Cow<'_, [u8]>>, Error> {
         let limit = file_limit(path);
         let fail = |why: String| Error::new(self.describe(path), why);
-        let stashed = self.fetched.borrow_mut().remove(path);
+        let stashed = self.take_fetched(path);
         if let Some(Fetched::File(got)) = stashed {
             return Ok(got.map_err(fail)?.map(Cow::Owned));
         }
@@ -229,7 +239,7 @@ impl Root {
 
     /// Names of the entries of a directory (empty if it does not exist), sorted.
     pub(crate) fn list(&self, dir: &str) -> Result<Vec<String>, Error> {
-        let stashed = self.fetched.borrow_mut().remove(dir);
+        let stashed = self.take_fetched(dir);
         if let Some(Fetched::List(got)) = stashed {
             return got.map_err(|why| Error::new(self.describe(dir), why));
         }
@@ -597,20 +607,52 @@ mod in_root {
     use std::io;
     use std::path::Path;
 
+    /// The dump directory, and the directories beneath it that hold almost
+    /// every file a read asks for, each opened once.
     #[derive(Debug)]
-    pub(crate) struct RootFd(OwnedFd);
+    pub(crate) struct RootFd {
+        root: OwnedFd,
+        /// (root-relative path with its trailing `/`, the directory opened
+        /// in the root): a path beneath one is opened from it, so the
+        /// kernel walks the components below it only, not the whole path
+        /// from the root for every file.
+        bases: Vec<(String, OwnedFd)>,
+    }
 
     const RESOLVE: ResolveFlags = ResolveFlags::IN_ROOT.union(ResolveFlags::NO_MAGICLINKS);
+    /// From a base directory: refused (`EXDEV`) wherever the root-relative
+    /// walk could resolve differently — an absolute symbolic link, or `..`
+    /// above the base — and then the path is opened from the root instead.
+    const BENEATH: ResolveFlags = ResolveFlags::BENEATH.union(ResolveFlags::NO_MAGICLINKS);
 
     /// Errors that mean "no such file here" rather than a failure.
     fn absent(e: Errno) -> bool {
         e == Errno::NOENT || e == Errno::NOTDIR || e == Errno::ISDIR
     }
 
+    /// `openat2` of `path` beneath `dir`: `None` when absent.
+    fn open_retrying(
+        dir: &OwnedFd,
+        path: &str,
+        flags: OFlags,
+        resolve: ResolveFlags,
+    ) -> Result<Option<OwnedFd>, Errno> {
+        loop {
+            match openat2(dir, path, flags | OFlags::CLOEXEC, Mode::empty(), resolve) {
+                Ok(fd) => return Ok(Some(fd)),
+                Err(e) if absent(e) => return Ok(None),
+                // Raised when a rename raced the lookup: retry.
+                Err(Errno::AGAIN) | Err(Errno::INTR) => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
     impl RootFd {
         /// Opens `base`, or `None` when `openat2` is unavailable (old kernels,
-        /// seccomp filters), in which case the portable walk is used.
-        pub(super) fn open(base: &Path) -> Option<RootFd> {
+        /// seccomp filters), in which case the portable walk is used. The
+        /// `bases` that exist are opened too.
+        pub(super) fn open(base: &Path, bases: &[&str]) -> Option<RootFd> {
             let fd = rustix::fs::open(
                 base,
                 OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
@@ -626,27 +668,35 @@ mod in_root {
                 RESOLVE,
             )
             .ok()?;
-            Some(RootFd(fd))
+            let mut root = RootFd {
+                root: fd,
+                bases: Vec::new(),
+            };
+            for dir in bases {
+                let flags = OFlags::PATH | OFlags::DIRECTORY;
+                if let Ok(Some(fd)) = root.open_at(dir, flags) {
+                    root.bases.push((format!("{dir}/"), fd));
+                }
+            }
+            Some(root)
         }
 
         fn open_at(&self, path: &str, flags: OFlags) -> Result<Option<OwnedFd>, Errno> {
             // `path` is root-relative; a leading `/` would also stay inside.
             let path = if path.is_empty() { "." } else { path };
-            loop {
-                match openat2(
-                    &self.0,
-                    path,
-                    flags | OFlags::CLOEXEC,
-                    Mode::empty(),
-                    RESOLVE,
-                ) {
-                    Ok(fd) => return Ok(Some(fd)),
-                    Err(e) if absent(e) => return Ok(None),
-                    // Raised when a rename raced the lookup: retry.
-                    Err(Errno::AGAIN) | Err(Errno::INTR) => continue,
-                    Err(e) => return Err(e),
+            let below = self.bases.iter().find_map(|(prefix, fd)| {
+                let rest = path.strip_prefix(prefix.as_str())?;
+                let clean =
+                    !rest.is_empty() && rest.split('/').all(|c| !matches!(c, "" | "." | ".."));
+                clean.then_some((fd, rest))
+            });
+            if let Some((fd, rest)) = below {
+                match open_retrying(fd, rest, flags, BENEATH) {
+                    Err(Errno::XDEV) => {}
+                    got => return got,
                 }
             }
+            open_retrying(&self.root, path, flags, RESOLVE)
         }
 
         /// A whole file, or `None` if absent or a directory; an error in words
