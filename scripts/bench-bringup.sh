@@ -34,9 +34,13 @@ fi
 vmlinuz="$("$root/scripts/fetch-linux.sh")"
 mkdir -p "$(dirname "$out")"
 
-# QEMU 10's TCG at 1024 vCPUs holds ~21 GiB of heap for a minute while the
-# guest boots (measured: 16-21 GiB RSS whichever firmware), so on a 24 GiB host
-# a second big guest gets one of them OOM-killed. Before each boot of
+# QEMU 10's TCG at 1024 vCPUs held ~21 GiB of heap for a minute while the
+# guest booted (measured: 16-21 GiB RSS whichever firmware) when the machine
+# had SMM: one address space per vCPU, rendered per vCPU at every memory-map
+# change. `manycore qemu` now turns SMM off beyond APIC id 254 (qemu-runner's
+# Machine::beyond_xapic; BENCHMARKS.md has the manycore kernel's peak), but
+# Linux at 1024 vCPUs was not remeasured without it, so the wait stays: on a
+# 24 GiB host a second big guest could get one of them OOM-killed. Before each boot of
 # $big_cpus vCPUs or more, wait (up to $mem_wait s) until MemAvailable reaches
 # $min_avail_mib.
 big_cpus="${BIG_CPUS:-1024}"

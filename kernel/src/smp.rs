@@ -156,6 +156,12 @@ impl PerCpu {
     }
 }
 
+/// How many bring-up steps (a call-in, an AP ready) all APs have taken so
+/// far: while it moves, a wait that runs out of time is the host being slow
+/// (under TCG, hundreds of vCPU threads share a few host cores), not the AP
+/// waited for being hung.
+static PROGRESS: AtomicU64 = AtomicU64::new(0);
+
 /// [`PerCpu::callin_apic`] before the CPU called in.
 const NO_CALLIN: u32 = u32::MAX;
 
@@ -237,11 +243,17 @@ pub fn ap_main(cpu_nr: u32, apic_id: u32) -> ! {
         cpu::park()
     };
     // A late AP whose time-out already passed must not come online behind the
-    // BSP's back.
-    if !me.transition(State::Kicked, State::CalledIn) {
-        cpu::park()
+    // BSP's back. One that called in and was then reset by an INIT meant for
+    // another CPU starts over: QEMU delivers an INIT or SIPI for APIC id n to
+    // every AP still in xAPIC mode whose id agrees with n in its low 8 bits.
+    match me.state() {
+        State::CalledIn => {}
+        _ if me.transition(State::Kicked, State::CalledIn) => {
+            me.callin_ns.store(timer::now_ns(), Ordering::Relaxed);
+            PROGRESS.fetch_add(1, Ordering::Relaxed);
+        }
+        _ => cpu::park(),
     }
-    me.callin_ns.store(timer::now_ns(), Ordering::Relaxed);
     // Its own CPUID, as Linux reads each CPU's: caches may differ per CPU.
     me.caches.call_once(|| read_caches(apic_id));
     let config = AP_CONFIG.get().copied().unwrap_or(ApConfig {
@@ -286,6 +298,7 @@ pub fn ap_main(cpu_nr: u32, apic_id: u32) -> ! {
     // Sequentially consistent with the BSP's `wait`: either it sees this
     // state before it halts, or this CPU sees that the BSP waits for it.
     me.state.store(State::Calibrated as u32, Ordering::SeqCst);
+    PROGRESS.fetch_add(1, Ordering::Relaxed);
     wake_bsp();
     cpu::park()
 }
@@ -376,8 +389,40 @@ impl KernelPlatform {
         }
         let aps = core::mem::take(&mut self.pending);
         match self.strategy {
-            Bringup::Kick(_) => self.kick_each(&aps),
+            Bringup::Kick(_) => self.kick_first_ahead(&aps),
             Bringup::Broadcast => self.kick_all(&aps),
+        }
+    }
+
+    /// Kicks the first of `aps` alone and waits for it to call in, then the
+    /// rest together. Under TCG a vCPU translates guest code the first time
+    /// it runs it unless another vCPU already has; hundreds of APs started
+    /// at once all translate the same trampoline and start-up code, in lock
+    /// step because the host's fair scheduler shares its few cores among
+    /// their threads, and none calls in for a second or more. One AP run
+    /// ahead leaves the translations to the rest. It costs one more round of
+    /// MP-spec delays; serial kicks one AP at a time anyway.
+    fn kick_first_ahead(&mut self, aps: &[&'static PerCpu]) {
+        match aps.split_first() {
+            Some((&first, rest)) if !rest.is_empty() => {
+                self.kick_each(&[first]);
+                // An AP that never calls in is failed by `wait_alive`.
+                self.wait(first, || first.state() != State::Kicked);
+                // The start-up IPIs may have started others too (the
+                // low-8-bit aliases of `ap_main`); they need no second kick.
+                let (rest, started): (Vec<_>, Vec<_>) = rest
+                    .iter()
+                    .copied()
+                    .partition(|ap| ap.state() == State::Kicked);
+                let kicked = first.kicked_ns.load(Ordering::Relaxed);
+                for ap in started {
+                    ap.kicked_ns.store(kicked, Ordering::Relaxed);
+                }
+                if !rest.is_empty() {
+                    self.kick_each(&rest);
+                }
+            }
+            _ => self.kick_each(aps),
         }
     }
 
@@ -441,15 +486,25 @@ impl KernelPlatform {
         self.bsp.halts += timer::halts() - h0;
     }
 
-    /// Waits (halting) until `done()` or the time-out, `ap` knowing that the
-    /// BSP waits for it; counts the boot CPU's time and halts. Returns
-    /// whether `done()`.
-    fn wait(&mut self, ap: &PerCpu, done: impl FnMut() -> bool) -> bool {
+    /// Waits (halting) until `done()`, or until a whole time-out passes in
+    /// which no AP made [`PROGRESS`], `ap` knowing that the BSP waits for it;
+    /// counts the boot CPU's time and halts. Returns whether `done()`. An AP
+    /// that hangs is still given up on one time-out after the others stop
+    /// moving; a host too loaded to run the APs promptly does not fail them.
+    fn wait(&mut self, ap: &PerCpu, mut done: impl FnMut() -> bool) -> bool {
         let (t0, h0) = (timer::now_ns(), timer::halts());
         // Sequentially consistent with the AP's state store (see `ap_main`).
         BSP_WAITS_FOR.store(ap.cpu, Ordering::SeqCst);
         core::sync::atomic::fence(Ordering::SeqCst);
-        let ok = timer::wait_until(self.deadline(), done);
+        let ok = loop {
+            let seen = PROGRESS.load(Ordering::Relaxed);
+            if timer::wait_until(self.deadline(), &mut done) {
+                break true;
+            }
+            if PROGRESS.load(Ordering::Relaxed) == seen {
+                break false;
+            }
+        };
         BSP_WAITS_FOR.store(NO_CPU_WAITED, Ordering::SeqCst);
         self.bsp.wait_ns += timer::now_ns().saturating_sub(t0);
         self.bsp.halts += timer::halts() - h0;

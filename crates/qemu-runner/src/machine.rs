@@ -177,6 +177,14 @@ impl Machine {
     /// interrupt remapping can address every id ("x2apic: IRQ remapping
     /// doesn't support X2APIC mode" turns it back off otherwise). The
     /// manycore kernel needs neither and ignores both.
+    ///
+    /// Such a machine also runs without SMM (`-machine q35,smm=off`), which
+    /// neither kernel uses: under TCG each vCPU with SMM gets an address
+    /// space of its own (system memory with SMRAM over it) that QEMU cannot
+    /// share between vCPUs, so every change to the memory map while the
+    /// machine starts is rendered once per vCPU: with a thousand vCPUs that
+    /// alone outgrows the host's memory before the guest runs (BENCHMARKS.md
+    /// has the measurement).
     pub fn beyond_xapic(&self) -> bool {
         self.max_apic_id() > 254
     }
@@ -225,7 +233,11 @@ impl Machine {
         let mut a: Vec<String> = Vec::new();
         let mut push = |s: &str| a.push(s.to_string());
         push("-machine");
-        push("q35");
+        push(if self.beyond_xapic() {
+            "q35,smm=off"
+        } else {
+            "q35"
+        });
         push("-cpu");
         push(if self.uses_x2apic() {
             "qemu64,+x2apic"
@@ -394,6 +406,10 @@ mod tests {
         assert!(!iommu(&Machine::new(255)));
         assert!(Machine::new(256).beyond_xapic());
         assert!(iommu(&Machine::new(1024)));
+        // Without SMM exactly then: the small machines keep the command line
+        // their Linux captures were taken on.
+        assert_eq!(Machine::new(1024).qemu_args()[1], "q35,smm=off");
+        assert_eq!(Machine::new(255).qemu_args()[1], "q35");
         // x2APIC forced on below 255 ids does not need remapping.
         let forced = Machine {
             x2apic: Some(true),
