@@ -276,7 +276,7 @@ fn iterated_attrs<'a>(e: &'a BytesStart<'a>) -> Result<Attrs<'a>, String> {
 /// and reports. Hand-written because that iterator looks for a value's
 /// closing quote one byte at a time, and the values (cpusets hundreds of
 /// bytes long on large machines) are most of a large file: here the quote
-/// is found by `str::find`, a word-at-a-time search.
+/// is found by `memchr`'s vectorised search.
 fn plain_attrs(raw: &str) -> Option<Attrs<'_>> {
     let plain_name = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b':' | b'.');
     let mut out = Vec::with_capacity(16);
@@ -292,14 +292,17 @@ fn plain_attrs(raw: &str) -> Option<Attrs<'_>> {
             return None;
         }
         let quoted = &rest[eq + 1..];
-        let quote = quoted.chars().next().filter(|&q| q == '"' || q == '\'')?;
+        let quote = *quoted
+            .as_bytes()
+            .first()
+            .filter(|&&q| q == b'"' || q == b'\'')?;
         let body = &quoted[1..];
-        let end = body.find(quote)?;
-        let value = &body[..end];
-        if value.contains('&') {
+        // The closing quote, unless an entity comes first.
+        let end = memchr::memchr2(quote, b'&', body.as_bytes())?;
+        if body.as_bytes()[end] != quote {
             return None;
         }
-        out.push((name, Cow::Borrowed(value)));
+        out.push((name, Cow::Borrowed(&body[..end])));
         rest = &body[end + 1..];
     }
 }
