@@ -1130,6 +1130,76 @@ mod tests {
         }
     }
 
+    /// The figures quoted in the x86 misses' reasons are the ones the model,
+    /// the code constants and the record give (so the text cannot go stale).
+    #[test]
+    fn x86_reasons_quote_the_model() {
+        let report = validate(&mut |_| {}).unwrap();
+        let x86 = CostTable::for_platform(Platform::X86, &fit::fitted().unwrap());
+        let row = |case: &str| {
+            report
+                .rows
+                .iter()
+                .find(|r| r.case == case)
+                .unwrap_or_else(|| panic!("no row {case}"))
+        };
+        let within = |cases: &[&str]| {
+            let worst = cases
+                .iter()
+                .map(|c| row(c).error_pct.abs())
+                .fold(0.0, f64::max);
+            format!("within {} %", worst.ceil())
+        };
+        let serial_rest_ms = (x86.online_serial.ns) / 1e6;
+        let per_cpu_ms = (x86.kick_bsp.ns + x86.ap_start.ns + x86.online_serial.ns) / 1e6;
+        let calibrate_ms = x86.calibrate.ns / 1e6;
+        let tsc_ms = x86.tsc_sync.ns / 1e6;
+        let haswell = known_miss("rec x86-haswell-28").unwrap().why;
+        for quoted in [
+            format!("{serial_rest_ms:.2} ms per CPU"),
+            format!(
+                "serial 120 ms {}",
+                within(&["rec x86-haswell-28 serial kick (before)"])
+            ),
+            format!(
+                "two figures {}",
+                within(&[
+                    "rec x86-skylake-96-c5metal serial kick (before)",
+                    "rec x86-skylake-96-c5metal parallel kick (after)",
+                ])
+            ),
+            format!("{:.1} ms per CPU", 80.0 / 27.0),
+            format!(
+                "{:.1} ms calibration",
+                crate::costs::direct_calibration_ns(1000) / 1e6
+            ),
+            format!("{tsc_ms:.0} ms TSC check"),
+            format!("{:.0} ms)", 27.0 * 2.0),
+        ] {
+            assert!(haswell.contains(&quoted), "{quoted:?} not in {haswell}");
+        }
+        let hpe = known_miss("rec x86-spr-1920-hpe").unwrap().why;
+        let aps = 1919.0;
+        let before = row("rec x86-spr-1920-hpe serial kick (before)");
+        let after = row("rec x86-spr-1920-hpe parallel kick (after)");
+        for quoted in [
+            format!("({calibrate_ms:.0} ms"),
+            format!(
+                "({tsc_ms:.0} ms each), {:.1} s",
+                15.0 * (calibrate_ms + tsc_ms) / 1e3
+            ),
+            format!("checks, {:.1} s", 15.0 * tsc_ms / 1e3),
+            format!(
+                "about {:.0} ms per CPU before and {:.0} ms after",
+                (before.measured_s - before.predicted_s) / aps * 1e3,
+                (after.measured_s - after.predicted_s) / aps * 1e3
+            ),
+            format!("against {per_cpu_ms:.1} ms and {serial_rest_ms:.2} ms there"),
+        ] {
+            assert!(hpe.contains(&quoted), "{quoted:?} not in {hpe}");
+        }
+    }
+
     /// The issue asks for seed 000's 4096-CPU machine within 25 % too; it is not
     /// (see [`KNOWN_MISSES`]). Kept, ignored, so the gap stays visible:
     /// `cargo test -p sim --release -- --ignored`.
