@@ -233,7 +233,11 @@ impl Root {
             Backing::Dir { base, .. } => Ok(read_small_file(&base.join(&real), limit)
                 .map_err(fail)?
                 .map(Cow::Owned)),
-            Backing::Mem(t) => Ok(t.files.get(&real).map(|v| Cow::Borrowed(&v[..]))),
+            Backing::Mem(t) => match t.files.get(&real) {
+                Some(v) => Ok(Some(Cow::Borrowed(&v[..]))),
+                None if t.children.contains_key(&real) => Err(fail(IS_DIR.into())),
+                None => Ok(None),
+            },
         }
     }
 
@@ -481,6 +485,11 @@ fn normalize(path: &str) -> Vec<String> {
 ///
 /// Opened non-blocking, so a FIFO planted in a dump cannot stall the open, and
 /// its type checked on the open file (one `fstat`) before reading.
+/// Why a directory where a file is expected is an error rather than an
+/// absent file: the dump is damaged there (or the file unreadable), and
+/// reading on would silently drop what the file says.
+const IS_DIR: &str = "is a directory, not a regular file";
+
 fn read_small_file(path: &Path, limit: u64) -> Result<Option<Vec<u8>>, String> {
     let mut options = std::fs::OpenOptions::new();
     options.read(true);
@@ -500,7 +509,7 @@ fn read_small_file(path: &Path, limit: u64) -> Result<Option<Vec<u8>>, String> {
         .map_err(|e| format!("cannot stat: {e}"))?
         .file_type();
     if kind.is_dir() {
-        return Ok(None);
+        return Err(IS_DIR.into());
     }
     if let Some(why) = not_regular(kind) {
         return Err(why.into());
@@ -712,7 +721,7 @@ mod in_root {
             let stat = rustix::fs::fstat(&fd).map_err(|e| format!("cannot stat: {e}"))?;
             match FileType::from_raw_mode(stat.st_mode) {
                 FileType::RegularFile => {}
-                FileType::Directory => return Ok(None),
+                FileType::Directory => return Err(super::IS_DIR.into()),
                 FileType::Fifo => return Err("is a FIFO, not a regular file".into()),
                 FileType::CharacterDevice => {
                     return Err("is a character device, not a regular file".into())
