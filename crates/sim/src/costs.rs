@@ -555,7 +555,12 @@ pub const TABLE: [[Row; PARAMS]; 4] = [
              (Linux 6.5, x86/apic/x2apic: Allow CPU cluster_mask to be populated in parallel); \
              priced as a scan step")),
         row(Name::ApStart, Value::Fitted(FitParam::X86ApStart)),
-        row(Name::Microcode, folded("folded into the fitted ap_start (seed 003 does not separate it)")),
+        row(Name::Microcode, folded(
+            "folded into the fitted ap_start and online_serial: Linux 6.5 loads it on the AP \
+             before the alive sync point (load_ucode_ap() in start_secondary()), so in ap_start; \
+             the 6.1 kernel seed 003 measured loaded it after wait_for_master_cpu() in \
+             cpu_init(), on the serialized path, so whatever it cost there sits in the fitted \
+             online_serial; nothing says whether that kernel had newer microcode to load")),
         row(Name::RemoteHop, Value::Assumed(Assumed::RemoteHop, REMOTE_HOP_WHY)),
         row(Name::PercpuArea, code(0.0, PERCPU_AREA)),
         row(Name::TscSync, code(X86_TSC_NS,
