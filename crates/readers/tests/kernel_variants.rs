@@ -18,7 +18,9 @@
 //!   `core_id` per package, machine-wide, sparse or huge;
 //! - `cpu/online`, `cpu/possible`, `cpu/present` present or absent (the
 //!   reader falls back to per-CPU `online` files and the `cpuN` directories,
-//!   as lscpu does); `possible` wider than the CPUs that exist;
+//!   as lscpu does); `possible` wider than the CPUs that exist, up to a
+//!   `kernel_max`-sized 8192; CPU numbers with holes (trimmed dumps, CPUs
+//!   never present);
 //! - NUMA nodes per package, one, with a memory-only node, sparse ids, nodes
 //!   whose cpumap keeps offline CPUs, `has_cpu`/`has_memory` files, and
 //!   firmware that gave every node every CPU (hwloc's rule: the first node
@@ -33,7 +35,7 @@ use topology::{CacheKind, LevelKind, Topology};
 
 #[allow(dead_code)]
 mod hostile_support;
-use hostile_support::{gzip, tar_body, tar_end};
+use hostile_support::{gzip, tar_body, tar_end, tar_header};
 
 const CPU: &str = "sys/devices/system/cpu";
 const NODE: &str = "sys/devices/system/node";
@@ -58,6 +60,11 @@ enum CoreIds {
     Sparse,
     /// Near `i32::MAX` (firmware ids passed through).
     Huge,
+    /// A different id for each thread of a core (VMware guests): the
+    /// sibling masks alone say which threads share a core.
+    PerThread,
+    /// One id for every core (s390 kernels that number no cores).
+    Same,
 }
 
 /// `physical_package_id` as different kernels write it.
@@ -102,6 +109,9 @@ struct Machine {
     offline: Vec<usize>,
     /// Hot-pluggable slots in `possible` beyond the CPUs that exist.
     extra_possible: usize,
+    /// CPU numbers left unused after every `cores * threads` CPUs: a dump
+    /// trimmed to some CPUs, or CPUs never present (POWER LPARs, s390).
+    gap: usize,
 }
 
 /// How the kernel writes it.
@@ -122,7 +132,9 @@ struct Style {
     has_files: bool,
     /// Node directories hold only `cpuN` links (kernels before `cpumap`).
     node_links_only: bool,
-    archive: bool,
+    /// Read from a `.tar.gz` whose members start with this (`None`: the tree
+    /// is written to a directory and read there).
+    archive: Option<&'static str>,
 }
 
 /// One CPU's place: (package, die, cluster, core, thread) indexes.
@@ -137,9 +149,24 @@ impl Machine {
         self.packages * self.dies * self.clusters * self.cores
     }
 
+    /// The CPU number of the `i`th CPU.
+    fn number(&self, i: usize) -> usize {
+        i + i / (self.cores * self.threads) * self.gap
+    }
+
+    /// Every CPU's number, in order.
+    fn numbers(&self) -> Vec<usize> {
+        (0..self.n()).map(|i| self.number(i)).collect()
+    }
+
+    /// One past the last CPU number `possible` lists (`nr_cpu_ids`).
+    fn nr_cpu_ids(&self) -> usize {
+        self.number(self.n() - 1) + 1 + self.extra_possible
+    }
+
     /// Every CPU's place, by CPU number.
-    fn places(&self) -> Vec<Place> {
-        let mut out = vec![[0; 5]; self.n()];
+    fn places(&self) -> BTreeMap<usize, Place> {
+        let mut out = BTreeMap::new();
         let per_core = self.threads;
         for core in 0..self.cores_total() {
             let k = core % self.cores;
@@ -151,18 +178,23 @@ impl Machine {
                     Numbering::CoreMajor => core * per_core + t,
                     Numbering::ThreadMajor => t * self.cores_total() + core,
                 };
-                out[cpu] = [p, d, c, k, t];
+                out.insert(self.number(cpu), [p, d, c, k, t]);
             }
         }
         out
     }
 
     fn online(&self) -> BTreeSet<usize> {
-        let off: BTreeSet<usize> = self.offline.iter().map(|c| c % self.n()).collect();
-        let on: BTreeSet<usize> = (0..self.n()).filter(|c| !off.contains(c)).collect();
+        let numbers = self.numbers();
+        let off: BTreeSet<usize> = self.offline.iter().map(|c| numbers[c % self.n()]).collect();
+        let on: BTreeSet<usize> = numbers
+            .iter()
+            .copied()
+            .filter(|c| !off.contains(c))
+            .collect();
         // A kernel always has one CPU online.
         if on.is_empty() {
-            return BTreeSet::from([self.n() - 1]);
+            return BTreeSet::from([numbers[self.n() - 1]]);
         }
         on
     }
@@ -184,6 +216,8 @@ impl Machine {
             }
             CoreIds::Sparse => (in_pkg / 3 * 8 + in_pkg % 3) as i64,
             CoreIds::Huge => i32::MAX as i64 - 64 + in_pkg as i64,
+            CoreIds::PerThread => (pl[0] * 1000 + in_pkg * self.threads + pl[4]) as i64,
+            CoreIds::Same => 0,
         }
     }
 
@@ -219,11 +253,16 @@ impl Machine {
 
 /// The CPUs of `all` whose places agree on the first `depth` indexes with
 /// `pl`'s, restricted to `among`.
-fn group(places: &[Place], pl: &Place, depth: usize, among: &BTreeSet<usize>) -> Vec<usize> {
+fn group(
+    places: &BTreeMap<usize, Place>,
+    pl: &Place,
+    depth: usize,
+    among: &BTreeSet<usize>,
+) -> Vec<usize> {
     among
         .iter()
         .copied()
-        .filter(|&c| places[c][..depth] == pl[..depth])
+        .filter(|c| places[c][..depth] == pl[..depth])
         .collect()
 }
 
@@ -263,11 +302,10 @@ fn tree(m: &Machine, s: &Style) -> BTreeMap<String, Vec<u8>> {
     let mut put = |path: String, text: String| {
         t.insert(path, text.into_bytes());
     };
-    let n = m.n();
-    let nr = n + m.extra_possible;
+    let nr = m.nr_cpu_ids();
     let places = m.places();
     let online = m.online();
-    let all: Vec<usize> = (0..n).collect();
+    let all = m.numbers();
     let on: Vec<usize> = online.iter().copied().collect();
     let off: Vec<usize> = all
         .iter()
@@ -298,7 +336,7 @@ fn tree(m: &Machine, s: &Style) -> BTreeMap<String, Vec<u8>> {
                 put(format!("{dir}/{}", names.1), map(cpus, nr));
             }
         };
-    for cpu in 0..n {
+    for &cpu in &all {
         let dir = format!("{CPU}/cpu{cpu}");
         let is_on = online.contains(&cpu);
         if cpu != 0 || s.cpu0_online_file || !is_on {
@@ -309,7 +347,7 @@ fn tree(m: &Machine, s: &Style) -> BTreeMap<String, Vec<u8>> {
             put(format!("{dir}/uevent"), String::new());
             continue;
         }
-        let pl = &places[cpu];
+        let pl = &places[&cpu];
         let topo = format!("{dir}/topology");
         let (p, d, c) = (pl[0], pl[1], pl[2]);
         put(
@@ -364,7 +402,7 @@ fn tree(m: &Machine, s: &Style) -> BTreeMap<String, Vec<u8>> {
             let book: Vec<usize> = on
                 .iter()
                 .copied()
-                .filter(|&o| places[o][0] / 2 == p / 2)
+                .filter(|o| places[o][0] / 2 == p / 2)
                 .collect();
             masks(
                 &mut put,
@@ -404,7 +442,7 @@ fn tree(m: &Machine, s: &Style) -> BTreeMap<String, Vec<u8>> {
 fn write_nodes(
     m: &Machine,
     s: &Style,
-    places: &[Place],
+    places: &BTreeMap<usize, Place>,
     online: &BTreeSet<usize>,
     put: &mut dyn FnMut(String, String),
 ) {
@@ -412,7 +450,7 @@ fn write_nodes(
     if nodes.is_empty() {
         return;
     }
-    let nr = m.n() + m.extra_possible;
+    let nr = m.nr_cpu_ids();
     let ids: Vec<usize> = nodes.iter().map(|&(id, _)| id as usize).collect();
     put(format!("{NODE}/online"), list(&ids));
     put(format!("{NODE}/possible"), list(&ids));
@@ -428,14 +466,16 @@ fn write_nodes(
     }
     for (i, &(id, holds)) in nodes.iter().enumerate() {
         let dir = format!("{NODE}/node{id}");
-        let among: Vec<usize> = (0..m.n())
+        let among: Vec<usize> = m
+            .numbers()
+            .into_iter()
             .filter(|c| s.node_keeps_offline || online.contains(c))
             .collect();
         let cpus: Vec<usize> = match (m.nodes, holds) {
             (Nodes::AllListAll, _) => among,
             (_, None) => vec![],
             (_, Some(usize::MAX)) => among,
-            (_, Some(p)) => among.into_iter().filter(|&c| places[c][0] == p).collect(),
+            (_, Some(p)) => among.into_iter().filter(|c| places[c][0] == p).collect(),
         };
         if s.node_links_only {
             // Links to ../../cpu/cpuN in sysfs; only their names are read.
@@ -479,13 +519,13 @@ fn partition(t: &Topology, kind: LevelKind, online: &CpuMask) -> Option<BTreeSet
 
 /// The generator's groups at `depth` place indexes, over the online CPUs.
 fn expected_partition(
-    places: &[Place],
+    places: &BTreeMap<usize, Place>,
     online: &BTreeSet<usize>,
     depth: usize,
 ) -> BTreeSet<Vec<usize>> {
     online
         .iter()
-        .map(|&c| group(places, &places[c], depth, online))
+        .map(|c| group(places, &places[c], depth, online))
         .collect()
 }
 
@@ -503,14 +543,16 @@ fn check(t: &Topology, m: &Machine, s: &Style) -> Result<(), String> {
         t.online().to_list_string(),
         on_mask.to_list_string(),
     )?;
+    // Without `possible`, the CPUs that exist (`present`, else the `cpuN`
+    // directories) are all the reader can know of.
     let possible = match s.possible_file {
-        true => m.n() + m.extra_possible,
-        false => m.n(),
+        true => CpuMask::first_n(m.nr_cpu_ids()),
+        false => m.numbers().into_iter().collect(),
     };
     same(
         "possible",
         t.possible().to_list_string(),
-        CpuMask::first_n(possible).to_list_string(),
+        possible.to_list_string(),
     )?;
 
     // Levels: package (1 index), die (2), cluster (3), core (4). A middle
@@ -549,27 +591,35 @@ fn check(t: &Topology, m: &Machine, s: &Style) -> Result<(), String> {
 }
 
 /// The kernel's id of a CPU's group at some level.
-type IdOf<'a> = &'a dyn Fn(&Place) -> Option<u32>;
+type IdOf<'a> = &'a dyn Fn(&Place) -> i64;
 
-/// Package and core groups keep the kernel's ids (none for -1).
+/// Package and core groups keep the kernel's id when all their CPUs report
+/// the same one (none for -1, or for threads of one core with different ids).
 fn check_os_ids(
     t: &Topology,
     m: &Machine,
-    places: &[Place],
+    places: &BTreeMap<usize, Place>,
     online: &CpuMask,
 ) -> Result<(), String> {
-    let package = |pl: &Place| u32::try_from(m.package_id(pl[0])).ok();
-    let core = |pl: &Place| u32::try_from(m.core_id(pl)).ok();
+    let package = |pl: &Place| m.package_id(pl[0]);
+    let core = |pl: &Place| m.core_id(pl);
     let levels: [(LevelKind, IdOf); 2] = [(LevelKind::Package, &package), (LevelKind::Core, &core)];
     for (kind, id_of) in levels {
         for g in &t.level(kind).expect("checked above").groups {
-            let Some(first) = g.cpus.and(online).first() else {
-                continue;
+            let ids: BTreeSet<i64> = g
+                .cpus
+                .and(online)
+                .iter()
+                .map(|c| id_of(&places[&c]))
+                .collect();
+            let want = match ids.len() {
+                1 => ids.first().and_then(|&id| u32::try_from(id).ok()),
+                _ => None,
             };
-            let want = id_of(&places[first]);
-            if g.os_id != want {
+            if !ids.is_empty() && g.os_id != want {
                 return Err(format!(
-                    "{kind:?} of CPU {first}: id {:?}, generated {want:?}",
+                    "{kind:?} {}: id {:?}, generated {want:?}",
+                    g.cpus.to_list_string(),
                     g.os_id
                 ));
             }
@@ -584,7 +634,7 @@ fn check_os_ids(
 fn check_nodes(
     t: &Topology,
     m: &Machine,
-    places: &[Place],
+    places: &BTreeMap<usize, Place>,
     online: &BTreeSet<usize>,
 ) -> Result<(), String> {
     let mut nodes = m.node_list();
@@ -613,7 +663,7 @@ fn check_nodes(
                 .filter(|&c| match holds {
                     None => false,
                     Some(usize::MAX) => true,
-                    Some(p) => places[c][0] == p,
+                    Some(p) => places[&c][0] == p,
                 })
                 .collect();
             (id, cpus, Some(m.node_memory(i)))
@@ -636,7 +686,11 @@ fn check_nodes(
 }
 
 /// An L1d per core and an L3 per package, over the online CPUs.
-fn check_caches(t: &Topology, places: &[Place], online: &BTreeSet<usize>) -> Result<(), String> {
+fn check_caches(
+    t: &Topology,
+    places: &BTreeMap<usize, Place>,
+    online: &BTreeSet<usize>,
+) -> Result<(), String> {
     for (level, kind, depth, size) in [
         (1, CacheKind::Data, 4, 32 << 10),
         (3, CacheKind::Unified, 1, 16 << 20),
@@ -672,17 +726,16 @@ fn check_caches(t: &Topology, places: &[Place], online: &BTreeSet<usize>) -> Res
 /// Reads `m` written in `s`, from a directory or a `.tar.gz` dump.
 fn read(m: &Machine, s: &Style) -> Result<Topology, readers::Error> {
     let files = tree(m, s);
-    if s.archive {
-        let bytes = gzip(&tar_end(tar_body("dump", &files)));
-        return readers::sysfs::read_archive_bytes(&bytes, "dump.tar.gz");
+    if let Some(top) = s.archive {
+        let mut body = Vec::new();
+        for (path, data) in &files {
+            body.extend(tar_header(&format!("{top}{path}"), data.len() as u64, b'0'));
+            body.extend(data);
+            body.resize(body.len().div_ceil(512) * 512, 0);
+        }
+        return readers::sysfs::read_archive_bytes(&gzip(&tar_end(body)), "dump.tar.gz");
     }
-    let dir = tempfile::tempdir().unwrap();
-    for (path, data) in &files {
-        let p = dir.path().join(path);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, data).unwrap();
-    }
-    readers::sysfs::read_dir(dir.path())
+    readers::sysfs::read_dir(write_dir(&files).path())
 }
 
 fn machines() -> impl Strategy<Value = Machine> {
@@ -694,7 +747,9 @@ fn machines() -> impl Strategy<Value = Machine> {
                 Just(CoreIds::PerPackage),
                 Just(CoreIds::MachineWide),
                 Just(CoreIds::Sparse),
-                Just(CoreIds::Huge)
+                Just(CoreIds::Huge),
+                Just(CoreIds::PerThread),
+                Just(CoreIds::Same)
             ],
             prop_oneof![
                 Just(PackageIds::Dense),
@@ -714,7 +769,8 @@ fn machines() -> impl Strategy<Value = Machine> {
             1..=3u32,
         ),
         proptest::collection::vec(0..64usize, 0..4),
-        prop_oneof![Just(0usize), Just(5), Just(40)],
+        prop_oneof![Just(0usize), Just(5), Just(40), Just(8000)],
+        prop_oneof![Just(0usize), Just(0), Just(1), Just(4), Just(100)],
     )
         .prop_map(
             |(
@@ -723,6 +779,7 @@ fn machines() -> impl Strategy<Value = Machine> {
                 (nodes, node_base, node_stride),
                 offline,
                 extra_possible,
+                gap,
             )| Machine {
                 packages,
                 dies,
@@ -737,6 +794,7 @@ fn machines() -> impl Strategy<Value = Machine> {
                 node_stride,
                 offline,
                 extra_possible,
+                gap,
             },
         )
 }
@@ -745,9 +803,16 @@ fn styles() -> impl Strategy<Value = Style> {
     (
         prop_oneof![Just((true, false)), Just((false, true)), Just((true, true))],
         any::<[bool; 12]>(),
-        // Three reads in four go through a `.tar.gz` dump: writing a tree
-        // of files costs far more than reading it.
-        0..4u8,
+        // Four reads in five go through a `.tar.gz` dump (writing a tree of
+        // files costs far more than reading it), with the top directories
+        // real dumps have: one named directory, `./`, none, or both.
+        prop_oneof![
+            Just(None),
+            Just(Some("dump/")),
+            Just(Some("./")),
+            Just(Some("")),
+            Just(Some("./x86_64-64cpu/"))
+        ],
     )
         .prop_map(|((lists, maps), b, via)| Style {
             lists,
@@ -763,7 +828,7 @@ fn styles() -> impl Strategy<Value = Style> {
             node_keeps_offline: b[8],
             has_files: b[9],
             node_links_only: b[10] && b[11],
-            archive: via != 0,
+            archive: via,
         })
 }
 
@@ -795,6 +860,7 @@ fn plain() -> (Machine, Style) {
         node_stride: 1,
         offline: vec![],
         extra_possible: 0,
+        gap: 0,
     };
     let s = Style {
         lists: true,
@@ -810,7 +876,7 @@ fn plain() -> (Machine, Style) {
         node_keeps_offline: false,
         has_files: true,
         node_links_only: false,
-        archive: false,
+        archive: None,
     };
     (m, s)
 }

@@ -457,9 +457,15 @@ fn names_are_written_as_hwloc_writes_them() {
     assert_eq!(back.model_name(), Some(expected));
 
     // lstopo reads it back and prints the same name.
+    let again = through_lstopo(&text);
+    assert_eq!(again.model_name(), Some(expected));
+}
+
+/// `text` read by lstopo and exported again as XML, read back here.
+fn through_lstopo(text: &str) -> Topology {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("m.xml");
-    std::fs::write(&path, &text).unwrap();
+    std::fs::write(&path, text).unwrap();
     let out = std::process::Command::new("lstopo-no-graphics")
         .arg("--input")
         .arg(&path)
@@ -471,13 +477,12 @@ fn names_are_written_as_hwloc_writes_them() {
         "lstopo refused our XML: {}\n{text}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let again = read(&String::from_utf8(out.stdout).unwrap()).unwrap();
-    assert_eq!(again.model_name(), Some(expected));
+    read(&String::from_utf8(out.stdout).unwrap()).unwrap()
 }
 
 /// A CPU model ending in a carriage return or padding spaces (x86 brand
 /// strings are space-padded to 48 bytes) is an info value like any other:
-/// hwloc keeps it byte for byte, so the reader does too. lstopo reading the
+/// hwloc keeps it byte for byte, so the reader does too. lstopo reading
 /// our export of it is the truth for what it holds.
 #[test]
 fn model_names_keep_a_trailing_carriage_return_and_spaces() {
@@ -499,21 +504,7 @@ fn model_names_keep_a_trailing_carriage_return_and_spaces() {
 
         // lstopo reads our export of it (the generated document has no
         // nodesets, which lstopo requires) and keeps the same bytes.
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("m.xml");
-        std::fs::write(&path, xml::write(&t)).unwrap();
-        let out = std::process::Command::new("lstopo-no-graphics")
-            .arg("--input")
-            .arg(&path)
-            .args(["--of", "xml"])
-            .output()
-            .expect("lstopo-no-graphics (hwloc-nox, scripts/install-deps.sh)");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let again = read(&String::from_utf8(out.stdout).unwrap()).unwrap();
+        let again = through_lstopo(&xml::write(&t));
         assert_eq!(
             again.model_name(),
             Some(name),
