@@ -164,12 +164,12 @@ pub fn minimal_files(dir: &Path, t: &topology::Topology) -> Vec<PathBuf> {
 /// CPU sets (`possible`, `present`), `proc/cpuinfo` (architecture, model
 /// name, x86 APIC ids, and the ids of kernels without `topology/`), each
 /// CPU's `online` when there is no `cpu/online`, its firmware id
-/// (`physical_id`) and capacity where the model has them, the die and
-/// cluster ids and masks, each node's `meminfo`, each distinct cache's line
-/// size and associativity, the hybrid core-kind lists and the hypervisor's
-/// files. Only files present in the dump are kept. Not counted: directory
-/// listings and probes of files a dump lacks (the floor knows every name),
-/// and parsing.
+/// (`physical_id`) and capacity where the model has them, sparc64's per-CPU
+/// cache files, the die and cluster ids and masks, each node's `meminfo`,
+/// each distinct cache's line size and associativity, the hybrid core-kind
+/// lists and the hypervisor's files. Only files present in the dump are
+/// kept. Not counted: directory listings and probes of files a dump lacks
+/// (the floor knows every name), and parsing.
 pub fn model_files(dir: &Path, t: &topology::Topology) -> Vec<PathBuf> {
     let cpu = dir.join("sys/devices/system/cpu");
     let mut files = minimal_files(dir, t);
@@ -195,6 +195,13 @@ pub fn model_files(dir: &Path, t: &topology::Topology) -> Vec<PathBuf> {
         }
         if c.capacity.is_some() {
             push(d.join("cpu_capacity"));
+        }
+        // sparc64's caches: per-CPU size and line files, no `cache/`.
+        if !t.caches().is_empty() && !d.join("cache").is_dir() {
+            for stem in ["l1_dcache", "l1_icache", "l2_cache"] {
+                push(d.join(format!("{stem}_size")));
+                push(d.join(format!("{stem}_line_size")));
+            }
         }
     }
     for level in t.levels() {

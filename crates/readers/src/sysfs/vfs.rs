@@ -659,8 +659,9 @@ mod in_root {
 
     impl RootFd {
         /// Opens `base`, or `None` when `openat2` is unavailable (old kernels,
-        /// seccomp filters), in which case the portable walk is used. The
-        /// `bases` that exist are opened too.
+        /// seccomp filters) or refuses a base (a link loop), in which case
+        /// the portable walk is used. The `bases` that exist are opened too:
+        /// their opens are the probe of the call.
         pub(super) fn open(base: &Path, bases: &[&str]) -> Option<RootFd> {
             let fd = rustix::fs::open(
                 base,
@@ -668,22 +669,15 @@ mod in_root {
                 Mode::empty(),
             )
             .ok()?;
-            // Probe the call once.
-            openat2(
-                &fd,
-                ".",
-                OFlags::PATH | OFlags::CLOEXEC,
-                Mode::empty(),
-                RESOLVE,
-            )
-            .ok()?;
             let mut root = RootFd {
                 root: fd,
                 bases: Vec::new(),
             };
-            for dir in bases {
-                let flags = OFlags::PATH | OFlags::DIRECTORY;
-                if let Ok(Some(fd)) = root.open_at(dir, flags) {
+            // With no base, the root itself is opened once as the probe.
+            let probe = bases.is_empty().then_some(".");
+            for dir in bases.iter().copied().chain(probe) {
+                let fd = root.open_at(dir, OFlags::PATH | OFlags::DIRECTORY).ok()?;
+                if let (Some(fd), false) = (fd, probe.is_some()) {
                     root.bases.push((format!("{dir}/"), fd));
                 }
             }
@@ -738,6 +732,10 @@ mod in_root {
         }
 
         pub(super) fn exists(&self, path: &str) -> io::Result<bool> {
+            let base = |(prefix, _): &(String, OwnedFd)| prefix.strip_suffix('/') == Some(path);
+            if self.bases.iter().any(base) {
+                return Ok(true);
+            }
             Ok(self.open_at(path, OFlags::PATH)?.is_some())
         }
 
