@@ -148,21 +148,6 @@ fn corpus() -> PathBuf {
     readers::corpus::dir(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn snapshots(dir: &Path, out: &mut Vec<PathBuf>) {
-    let rd = std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
-    for e in rd.flatten() {
-        let p = e.path();
-        let name = p.to_string_lossy().to_string();
-        if p.is_dir() {
-            if !name.ends_with("tests/hwloc/x86") {
-                snapshots(&p, out);
-            }
-        } else if name.ends_with(".tar.gz") || name.ends_with(".tar.bz2") {
-            out.push(p);
-        }
-    }
-}
-
 // ---------------------------------------------------------------------------
 // The kernel's lists, straight from the tarball
 // ---------------------------------------------------------------------------
@@ -534,9 +519,8 @@ fn engine_masks_equal_the_kernels_sysfs_lists() {
     if !readers::corpus::present(&root, "hotplug masks against the kernels' sysfs lists") {
         return;
     }
-    let mut paths = Vec::new();
-    snapshots(&root, &mut paths);
-    paths.sort();
+    // Every sysfs snapshot of the corpus, the history's included.
+    let paths = readers::corpus::sysfs_snapshots(&root, |_| true);
     let mut failures = Vec::new();
     let mut agreed = 0;
     let mut totals = [0; MaskLevel::COUNT];

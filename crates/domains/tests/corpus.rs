@@ -45,21 +45,11 @@ fn corpus() -> PathBuf {
     readers::corpus::dir(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// The corpus's current util-linux lscpu dumps and hwloc Linux snapshots.
 fn snapshots() -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for dir in ["util-linux/tests/ts/lscpu/dumps", "hwloc/tests/hwloc/linux"] {
-        let dir = corpus().join(dir);
-        let rd = std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
-        for e in rd.flatten() {
-            let p = e.path();
-            let name = p.to_string_lossy().to_string();
-            if name.ends_with(".tar.gz") || name.ends_with(".tar.bz2") {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
+    readers::corpus::sysfs_snapshots(&corpus(), |dir| {
+        dir == "util-linux/tests/ts/lscpu/dumps" || dir == "hwloc/tests/hwloc/linux"
+    })
 }
 
 /// What became of one snapshot.

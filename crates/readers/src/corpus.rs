@@ -60,3 +60,36 @@ pub fn program_present(program: &str, what: &str) -> bool {
     let _ = writeln!(std::io::stderr().lock(), "{line}");
     false
 }
+
+/// Every sysfs snapshot archive (`.tar.gz`, `.tar.bz2`) in `corpus` whose
+/// directory, relative to the corpus and with `/` separators (for example
+/// `hwloc/tests/hwloc/linux`), `keep` accepts; sorted by path. hwloc's
+/// `tests/hwloc/x86` archives are CPUID dumps, not sysfs trees, and are
+/// never listed. The tests that walk the corpus each choose their
+/// directories here and assert how many snapshots they got, so a snapshot
+/// added to or lost from the corpus shows in every one of them.
+///
+/// Panics naming the directory when a directory of a present corpus cannot
+/// be read: a corpus that is there must be whole.
+pub fn sysfs_snapshots(corpus: &Path, keep: impl Fn(&str) -> bool) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut walk = vec![PathBuf::new()];
+    while let Some(rel) = walk.pop() {
+        let dir = corpus.join(&rel);
+        let entries = std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+        let rel_name = rel.to_string_lossy().replace('\\', "/");
+        for e in entries {
+            let e = e.unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+            let name = e.file_name().to_string_lossy().into_owned();
+            if e.path().is_dir() {
+                if !(rel_name.ends_with("tests/hwloc") && name == "x86") {
+                    walk.push(rel.join(&name));
+                }
+            } else if (name.ends_with(".tar.gz") || name.ends_with(".tar.bz2")) && keep(&rel_name) {
+                out.push(e.path());
+            }
+        }
+    }
+    out.sort();
+    out
+}

@@ -1219,21 +1219,14 @@ fn every_snapshot_reads() {
     if !readers::corpus::present(&corpus(), &format!("reading {SNAPSHOTS} sysfs snapshots")) {
         return;
     }
-    let mut all = Vec::new();
-    for dir in [
-        "hwloc/tests/hwloc/linux",
-        "hwloc/tests/hwloc/x86+linux",
-        "util-linux/tests/ts/lscpu/dumps",
-    ] {
-        for e in std::fs::read_dir(corpus().join(dir)).unwrap() {
-            let p = e.unwrap().path();
-            let n = p.to_string_lossy().into_owned();
-            if n.ends_with(".tar.bz2") || n.ends_with(".tar.gz") {
-                all.push(p);
-            }
-        }
-    }
-    all.sort();
+    let all = readers::corpus::sysfs_snapshots(&corpus(), |dir| {
+        [
+            "hwloc/tests/hwloc/linux",
+            "hwloc/tests/hwloc/x86+linux",
+            "util-linux/tests/ts/lscpu/dumps",
+        ]
+        .contains(&dir)
+    });
     assert_eq!(all.len(), SNAPSHOTS, "sysfs snapshots in the corpus");
     let mut ok = 0;
     for p in &all {

@@ -271,27 +271,11 @@ pub fn read_floor(files: &[PathBuf]) -> usize {
 /// Every sysfs snapshot archive in the corpus (hwloc's linux tests and
 /// history, util-linux's lscpu dumps and history).
 pub fn snapshots(corpus: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut walk = vec![corpus.to_path_buf()];
-    while let Some(dir) = walk.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            let p = e.path();
-            let name = p.to_string_lossy().to_string();
-            if p.is_dir() {
-                walk.push(p);
-            } else if (name.ends_with(".tar.bz2") || name.ends_with(".tar.gz"))
-                && (name.contains("/linux/")
-                    || name.contains("x86+linux")
-                    || name.contains("lscpu/dumps")
-                    || name.contains("hwloc/history"))
-            {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
+    readers::corpus::sysfs_snapshots(corpus, |dir| {
+        dir.ends_with("/linux")
+            || dir.contains("/linux/")
+            || dir.contains("x86+linux")
+            || dir.contains("lscpu/dumps")
+            || dir.starts_with("hwloc/history")
+    })
 }
