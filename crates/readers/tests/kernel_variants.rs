@@ -998,3 +998,44 @@ fn unreadable_files_are_named() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// Overlapping nodes that cannot be read as one node per CPU: the error
+/// blames the node left out only for the CPUs it listed. Node 1 repeating
+/// CPU 0 is left out and takes its own CPUs with it; a CPU that no node
+/// lists is the generic error, even next to a node left out.
+#[test]
+fn overlapping_nodes_that_orphan_cpus_are_named() {
+    let (m, s) = plain();
+    let node1 = format!("{NODE}/node1/cpumap");
+    let mut files = tree(&m, &s);
+    // Node 0 holds 0-1,4-5 (package 0); node 1 lists 2-3,6-7 and CPU 0.
+    files.insert(node1.clone(), b"000000cd\n".to_vec());
+    let dir = write_dir(&files);
+    let e = readers::sysfs::read_dir(dir.path()).unwrap_err();
+    assert_eq!(
+        e.source,
+        dir.path().join(&node1).display().to_string(),
+        "{e}"
+    );
+    for words in [
+        "CPU 0 is already in node 0",
+        "node 1 is left out",
+        "online CPU 2 in no node",
+    ] {
+        assert!(e.message.contains(words), "{words:?}: {e}");
+    }
+
+    // Node 1 lists 0 and 2-3 only: it is left out, but CPUs 6-7 were in no
+    // node's file at all, and the lowest such CPU (2) came from node 1.
+    files.insert(node1.clone(), b"0000000d\n".to_vec());
+    let dir = write_dir(&files);
+    let e = readers::sysfs::read_dir(dir.path()).unwrap_err();
+    assert!(e.message.contains("online CPU 2 in no node"), "{e}");
+
+    // Node 1 lists CPU 0 alone: left out, and CPUs 2-3,6-7 are in no file.
+    files.insert(node1.clone(), b"00000001\n".to_vec());
+    let dir = write_dir(&files);
+    let e = readers::sysfs::read_dir(dir.path()).unwrap_err();
+    assert_eq!(e.source, dir.path().join(NODE).display().to_string(), "{e}");
+    assert!(e.message.contains("online CPU 2 is in no node's"), "{e}");
+}

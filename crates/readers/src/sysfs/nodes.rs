@@ -36,7 +36,8 @@ pub(super) fn read_nodes(
     }
     let mut in_nodes = CpuMask::new();
     let mut kept = Vec::with_capacity(ids.len());
-    let mut left_out: Option<(String, usize, u32)> = None;
+    // The nodes left out: (id, CPU file, CPUs), for the error below.
+    let mut left_out: Vec<(u32, String, CpuMask)> = Vec::new();
     let mut rows: Vec<Option<(String, Vec<u32>)>> = Vec::with_capacity(ids.len());
     for (i, &id) in ids.iter().enumerate() {
         let dir = format!("{NODE_DIR}/node{id}");
@@ -46,10 +47,7 @@ pub(super) fn read_nodes(
         possible.or_assign(&mask);
         rows.push(distance_row(files, &dir)?);
         if mask.intersects(&in_nodes) {
-            if left_out.is_none() {
-                let shared = mask.and(&in_nodes).first().unwrap_or(0);
-                left_out = Some((mask_path, shared, id));
-            }
+            left_out.push((id, mask_path, mask));
             continue;
         }
         in_nodes.or_assign(&mask);
@@ -62,9 +60,14 @@ pub(super) fn read_nodes(
     let Some(cpu) = online.and_not(&in_nodes).first() else {
         return Ok(());
     };
-    Err(match left_out {
-        Some((path, shared, id)) => Error::at_line(
-            files.root.describe(&path),
+    // Blame a left-out node only for a CPU it listed.
+    let orphaned = left_out.iter().find_map(|(id, path, mask)| {
+        let cpu = mask.and(online).and_not(&in_nodes).first()?;
+        Some((*id, path, mask.and(&in_nodes).first()?, cpu))
+    });
+    Err(match orphaned {
+        Some((id, path, shared, cpu)) => Error::at_line(
+            files.root.describe(path),
             1,
             format!(
                 "CPU {shared} is already in node {}, so node {id} is left out (as hwloc \
