@@ -1126,7 +1126,7 @@ mod tests {
     /// s390 books, memory tiers, nodes hwloc regroups by distance), which are
     /// reader questions, not the tree's.
     #[test]
-    fn tree_counts_match_hwloc_console_on_linux_snapshots() {
+    fn tree_objects_match_hwloc_console_on_linux_snapshots() {
         let what = "15 hwloc Linux snapshots' text trees against hwloc's expected console";
         if !readers::corpus::present(&corpus(), what) {
             return;
