@@ -5,7 +5,6 @@
 //! 10 points) unless it is a listed known miss with a reason — and a listed
 //! miss must really miss, by its documented error within `MISS_BAND`, so the
 //! list can neither hide a row that has come right nor let one drift unnoticed.
-use std::path::PathBuf;
 
 use place::validate::{fit_row, predict, validate, FIT_ROW, KNOWN_MISSES, MISS_BAND, SEED_001};
 
@@ -63,13 +62,7 @@ fn seed_001_rows_meet_the_goals_or_are_known_misses() {
 
 /// Seed 001's text.
 fn seed_001() -> String {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/seeds");
-    let path = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.unwrap().path())
-        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("001"))
-        .expect("seed 001");
-    std::fs::read_to_string(path).unwrap()
+    readers::corpus::seed_text(env!("CARGO_MANIFEST_DIR"), "001")
 }
 
 /// The seed's lparstat rows in print order: the ten numbers (%user %sys %wait

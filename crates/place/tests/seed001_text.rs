@@ -9,20 +9,8 @@
 use place::validate::SEED_001;
 
 fn seed_001_tokens() -> Vec<String> {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/seeds");
-    let entry = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| {
-            panic!(
-                "{}: {e} (the seeds belong beside the repository)",
-                dir.display()
-            )
-        })
-        .flatten()
-        .find(|e| e.file_name().to_string_lossy().starts_with("001_"))
-        .unwrap_or_else(|| panic!("no seed 001_* in {}", dir.display()));
     // The mail's lines are joined with " # ": drop the separators.
-    std::fs::read_to_string(entry.path())
-        .unwrap()
+    readers::corpus::seed_text(env!("CARGO_MANIFEST_DIR"), "001_")
         .split_whitespace()
         .filter(|t| *t != "#")
         .map(str::to_string)

@@ -26,6 +26,32 @@ pub fn dir(manifest_dir: &str) -> PathBuf {
         .unwrap_or_else(|| start.join("../shared/corpus"))
 }
 
+/// The text of the seed mail whose file name starts with `prefix` (`"001_"`),
+/// from the first `shared/seeds` beside the repository or one of its parents
+/// (where the corpus is found). The seeds are the only link between the
+/// numbers fitted to them and their text, so a missing seed panics with the
+/// place it looked, everywhere, not only under CI.
+pub fn seed_text(manifest_dir: &str, prefix: &str) -> String {
+    let start = Path::new(manifest_dir);
+    let dir = start
+        .ancestors()
+        .map(|a| a.join("shared/seeds"))
+        .find(|p| p.is_dir())
+        .unwrap_or_else(|| start.join("../shared/seeds"));
+    let entry = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| {
+            panic!(
+                "{}: {e} (the seeds belong beside the repository)",
+                dir.display()
+            )
+        })
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().starts_with(prefix))
+        .unwrap_or_else(|| panic!("no seed {prefix}* in {}", dir.display()));
+    std::fs::read_to_string(entry.path())
+        .unwrap_or_else(|e| panic!("{}: {e}", entry.path().display()))
+}
+
 /// Whether a test that needs `corpus` (to check `what`, e.g. "15 hwloc
 /// snapshots against lstopo's console") can run: true when the directory
 /// exists. When it does not, writes one loud line to the terminal (past the

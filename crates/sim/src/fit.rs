@@ -536,19 +536,7 @@ mod tests {
     /// beside the repository. A missing seed fails the test: these tests are
     /// the only link between the fitted constants and the seeds' text.
     fn seed_text(prefix: &str) -> String {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/seeds");
-        let entry = std::fs::read_dir(&dir)
-            .unwrap_or_else(|e| {
-                panic!(
-                    "{}: {e} (the seeds belong beside the repository)",
-                    dir.display()
-                )
-            })
-            .flatten()
-            .find(|e| e.file_name().to_string_lossy().starts_with(prefix))
-            .unwrap_or_else(|| panic!("no seed {prefix}* in {}", dir.display()));
-        std::fs::read_to_string(entry.path())
-            .unwrap_or_else(|e| panic!("{}: {e}", entry.path().display()))
+        readers::corpus::seed_text(env!("CARGO_MANIFEST_DIR"), prefix)
     }
 
     /// Every timestamp in [`SEED_002`] appears in the seed's mail, on a line of the

@@ -10,18 +10,7 @@ use sim::fit::{SEED_003_PARALLEL_S, SEED_003_REUSE_S, SEED_003_SERIAL_S};
 use sim::machines::SeedMachine;
 
 fn seed_003() -> String {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/seeds");
-    let entry = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| {
-            panic!(
-                "{}: {e} (the seeds belong beside the repository)",
-                dir.display()
-            )
-        })
-        .flatten()
-        .find(|e| e.file_name().to_string_lossy().starts_with("003_"))
-        .unwrap_or_else(|| panic!("no seed 003_* in {}", dir.display()));
-    std::fs::read_to_string(entry.path()).unwrap()
+    readers::corpus::seed_text(env!("CARGO_MANIFEST_DIR"), "003_")
 }
 
 /// The milliseconds written just before `ms` after `from` in the mail's
