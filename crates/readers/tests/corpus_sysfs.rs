@@ -181,6 +181,8 @@ struct Console {
     numa_os: Vec<u32>,
     /// CPU kinds' cpusets (console `CPU kind` lines, XML `<cpukind>`).
     kinds: Vec<CpuMask>,
+    /// Every `CPUModel="..."` info value, byte for byte as lstopo prints it.
+    models: Vec<String>,
 }
 
 fn parse_size_attr(attrs: &str) -> Option<(u64, u64)> {
@@ -230,6 +232,10 @@ fn parse_console(text: &str) -> Console {
         }
         let indent = line.len() - line.trim_start().len();
         let body = line.trim_start();
+        if let Some((_, rest)) = body.split_once("CPUModel=\"") {
+            let model = rest.split_once('"').map_or(rest, |(m, _)| m);
+            c.models.push(model.to_string());
+        }
         let ty: String = body
             .chars()
             .take_while(|ch| !ch.is_whitespace() && *ch != '(')
@@ -653,6 +659,14 @@ fn compare_console(t: &Topology, c: &Console, options: &str) -> Vec<String> {
         let hwloc: BTreeSet<Vec<usize>> = c.kinds.iter().map(set_of).collect();
         if ours != hwloc {
             diffs.push(format!("CPU kinds: {}", set_diff(&hwloc, &ours)));
+        }
+    }
+
+    // The CPU model, kept as hwloc keeps an info value (runs of spaces and
+    // all), wherever the listing names one and we found one.
+    if let Some(ours) = t.model_name() {
+        for theirs in c.models.iter().filter(|m| *m != ours) {
+            diffs.push(format!("CPUModel: hwloc {theirs:?}, ours {ours:?}"));
         }
     }
 

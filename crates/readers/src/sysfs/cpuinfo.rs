@@ -164,7 +164,9 @@ impl CpuInfo {
         None
     }
 
-    /// A human-readable CPU model name.
+    /// A human-readable CPU model name, as the kernel wrote it (the field is
+    /// already trimmed at both ends): runs of spaces inside it are kept, as
+    /// hwloc keeps an info value and lscpu prints the field.
     pub fn model_name(&self) -> Option<String> {
         for key in [
             "model name",
@@ -174,11 +176,8 @@ impl CpuInfo {
             "uarch",
             "machine",
         ] {
-            if let Some(v) = self.first(key) {
-                let v = v.split_whitespace().collect::<Vec<_>>().join(" ");
-                if !v.is_empty() {
-                    return Some(v);
-                }
+            if let Some(v) = self.first(key).filter(|v| !v.is_empty()) {
+                return Some(v.to_string());
             }
         }
         None
