@@ -370,12 +370,9 @@ fn main() {
             continue;
         }
         let into = tmp.path().join(format!("s{i}"));
-        let dir = match std::panic::catch_unwind(|| extract(archive, &into)) {
-            Ok(d) => d,
-            Err(_) => {
-                skipped.push(name);
-                continue;
-            }
+        let Some(dir) = extract(archive, &into) else {
+            skipped.push(name);
+            continue;
         };
         match measure(&name, &dir, n, proc_n, cli.as_deref()) {
             Some(r) => rows.push(r),

@@ -118,7 +118,7 @@ fn bench(c: &mut Criterion) {
     for (name, rel) in SNAPSHOTS {
         let archive = corpus().join(rel);
         let bytes = std::fs::read(&archive).unwrap();
-        let dir = extract(&archive, &tmp.path().join(name));
+        let dir = extract(&archive, &tmp.path().join(name)).expect("a snapshot holding sys/");
         let t = readers::sysfs::read_path(&dir).unwrap();
         let cpus = t.cpus().len();
         let floor = minimal_files(&dir, &t);

@@ -30,24 +30,6 @@ fn corpus() -> PathBuf {
     readers::corpus::dir(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The directory holding `sys/` once `archive` is extracted into `into`:
-/// the archive's top directory, or its `fsroot/` (hwloc's x86+linux
-/// snapshots keep the sysfs tree there, beside their CPUID dumps).
-fn extract(archive: &Path, into: &Path) -> Option<PathBuf> {
-    let bytes = std::fs::read(archive).unwrap();
-    let decoded: Box<dyn std::io::Read> = if bytes.starts_with(&[0x1f, 0x8b]) {
-        Box::new(flate2::read::GzDecoder::new(std::io::Cursor::new(bytes)))
-    } else {
-        Box::new(bzip2::read::BzDecoder::new(std::io::Cursor::new(bytes)))
-    };
-    tar::Archive::new(decoded).unpack(into).ok()?;
-    std::fs::read_dir(into)
-        .ok()?
-        .flatten()
-        .flat_map(|e| [e.path(), e.path().join("fsroot")])
-        .find(|p| p.join("sys").is_dir())
-}
-
 /// Every thread count gives the sequential reader's result.
 fn assert_same(dir: &Path, name: &str) {
     let outcome = |threads| read_dir_with(dir, Threads::Fixed(threads)).map_err(|e| e.to_string());
@@ -85,7 +67,7 @@ fn every_corpus_snapshot_reads_the_same_on_several_threads() {
     let mut no_sys = Vec::new();
     for (i, archive) in listed.iter().enumerate() {
         let name = archive.file_name().unwrap().to_string_lossy().to_string();
-        let Some(dir) = extract(archive, &tmp.path().join(format!("s{i}"))) else {
+        let Some(dir) = sysfs_tree::extract(archive, &tmp.path().join(format!("s{i}"))) else {
             no_sys.push(name);
             continue;
         };

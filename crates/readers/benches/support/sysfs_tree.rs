@@ -5,21 +5,22 @@
 use std::path::{Path, PathBuf};
 
 /// Extracts an archive into a private temporary directory and returns the
-/// directory holding `sys/`.
-pub fn extract(archive: &Path, into: &Path) -> PathBuf {
-    let bytes = std::fs::read(archive).unwrap();
+/// directory holding `sys/`: the archive's top directory, or its `fsroot/`
+/// (hwloc's x86+linux snapshots keep the sysfs tree there, beside their CPUID
+/// dumps). `None` when the archive does not unpack or holds no `sys/`.
+pub fn extract(archive: &Path, into: &Path) -> Option<PathBuf> {
+    let bytes = std::fs::read(archive).ok()?;
     let decoded: Box<dyn std::io::Read> = if bytes.starts_with(&[0x1f, 0x8b]) {
-        Box::new(flate2::read::GzDecoder::new(&bytes[..]))
+        Box::new(flate2::read::GzDecoder::new(std::io::Cursor::new(bytes)))
     } else {
-        Box::new(bzip2::read::BzDecoder::new(&bytes[..]))
+        Box::new(bzip2::read::BzDecoder::new(std::io::Cursor::new(bytes)))
     };
-    tar::Archive::new(decoded).unpack(into).unwrap();
-    // The root is the one top directory.
+    tar::Archive::new(decoded).unpack(into).ok()?;
     std::fs::read_dir(into)
-        .unwrap()
-        .map(|e| e.unwrap().path())
+        .ok()?
+        .flatten()
+        .flat_map(|e| [e.path(), e.path().join("fsroot")])
         .find(|p| p.join("sys").is_dir())
-        .expect("a top directory holding sys/")
 }
 
 /// Writes the sysfs tree a Linux kernel would show for a regular machine of
