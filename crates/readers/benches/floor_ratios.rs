@@ -40,18 +40,15 @@ use std::time::Instant;
 
 use readers::sysfs::Threads;
 
+#[path = "support/machines.rs"]
+mod machines;
 #[path = "support/sysfs_tree.rs"]
 mod sysfs_tree;
+use machines::thread_cpu;
 use sysfs_tree::{extract, minimal_files, model_files, read_floor, snapshots, write_machine};
 
 fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus")
-}
-
-/// The CPU time this thread has used, in seconds.
-fn thread_cpu() -> f64 {
-    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
-    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
 }
 
 fn percentile(v: &mut [f64], p: f64) -> f64 {

@@ -16,8 +16,11 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use topology::{Arch, Numbering, Shape, Topology};
+use machines::{lscpu_csv, machine};
+use topology::Numbering;
 
+#[path = "support/machines.rs"]
+mod machines;
 #[path = "support/sysfs_tree.rs"]
 mod sysfs_tree;
 
@@ -32,38 +35,6 @@ fn median_time(runs: usize, mut f: impl FnMut()) -> Duration {
         .collect();
     v.sort();
     v[v.len() / 2]
-}
-
-fn shape(packages: u32, cores: u32, nodes_per_package: u32) -> Topology {
-    Shape {
-        arch: Arch::X86_64,
-        packages,
-        dies: 1,
-        clusters: 1,
-        cores,
-        threads: 2,
-        nodes_per_package,
-        numbering: Numbering::ThreadsLast,
-        distances: (12, 32),
-    }
-    .build()
-    .expect("shape")
-}
-
-/// `lscpu --parse` rows (CPU, core, socket, node) for `t`.
-fn lscpu_csv(t: &Topology) -> String {
-    let mut out = String::from("# CPU,Core,Socket,Node\n");
-    for c in t.cpus() {
-        let g = |k: topology::LevelKind| c.group(k).unwrap_or(0);
-        out.push_str(&format!(
-            "{},{},{},{}\n",
-            c.id,
-            g(topology::LevelKind::Core),
-            g(topology::LevelKind::Package),
-            c.node.unwrap_or(0)
-        ));
-    }
-    out
 }
 
 /// One row: a reader at several sizes, (size, median).
@@ -98,7 +69,7 @@ fn cpus_dimension(with_sysfs: bool) {
     ];
     let tmp = tempfile::tempdir().unwrap();
     for (packages, cores) in sizes {
-        let t = shape(packages, cores, 1);
+        let t = machine(packages, cores, 1, Numbering::ThreadsLast);
         let n = t.cpus().len();
         let runs = if n > 8192 { 3 } else { 7 };
         let syn = readers::synthetic::write(&t).expect("synthetic");
@@ -135,7 +106,7 @@ fn nodes_dimension() {
         vec![("synthetic", Vec::new()), ("xml", Vec::new())];
     // One core (two threads) per node: nodes, not CPUs, grow.
     for nodes in [256u32, 1024, 4096] {
-        let t = shape(nodes / 16, 16, 16);
+        let t = machine(nodes / 16, 16, 16, Numbering::ThreadsLast);
         let n = t.nodes().len();
         let syn = readers::synthetic::write(&t).expect("synthetic");
         rows[0].1.push((

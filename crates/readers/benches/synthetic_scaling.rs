@@ -13,12 +13,11 @@
 //!
 //! Run: `cargo bench -p readers --bench synthetic_scaling`.
 
-use topology::{Arch, Numbering, Shape};
+use topology::Numbering;
 
-fn thread_cpu() -> f64 {
-    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
-    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
-}
+#[path = "support/machines.rs"]
+mod machines;
+use machines::{machine, thread_cpu};
 
 /// (first read, median of the next `runs`), in seconds of CPU time.
 fn cpu_times(text: &str, runs: usize) -> (f64, f64) {
@@ -44,18 +43,7 @@ fn main() {
     for numbering in [Numbering::ThreadsLast, Numbering::SiblingsAdjacent] {
         let mut base: Option<(usize, f64, f64)> = None;
         for (packages, cores) in [(4, 128), (4, 512), (8, 1024)] {
-            let shape = Shape {
-                arch: Arch::X86_64,
-                packages,
-                dies: 1,
-                clusters: 1,
-                cores,
-                threads: 2,
-                nodes_per_package: 1,
-                numbering,
-                distances: (12, 32),
-            };
-            let t = shape.build().expect("shape");
+            let t = machine(packages, cores, 1, numbering);
             let text = readers::synthetic::write(&t).expect("synthetic");
             let n = t.cpus().len();
             let (first, median) = cpu_times(&text, 7);

@@ -10,48 +10,16 @@
 //! `synthetic-nodes` grow NUMA nodes instead of CPUs (one core of two
 //! threads per node, a distance matrix over them). The machine is the
 //! scaling bench's: a threads-last x86 shape, one node per package. Prints
-//! the thread's CPU time per read (`/proc/thread-self/schedstat`), the wall
+//! the thread's CPU time per read (`CLOCK_THREAD_CPUTIME_ID`), the wall
 //! time per read, and the input's size.
 
 use std::time::Instant;
 
-use topology::{Arch, LevelKind, Numbering, Shape, Topology};
+use topology::Numbering;
 
-fn shape(packages: u32, cores: u32, nodes_per_package: u32) -> Topology {
-    Shape {
-        arch: Arch::X86_64,
-        packages,
-        dies: 1,
-        clusters: 1,
-        cores,
-        threads: 2,
-        nodes_per_package,
-        numbering: Numbering::ThreadsLast,
-        distances: (12, 32),
-    }
-    .build()
-    .expect("shape")
-}
-
-/// This thread's CPU time so far, in nanoseconds.
-fn cpu_ns() -> u64 {
-    let s = std::fs::read_to_string("/proc/thread-self/schedstat").expect("schedstat");
-    s.split_whitespace()
-        .next()
-        .and_then(|v| v.parse().ok())
-        .expect("schedstat's first field")
-}
-
-/// `lscpu --parse` rows (CPU, core, socket, node), as the scaling bench writes them.
-fn lscpu_csv(t: &Topology) -> String {
-    let mut out = String::from("# CPU,Core,Socket,Node\n");
-    for c in t.cpus() {
-        let g = |k: LevelKind| c.group(k).unwrap_or(0);
-        let (core, pkg) = (g(LevelKind::Core), g(LevelKind::Package));
-        out.push_str(&format!("{},{core},{pkg},{}\n", c.id, c.node.unwrap_or(0)));
-    }
-    out
-}
+#[path = "../benches/support/machines.rs"]
+mod machines;
+use machines::{lscpu_csv, machine, thread_cpu};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -65,10 +33,10 @@ fn main() {
     let secs: f64 = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(3.0);
     // The scaling bench's sizes: 4 packages up to 4096 CPUs, 8 beyond.
     let t = if reader.ends_with("-nodes") {
-        shape(n / 16, 16, 16)
+        machine(n / 16, 16, 16, Numbering::ThreadsLast)
     } else {
         let packages = if n > 4096 { 8 } else { 4 };
-        shape(packages, n / 2 / packages, 1)
+        machine(packages, n / 2 / packages, 1, Numbering::ThreadsLast)
     };
     let input = match reader.as_str() {
         "xml" | "xml-nodes" => readers::xml::write(&t),
@@ -91,13 +59,13 @@ fn main() {
         _ => drop(readers::synthetic::parse(&input).expect("synthetic")),
     };
     read();
-    let (wall, cpu) = (Instant::now(), cpu_ns());
+    let (wall, cpu) = (Instant::now(), thread_cpu());
     let mut reads = 0u32;
     while wall.elapsed().as_secs_f64() < secs || reads < 2 {
         read();
         reads += 1;
     }
-    let cpu_ms = (cpu_ns() - cpu) as f64 / 1e6 / reads as f64;
+    let cpu_ms = (thread_cpu() - cpu) * 1e3 / reads as f64;
     let wall_ms = wall.elapsed().as_secs_f64() * 1e3 / reads as f64;
     println!(
         "{reader} {n}: {cpu_ms:.3} ms CPU/read, {wall_ms:.3} ms wall/read, {reads} reads, {} CPUs, {} nodes, input {} bytes",
