@@ -18,12 +18,18 @@ pub fn dir(manifest_dir: &str) -> PathBuf {
     if let Some(d) = std::env::var_os("MANYCORE_CORPUS") {
         return PathBuf::from(d);
     }
+    beside_repository(manifest_dir, "shared/corpus")
+}
+
+/// The first `rel` directory found beside `manifest_dir` or one of its
+/// parents, else where it would be beside the repository.
+fn beside_repository(manifest_dir: &str, rel: &str) -> PathBuf {
     let start = Path::new(manifest_dir);
     start
         .ancestors()
-        .map(|a| a.join("shared/corpus"))
+        .map(|a| a.join(rel))
         .find(|p| p.is_dir())
-        .unwrap_or_else(|| start.join("../shared/corpus"))
+        .unwrap_or_else(|| start.join("..").join(rel))
 }
 
 /// The text of the seed mail whose file name starts with `prefix` (`"001_"`),
@@ -32,12 +38,7 @@ pub fn dir(manifest_dir: &str) -> PathBuf {
 /// numbers fitted to them and their text, so a missing seed panics with the
 /// place it looked, everywhere, not only under CI.
 pub fn seed_text(manifest_dir: &str, prefix: &str) -> String {
-    let start = Path::new(manifest_dir);
-    let dir = start
-        .ancestors()
-        .map(|a| a.join("shared/seeds"))
-        .find(|p| p.is_dir())
-        .unwrap_or_else(|| start.join("../shared/seeds"));
+    let dir = beside_repository(manifest_dir, "shared/seeds");
     let entry = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| {
             panic!(
