@@ -480,16 +480,17 @@ fn normalize(path: &str) -> Vec<String> {
     out
 }
 
-/// Reads a dump file: `None` if absent or a directory, an error (in words) if
-/// it is not a regular file, cannot be read, or holds more than `limit` bytes.
+/// A directory where a file is expected is an error rather than an absent
+/// file: the dump is damaged there (or the file unreadable), and reading on
+/// would silently drop what the file says.
+const IS_DIR: &str = "is a directory, not a regular file";
+
+/// Reads a dump file: `None` if absent, an error (in words) if it is a
+/// directory or anything else that is not a regular file, cannot be read, or
+/// holds more than `limit` bytes.
 ///
 /// Opened non-blocking, so a FIFO planted in a dump cannot stall the open, and
 /// its type checked on the open file (one `fstat`) before reading.
-/// Why a directory where a file is expected is an error rather than an
-/// absent file: the dump is damaged there (or the file unreadable), and
-/// reading on would silently drop what the file says.
-const IS_DIR: &str = "is a directory, not a regular file";
-
 fn read_small_file(path: &Path, limit: u64) -> Result<Option<Vec<u8>>, String> {
     let mut options = std::fs::OpenOptions::new();
     options.read(true);
@@ -702,8 +703,8 @@ mod in_root {
             open_retrying(&self.root, path, flags, RESOLVE)
         }
 
-        /// A whole file, or `None` if absent or a directory; an error in words
-        /// if it is not a regular file or is past `limit` (see
+        /// A whole file, or `None` if absent; an error in words if it is a
+        /// directory or another kind of non-regular file, or is past `limit` (see
         /// [`super::read_small_file`], whose rules this follows).
         pub(super) fn read(&self, path: &str, limit: u64) -> Result<Option<Vec<u8>>, String> {
             let flags = OFlags::RDONLY | OFlags::NOCTTY | OFlags::NONBLOCK;
