@@ -7,7 +7,8 @@ use alloc::vec::Vec;
 
 use domains::Flag;
 
-use crate::machine::{Dom, Machine};
+use crate::idlest;
+use crate::machine::{Dom, NO_GROUP};
 use crate::sched::{Idle, Sched, CAPACITY};
 use crate::Kernel;
 
@@ -435,7 +436,7 @@ impl Sched<'_> {
     }
 
     /// `update_sg_wakeup_stats()`.
-    fn wakeup_stats(&self, d: &Dom, group: u32) -> SgStats {
+    pub(crate) fn wakeup_stats(&self, d: &Dom, group: u32) -> SgStats {
         let mut s = self.group_sums(group);
         s.group_type = classify(d.imbalance_pct, &s);
         if matches!(s.group_type, GroupType::FullyBusy | GroupType::Overloaded) {
@@ -453,20 +454,21 @@ impl Sched<'_> {
             .any(|&c| self.idle_cpu(c) && self.is_core_idle(c))
     }
 
-    /// `find_idlest_group()` (v6.8), with the asym-packing preference of the
-    /// "sched/fair: Enable group_asym_packing in find_idlest_group" patch that
-    /// seed 001's numbers include (6.8 and later here): on an `SD_ASYM_PACKING`
-    /// domain a group of higher priority with an idle core wins among groups
-    /// with spare capacity.
-    fn find_idlest_group(&self, this: u32, k: usize, p: u32) -> Option<u32> {
-        let _ = p;
+    /// The local group and the idlest other group of `this`'s domain `k`,
+    /// compared group by group as `find_idlest_group()` does.
+    #[allow(clippy::type_complexity)]
+    fn idlest_by_scan(
+        &self,
+        this: u32,
+        k: usize,
+        asym: bool,
+    ) -> (Option<(u32, SgStats)>, Option<(u32, SgStats)>) {
         let d = self.sd(this, k);
-        let asym = d.has(Flag::AsymPacking) && self.kernel >= Kernel::V6_8;
         let mut local: Option<(u32, SgStats)> = None;
         let mut idlest: Option<(u32, SgStats)> = None;
-        for &g in rotate_from(&d.groups, self.m, this) {
+        for (g, holds_this) in self.m.groups_from(this, k) {
             let s = self.wakeup_stats(d, g);
-            if self.m.in_group(this, g) {
+            if holds_this {
                 local = Some((g, s));
                 continue;
             }
@@ -483,7 +485,7 @@ impl Sched<'_> {
                             self.m.groups[*ig as usize].asym_prefer_cpu,
                         );
                         if gi && (!ii || self.m.asym_prefer(gp, ip)) {
-                            gi && (!ii || self.m.asym_prefer(gp, ip))
+                            true
                         } else if ii && (!gi || self.m.asym_prefer(ip, gp)) {
                             false
                         } else {
@@ -498,6 +500,60 @@ impl Sched<'_> {
                 idlest = Some((g, s));
             }
         }
+        (local, idlest)
+    }
+
+    /// What [`Sched::idlest_by_scan`] finds, from the domain's tree of group
+    /// standings ([`crate::idlest`]) when it holds this instant: not with asym
+    /// packing (a pairwise preference, not an order), not where groups
+    /// overlap, not when group sums are read afresh each time (the reference).
+    #[allow(clippy::type_complexity)]
+    fn idlest_from_tree(
+        &self,
+        this: u32,
+        k: usize,
+        asym: bool,
+    ) -> Option<(Option<(u32, SgStats)>, Option<(u32, SgStats)>)> {
+        let d = self.sd(this, k);
+        let pos = self.m.local_pos[this as usize][k];
+        if asym || d.overlapping || !self.cache_group_sums || pos == NO_GROUP {
+            return None;
+        }
+        let id = self.m.chain[this as usize][k];
+        let (valid, build) = self.idlest.ready(id, self.now);
+        if !valid && !build {
+            return None;
+        }
+        if build {
+            let keys: Vec<idlest::Key> = d
+                .groups
+                .iter()
+                .map(|&g| idlest::key(&self.wakeup_stats(d, g)))
+                .collect();
+            self.idlest.build(id, self.now, &keys);
+        }
+        let stats = |g: u32| (g, self.wakeup_stats(d, g));
+        let local = stats(d.groups[pos as usize]);
+        let idlest = self
+            .idlest
+            .idlest(id, pos as usize)
+            .map(|i| stats(d.groups[i]));
+        Some((Some(local), idlest))
+    }
+
+    /// `find_idlest_group()` (v6.8), with the asym-packing preference of the
+    /// "sched/fair: Enable group_asym_packing in find_idlest_group" patch that
+    /// seed 001's numbers include (6.8 and later here): on an `SD_ASYM_PACKING`
+    /// domain a group of higher priority with an idle core wins among groups
+    /// with spare capacity.
+    fn find_idlest_group(&self, this: u32, k: usize, p: u32) -> Option<u32> {
+        let _ = p;
+        let d = self.sd(this, k);
+        let asym = d.has(Flag::AsymPacking) && self.kernel >= Kernel::V6_8;
+        let (local, idlest) = match self.idlest_from_tree(this, k, asym) {
+            Some(found) => found,
+            None => self.idlest_by_scan(this, k, asym),
+        };
         let (ig, is) = idlest?;
         let Some((lg, ls)) = local else {
             return Some(ig);
@@ -681,7 +737,7 @@ impl Sched<'_> {
             return self.rq[env.dst as usize].is_empty();
         }
         let d = self.sd(env.dst, env.k);
-        let Some(local) = local_group(d, self.m, env.dst) else {
+        let Some(local) = self.m.local_group(env.dst, env.k) else {
             return false;
         };
         let cpus = &self.m.groups[local as usize].cpus;
@@ -757,8 +813,7 @@ impl Sched<'_> {
         let mut busiest: Option<(u32, SgStats)> = None;
         let mut total_load = 0u64;
         let mut total_cap = 0u64;
-        for &g in rotate_from(&d.groups, m, env.dst) {
-            let is_local = m.in_group(env.dst, g);
+        for (g, is_local) in m.groups_from(env.dst, env.k) {
             let s = self.lb_stats(env, d, g, is_local);
             total_load += s.load;
             total_cap += s.capacity;
@@ -1217,15 +1272,4 @@ fn adjust_numa_imbalance(imbalance: i64, dst_running: i64, imb_numa_nr: i64) -> 
         return 0;
     }
     imbalance
-}
-
-/// The local group of `cpu` in `d`.
-fn local_group(d: &Dom, m: &Machine, cpu: u32) -> Option<u32> {
-    d.groups.iter().copied().find(|&g| m.in_group(cpu, g))
-}
-
-/// `sd->groups` order: the group holding `cpu` first, then the rest wrapping.
-fn rotate_from<'a>(list: &'a [u32], m: &Machine, cpu: u32) -> impl Iterator<Item = &'a u32> {
-    let pos = list.iter().position(|&g| m.in_group(cpu, g)).unwrap_or(0);
-    list[pos..].iter().chain(list[..pos].iter())
 }

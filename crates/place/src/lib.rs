@@ -32,6 +32,7 @@ extern crate alloc;
 
 pub mod fair;
 pub mod hv;
+mod idlest;
 pub mod machine;
 pub mod sched;
 pub mod workload;

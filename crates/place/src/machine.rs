@@ -38,6 +38,9 @@ pub struct Dom {
     pub cache_nice_tries: u32,
     /// `sd->imb_numa_nr`, as `build_sched_domains()` (v6.8) computes it.
     pub imb_numa_nr: u32,
+    /// Some CPU is in more than one of its groups (overlapping NUMA groups),
+    /// so the group holding a CPU is not only its local one.
+    pub overlapping: bool,
 }
 
 impl Dom {
@@ -50,6 +53,9 @@ impl Dom {
         self.span.len() as u32
     }
 }
+
+/// [`Machine::local_pos`] of a CPU no group of the domain holds.
+pub const NO_GROUP: u32 = u32::MAX;
 
 /// One interned scheduling group (`struct sched_group` + `sched_group_capacity`).
 #[derive(Debug, Clone)]
@@ -91,6 +97,10 @@ pub struct Machine {
     pub doms: Vec<Dom>,
     /// Each CPU's domains, lowest first (indices into `doms`).
     pub chain: Vec<Vec<u32>>,
+    /// Per CPU, per domain of its chain: the position in the domain's
+    /// `groups` of the first group holding the CPU (`sd->groups`, the local
+    /// group), [`NO_GROUP`] if none does.
+    pub local_pos: Vec<Vec<u32>>,
     /// Interned groups.
     pub groups: Vec<Group>,
     /// The groups holding each CPU (of every domain level), ascending, so that a
@@ -239,6 +249,7 @@ impl Machine {
             prio,
             doms: Vec::new(),
             chain: vec![Vec::new(); n],
+            local_pos: Vec::new(),
             groups: Vec::new(),
             cpu_groups: vec![Vec::new(); n],
             llc_level: vec![None; n],
@@ -259,6 +270,7 @@ impl Machine {
                 m.cpu_groups[c as usize].push(g as u32);
             }
         }
+        m.local_groups();
         m.top_cache_domains();
         Ok(m)
     }
@@ -278,6 +290,58 @@ impl Machine {
         self.cpu_groups[cpu as usize].binary_search(&g).is_ok()
     }
 
+    /// `sd->groups` order for `cpu` at position `k` of its chain: from its
+    /// local group on, wrapping, each group with whether it holds `cpu`.
+    pub fn groups_from(&self, cpu: u32, k: usize) -> impl Iterator<Item = (u32, bool)> + '_ {
+        let d = self.dom(cpu, k);
+        let pos = self.local_pos[cpu as usize][k];
+        let start = if pos == NO_GROUP { 0 } else { pos as usize };
+        let (tail, head) = (&d.groups[start..], &d.groups[..start]);
+        tail.iter().chain(head).enumerate().map(move |(i, &g)| {
+            let holds = if i == 0 && pos != NO_GROUP {
+                true
+            } else {
+                (d.overlapping || pos == NO_GROUP) && self.in_group(cpu, g)
+            };
+            (g, holds)
+        })
+    }
+
+    /// The local group of `cpu` at position `k` of its chain: the first of
+    /// the domain's groups holding it.
+    pub fn local_group(&self, cpu: u32, k: usize) -> Option<u32> {
+        match self.local_pos[cpu as usize][k] {
+            NO_GROUP => None,
+            pos => Some(self.dom(cpu, k).groups[pos as usize]),
+        }
+    }
+
+    /// [`Machine::local_pos`] of every CPU, and each domain's `overlapping`.
+    fn local_groups(&mut self) {
+        for d in &mut self.doms {
+            let covered: usize = d
+                .groups
+                .iter()
+                .map(|&g| self.groups[g as usize].cpus.len())
+                .sum();
+            d.overlapping = covered > d.span.len();
+        }
+        self.local_pos = (0..self.ncpu() as u32)
+            .map(|cpu| {
+                self.chain[cpu as usize]
+                    .iter()
+                    .map(|&d| {
+                        self.doms[d as usize]
+                            .groups
+                            .iter()
+                            .position(|&g| self.in_group(cpu, g))
+                            .map_or(NO_GROUP, |p| p as u32)
+                    })
+                    .collect()
+            })
+            .collect();
+    }
+
     /// `cpus_share_cache()`: same LLC.
     pub fn share_cache(&self, a: u32, b: u32) -> bool {
         self.llc_id[a as usize] == self.llc_id[b as usize]
@@ -289,16 +353,11 @@ impl Machine {
     }
 
     fn intern_domains(&mut self, doms: &Domains, dense: &[u32], itmt: bool) {
-        let mut dom_ids: BTreeMap<(u8, usize, u32, usize, u32), u32> = BTreeMap::new();
+        let mut dom_ids: BTreeMap<DomKey, u32> = BTreeMap::new();
         let mut group_ids: BTreeMap<Vec<u32>, u32> = BTreeMap::new();
-        // A group list is a function of (level, span) where groups do not
-        // overlap (`build_sched_groups()`: the children's spans partition the
-        // span, whichever CPU of it asks), and of the asking CPU's child span
-        // too where they do (`build_overlap_sched_groups()`); ask once per key.
-        let mut group_lists: BTreeMap<(u8, usize, usize), Vec<u32>> = BTreeMap::new();
         for (ci, cd) in doms.cpus.iter().enumerate() {
             let imb_by_level = imb_numa_nr(doms, cd);
-            let mut child: Option<(usize, Flags, u32)> = None;
+            let mut child_key = 0;
             for d in &cd.domains {
                 let span_mask = doms.span(d);
                 let span_key = span_mask as *const CpuMask as usize;
@@ -306,55 +365,58 @@ impl Machine {
                 if itmt && matches!(doms.name(d), "SMT" | "CLS" | "MC") {
                     flags.insert(Flag::AsymPacking);
                 }
-                let weight = span_mask.weight() as u32;
-                let imb_numa_nr = imb_by_level[d.level as usize];
-                let child_key = child.map_or(0, |c| c.0);
-                let key = (
-                    d.level,
-                    span_key,
-                    flags_key(doms, flags),
-                    child_key,
-                    imb_numa_nr,
-                );
+                // A domain is a function of (level, span, flags, imb_numa_nr,
+                // tuning) where its groups do not overlap (`build_sched_groups()`: the
+                // children's spans partition the span, whichever CPU of it
+                // asks); where they do (`build_overlap_sched_groups()`) the
+                // group list depends on the asking CPU's child span too. One
+                // domain per key: on a machine of thousands of CPUs the CPUs
+                // of one LLC share one MC domain instead of one copy per SMT core.
+                let overlap = doms.level(d).overlap || flags.contains(Flag::Overlap);
+                let key = DomKey {
+                    level: d.level,
+                    span: span_key,
+                    flags: flags_key(doms, flags),
+                    child: if overlap { child_key } else { 0 },
+                    imb_numa_nr: imb_by_level[d.level as usize],
+                    tuning: [
+                        d.min_interval(),
+                        d.busy_factor,
+                        d.imbalance_pct,
+                        d.cache_nice_tries,
+                    ],
+                };
                 let id = match dom_ids.get(&key) {
                     Some(&id) => id,
                     None => {
-                        let overlap = doms.level(d).overlap || flags.contains(Flag::Overlap);
-                        let list_key = (d.level, span_key, if overlap { child_key } else { 0 });
-                        let glist = group_lists
-                            .entry(list_key)
-                            .or_insert_with(|| {
-                                let mut list: Vec<u32> = doms
-                                    .groups(cd.cpu, d)
-                                    .iter()
-                                    .map(|g| {
-                                        let cpus = to_dense(g, dense);
-                                        self.intern_group(&mut group_ids, cpus)
-                                    })
-                                    .collect();
-                                list.sort_by_key(|&g| self.groups[g as usize].cpus[0]);
-                                list
+                        let mut groups: Vec<u32> = doms
+                            .groups(cd.cpu, d)
+                            .iter()
+                            .map(|g| {
+                                let cpus = to_dense(g, dense);
+                                self.intern_group(&mut group_ids, cpus)
                             })
-                            .clone();
-                        let dom = Dom {
+                            .collect();
+                        groups.sort_by_key(|&g| self.groups[g as usize].cpus[0]);
+                        self.doms.push(Dom {
                             name: doms.name(d),
                             flags,
                             span: to_dense(span_mask, dense),
-                            groups: glist,
+                            groups,
                             min_interval: d.min_interval(),
                             busy_factor: d.busy_factor,
                             imbalance_pct: d.imbalance_pct,
                             cache_nice_tries: d.cache_nice_tries,
-                            imb_numa_nr,
-                        };
-                        self.doms.push(dom);
+                            imb_numa_nr: key.imb_numa_nr,
+                            overlapping: false,
+                        });
                         let id = (self.doms.len() - 1) as u32;
                         dom_ids.insert(key, id);
                         id
                     }
                 };
                 self.chain[ci].push(id);
-                child = Some((span_key, flags, weight));
+                child_key = span_key;
             }
         }
     }
@@ -462,6 +524,20 @@ fn imb_numa_nr(doms: &Domains, cd: &domains::CpuDomains) -> Vec<u32> {
         };
     }
     out
+}
+
+/// What identifies one interned domain: its level, span (the domain
+/// builder's interned mask), flags, `imb_numa_nr`, tuning (intervals, busy
+/// factor, imbalance percentage, cache-nice tries), and for overlapping
+/// groups the span of the asking CPU's child domain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct DomKey {
+    level: u8,
+    span: usize,
+    flags: u32,
+    child: usize,
+    imb_numa_nr: u32,
+    tuning: [u32; 4],
 }
 
 fn flags_key(doms: &Domains, flags: Flags) -> u32 {

@@ -51,8 +51,10 @@ pub struct Config {
     /// NUMA hinting faults of each scan, whose period adapts between
     /// `numa_balancing_scan_period_min_ms` (1 s) and `_max_ms` (60 s).
     pub numa_retry_ns: Option<u64>,
-    /// Keep group runqueue sums between reads at one instant (the model's
-    /// bookkeeping; decisions are the same either way, which a test checks).
+    /// Keep group runqueue sums between reads at one instant, and rank each
+    /// domain's groups for fork balancing in a tree (module `idlest`)
+    /// (the model's bookkeeping; decisions are the same either way, which a
+    /// test checks).
     pub cache_group_sums: bool,
 }
 

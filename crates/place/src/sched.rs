@@ -18,6 +18,7 @@ use rand_core::{Rng, SeedableRng};
 
 use crate::fair::SgStats;
 use crate::hv::{HvParams, Hypervisor};
+use crate::idlest::{self, IdlestIndex};
 use crate::machine::Machine;
 use crate::workload::Workload;
 use crate::Kernel;
@@ -139,6 +140,7 @@ pub struct Sched<'m> {
     /// tested against.
     pub cache_group_sums: bool,
     pub(crate) sums: GroupSums,
+    pub(crate) idlest: IdlestIndex,
     pub(crate) rng: ChaCha8Rng,
 }
 
@@ -247,6 +249,7 @@ impl<'m> Sched<'m> {
             numa_retry_ns: None,
             cache_group_sums: true,
             sums: GroupSums::new(m.groups.len()),
+            idlest: IdlestIndex::new(m.doms.iter().map(|d| d.groups.as_slice()), m.groups.len()),
             rng: ChaCha8Rng::seed_from_u64(seed),
         }
     }
@@ -365,12 +368,18 @@ impl<'m> Sched<'m> {
         }
     }
 
-    /// `c`'s runqueue changed from `before`: the cached sums follow.
+    /// `c`'s runqueue changed from `before`: the cached sums follow, and
+    /// so do the standings of its groups in the idlest-group trees.
     fn sums_shift(&self, c: u32, before: CpuPart) {
         if self.cache_group_sums {
             let after = self.cpu_part(c);
-            self.sums
-                .shift(&self.m.cpu_groups[c as usize], self.now, before, after);
+            let groups = &self.m.cpu_groups[c as usize];
+            self.sums.shift(groups, self.now, before, after);
+            for &g in groups {
+                self.idlest.update(g, self.now, |d| {
+                    idlest::key(&self.wakeup_stats(&self.m.doms[d as usize], g))
+                });
+            }
         }
     }
 

@@ -1,6 +1,8 @@
-//! The group-sum cache is bookkeeping only: a run that keeps each group's
-//! runqueue sums between reads makes exactly the decisions of a run that reads
-//! every CPU of the group each time (Linux's way, and the reference here), on
+//! The group-sum cache and the idlest-group trees built on it are bookkeeping
+//! only: a run that keeps each group's runqueue sums between reads, and each
+//! domain's groups ranked for `find_idlest_group()` while forks come at one
+//! instant, makes exactly the decisions of a run that reads every CPU of every
+//! group each time (Linux's way, and the reference here), on
 //! machines whose top-level groups are big (fork balancing reads them for every
 //! fork), overlapping (NUMA), or shared-LPAR, and for workloads that fork, wake
 //! and balance.
