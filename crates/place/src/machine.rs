@@ -316,7 +316,9 @@ impl Machine {
         }
     }
 
-    /// [`Machine::local_pos`] of every CPU, and each domain's `overlapping`.
+    /// [`Machine::local_pos`] of every CPU, and each domain's `overlapping`:
+    /// domain by domain, each CPU's first group, for the CPUs whose chain
+    /// holds the domain.
     fn local_groups(&mut self) {
         for d in &mut self.doms {
             let covered: usize = d
@@ -326,20 +328,31 @@ impl Machine {
                 .sum();
             d.overlapping = covered > d.span.len();
         }
-        self.local_pos = (0..self.ncpu() as u32)
-            .map(|cpu| {
-                self.chain[cpu as usize]
-                    .iter()
-                    .map(|&d| {
-                        self.doms[d as usize]
-                            .groups
-                            .iter()
-                            .position(|&g| self.in_group(cpu, g))
-                            .map_or(NO_GROUP, |p| p as u32)
-                    })
-                    .collect()
-            })
-            .collect();
+        let mut users: Vec<Vec<(u32, u32)>> = vec![Vec::new(); self.doms.len()];
+        for (cpu, chain) in self.chain.iter().enumerate() {
+            for (k, &d) in chain.iter().enumerate() {
+                users[d as usize].push((cpu as u32, k as u32));
+            }
+        }
+        self.local_pos = self.chain.iter().map(|c| vec![NO_GROUP; c.len()]).collect();
+        let mut first = vec![NO_GROUP; self.ncpu()];
+        for (d, dom) in self.doms.iter().enumerate() {
+            let cpus = |pos: usize| &self.groups[dom.groups[pos] as usize].cpus;
+            // Backwards, so that the first group holding a CPU is the one kept.
+            for pos in (0..dom.groups.len()).rev() {
+                for &c in cpus(pos) {
+                    first[c as usize] = pos as u32;
+                }
+            }
+            for &(cpu, k) in &users[d] {
+                self.local_pos[cpu as usize][k as usize] = first[cpu as usize];
+            }
+            for pos in 0..dom.groups.len() {
+                for &c in cpus(pos) {
+                    first[c as usize] = NO_GROUP;
+                }
+            }
+        }
     }
 
     /// `cpus_share_cache()`: same LLC.
@@ -446,9 +459,13 @@ impl Machine {
         id
     }
 
-    /// `update_top_cache_domain()`: `sd_llc` and `sd_asym_packing` per CPU.
+    /// `update_top_cache_domain()`: `sd_llc` and `sd_asym_packing` per CPU,
+    /// and one LLC id per distinct LLC span (looked up once per domain, not
+    /// once per CPU: an LLC spans up to thousands of CPUs).
     fn top_cache_domains(&mut self) {
-        let mut llc_ids: BTreeMap<Vec<u32>, u32> = BTreeMap::new();
+        let mut llc_of_dom: BTreeMap<u32, u32> = BTreeMap::new();
+        let mut span_ids: BTreeMap<&[u32], u32> = BTreeMap::new();
+        let mut next_id = 0u32;
         for cpu in 0..self.ncpu() {
             let chain = &self.chain[cpu];
             let mut llc = None;
@@ -465,12 +482,23 @@ impl Machine {
             }
             self.llc_level[cpu] = llc;
             self.asym_level[cpu] = asym;
-            let key = match llc {
-                Some(k) => self.doms[chain[k as usize] as usize].span.clone(),
-                None => vec![cpu as u32],
+            self.llc_id[cpu] = match llc {
+                Some(k) => {
+                    let d = chain[k as usize];
+                    *llc_of_dom.entry(d).or_insert_with(|| {
+                        *span_ids
+                            .entry(self.doms[d as usize].span.as_slice())
+                            .or_insert_with(|| {
+                                next_id += 1;
+                                next_id - 1
+                            })
+                    })
+                }
+                None => {
+                    next_id += 1;
+                    next_id - 1
+                }
             };
-            let next = llc_ids.len() as u32;
-            self.llc_id[cpu] = *llc_ids.entry(key).or_insert(next);
         }
     }
 }

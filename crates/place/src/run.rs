@@ -437,7 +437,7 @@ impl Snapshot {
             dispatched,
             dispatches,
             busy: s.busy_total(),
-            work: s.tasks[first_child as usize..].iter().map(|t| t.work).sum(),
+            work: s.work[first_child as usize..].iter().sum(),
         }
     }
 }

@@ -55,8 +55,6 @@ pub struct Task {
     pub exec_start: u64,
     /// Times it changed CPU.
     pub migrations: u64,
-    /// Work done, in "one thread alone on a core for one ns" units.
-    pub work: f64,
     /// `p->numa_preferred_nid`: the node of the memory it works on, if any.
     pub numa_pref: Option<u32>,
     /// When NUMA balancing may next try to move it home (ns).
@@ -124,6 +122,10 @@ pub struct Sched<'m> {
     pub nohz_next: u64,
     /// Tasks; the last one is the parent that forked the others.
     pub tasks: Vec<Task>,
+    /// Per task: work done, in "one thread alone on a core for one ns"
+    /// units. Apart from the tasks because every tick adds to every running
+    /// task's: a dense vector of them stays in cache where the tasks do not.
+    pub work: Vec<f64>,
     /// What the tasks do.
     pub workload: Workload,
     /// Counters.
@@ -242,6 +244,7 @@ impl<'m> Sched<'m> {
             overloaded: 0,
             nohz_next: 0,
             tasks: Vec::new(),
+            work: Vec::new(),
             workload,
             counters: Counters::default(),
             newly_idle: Vec::new(),
@@ -431,10 +434,10 @@ impl<'m> Sched<'m> {
             util_at: self.now,
             exec_start: 0,
             migrations: 0,
-            work: 0.0,
             numa_pref: None,
             numa_next: 0,
         });
+        self.work.push(0.0);
         (self.tasks.len() - 1) as u32
     }
 
@@ -589,7 +592,7 @@ impl<'m> Sched<'m> {
             let _ = core;
             for &c in cpus {
                 if let Some(&t) = self.rq[c as usize].first() {
-                    self.tasks[t as usize].work += tick * per_thread * pool_share;
+                    self.work[t as usize] += tick * per_thread * pool_share;
                 }
             }
         }
