@@ -24,7 +24,8 @@
 //! - NUMA nodes per package, one, with a memory-only node, sparse ids, nodes
 //!   whose cpumap keeps offline CPUs, `has_cpu`/`has_memory` files, and
 //!   firmware that gave every node every CPU (hwloc's rule: the first node
-//!   keeps them, the others are left out);
+//!   keeps them, the others are left out), a node offline whose CPUs are in
+//!   no node's list (read without a node, as hwloc reads them);
 //! - the tree read as a directory or as a `.tar.gz` dump.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -88,6 +89,10 @@ enum Nodes {
     PerPackageAndMemoryOnly,
     /// One per package, but every node's cpumap lists every CPU.
     AllListAll,
+    /// One per package, the first offline (a POWER LPAR booted with node 0
+    /// offline): no directory, absent from `node/online` but in
+    /// `node/possible`, its CPUs in no node's list and no distance column.
+    FirstOffline,
 }
 
 /// The machine: what the tree means.
@@ -227,7 +232,7 @@ impl Machine {
         match self.nodes {
             Nodes::None => vec![],
             Nodes::One => vec![(id(0), Some(usize::MAX))],
-            Nodes::PerPackage | Nodes::AllListAll => {
+            Nodes::PerPackage | Nodes::AllListAll | Nodes::FirstOffline => {
                 (0..self.packages).map(|p| (id(p), Some(p))).collect()
             }
             Nodes::PerPackageAndMemoryOnly => {
@@ -236,6 +241,11 @@ impl Machine {
                 v
             }
         }
+    }
+
+    /// How many of [`Self::node_list`]'s first nodes are offline.
+    fn offline_nodes(&self) -> usize {
+        usize::from(matches!(self.nodes, Nodes::FirstOffline))
     }
 
     fn node_memory(&self, i: usize) -> u64 {
@@ -451,9 +461,12 @@ fn write_nodes(
         return;
     }
     let nr = m.nr_cpu_ids();
+    let off = m.offline_nodes();
+    let possible: Vec<usize> = nodes.iter().map(|&(id, _)| id as usize).collect();
+    put(format!("{NODE}/possible"), list(&possible));
+    let nodes = &nodes[off..];
     let ids: Vec<usize> = nodes.iter().map(|&(id, _)| id as usize).collect();
     put(format!("{NODE}/online"), list(&ids));
-    put(format!("{NODE}/possible"), list(&ids));
     if s.has_files {
         let with_cpus: Vec<usize> = nodes
             .iter()
@@ -465,6 +478,7 @@ fn write_nodes(
         put(format!("{NODE}/has_normal_memory"), list(&ids));
     }
     for (i, &(id, holds)) in nodes.iter().enumerate() {
+        let i = i + off;
         let dir = format!("{NODE}/node{id}");
         let among: Vec<usize> = m
             .numbers()
@@ -497,7 +511,7 @@ fn write_nodes(
                 m.node_memory(i) >> 10
             ),
         );
-        let row: Vec<String> = (0..nodes.len())
+        let row: Vec<String> = (off..off + nodes.len())
             .map(|j| Machine::distance(i, j).to_string())
             .collect();
         put(format!("{dir}/distance"), row.join(" ") + "\n");
@@ -642,6 +656,24 @@ fn check_nodes(
         nodes.truncate(1);
         nodes[0].1 = Some(usize::MAX);
     }
+    // An offline node's CPUs read without a node.
+    let off = m.offline_nodes();
+    let orphans: Vec<usize> = nodes[..off]
+        .iter()
+        .flat_map(|&(_, holds)| {
+            online
+                .iter()
+                .filter(move |&&c| holds == Some(places[&c][0]))
+        })
+        .copied()
+        .filter(|&c| t.node_of(c).is_some())
+        .collect();
+    if !orphans.is_empty() {
+        return Err(format!(
+            "CPUs {orphans:?} of an offline node read with a node"
+        ));
+    }
+    let nodes = &nodes[off..];
     let got: Vec<(u32, Vec<usize>, Option<u64>)> = t
         .nodes()
         .iter()
@@ -657,6 +689,7 @@ fn check_nodes(
         .iter()
         .enumerate()
         .map(|(i, &(id, holds))| {
+            let i = i + off;
             let cpus = online
                 .iter()
                 .copied()
@@ -676,7 +709,7 @@ fn check_nodes(
         let k = want.len();
         let got: Vec<u32> = (0..k * k).map(|x| t.distance(x / k, x % k)).collect();
         let want: Vec<u32> = (0..k * k)
-            .map(|x| Machine::distance(x / k, x % k))
+            .map(|x| Machine::distance(off + x / k, off + x % k))
             .collect();
         if got != want {
             return Err(format!("distances: read {got:?}, generated {want:?}"));
@@ -763,7 +796,8 @@ fn machines() -> impl Strategy<Value = Machine> {
                 Just(Nodes::One),
                 Just(Nodes::PerPackage),
                 Just(Nodes::PerPackageAndMemoryOnly),
-                Just(Nodes::AllListAll)
+                Just(Nodes::AllListAll),
+                Just(Nodes::FirstOffline)
             ],
             0..=2u32,
             1..=3u32,

@@ -176,6 +176,35 @@ fn online_cpu_in_no_node_is_an_error() {
     let mut t = tree([0, 1]);
     t.insert(format!("{NODE}/node1/cpulist"), "2\n".into());
     error_at(&t, NODE, "online CPU 3 is in no node");
+    // Every possible node has its directory: still damage, not an offline node.
+    t.insert(format!("{NODE}/possible"), "0-1\n".into());
+    t.insert(format!("{NODE}/online"), "0-1\n".into());
+    error_at(&t, NODE, "online CPU 3 is in no node");
+}
+
+/// Node 0 offline (a POWER LPAR booted so; hwloc's `offline-cpu0-node0`):
+/// the kernel makes no `node0` directory, `node/online` is 1 while
+/// `node/possible` is 0-1, and the CPUs it mapped to node 0 are in no node's
+/// list. They read without a node, as hwloc leaves them; node 1 keeps its
+/// CPUs, memory and (one-node) distances.
+#[test]
+fn cpus_of_an_offline_node_read_without_a_node() {
+    let mut t = tree([0, 1]);
+    t.retain(|k, _| !k.starts_with(&format!("{NODE}/node0/")));
+    t.insert(format!("{NODE}/node1/distance"), "10\n".into());
+    t.insert(format!("{NODE}/possible"), "0-1\n".into());
+    t.insert(format!("{NODE}/online"), "1\n".into());
+    let (_dir, r) = read(&t);
+    let topo = r.expect("CPUs of an offline node read");
+    assert_eq!(topo.online().to_list_string(), "0-3");
+    let ids: Vec<u32> = topo.nodes().iter().map(|n| n.id).collect();
+    assert_eq!(ids, [1]);
+    assert_eq!(topo.nodes()[0].cpus.to_list_string(), "2-3");
+    for cpu in 0..2 {
+        assert!(topo.node_of(cpu).is_none(), "CPU {cpu} has no node");
+    }
+    assert_eq!(topo.node_of(2).map(|n| n.id), Some(1));
+    assert_eq!(topo.count(topology::LevelKind::Package), 2);
 }
 
 #[test]

@@ -14,8 +14,14 @@ use super::{entry_number, Files, NODE_DIR};
 use crate::Error;
 
 /// Reads every node into `builder` and adds their CPUs to `possible`. The
-/// kernel puts every online CPU in exactly one node: an `online` CPU in none
-/// means a node's CPU file is missing or damaged, an error.
+/// kernel lists every online CPU in the node it maps the CPU to, and makes a
+/// `nodeN` directory for each online node; a CPU mapped to a node that is
+/// possible but offline (powerpc maps a CPU to any *possible* node; a POWER
+/// LPAR can boot with node 0 offline, hwloc's `offline-cpu0-node0`) is in no
+/// directory's list. Such a CPU is read without a node, as hwloc leaves it.
+/// An online CPU in no list while every possible node has its directory
+/// (or without `node/possible` to tell) means a node's CPU file is missing or
+/// damaged: an error.
 ///
 /// A node whose CPUs were already listed by a lower-numbered node is left out,
 /// memory, distance row and column included: that is hwloc's rule
@@ -65,6 +71,9 @@ pub(super) fn read_nodes(
         let cpu = mask.and(online).and_not(&in_nodes).first()?;
         Some((*id, path, mask.and(&in_nodes).first()?, cpu))
     });
+    if orphaned.is_none() && offline_node(files, &ids)?.is_some() {
+        return Ok(());
+    }
     Err(match orphaned {
         Some((id, path, shared, cpu)) => Error::at_line(
             files.root.describe(path),
@@ -77,9 +86,23 @@ pub(super) fn read_nodes(
         ),
         None => Error::new(
             files.root.describe(NODE_DIR),
-            format!("online CPU {cpu} is in no node's cpulist or cpumap"),
+            format!(
+                "online CPU {cpu} is in no node's cpulist or cpumap, and no possible node \
+                 is offline (node/possible names none without a directory)"
+            ),
         ),
     })
+}
+
+/// A node `node/possible` names that has no directory: an offline node, the
+/// one the kernel may have mapped node-less CPUs to. `None` without the file.
+fn offline_node(files: &Files, ids: &[u32]) -> Result<Option<usize>, Error> {
+    let Some(possible) = files.list_mask(&format!("{NODE_DIR}/possible"))? else {
+        return Ok(None);
+    };
+    Ok(possible
+        .iter()
+        .find(|&n| ids.binary_search(&(n as u32)).is_err()))
 }
 
 /// The lowest-numbered node of `ids` holding `cpu` (looked up again only
