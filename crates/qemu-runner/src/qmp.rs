@@ -5,12 +5,15 @@
 //! kernel's reading of its firmware tables nor from [`crate::Machine`]'s own
 //! arithmetic.
 //!
-//! QMP is JSON lines over a socket (docs/interop/qmp-spec.rst): one greeting,
-//! `qmp_capabilities`, then one `{"execute": ...}` per command, each answered
-//! by a `return` or `error` object (events may come in between).
+//! The conversation itself is the `qapi` crate's synchronous QMP client,
+//! with its command and reply types generated from QEMU's own QAPI schema
+//! (9.1's in `qapi-qmp` 0.15: the three commands asked here answer QEMU 10
+//! in the same shape); this module only says what to ask and reads the
+//! answers.
 
-use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Write};
+use qapi::qmp::{self, CpuInfoFast};
+use qapi::{Qmp, Stream};
+use std::io::{BufRead, BufReader};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -51,108 +54,92 @@ pub struct QemuTruth {
 }
 
 /// A QMP conversation on a Unix socket.
-struct Qmp {
-    reader: BufReader<UnixStream>,
-    writer: UnixStream,
+type Conversation<'a> = Qmp<Stream<BufReader<&'a UnixStream>, &'a UnixStream>>;
+
+/// Connects to `socket` (QEMU creates it shortly after it starts), waiting
+/// at most `patience` for it and for each answer.
+fn connect(socket: &Path, patience: Duration) -> Result<UnixStream, String> {
+    let start = Instant::now();
+    let stream = loop {
+        match UnixStream::connect(socket) {
+            Ok(s) => break s,
+            Err(e) if start.elapsed() > patience => {
+                return Err(format!("QMP socket {}: {e}", socket.display()))
+            }
+            Err(_) => std::thread::sleep(Duration::from_millis(20)),
+        }
+    };
+    stream
+        .set_read_timeout(Some(patience))
+        .map_err(|e| format!("QMP socket {}: {e}", socket.display()))?;
+    Ok(stream)
 }
 
-impl Qmp {
-    /// Connects to `socket` (QEMU creates it shortly after it starts) and
-    /// negotiates capabilities.
-    fn connect(socket: &Path, patience: Duration) -> Result<Qmp, String> {
-        let start = Instant::now();
-        let stream = loop {
-            match UnixStream::connect(socket) {
-                Ok(s) => break s,
-                Err(e) if start.elapsed() > patience => {
-                    return Err(format!("QMP socket {}: {e}", socket.display()))
-                }
-                Err(_) => std::thread::sleep(Duration::from_millis(20)),
-            }
-        };
-        stream
-            .set_read_timeout(Some(patience))
-            .map_err(|e| e.to_string())?;
-        let writer = stream.try_clone().map_err(|e| e.to_string())?;
-        let mut qmp = Qmp {
-            reader: BufReader::new(stream),
-            writer,
-        };
-        let greeting = qmp.next_message()?;
-        if greeting.get("QMP").is_none() {
-            return Err(format!("QMP: no greeting, got {greeting}"));
-        }
-        qmp.execute("qmp_capabilities", json!({}))?;
-        Ok(qmp)
+/// Reads QEMU's greeting and negotiates capabilities. A socket closed before
+/// the greeting is an error here: `qapi`'s handshake would panic on it.
+fn handshake(qmp: &mut Conversation<'_>) -> Result<(), String> {
+    let waiting = qmp
+        .inner_mut()
+        .fill_buf()
+        .map_err(|e| format!("QMP greeting: {e}"))?;
+    if waiting.is_empty() {
+        return Err("QMP: QEMU closed the socket before its greeting".into());
     }
-
-    fn next_message(&mut self) -> Result<Value, String> {
-        let mut line = String::new();
-        match self.reader.read_line(&mut line) {
-            Ok(0) => Err("QMP: QEMU closed the socket".into()),
-            Ok(_) => serde_json::from_str(&line).map_err(|e| format!("QMP: {e} in {line:?}")),
-            Err(e) => Err(format!("QMP: {e}")),
-        }
-    }
-
-    /// Runs one command and returns its `return` value (events are skipped).
-    fn execute(&mut self, command: &str, arguments: Value) -> Result<Value, String> {
-        let mut msg = json!({ "execute": command, "arguments": arguments });
-        if arguments.as_object().is_some_and(|o| o.is_empty()) {
-            msg = json!({ "execute": command });
-        }
-        writeln!(self.writer, "{msg}").map_err(|e| format!("QMP {command}: {e}"))?;
-        loop {
-            let m = self.next_message()?;
-            if let Some(r) = m.get("return") {
-                return Ok(r.clone());
-            }
-            if let Some(e) = m.get("error") {
-                return Err(format!("QMP {command}: {e}"));
-            }
-        }
-    }
+    qmp.handshake()
+        .map(drop)
+        .map_err(|e| format!("QMP greeting: {e}"))
 }
 
 /// Asks the paused QEMU behind `socket` for its vCPUs and RAM layout, then
 /// lets the guest run (`cont`).
 pub(crate) fn ask_and_continue(socket: &Path, patience: Duration) -> Result<QemuTruth, String> {
-    let mut qmp = Qmp::connect(socket, patience)?;
+    let stream = connect(socket, patience)?;
+    let mut qmp = Qmp::from_stream(&stream);
+    handshake(&mut qmp)?;
     let cpus = query_cpus(&mut qmp)?;
-    let mtree = qmp.execute(
-        "human-monitor-command",
-        json!({ "command-line": "info mtree -f" }),
-    )?;
-    let ram = system_ram(mtree.as_str().unwrap_or_default());
-    qmp.execute("cont", json!({}))?;
+    let mtree = qmp
+        .execute(&qmp::human_monitor_command {
+            command_line: "info mtree -f".into(),
+            cpu_index: None,
+        })
+        .map_err(|e| format!("QMP human-monitor-command info mtree -f: {e}"))?;
+    let ram = system_ram(&mtree);
+    qmp.execute(&qmp::cont {})
+        .map_err(|e| format!("QMP cont: {e}"))?;
     Ok(QemuTruth { cpus, ram })
 }
 
-fn query_cpus(qmp: &mut Qmp) -> Result<Vec<QemuCpu>, String> {
-    let list = qmp.execute("query-cpus-fast", json!({}))?;
-    let list = list
-        .as_array()
-        .ok_or("QMP query-cpus-fast: not a list")?
-        .clone();
+fn query_cpus(qmp: &mut Conversation<'_>) -> Result<Vec<QemuCpu>, String> {
+    let list = qmp
+        .execute(&qmp::query_cpus_fast {})
+        .map_err(|e| format!("QMP query-cpus-fast: {e}"))?;
     let mut cpus = Vec::with_capacity(list.len());
     for c in &list {
-        let num = |v: &Value, key: &str| v.get(key).and_then(Value::as_u64).map(|n| n as u32);
-        let props = c.get("props").cloned().unwrap_or_default();
-        let path = c
-            .get("qom-path")
-            .and_then(Value::as_str)
-            .ok_or_else(|| format!("QMP query-cpus-fast: no qom-path in {c}"))?;
-        let apic = qmp.execute("qom-get", json!({ "path": path, "property": "apic-id" }))?;
+        let CpuInfoFast::x86_64(c) = c else {
+            return Err(format!("QMP query-cpus-fast: a {:?} CPU", c.target()));
+        };
+        let path = &c.qom_path;
+        let apic = qmp
+            .execute(&qmp::qom_get {
+                path: path.clone(),
+                property: "apic-id".into(),
+            })
+            .map_err(|e| format!("QMP qom-get {path} apic-id: {e}"))?;
+        let id = |v: Option<i64>, what: &str| {
+            u32::try_from(v.unwrap_or(0)).map_err(|_| format!("{path}: {what} {v:?}"))
+        };
+        let props = c.props.clone().unwrap_or_default();
         cpus.push(QemuCpu {
-            index: num(c, "cpu-index").ok_or_else(|| format!("no cpu-index in {c}"))?,
+            index: id(Some(c.cpu_index), "cpu-index")?,
             apic_id: apic
                 .as_u64()
-                .ok_or_else(|| format!("{path}: apic-id {apic}"))? as u32,
-            node: num(&props, "node-id"),
+                .and_then(|a| u32::try_from(a).ok())
+                .ok_or_else(|| format!("{path}: apic-id {apic}"))?,
+            node: props.node_id.map(|n| id(Some(n), "node-id")).transpose()?,
             socket_core_thread: (
-                num(&props, "socket-id").unwrap_or(0),
-                num(&props, "core-id").unwrap_or(0),
-                num(&props, "thread-id").unwrap_or(0),
+                id(props.socket_id, "socket-id")?,
+                id(props.core_id, "core-id")?,
+                id(props.thread_id, "thread-id")?,
             ),
         });
     }
@@ -257,6 +244,26 @@ mod tests {
         assert_eq!(t.ram_of("m0"), [(0, 0xc_0000), (0x10_0000, 0x1010_0000)]);
         assert_eq!(t.ram_of("m1"), [(0x1010_0000, 0x2020_0000)]);
         assert!(t.ram_of("pc.rom").is_empty());
+    }
+
+    /// QEMU gone before it greets (it exited on a bad argument, or was
+    /// killed) is one error, not a panic inside `qapi`'s handshake.
+    #[test]
+    fn a_socket_closed_before_the_greeting_is_an_error() {
+        let (ours, theirs) = UnixStream::pair().expect("socket pair");
+        drop(theirs);
+        let e = handshake(&mut Qmp::from_stream(&ours)).expect_err("no greeting");
+        assert!(e.contains("closed the socket"), "{e}");
+    }
+
+    #[test]
+    fn a_greeting_that_is_not_qmp_is_an_error() {
+        use std::io::Write;
+        let (ours, mut theirs) = UnixStream::pair().expect("socket pair");
+        theirs.write_all(b"SSH-2.0-OpenSSH\n").expect("write");
+        drop(theirs);
+        let e = handshake(&mut Qmp::from_stream(&ours)).expect_err("not QMP");
+        assert!(e.starts_with("QMP greeting:"), "{e}");
     }
 
     #[test]
