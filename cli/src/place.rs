@@ -41,13 +41,18 @@ pub struct PlaceArgs {
     /// Seed of every random choice.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Shared pool size in cores (default: one per virtual processor).
+    /// Shared LPAR only: physical cores of the shared pool the partition can
+    /// draw from (lparstat's physc + app). Default: one per virtual
+    /// processor, so the pool never holds the partition back and only the
+    /// placement decides physc.
     #[arg(long)]
     pub pool: Option<f64>,
-    /// Entitled capacity in cores (default: one per virtual processor).
+    /// Shared LPAR only: entitled capacity in cores (lparstat -i `ent`), at
+    /// most one per virtual processor and at most the pool. Default: the
+    /// smaller of the two. Only %entc and --capped read it.
     #[arg(long)]
     pub entitlement: Option<f64>,
-    /// A capped partition never exceeds its entitlement.
+    /// Shared LPAR only: a capped partition never exceeds its entitlement.
     #[arg(long)]
     pub capped: bool,
     /// Run twice and compare: two kernels (6.6 6.8) or two LPAR modes (shared dedicated).
@@ -97,6 +102,12 @@ pub fn run(args: &PlaceArgs) -> Result<()> {
             parse_side(&v[1], base, power)?,
         ],
     };
+    let shared = sides.iter().any(|s| s.lpar == Lpar::Shared);
+    if !shared && (args.pool.is_some() || args.entitlement.is_some() || args.capped) {
+        bail!(
+            "--pool, --entitlement and --capped describe a shared-processor LPAR; this run has none (--lpar shared on a POWER machine)"
+        );
+    }
     let options = machine_options(args)?;
     let mut reports = Vec::new();
     for side in &sides {
@@ -119,7 +130,8 @@ fn parse_run_args(args: &PlaceArgs) -> Result<(f64, Kernel, Workload)> {
         args.duration.trim().parse().map_err(|_| {
             anyhow::anyhow!("--duration {}: not a number of seconds", args.duration)
         })?;
-    check_duration(seconds)?;
+    // The error names the text given (1e400 parses as infinity).
+    check_duration(seconds).map_err(|_| run::RunError::Duration(args.duration.clone()))?;
     let kernel: Kernel = args
         .kernel
         .parse()
@@ -162,18 +174,30 @@ fn machine_options(args: &PlaceArgs) -> Result<MachineOptions> {
 }
 
 /// The partition's configuration for `side`: defaults for its VPs, then
-/// `--pool`, `--entitlement` and `--capped`.
+/// `--pool`, `--entitlement` (default: the smaller of the VPs and the pool)
+/// and `--capped`. PowerVM entitles a VP to at most one core and guarantees
+/// the entitlement from the pool, so a larger one is refused.
 fn partition(args: &PlaceArgs, side: Side, vps: usize) -> Result<HvParams> {
     let mut hv = HvParams::defaults(side.lpar, vps);
+    if side.lpar != Lpar::Shared {
+        return Ok(hv);
+    }
     if let Some(p) = args.pool {
         if !(p.is_finite() && p > 0.0) {
             bail!("--pool {p}: must be a positive number of cores");
         }
         hv.pool = p;
     }
+    hv.entitlement = hv.entitlement.min(hv.pool);
     if let Some(e) = args.entitlement {
         if !(e.is_finite() && e > 0.0) {
             bail!("--entitlement {e}: must be a positive number of cores");
+        }
+        if e > vps as f64 || e > hv.pool {
+            bail!(
+                "--entitlement {e}: at most one core per virtual processor ({vps}) and at most the pool ({})",
+                hv.pool
+            );
         }
         hv.entitlement = e;
     }

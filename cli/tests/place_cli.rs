@@ -23,6 +23,12 @@ fn bad_input_is_refused_with_one_clear_line() {
         &with(&["--threads", "4", "--duration", "0"]),
         &["--duration"],
     );
+    for absurd in ["nan", "inf", "1e400", "0.0000001"] {
+        assert_refused(
+            &with(&["--threads", "4", "--duration", absurd]),
+            &["--duration", "virtual seconds"],
+        );
+    }
     assert_refused(
         &with(&["--threads", "4", "--duration", "soon"]),
         &["--duration", "not a number"],
@@ -54,6 +60,31 @@ fn bad_input_is_refused_with_one_clear_line() {
     assert_refused(
         &with(&["--threads", "4", "--itmt", "0-126=5"]),
         &["ITMT", "CPU 127"],
+    );
+    assert_refused(
+        &with(&["--threads", "4", "--pool", "8"]),
+        &["--pool", "shared-processor LPAR"],
+    );
+    let shared = |extra: &[&'static str]| -> Vec<&'static str> {
+        ["place", "--machine", "power10-shared-320", "--threads", "4"]
+            .iter()
+            .copied()
+            .chain(extra.iter().copied())
+            .collect()
+    };
+    assert_refused(
+        &shared(&["--lpar", "dedicated", "--capped"]),
+        &["--capped", "shared-processor LPAR"],
+    );
+    assert_refused(&shared(&["--pool", "0"]), &["--pool 0", "positive"]);
+    // power10-shared-320 has 40 VPs.
+    assert_refused(
+        &shared(&["--entitlement", "41"]),
+        &["--entitlement 41", "virtual processor (40)"],
+    );
+    assert_refused(
+        &shared(&["--pool", "16", "--entitlement", "20"]),
+        &["--entitlement 20", "pool (16)"],
     );
     assert_refused(
         &[

@@ -19,6 +19,22 @@
 //! - `run` (std): drives a run through `sim`'s event queue and reports medians
 //!   and lparstat columns; `validate` (std): seed 001's lparstat rows.
 //!
+//! # What is not modelled, and what that leaves unreached
+//!
+//! - CPUs of different capacity: no machine the readers build carries
+//!   `cpu_capacity` or `capacity-dmips-mhz`, so no domain has
+//!   `SD_ASYM_CPUCAPACITY` and `group_misfit_task` (with `migrate_misfit`)
+//!   never arises.
+//! - Task affinity: every task may run on every CPU (no `taskset`,
+//!   `sched_setaffinity()` or cpusets), so `load_balance()` never meets a
+//!   pinned task, never sets `sgc->imbalance`, and `group_imbalanced` never
+//!   arises.
+//! - Nice levels, other scheduling classes, cgroups, and the memory a task
+//!   touches beyond "its parent's node" (NUMA balancing's preferred node).
+//!
+//! Both group types are kept in [`fair::GroupType`] and handled where Linux
+//! handles them, so the order of the types is Linux's.
+//!
 //! A run is a pure function of (machine, kernel, partition, workload, threads,
 //! duration, seed).
 //!

@@ -92,7 +92,7 @@ pub enum RunError {
     NoThreads,
     /// Too many tasks for the model's bookkeeping.
     TooManyThreads(u32),
-    /// Duration not in (0, [`MAX_DURATION_S`]].
+    /// Duration not in [1 ms, [`MAX_DURATION_S`]].
     Duration(String),
     /// `--lpar` on a machine that is not POWER.
     LparNotPower(String),
@@ -115,7 +115,7 @@ impl std::fmt::Display for RunError {
             }
             RunError::Duration(s) => write!(
                 f,
-                "--duration {s}: must be a number of virtual seconds in (0, {MAX_DURATION_S}]"
+                "--duration {s}: must be a number of virtual seconds from 0.001 to {MAX_DURATION_S}"
             ),
             RunError::LparNotPower(a) => write!(
                 f,

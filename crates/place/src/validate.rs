@@ -22,6 +22,9 @@
 //! documented error, so a regression or an accidental improvement shows.
 
 use serde::Serialize;
+/// Whether a row is fitted or predicted: the simulator's validation rows'
+/// kind, so `manycore validate` has one definition of it.
+pub use sim::validate::Kind;
 
 use crate::hv::{HvParams, Lpar};
 use crate::machine::MachineOptions;
@@ -206,8 +209,9 @@ pub struct Row {
     pub unit: &'static str,
     /// Whether it meets the issue's goal (15 % on physc, 10 points on changes).
     pub within_goal: bool,
-    /// `fitted` for the row the run length is fitted on, else `predicted`.
-    pub group: &'static str,
+    /// [`Kind::Fit`] for the row the run length is fitted on, else
+    /// [`Kind::Predict`] (the simulator's rows' kinds: one definition).
+    pub kind: Kind,
     /// The run length every row is predicted at (virtual seconds, the first
     /// 20 % not measured), fitted on [`FIT_ROW`].
     pub run_s: f64,
@@ -282,7 +286,7 @@ pub fn validate(progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, RunError> {
                 error_pct: err,
                 unit: "cores",
                 within_goal: err.abs() <= 15.0,
-                group: if fitted { "fitted" } else { "predicted" },
+                kind: if fitted { Kind::Fit } else { Kind::Predict },
                 run_s: seconds,
             });
         }
@@ -295,7 +299,7 @@ pub fn validate(progress: &mut dyn FnMut(&str)) -> Result<Vec<Row>, RunError> {
             error_pct: pc - mc,
             unit: "% change",
             within_goal: (pc - mc).abs() <= 10.0,
-            group: "predicted",
+            kind: Kind::Predict,
             run_s: seconds,
         });
     }
@@ -310,13 +314,13 @@ pub fn to_text(rows: &[Row]) -> String {
         "seed 001: ebizzy on POWER10 shared LPARs, lparstat physc\n\
          one parameter fitted on one row: run length at the reading {run_s:.2} virtual s (first 20 % not measured)\n"
     );
-    for group in ["fitted", "predicted"] {
+    for (kind, group) in [(Kind::Fit, "fitted"), (Kind::Predict, "predicted")] {
         let _ = writeln!(
             s,
             "{group}:\n{:<55} {:>10} {:>10} {:>9}  unit",
             "case", "predicted", "measured", "error"
         );
-        for r in rows.iter().filter(|r| r.group == group) {
+        for r in rows.iter().filter(|r| r.kind == kind) {
             let _ = writeln!(
                 s,
                 "{:<55} {:>10.2} {:>10.2} {:>+8.1}{} {}{}",

@@ -6,13 +6,15 @@
 //! miss must really miss, by its documented error within `MISS_BAND`, so the
 //! list can neither hide a row that has come right nor let one drift unnoticed.
 
-use place::validate::{fit_row, predict, validate, FIT_ROW, KNOWN_MISSES, MISS_BAND, SEED_001};
+use place::validate::{
+    fit_row, predict, validate, Kind, FIT_ROW, KNOWN_MISSES, MISS_BAND, SEED_001,
+};
 
 #[test]
 fn seed_001_rows_meet_the_goals_or_are_known_misses() {
     let rows = validate(&mut |_| {}).expect("validate");
     assert_eq!(rows.len(), 18);
-    let fitted: Vec<_> = rows.iter().filter(|r| r.group == "fitted").collect();
+    let fitted: Vec<_> = rows.iter().filter(|r| r.kind == Kind::Fit).collect();
     assert_eq!(fitted.len(), 1, "exactly one row is fitted: {fitted:?}");
     let (machine, threads, kernel) = FIT_ROW;
     assert_eq!(
