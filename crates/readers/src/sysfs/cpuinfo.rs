@@ -12,46 +12,55 @@ use topology::Arch;
 
 use crate::Error;
 
-/// One block of `/proc/cpuinfo`: its fields in order (keys trimmed).
+/// One block of `/proc/cpuinfo`: its fields in order (keys and values
+/// trimmed), borrowed from the file's text: a 16384-CPU cpuinfo holds
+/// hundreds of thousands of fields, and allocating a string for each would
+/// be most of the parse.
 #[derive(Debug, Default, Clone)]
-pub(crate) struct Block {
-    pub fields: Vec<(String, String)>,
+pub(crate) struct Block<'t> {
+    pub fields: Vec<(&'t str, &'t str)>,
 }
 
-impl Block {
-    pub fn get(&self, key: &str) -> Option<&str> {
+impl<'t> Block<'t> {
+    pub fn get(&self, key: &str) -> Option<&'t str> {
         self.fields
             .iter()
             .find(|(k, _)| k.eq_ignore_ascii_case(key))
-            .map(|(_, v)| v.as_str())
+            .map(|(_, v)| *v)
     }
 }
 
 /// The parsed file.
 #[derive(Debug, Default, Clone)]
-pub(crate) struct CpuInfo {
-    pub blocks: Vec<Block>,
+pub(crate) struct CpuInfo<'t> {
+    pub blocks: Vec<Block<'t>>,
 }
 
-impl CpuInfo {
+impl<'t> CpuInfo<'t> {
     /// Parses the text. Lines without a colon are tolerated (some kernels print
     /// bare headers such as `power management:` or banner lines), but a block
     /// number that is not a number is an error naming the line.
-    pub fn parse(text: &str, source: &str) -> Result<CpuInfo, Error> {
+    pub fn parse(text: &'t str, source: &str) -> Result<CpuInfo<'t>, Error> {
         let mut blocks = Vec::new();
         let mut current = Block::default();
         for (i, line) in text.lines().enumerate() {
             if line.trim().is_empty() {
                 if !current.fields.is_empty() {
-                    blocks.push(std::mem::take(&mut current));
+                    // Blocks are alike: the next one gets this one's size.
+                    let size = current.fields.len();
+                    blocks.push(std::mem::replace(
+                        &mut current,
+                        Block {
+                            fields: Vec::with_capacity(size),
+                        },
+                    ));
                 }
                 continue;
             }
             let Some((key, value)) = line.split_once(':') else {
                 continue;
             };
-            let key = key.trim().to_string();
-            let value = value.trim().to_string();
+            let (key, value) = (key.trim(), value.trim());
             if key == "processor" && value.parse::<u32>().is_err() && !value.is_empty() {
                 // arm32 prints "Processor : ARMv7 Processor rev 10 (v7l)" (capital
                 // P) which is fine; a lower-case `processor` must be a number.
@@ -76,12 +85,12 @@ impl CpuInfo {
     }
 
     /// The first value of `key` in any block.
-    pub fn first(&self, key: &str) -> Option<&str> {
+    pub fn first(&self, key: &str) -> Option<&'t str> {
         self.blocks.iter().find_map(|b| b.get(key))
     }
 
     /// Blocks by logical CPU number (`processor : N`).
-    pub fn by_processor(&self) -> BTreeMap<u32, &Block> {
+    pub fn by_processor(&self) -> BTreeMap<u32, &Block<'t>> {
         self.blocks
             .iter()
             .filter_map(|b| Some((b.get("processor")?.parse::<u32>().ok()?, b)))

@@ -51,6 +51,8 @@ use vfs::Root;
 
 const CPU_DIR: &str = "sys/devices/system/cpu";
 const NODE_DIR: &str = "sys/devices/system/node";
+/// Architecture, model, firmware ids (all absent when the file is).
+const CPUINFO: &str = "proc/cpuinfo";
 
 /// Reads the live host's `/sys` and `/proc`.
 pub fn read_live() -> Result<Topology, Error> {
@@ -389,9 +391,19 @@ fn read_root(root: &Root, threads: Threads) -> Result<Topology, Error> {
             "no sys/devices/system/cpu directory: not a sysfs root",
         ));
     }
-    let sets = read_cpu_sets(&files)?;
-    let cpu_ids = cpu_numbers(root)?;
-    let cpuinfo = read_cpuinfo(&files)?;
+    // The CPU directory's one listing names the CPUs and answers whether
+    // each of the three set files exists (old kernels wrote none of them).
+    let cpu_entries = root.list(CPU_DIR)?;
+    let cpu_ids = cpu_numbers(root, &cpu_entries)?;
+    let sets = read_cpu_sets(&Files {
+        root,
+        only: Some(&cpu_entries),
+    })?;
+    let cpuinfo_text = files.text(CPUINFO)?;
+    let cpuinfo = match &cpuinfo_text {
+        Some(t) => CpuInfo::parse(t, &root.describe(CPUINFO))?,
+        None => CpuInfo::default(),
+    };
     let arch = cpuinfo.arch().unwrap_or_else(|| {
         if root.is_live() {
             Arch::from_uname(std::env::consts::ARCH)
@@ -471,11 +483,12 @@ fn read_cpu_sets(files: &Files) -> Result<CpuSets, Error> {
     Ok(sets)
 }
 
-/// The numbers of the `cpuN` directories, sorted.
-fn cpu_numbers(root: &Root) -> Result<Vec<u32>, Error> {
+/// The numbers of the `cpuN` directories among `entries` (the CPU
+/// directory's), sorted.
+fn cpu_numbers(root: &Root, entries: &[String]) -> Result<Vec<u32>, Error> {
     let mut cpu_ids: Vec<u32> = Vec::new();
-    for name in root.list(CPU_DIR)? {
-        if let Some(n) = entry_number(root, CPU_DIR, &name, "cpu")? {
+    for name in entries {
+        if let Some(n) = entry_number(root, CPU_DIR, name, "cpu")? {
             if n >= MAX_CPUS as u64 {
                 return Err(Error::new(
                     root.describe(&format!("{CPU_DIR}/{name}")),
@@ -487,15 +500,6 @@ fn cpu_numbers(root: &Root) -> Result<Vec<u32>, Error> {
     }
     cpu_ids.sort_unstable();
     Ok(cpu_ids)
-}
-
-/// `/proc/cpuinfo`: architecture, model, firmware ids (empty when absent).
-fn read_cpuinfo(files: &Files) -> Result<CpuInfo, Error> {
-    let path = "proc/cpuinfo";
-    match files.text(path)? {
-        Some(t) => CpuInfo::parse(&t, &files.root.describe(path)),
-        None => Ok(CpuInfo::default()),
-    }
 }
 
 /// possible ⊇ present ⊇ online, whichever files exist: (possible, present,
@@ -524,7 +528,7 @@ fn core_kinds(
     files: &Files,
     arch: &Arch,
     raws: &[RawCpu],
-    by_processor: &BTreeMap<u32, &cpuinfo::Block>,
+    by_processor: &BTreeMap<u32, &cpuinfo::Block<'_>>,
     builder: &mut TopologyBuilder,
 ) -> Result<HashMap<u32, u16>, Error> {
     let mut kind_of: HashMap<u32, u16> = HashMap::new();
@@ -585,7 +589,7 @@ struct CpuReader<'a> {
     files: &'a Files<'a>,
     arch: &'a Arch,
     online_file: Option<CpuMask>,
-    by_processor: &'a BTreeMap<u32, &'a cpuinfo::Block>,
+    by_processor: &'a BTreeMap<u32, &'a cpuinfo::Block<'a>>,
     raws: Vec<RawCpu>,
     /// CPU → index in `raws` of an earlier CPU whose core mask lists it.
     core_owner: HashMap<u32, usize>,
@@ -613,7 +617,7 @@ impl<'a> CpuReader<'a> {
         files: &'a Files<'a>,
         arch: &'a Arch,
         sets: &CpuSets,
-        by_processor: &'a BTreeMap<u32, &'a cpuinfo::Block>,
+        by_processor: &'a BTreeMap<u32, &'a cpuinfo::Block<'a>>,
     ) -> Self {
         CpuReader {
             files,
@@ -664,14 +668,28 @@ impl<'a> CpuReader<'a> {
         // core id say the same thing, as the kernel builds them from one
         // sibling's data. That halves the files read on SMT machines; anything
         // irregular (a differing mask) is read in full.
-        let dir_exists = match self.last_had_topology {
-            true => None,
-            false => Some(files.root.exists(&topo)?),
+        let just_listed = self.topo_names.is_none();
+        let dir_exists = match (self.last_had_topology, &self.topo_names) {
+            // Until one CPU's `topology/` is listed, it is listed before its
+            // files are asked for: the listing is read anyway for the first
+            // CPU read in full, and it answers which core-mask names exist
+            // (one system call, not five, when the directory is absent).
+            (_, None) => Some(self.list_topology(&topo)?),
+            (true, Some(_)) => None,
+            (false, Some(_)) => Some(files.root.exists(&topo)?),
         };
         let core_text = match dir_exists {
             Some(false) => None,
             _ if self.listed_without_core_mask() => None,
-            _ => read_core_mask(files, &topo, &mut self.core_names_first)?,
+            _ => {
+                // The CPU just listed asks its listing, not the file system.
+                let only = self.topo_names.as_ref().filter(|_| just_listed);
+                let files = Files {
+                    root: files.root,
+                    only: only.map(|(_, names)| names.as_slice()),
+                };
+                read_core_mask(&files, &topo, &mut self.core_names_first)?
+            }
         };
         let core_mask = match &core_text {
             Some(t) => Some(self.core_mask(id, t)?),
@@ -712,6 +730,27 @@ impl<'a> CpuReader<'a> {
         }
         self.firmware_facts(&dir, block, &mut raw)?;
         Ok(Some(raw))
+    }
+
+    /// Lists `topo` as the CPUs' `topology/` listing when it is a
+    /// directory; whether anything is there.
+    fn list_topology(&mut self, topo: &str) -> Result<bool, Error> {
+        let Some(names) = self.files.root.list_dir(topo)? else {
+            return Ok(false);
+        };
+        // The pair of core-mask names the listing holds, as
+        // [`read_core_mask`] would find it.
+        let listed = |i: usize| {
+            let (list, map) = CORE_MASK_NAMES[i];
+            names.binary_search_by(|n| n.as_str().cmp(map)).is_ok()
+                || names.binary_search_by(|n| n.as_str().cmp(list)).is_ok()
+        };
+        let pair = std::iter::once(self.core_names_first)
+            .chain(0..CORE_MASK_NAMES.len())
+            .find(|&i| listed(i))
+            .unwrap_or(self.core_names_first);
+        self.topo_names = Some((pair, names));
+        Ok(true)
     }
 
     /// Whether the last `topology/` listed had none of the core-mask files
@@ -840,7 +879,7 @@ impl<'a> CpuReader<'a> {
     fn firmware_facts(
         &self,
         dir: &str,
-        block: Option<&cpuinfo::Block>,
+        block: Option<&cpuinfo::Block<'a>>,
         raw: &mut RawCpu,
     ) -> Result<(), Error> {
         let files = self.files;
@@ -889,7 +928,7 @@ fn os_ids(r: &RawCpu) -> [Option<u32>; 5] {
 /// convention: higher efficiency = bigger core).
 fn arm_core_kinds(
     raws: &[RawCpu],
-    by_processor: &BTreeMap<u32, &cpuinfo::Block>,
+    by_processor: &BTreeMap<u32, &cpuinfo::Block<'_>>,
     builder: &mut TopologyBuilder,
     kind_of: &mut HashMap<u32, u16>,
 ) {

@@ -287,6 +287,32 @@ impl Root {
         }
     }
 
+    /// Names of the entries of a directory, sorted; `None` when nothing is
+    /// at `dir`, and empty when something that is not a directory is (as
+    /// [`Root::exists`] and [`Root::list`] would say): one system call for a
+    /// directory a dump lacks, where asking both would take two.
+    pub(crate) fn list_dir(&self, dir: &str) -> Result<Option<Vec<String>>, Error> {
+        #[cfg(target_os = "linux")]
+        if let Backing::Dir {
+            in_root: Some(fd), ..
+        } = &self.backing
+        {
+            if self.fetched.borrow().is_empty() {
+                return match fd.list_dir(dir) {
+                    Ok(names) => Ok(names.map(|mut names| {
+                        names.sort();
+                        names
+                    })),
+                    Err(e) => Err(Error::new(self.describe(dir), format!("cannot list: {e}"))),
+                };
+            }
+        }
+        match self.exists(dir)? {
+            true => self.list(dir).map(Some),
+            false => Ok(None),
+        }
+    }
+
     /// Whether `path` exists (as anything).
     pub(crate) fn exists(&self, path: &str) -> Result<bool, Error> {
         #[cfg(target_os = "linux")]
@@ -518,58 +544,71 @@ fn read_small_file(path: &Path, limit: u64) -> Result<Option<Vec<u8>>, String> {
     read_through(|buf| file.read(buf), limit).map(Some)
 }
 
+/// How much the first read of a file asks for: all of any mask or list file
+/// of a machine of [`cpumask::MAX_CPUS`] CPUs but the longest cpulists (a hex
+/// map of 16384 CPUs is 4.6 KB), so that almost every file takes one read.
+const FIRST_READ: usize = 64 << 10;
+
+/// A read shorter than this ends a file even when it did not fill the
+/// buffer: some procfs files return at most a page per read.
+const PAGE: usize = 4096;
+
+thread_local! {
+    /// The first read's buffer, zeroed once per thread and reused.
+    static FIRST: RefCell<Vec<u8>> = RefCell::new(vec![0; FIRST_READ]);
+}
+
 /// Reads an open regular file to its end, at most `limit` bytes.
 ///
 /// No size query: sysfs and procfs files report a size of 4096 or 0 whatever
-/// they hold, and one `read` into a page-sized buffer usually gets the whole
-/// file. A short read ends it, since sysfs and procfs return whole records.
-/// That first read goes to the stack and only what came is copied out, so a
-/// file costs one allocation of its own size, not a zeroed page.
+/// they hold. A read shorter than a page ends the file, since sysfs and
+/// procfs return whole records; so does a longer read that did not fill the
+/// buffer (files, seq_file and kernfs give all that fits), while a read of
+/// exactly one page may be one page of many. The first read goes to a
+/// buffer kept for the thread and only what came is copied out, so a file
+/// costs one allocation of its own size.
 fn read_through(
     mut read: impl FnMut(&mut [u8]) -> std::io::Result<usize>,
     limit: u64,
 ) -> Result<Vec<u8>, String> {
     let too_large = || format!("larger than the {limit}-byte limit for this file");
-    let mut page = [0u8; 4096];
-    let first = loop {
-        match read(&mut page) {
-            Ok(n) => break n,
+    let mut read_retrying = |buf: &mut [u8]| loop {
+        match read(buf) {
+            Ok(n) => return Ok(n),
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(format!("cannot read: {e}")),
         }
     };
-    if first < page.len() {
-        if first as u64 > limit {
-            return Err(too_large());
-        }
-        return Ok(page[..first].to_vec());
-    }
-    let mut buf = page.to_vec();
-    let mut len = first;
-    loop {
-        if len == buf.len() {
-            if len as u64 > limit {
-                return Err(too_large());
+    let buf = FIRST.with_borrow_mut(|first| -> Result<_, String> {
+        let n = read_retrying(first)?;
+        let ended = n < PAGE || (n > PAGE && n < first.len());
+        Ok((first[..n].to_vec(), ended))
+    });
+    let (mut buf, ended) = buf?;
+    let mut len = buf.len();
+    if !ended {
+        buf.resize(len.max(PAGE) * 2, 0);
+        loop {
+            if len == buf.len() {
+                if len as u64 > limit {
+                    return Err(too_large());
+                }
+                buf.resize(buf.len() * 2, 0);
             }
-            buf.resize(buf.len() * 2, 0);
+            let n = read_retrying(&mut buf[len..])?;
+            if n == 0 {
+                break;
+            }
+            len += n;
+            if len < buf.len() && n < PAGE {
+                break;
+            }
         }
-        let n = match read(&mut buf[len..]) {
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(format!("cannot read: {e}")),
-        };
-        if n == 0 {
-            break;
-        }
-        len += n;
-        if len < buf.len() && n < 4096 {
-            break;
-        }
+        buf.truncate(len);
     }
     if len as u64 > limit {
         return Err(too_large());
     }
-    buf.truncate(len);
     Ok(buf)
 }
 
@@ -611,22 +650,36 @@ fn is_absent(e: &std::io::Error) -> bool {
 /// `rustix` provides the call safely; std has no `openat2`.
 #[cfg(target_os = "linux")]
 mod in_root {
-    use rustix::fd::OwnedFd;
-    use rustix::fs::{openat2, Dir, FileType, Mode, OFlags, ResolveFlags};
+    use rustix::fd::{AsFd, OwnedFd};
+    use rustix::fs::{openat2, FileType, Mode, OFlags, RawDir, ResolveFlags};
     use rustix::io::Errno;
     use std::io;
+    use std::mem::MaybeUninit;
     use std::path::Path;
+    use std::sync::atomic::{AtomicBool, Ordering};
 
     /// The dump directory, and the directories beneath it that hold almost
     /// every file a read asks for, each opened once.
     #[derive(Debug)]
     pub(crate) struct RootFd {
         root: OwnedFd,
-        /// (root-relative path with its trailing `/`, the directory opened
-        /// in the root): a path beneath one is opened from it, so the
-        /// kernel walks the components below it only, not the whole path
-        /// from the root for every file.
-        bases: Vec<(String, OwnedFd)>,
+        /// The directories a path beneath is opened from, so the kernel
+        /// walks the components below them only, not the whole path from
+        /// the root for every file.
+        bases: Vec<Base>,
+    }
+
+    /// A directory beneath the root, opened once.
+    #[derive(Debug)]
+    struct Base {
+        /// Its root-relative path with a trailing `/`.
+        prefix: String,
+        fd: OwnedFd,
+        /// Whether `fd` was opened readable and has not been listed yet: its
+        /// first listing reads it directly instead of opening it again (two
+        /// system calls fewer). The flag is taken once, so two threads never
+        /// share the descriptor's position.
+        unlisted: AtomicBool,
     }
 
     const RESOLVE: ResolveFlags = ResolveFlags::IN_ROOT.union(ResolveFlags::NO_MAGICLINKS);
@@ -640,20 +693,18 @@ mod in_root {
         e == Errno::NOENT || e == Errno::NOTDIR || e == Errno::ISDIR
     }
 
-    /// `openat2` of `path` beneath `dir`: `None` when absent.
+    /// `openat2` of `path` beneath `dir`.
     fn open_retrying(
         dir: &OwnedFd,
         path: &str,
         flags: OFlags,
         resolve: ResolveFlags,
-    ) -> Result<Option<OwnedFd>, Errno> {
+    ) -> Result<OwnedFd, Errno> {
         loop {
             match openat2(dir, path, flags | OFlags::CLOEXEC, Mode::empty(), resolve) {
-                Ok(fd) => return Ok(Some(fd)),
-                Err(e) if absent(e) => return Ok(None),
                 // Raised when a rename raced the lookup: retry.
                 Err(Errno::AGAIN) | Err(Errno::INTR) => continue,
-                Err(e) => return Err(e),
+                got => return got,
             }
         }
     }
@@ -677,22 +728,45 @@ mod in_root {
             // With no base, the root itself is opened once as the probe.
             let probe = bases.is_empty().then_some(".");
             for dir in bases.iter().copied().chain(probe) {
-                let fd = root.open_at(dir, OFlags::PATH | OFlags::DIRECTORY).ok()?;
+                // Readable, so that its one listing needs no open of its
+                // own; a directory that can be searched but not read is
+                // opened as a path only, and listed (and refused) as before.
+                let (fd, unlisted) = match root.open_at(dir, OFlags::RDONLY | OFlags::DIRECTORY) {
+                    Ok(fd) => (fd, true),
+                    Err(_) => (
+                        root.open_at(dir, OFlags::PATH | OFlags::DIRECTORY).ok()?,
+                        false,
+                    ),
+                };
                 if let (Some(fd), false) = (fd, probe.is_some()) {
-                    root.bases.push((format!("{dir}/"), fd));
+                    root.bases.push(Base {
+                        prefix: format!("{dir}/"),
+                        fd,
+                        unlisted: AtomicBool::new(unlisted),
+                    });
                 }
             }
             Some(root)
         }
 
+        /// `path` opened, `None` when absent.
         fn open_at(&self, path: &str, flags: OFlags) -> Result<Option<OwnedFd>, Errno> {
+            match self.open_errno(path, flags) {
+                Ok(fd) => Ok(Some(fd)),
+                Err(e) if absent(e) => Ok(None),
+                Err(e) => Err(e),
+            }
+        }
+
+        /// `path` opened, or the error the kernel gave.
+        fn open_errno(&self, path: &str, flags: OFlags) -> Result<OwnedFd, Errno> {
             // `path` is root-relative; a leading `/` would also stay inside.
             let path = if path.is_empty() { "." } else { path };
-            let below = self.bases.iter().find_map(|(prefix, fd)| {
-                let rest = path.strip_prefix(prefix.as_str())?;
+            let below = self.bases.iter().find_map(|base| {
+                let rest = path.strip_prefix(base.prefix.as_str())?;
                 let clean =
                     !rest.is_empty() && rest.split('/').all(|c| !matches!(c, "" | "." | ".."));
-                clean.then_some((fd, rest))
+                clean.then_some((&base.fd, rest))
             });
             if let Some((fd, rest)) = below {
                 match open_retrying(fd, rest, flags, BENEATH) {
@@ -732,9 +806,15 @@ mod in_root {
             .map(Some)
         }
 
+        /// The base opened for `path` itself, if any.
+        fn base(&self, path: &str) -> Option<&Base> {
+            self.bases
+                .iter()
+                .find(|b| b.prefix.strip_suffix('/') == Some(path))
+        }
+
         pub(super) fn exists(&self, path: &str) -> io::Result<bool> {
-            let base = |(prefix, _): &(String, OwnedFd)| prefix.strip_suffix('/') == Some(path);
-            if self.bases.iter().any(base) {
+            if self.base(path).is_some() {
                 return Ok(true);
             }
             Ok(self.open_at(path, OFlags::PATH)?.is_some())
@@ -742,22 +822,109 @@ mod in_root {
 
         /// Entry names of a directory (unsorted; empty if absent).
         pub(super) fn list(&self, dir: &str) -> io::Result<Vec<String>> {
-            let Some(fd) = self.open_at(dir, OFlags::RDONLY | OFlags::DIRECTORY)? else {
-                return Ok(Vec::new());
-            };
-            let mut names = Vec::new();
-            let mut entries = Dir::new(fd)?;
-            while let Some(entry) = entries.read() {
-                let entry = entry?;
-                let name = entry.file_name().to_bytes();
-                if name == b"." || name == b".." {
-                    continue;
-                }
-                if let Ok(name) = std::str::from_utf8(name) {
-                    names.push(name.to_string());
+            Ok(self.list_dir(dir)?.unwrap_or_default())
+        }
+
+        /// Entry names of a directory (unsorted), `None` when nothing is at
+        /// `dir`; something that is not a directory lists as empty, as
+        /// [`RootFd::list`] and [`RootFd::exists`] together would say.
+        pub(super) fn list_dir(&self, dir: &str) -> io::Result<Option<Vec<String>>> {
+            if let Some(base) = self.base(dir) {
+                if base.unlisted.swap(false, Ordering::Relaxed) {
+                    return names(&base.fd).map(Some);
                 }
             }
-            Ok(names)
+            let fd = match self.open_errno(dir, OFlags::RDONLY | OFlags::DIRECTORY) {
+                Ok(fd) => fd,
+                // There but no directory, or under something that is not
+                // one: rare enough to ask once more which.
+                Err(Errno::NOTDIR) => return Ok(self.exists(dir)?.then(Vec::new)),
+                Err(e) if absent(e) => return Ok(None),
+                Err(e) => return Err(e.into()),
+            };
+            names(&fd).map(Some)
         }
+    }
+
+    /// The entry names of an open directory, read from its current position
+    /// through a buffer on the stack (no allocation per entry but its name).
+    fn names(fd: impl AsFd) -> io::Result<Vec<String>> {
+        let mut buf = [MaybeUninit::<u8>::uninit(); 8192];
+        let mut entries = RawDir::new(fd, &mut buf);
+        let mut names = Vec::new();
+        while let Some(entry) = entries.next() {
+            let entry = entry?;
+            let name = entry.file_name().to_bytes();
+            if name == b"." || name == b".." {
+                continue;
+            }
+            if let Ok(name) = std::str::from_utf8(name) {
+                names.push(name.to_string());
+            }
+        }
+        Ok(names)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::read_through;
+
+    /// A file of `len` bytes served `chunk` bytes at most per read, counting
+    /// the reads.
+    fn source(
+        len: usize,
+        chunk: usize,
+    ) -> (
+        impl FnMut(&mut [u8]) -> std::io::Result<usize>,
+        std::rc::Rc<std::cell::Cell<usize>>,
+    ) {
+        let calls = std::rc::Rc::new(std::cell::Cell::new(0));
+        let counted = calls.clone();
+        let mut at = 0;
+        let read = move |buf: &mut [u8]| {
+            counted.set(counted.get() + 1);
+            let n = buf.len().min(chunk).min(len - at);
+            for (i, b) in buf[..n].iter_mut().enumerate() {
+                *b = ((at + i) % 251) as u8;
+            }
+            at += n;
+            Ok(n)
+        };
+        (read, calls)
+    }
+
+    fn expected(len: usize) -> Vec<u8> {
+        (0..len).map(|i| (i % 251) as u8).collect()
+    }
+
+    #[test]
+    fn a_mask_of_16384_cpus_takes_one_read() {
+        let (read, calls) = source(4608, usize::MAX);
+        assert_eq!(read_through(read, 1 << 20).unwrap(), expected(4608));
+        assert_eq!(calls.get(), 1);
+    }
+
+    #[test]
+    fn a_file_served_a_page_at_a_time_is_read_to_its_end() {
+        let len = 3 * 4096 + 100;
+        let (read, calls) = source(len, 4096);
+        assert_eq!(read_through(read, 1 << 20).unwrap(), expected(len));
+        assert_eq!(calls.get(), 4);
+        // Exactly one page: the next read must say whether there is more.
+        let (read, calls) = source(4096, 4096);
+        assert_eq!(read_through(read, 1 << 20).unwrap(), expected(4096));
+        assert_eq!(calls.get(), 2);
+    }
+
+    #[test]
+    fn a_file_past_the_first_buffer_or_the_limit() {
+        let len = 200_000;
+        let (read, _) = source(len, usize::MAX);
+        assert_eq!(read_through(read, 1 << 20).unwrap(), expected(len));
+        let (read, _) = source(len, usize::MAX);
+        assert!(read_through(read, 100_000).unwrap_err().contains("limit"));
+        let (read, _) = source(5000, usize::MAX);
+        assert!(read_through(read, 4999).unwrap_err().contains("limit"));
     }
 }
