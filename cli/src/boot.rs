@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 use serde::Serialize;
+use sim::costs::Era;
 use sim::report::{self, Comparison};
 use sim::{Algo, Calibrate, CostTable, Kick, Options, Platform, Run, Strategy};
 
@@ -28,6 +29,12 @@ pub struct BootArgs {
     /// x86-2010 is x86 with seed 002's 2.6.37-era delays.
     #[arg(long, value_name = "x86|x86-2010|powerpc|arm64")]
     pub platform: Option<Platform>,
+    /// The x86 kernel: 6.5+ kicks and onlines every primary thread before
+    /// their siblings and loads microcode before the AP's alive sync;
+    /// pre-6.5 (seed 003's Linux 6.1 with the parallel-bringup series) kicks
+    /// every CPU first and loads microcode on the serialized path.
+    #[arg(long, default_value = "6.5+", value_name = "6.5+|pre-6.5")]
+    pub linux: Era,
     /// Kick order: one CPU at a time, or every kick first (seed 003).
     #[arg(long, default_value = "serial", value_name = "serial|parallel")]
     pub strategy: Kick,
@@ -146,7 +153,7 @@ struct RunSummary<'a> {
 pub fn run(args: &BootArgs) -> Result<()> {
     let topo = args.source.load()?;
     let platform = platform_for(args, &topo)?;
-    let costs = CostTable::for_platform(platform, &sim::fit::fitted()?);
+    let costs = CostTable::for_platform(platform, &sim::fit::fitted()?).for_era(args.linux);
     let machine = if topo.source().is_empty() {
         "machine".to_string()
     } else {

@@ -525,6 +525,8 @@ fn partial_table(a: &Assumptions, lookup_ns: f64) -> crate::costs::CostTable {
         cpu_mhz: 0.0,
         jitter: 0.0,
         guest: false,
+        primary_threads_first: false,
+        microcode_before_alive: false,
     }
 }
 

@@ -9,7 +9,7 @@
 
 use serde::Deserialize;
 
-use crate::costs::Platform;
+use crate::costs::{Era, Platform};
 use crate::strategy::Calibrate;
 
 /// The record as shipped.
@@ -93,6 +93,13 @@ pub struct SimSpec {
     /// The kernel's `CONFIG_HZ`, when its published configuration states it
     /// (a calibration's length is counted in ticks).
     pub hz: Option<u32>,
+    /// `"pre-6.5"` for an x86 kernel before Linux 6.5 (with or without the
+    /// parallel-bringup series): every CPU kicked at once, microcode loaded on
+    /// the serialized path. Default: the platform's current kernel.
+    pub linux: Option<String>,
+    /// Milliseconds one core's microcode load takes, when the source states
+    /// it for this machine (x86 only).
+    pub microcode_ms: Option<f64>,
 }
 
 impl SimSpec {
@@ -104,6 +111,14 @@ impl SimSpec {
     /// The calibration override, if any.
     pub fn calibrate(&self) -> Result<Option<Calibrate>, String> {
         parse_calibrate(self.calibrate.as_deref())
+    }
+
+    /// The kernel era the row's `linux` names.
+    pub fn era(&self) -> Result<Era, String> {
+        match self.linux.as_deref() {
+            None => Ok(Era::Current),
+            Some(text) => text.parse().map_err(|e| format!("sim.linux = {e}")),
+        }
     }
 
     /// The `after_s` run's calibration override, if any.
@@ -231,7 +246,16 @@ fn check_derived(r: &Row) -> Result<(), String> {
 /// The simulation spec names a known platform and calibration, and its shape
 /// has the row's CPU count.
 fn check_sim(r: &Row, sim: &SimSpec) -> Result<(), String> {
-    sim.platform()?;
+    let platform = sim.platform()?;
+    let era = sim.era()?;
+    if (era != Era::Current || sim.microcode_ms.is_some()) && platform != Platform::X86 {
+        return Err("sim.linux and sim.microcode_ms are for the x86 platform".to_string());
+    }
+    if let Some(ms) = sim.microcode_ms {
+        if !(0.0..=1000.0).contains(&ms) {
+            return Err(format!("sim.microcode_ms = {ms} is not a load time"));
+        }
+    }
     sim.calibrate()?;
     sim.after_calibrate()?;
     if let Some(hz) = sim.hz {
@@ -357,6 +381,29 @@ mod tests {
         .to_string();
         assert!(
             e.contains("x86-spr-1920-hpe") && e.contains("sometimes"),
+            "{e}"
+        );
+        for (to, message) in [
+            ("linux = \"6.1\"", "'6.1' is not"),
+            ("microcode_ms = -1.0", "not a load time"),
+            ("microcode_ms = nan", "not a load time"),
+        ] {
+            let e = parse(&with(
+                "calibrate = \"skip\", microcode_ms = 8.0",
+                &format!("calibrate = \"skip\", {to}"),
+            ))
+            .unwrap_err()
+            .to_string();
+            assert!(e.contains("x86-skl-112-tglx") && e.contains(message), "{e}");
+        }
+        let e = parse(&with(
+            "shape = [1, 80, 1] }",
+            "shape = [1, 80, 1], linux = \"pre-6.5\" }",
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("arm64-altra-80") && e.contains("x86 platform"),
             "{e}"
         );
         let dup = format!(

@@ -177,6 +177,7 @@ fn phase_rgb(p: Phase) -> draw::Rgb {
     match p {
         Phase::Kick => draw::Rgb(214, 39, 40),
         Phase::ApStart => draw::Rgb(255, 187, 120),
+        Phase::Microcode => draw::Rgb(140, 86, 75),
         Phase::Calibrate => draw::Rgb(31, 119, 180),
         Phase::TscSync => draw::Rgb(148, 103, 189),
         Phase::Masks => draw::Rgb(44, 160, 44),

@@ -21,8 +21,11 @@ use crate::SimError;
 pub enum Phase {
     /// The boot CPU sends the wake-up.
     Kick,
-    /// The AP starts (firmware, trampoline, microcode) until it can report in.
+    /// The AP starts (firmware, trampoline) until it can report in.
     ApStart,
+    /// The AP loads microcode: on its own before it reports in (Linux 6.5+),
+    /// or on the serialized path after the boot CPU releases it (earlier).
+    Microcode,
     /// Delay-loop calibration.
     Calibrate,
     /// TSC warp check (x86).
@@ -35,9 +38,10 @@ pub enum Phase {
 
 impl Phase {
     /// Every phase, in bring-up order.
-    pub const ALL: [Phase; 6] = [
+    pub const ALL: [Phase; 7] = [
         Phase::Kick,
         Phase::ApStart,
+        Phase::Microcode,
         Phase::Calibrate,
         Phase::TscSync,
         Phase::Masks,
@@ -49,6 +53,7 @@ impl Phase {
         match self {
             Phase::Kick => "kick",
             Phase::ApStart => "ap_start",
+            Phase::Microcode => "microcode",
             Phase::Calibrate => "calibrate",
             Phase::TscSync => "tsc_sync",
             Phase::Masks => "masks",
@@ -207,6 +212,9 @@ struct SimPlatform<'a> {
     hw_id: Vec<u64>,
     /// Present CPUs x2APIC cluster set-up visits before each CPU's kick.
     x2apic_visits: Vec<u32>,
+    /// Whether each CPU is the first of its core to come up (it loads the
+    /// core's microcode; its siblings load nothing).
+    loads_microcode: Vec<bool>,
     alive_seen: Vec<bool>,
     calibrated_packages: HashSet<u32>,
     /// Packages with a CPU whose TSC has been checked (or that is the boot CPU).
@@ -275,18 +283,28 @@ impl hotplug::Platform for SimPlatform<'_> {
         let prepare = self.x2apic_visits[i] as f64 * self.costs.x2apic_visit.ns;
         let k = self.jitter.apply(self.costs.kick_ns() + prepare);
         self.busy(i, Phase::Kick, k);
-        let start = self.jitter.apply(
-            self.costs.ap_start.ns
-                + self.costs.microcode.ns
-                + self.hop_ns[i] * self.costs.remote_hop.ns,
-        );
+        let start = self
+            .jitter
+            .apply(self.costs.ap_start.ns + self.hop_ns[i] * self.costs.remote_hop.ns);
         let now = self.queue.now();
         self.timeline[i].spans.push(Span {
             phase: Phase::ApStart,
             start_ns: now,
             end_ns: now + start,
         });
-        self.queue.schedule(now + start, Event::Alive(i as u32));
+        let mut alive = now + start;
+        if self.costs.microcode_before_alive && self.loads_microcode[i] {
+            let load = self.jitter.apply(self.costs.microcode.ns);
+            if load > 0 {
+                self.timeline[i].spans.push(Span {
+                    phase: Phase::Microcode,
+                    start_ns: alive,
+                    end_ns: alive + load,
+                });
+                alive += load;
+            }
+        }
+        self.queue.schedule(alive, Event::Alive(i as u32));
         Ok(())
     }
 
@@ -301,6 +319,10 @@ impl hotplug::Platform for SimPlatform<'_> {
             }
         }
         self.critical[Phase::ApStart as usize] += self.queue.now() - before;
+        if !self.costs.microcode_before_alive && self.loads_microcode[i] {
+            let load = self.jitter.apply(self.costs.microcode.ns);
+            self.busy(i, Phase::Microcode, load);
+        }
         Ok(())
     }
 
@@ -388,9 +410,9 @@ pub fn simulate_with(
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Run, SimError> {
     let engine = masks::mask_engine(topology, strategy.masks)?;
-    let machine = Machine::read(topology, &engine, costs)?;
+    let machine = Machine::read(topology, &engine, costs, strategy)?;
     let platform = SimPlatform::new(&machine, costs, strategy, options, progress);
-    let mut p = bring_up(platform, engine, strategy)?;
+    let mut p = bring_up(platform, engine, &machine)?;
     let brought_up = p.queue.now();
     close_log(&mut p, &machine, strategy, brought_up)?;
     Ok(totals(p, &machine, strategy, options, brought_up))
@@ -407,6 +429,14 @@ struct Machine {
     package: Vec<u32>,
     hw_id: Vec<u64>,
     x2apic_visits: Vec<u32>,
+    /// Whether each CPU is the first of its core to come up.
+    loads_microcode: Vec<bool>,
+    /// The kick waves: every CPU in one (the whole parallel or serial
+    /// order), or primary threads then their siblings (Linux 6.5's
+    /// SMT-aware parallel bring-up).
+    waves: Vec<Vec<usize>>,
+    /// Whether each wave is kicked whole before any of it is completed.
+    kick_ahead: bool,
     boot_package: u32,
     /// Nodes with CPUs.
     nodes: usize,
@@ -419,6 +449,7 @@ impl Machine {
         topology: &Topology,
         engine: &hotplug::MaskEngine,
         costs: &CostTable,
+        strategy: &Strategy,
     ) -> Result<Machine, SimError> {
         let boot = engine.boot_cpu();
         let present: Vec<usize> = engine.present().iter().collect();
@@ -455,7 +486,13 @@ impl Machine {
         } else {
             vec![0; order.len()]
         };
+        let kick_ahead = strategy.kick == hotplug::Kick::Parallel;
+        let waves = kick_waves(topology, &order, kick_ahead && costs.primary_threads_first);
+        let loads_microcode = first_of_core(topology, boot, &waves, &index_of);
         Ok(Machine {
+            loads_microcode,
+            waves,
+            kick_ahead,
             node: order.iter().map(|&c| node_of(c)).collect(),
             hops: order
                 .iter()
@@ -471,6 +508,42 @@ impl Machine {
             index_of,
         })
     }
+}
+
+/// The order CPUs are kicked in: one wave of every secondary CPU, or, for
+/// Linux 6.5's SMT-aware parallel bring-up (`cpuhp_bringup_cpus_parallel()`),
+/// the primary threads (first thread of each core) and then the others. A
+/// machine without SMT has one wave either way.
+fn kick_waves(topology: &Topology, order: &[usize], primaries_first: bool) -> Vec<Vec<usize>> {
+    let primary = |c: usize| topology.cpu(c).is_none_or(|x| x.thread == 0);
+    let (first, rest): (Vec<usize>, Vec<usize>) = if primaries_first {
+        order.iter().partition(|&&c| primary(c))
+    } else {
+        (order.to_vec(), Vec::new())
+    };
+    [first, rest]
+        .into_iter()
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
+/// Per CPU of `order` (by `index_of`): whether it is the first of its core to
+/// come up in `waves`, and so loads the core's microcode. The boot CPU's core
+/// has its microcode before bring-up starts; a CPU of no known core is its
+/// own core.
+fn first_of_core(
+    topology: &Topology,
+    boot: usize,
+    waves: &[Vec<usize>],
+    index_of: &[u32],
+) -> Vec<bool> {
+    let core = |c: usize| topology.cpu(c).and_then(|x| x.group(LevelKind::Core));
+    let mut seen: HashSet<u32> = core(boot).into_iter().collect();
+    let mut loads = vec![false; waves.iter().map(Vec::len).sum()];
+    for &c in waves.iter().flatten() {
+        loads[index_of[c] as usize] = core(c).is_none_or(|k| seen.insert(k));
+    }
+    loads
 }
 
 /// SLIT distance from the boot node to `node`, in units of 10 above local.
@@ -541,6 +614,7 @@ impl<'a> SimPlatform<'a> {
             package: m.package.clone(),
             hw_id: m.hw_id.clone(),
             x2apic_visits: m.x2apic_visits.clone(),
+            loads_microcode: m.loads_microcode.clone(),
             alive_seen: vec![false; m.order.len()],
             calibrated_packages: HashSet::from([m.boot_package]),
             tsc_packages: HashSet::from([m.boot_package]),
@@ -562,7 +636,7 @@ impl<'a> SimPlatform<'a> {
 fn bring_up<'a>(
     platform: SimPlatform<'a>,
     engine: hotplug::MaskEngine,
-    strategy: &Strategy,
+    m: &Machine,
 ) -> Result<SimPlatform<'a>, SimError> {
     let mut hp = hotplug::Hotplug::new(platform, engine);
     hp.register(
@@ -577,13 +651,36 @@ fn bring_up<'a>(
         Some(Box::new(online)),
         None,
     );
-    let report = hp.bringup(strategy.kick);
-    if let Some((cpu, e)) = report.failed.first() {
-        return Err(SimError::Masks(format!("CPU {cpu}: {e}")));
+    for wave in &m.waves {
+        run_wave(&mut hp, wave, m.kick_ahead)
+            .map_err(|(cpu, e)| SimError::Masks(format!("CPU {cpu}: {e}")))?;
     }
     let (mut p, _engine) = hp.into_parts();
     p.close_node_run();
     Ok(p)
+}
+
+/// One wave of CPUs through the hotplug state machine: each kicked and
+/// completed in turn (serial), or every one kicked before the first is
+/// completed (`kick_ahead`, the parallel prefix up to `CPUHP_BP_KICK_AP`).
+fn run_wave(
+    hp: &mut hotplug::Hotplug<SimPlatform<'_>>,
+    wave: &[usize],
+    kick_ahead: bool,
+) -> Result<(), (usize, hotplug::HotplugError)> {
+    if kick_ahead {
+        for &cpu in wave {
+            hp.kick(cpu).map_err(|e| (cpu, e))?;
+        }
+        for &cpu in wave {
+            hp.finish_up(cpu).map_err(|e| (cpu, e))?;
+        }
+    } else {
+        for &cpu in wave {
+            hp.cpu_up(cpu).map_err(|e| (cpu, e))?;
+        }
+    }
+    Ok(())
 }
 
 /// "Brought up", then (seed 002's patch) the wait for the calibrations still
@@ -797,20 +894,17 @@ mod tests {
         assert_eq!(count(Calibrate::Lpj(4_532_810)), 0);
     }
 
+    /// Seed 003's kernel (the series before 6.5) kicks every CPU first.
     #[test]
     fn parallel_kick_overlaps_ap_start() {
-        let serial = run(
-            SeedMachine::X86_2n128,
-            Platform::X86,
-            strategy(Kick::Serial, Calibrate::Lpj(1)),
-            1,
-        );
-        let parallel = run(
-            SeedMachine::X86_2n128,
-            Platform::X86,
-            strategy(Kick::Parallel, Calibrate::Lpj(1)),
-            1,
-        );
+        let costs = CostTable::for_platform(Platform::X86, &crate::fit::fitted().unwrap())
+            .for_era(crate::costs::Era::Pre65);
+        let topo = SeedMachine::X86_2n128.topology();
+        let go = |kick| {
+            let s = strategy(kick, Calibrate::Lpj(1));
+            simulate(&topo, &costs, &s, &Options { seed: 1 }).unwrap()
+        };
+        let (serial, parallel) = (go(Kick::Serial), go(Kick::Parallel));
         assert!(parallel.brought_up_s < serial.brought_up_s / 3.0);
         // Every kick happens before the first CPU goes online.
         let first_online = parallel.timeline.iter().map(|t| t.online_ns).min().unwrap();
@@ -856,6 +950,93 @@ mod tests {
             .sum();
         let want = 3.0 * crate::costs::X86_TSC_NS;
         assert!((spent as f64 / want - 1.0).abs() < 0.02, "{spent} ns");
+    }
+
+    /// A 2-package, 4-core, 2-thread x86 box numbered as x86 numbers it
+    /// (every first thread, then their siblings), under `era`'s kernel.
+    fn smt_box(era: crate::costs::Era, microcode_ns: f64, kick: Kick) -> (Topology, Run) {
+        let topo = topology::Shape {
+            numbering: topology::Numbering::ThreadsLast,
+            ..topology::Shape::simple(topology::Arch::X86_64, 2, 4, 2)
+        }
+        .build()
+        .unwrap();
+        let costs = CostTable::for_platform(Platform::X86, &crate::fit::fitted().unwrap())
+            .for_era(era)
+            .with_microcode(microcode_ns, crate::Source::Assumed("test"));
+        let s = strategy(kick, Calibrate::Skip);
+        let r = simulate(&topo, &costs, &s, &Options { seed: 1 }).unwrap();
+        (topo, r)
+    }
+
+    /// kernel/cpu.c's `cpuhp_bringup_cpus_parallel()` (Linux 6.5): kick the
+    /// primary threads, bring them online, then kick the siblings and bring
+    /// them online. The series before 6.5 kicked every CPU first.
+    #[test]
+    fn linux_6_5_onlines_every_primary_thread_before_kicking_a_sibling() {
+        use crate::costs::Era;
+        let (topo, r) = smt_box(Era::Current, 0.0, Kick::Parallel);
+        let thread = |t: &CpuTimeline| topo.cpu(t.cpu as usize).unwrap().thread;
+        let (primaries, siblings): (Vec<&CpuTimeline>, Vec<&CpuTimeline>) =
+            r.timeline.iter().partition(|t| thread(t) == 0);
+        assert_eq!((primaries.len(), siblings.len()), (7, 8));
+        let last_primary_online = primaries.iter().map(|t| t.online_ns).max().unwrap();
+        let first_primary_online = primaries.iter().map(|t| t.online_ns).min().unwrap();
+        assert!(primaries.iter().all(|t| t.kicked_ns < first_primary_online));
+        assert!(siblings.iter().all(|t| t.kicked_ns >= last_primary_online));
+        let first_sibling_online = siblings.iter().map(|t| t.online_ns).min().unwrap();
+        assert!(siblings.iter().all(|t| t.kicked_ns < first_sibling_online));
+        let (_, old) = smt_box(Era::Pre65, 0.0, Kick::Parallel);
+        let first_online = old.timeline.iter().map(|t| t.online_ns).min().unwrap();
+        assert!(old.timeline.iter().all(|t| t.kicked_ns < first_online));
+        // Two waves wait out the AP start-up twice.
+        let ap_start = CostTable::for_platform(Platform::X86, &crate::fit::fitted().unwrap())
+            .ap_start
+            .ns;
+        let extra = (r.brought_up_s - old.brought_up_s) * 1e9;
+        assert!(extra > 0.5 * ap_start, "{extra} ns");
+    }
+
+    /// Microcode is loaded once per core, by the first thread of the core to
+    /// come up (not on the boot CPU's core): on the AP before it reports in
+    /// (6.5), or on the boot CPU's serialized path (earlier kernels).
+    #[test]
+    fn microcode_loads_once_per_core_where_the_kernel_puts_it() {
+        use crate::costs::Era;
+        const LOAD: f64 = 1e6;
+        let loads = |r: &Run| -> Vec<u32> {
+            r.timeline
+                .iter()
+                .filter(|t| t.spans.iter().any(|s| s.phase == Phase::Microcode))
+                .map(|t| t.cpu)
+                .collect()
+        };
+        let critical = |r: &Run| {
+            r.phases
+                .iter()
+                .find(|p| p.phase == Phase::Microcode)
+                .unwrap()
+                .critical_s
+        };
+        let (topo, new) = smt_box(Era::Current, LOAD, Kick::Parallel);
+        // Cores 1-7's first threads: CPUs 1-7; the boot CPU's core (CPU 0 and
+        // its sibling 8) has its microcode already; no sibling loads.
+        assert_eq!(loads(&new), (1..8).collect::<Vec<_>>());
+        assert!(loads(&new)
+            .iter()
+            .all(|&c| topo.cpu(c as usize).unwrap().thread == 0));
+        assert_eq!(critical(&new), 0.0);
+        let (_, none) = smt_box(Era::Current, 0.0, Kick::Parallel);
+        let overlap = new.brought_up_s - none.brought_up_s;
+        assert!(
+            overlap < 1.1 * LOAD / 1e9,
+            "{overlap} s for 7 loads in parallel"
+        );
+        let (_, old) = smt_box(Era::Pre65, LOAD, Kick::Parallel);
+        assert_eq!(loads(&old), (1..8).collect::<Vec<_>>());
+        assert!((critical(&old) / (7.0 * LOAD / 1e9) - 1.0).abs() < 0.02);
+        let (_, serial) = smt_box(Era::Current, LOAD, Kick::Serial);
+        assert_eq!(loads(&serial), (1..8).collect::<Vec<_>>());
     }
 
     #[test]
