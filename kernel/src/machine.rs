@@ -10,7 +10,7 @@ use crate::bringup::Outcome;
 use crate::firmware::{self, CpuInfo, Firmware};
 use crate::kprintln;
 use crate::report::{self, NodeFacts};
-use crate::smp::{self, ApConfig, Delays, KernelPlatform, PerCpu};
+use crate::smp::{self, ApConfig, Delays, InitReach, KernelPlatform, PerCpu};
 use alloc::collections::BTreeMap;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
@@ -68,6 +68,8 @@ struct Machine {
     cpus: Vec<CpuInfo>,
     bsp_apic: u32,
     apic_mode: apic::Mode,
+    /// The firmware handed over with the boot CPU's APIC in x2APIC mode.
+    firmware_x2apic: bool,
     tsc_khz: u64,
     shifts: ApicShifts,
 }
@@ -134,6 +136,7 @@ fn discover(boot: &BootInfo, opts: &Options) -> Result<Machine, Fatal> {
     let tables = Tables::open(boot.rsdp).map_err(Fatal::Acpi)?;
     let mut fw = firmware::discover(&tables);
     let tsc_khz = calibrate_tsc(&fw);
+    let firmware_x2apic = apic::x2apic_enabled();
     let apic_mode = enable_local_apic(opts);
     let bsp_apic = apic::id();
     let apic_mhz = timer::calibrate_apic_timer();
@@ -157,6 +160,7 @@ fn discover(boot: &BootInfo, opts: &Options) -> Result<Machine, Fatal> {
         cpus,
         bsp_apic,
         apic_mode,
+        firmware_x2apic,
         tsc_khz,
         shifts: cpu::apic_shifts(),
     })
@@ -336,6 +340,10 @@ fn bring_up(m: &Machine, areas: &Areas, opts: &Options) -> Result<(Outcome, Span
         delays,
         opts.calibrate,
         m.x2apic(),
+        InitReach::new(
+            m.firmware_x2apic,
+            m.cpus.iter().map(|c| c.apic_id).collect(),
+        ),
     );
     kprintln!("smp: Bringing up secondary CPUs ...");
     // One clock for the span and for every stage stamp in it: a second

@@ -332,6 +332,41 @@ fn send_init(dest: u32) {
     apic::send_ipi(Dest::Apic(dest), Ipi::InitAssert);
 }
 
+/// Which CPUs an INIT sent to one APIC id can reset. A local APIC in xAPIC
+/// mode has an 8-bit id and matches a physical destination on those 8 bits
+/// only (QEMU: `apic_match_dest`), so an INIT for APIC id n also resets
+/// every CPU still in xAPIC mode whose id agrees with n in its low 8 bits.
+/// An AP that has not called in is in whatever mode the firmware left it:
+/// qboot leaves every AP in xAPIC mode even above 255 vCPUs, while a
+/// firmware that hands over in x2APIC mode (SeaBIOS there) leaves none.
+#[derive(Clone, Debug)]
+pub struct InitReach {
+    /// The firmware handed over with x2APIC on (the boot CPU found it so),
+    /// and with it every AP: ids match in full.
+    firmware_x2apic: bool,
+    /// Every CPU the firmware lists, possible ones included.
+    apic_ids: Vec<u32>,
+}
+
+impl InitReach {
+    /// The reach of an INIT on a machine listing `apic_ids`.
+    pub fn new(firmware_x2apic: bool, apic_ids: Vec<u32>) -> Self {
+        Self {
+            firmware_x2apic,
+            apic_ids,
+        }
+    }
+
+    /// The other CPUs an INIT for `apic_id` may also reset.
+    pub fn aliases(&self, apic_id: u32) -> impl Iterator<Item = u32> + '_ {
+        let low = |id: u32| id & 0xff;
+        self.apic_ids
+            .iter()
+            .copied()
+            .filter(move |&a| !self.firmware_x2apic && a != apic_id && low(a) == low(apic_id))
+    }
+}
+
 /// The architecture half of the shared hotplug state machine
 /// (`hotplug::Platform`): INIT/SIPI, waiting for call-in, releasing the AP to
 /// calibrate, stopping an AP that failed.
@@ -347,6 +382,7 @@ pub struct KernelPlatform {
     x2apic: bool,
     pending: Vec<&'static PerCpu>,
     bsp: BspTime,
+    init_reach: InitReach,
 }
 
 impl KernelPlatform {
@@ -357,6 +393,7 @@ impl KernelPlatform {
         delays: Delays,
         calibrate: Calibrate,
         x2apic: bool,
+        init_reach: InitReach,
     ) -> Self {
         Self {
             areas,
@@ -366,6 +403,7 @@ impl KernelPlatform {
             x2apic,
             pending: Vec::new(),
             bsp: BspTime::default(),
+            init_reach,
         }
     }
 
@@ -578,8 +616,22 @@ impl hotplug::Platform for KernelPlatform {
     fn stop(&mut self, cpu: usize) -> Result<(), String> {
         let ap = self.area(cpu)?;
         ap.set(State::Failed);
-        // INIT puts a half-started AP back into wait-for-SIPI, as Linux does.
-        send_init(ap.apic_id);
+        // INIT puts a half-started AP back into wait-for-SIPI, as Linux does,
+        // but only when it can reach no other CPU: its aliases may be APs
+        // still starting, or not started yet, and an INIT would leave them
+        // waiting for a SIPI nobody sends. Without it the AP is left as it
+        // is: being Failed, it parks if it ever reaches `ap_main`.
+        let mut aliases = self.init_reach.aliases(ap.apic_id).peekable();
+        if aliases.peek().is_none() {
+            send_init(ap.apic_id);
+        } else {
+            let ids: Vec<String> = aliases.map(|a| format!("{a}")).collect();
+            crate::kprintln!(
+                "smpboot: APIC id {} not sent INIT: in xAPIC mode it would also reset APIC ids {}",
+                ap.apic_id,
+                ids.join(",")
+            );
+        }
         Ok(())
     }
 

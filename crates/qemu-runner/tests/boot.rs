@@ -297,6 +297,41 @@ fn an_ap_that_never_calls_in_is_reported_and_skipped() {
     }
 }
 
+/// qboot leaves every AP in xAPIC mode even with 300 vCPUs, and QEMU
+/// matches an xAPIC-mode APIC on the low 8 bits of an IPI's destination: an
+/// INIT to stop an AP that never called in would also reset the CPUs whose
+/// APIC ids agree with it there. The kernel must not send it, and must say
+/// which CPUs it spared: exactly those QEMU itself reports with such ids.
+#[test]
+fn a_failed_ap_gets_no_init_that_would_reset_its_xapic_aliases() {
+    let m = Machine::new(300);
+    let opts = RunOptions {
+        timeout: Duration::from_secs(240),
+        ask_qemu: true,
+        bios: Some(qemu_runner::default_bios().expect("QEMU's qboot.rom is installed")),
+        ..RunOptions::default()
+    };
+    // APIC id 516 has no CPU behind it; its low 8 bits are 4.
+    let cmdline = "bringup=parallel calibrate=skip ghost_apic=516 callin_timeout_ms=1500";
+    let b = run_manycore(&kernel(), &m, cmdline, &opts)
+        .unwrap_or_else(|e| panic!("booting 300 vCPUs with '{cmdline}': {e}"));
+    assert_eq!(b.result.cpus_up, 300, "{}", b.output);
+    assert_eq!(b.result.failed_cpus, [300]);
+    let q = b.qemu.as_ref().expect("the boot asked QEMU over QMP");
+    let aliases: Vec<String> = q
+        .cpus
+        .iter()
+        .filter(|c| c.apic_id & 0xff == 516 & 0xff)
+        .map(|c| c.apic_id.to_string())
+        .collect();
+    assert_eq!(aliases, ["4", "260"], "QEMU's APIC ids");
+    let spared = format!(
+        "smpboot: APIC id 516 not sent INIT: in xAPIC mode it would also reset APIC ids {}",
+        aliases.join(",")
+    );
+    assert!(b.output.contains(&spared), "no '{spared}' in\n{}", b.output);
+}
+
 #[test]
 fn kernel_topology_matches_the_qemu_command_line() {
     // 2 sockets × 4 cores × 2 threads, 4 nodes of 4 CPUs (two per socket),

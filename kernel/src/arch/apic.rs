@@ -145,6 +145,12 @@ pub fn base_msr() -> u64 {
     unsafe { rdmsr(IA32_APIC_BASE) }
 }
 
+/// Whether this CPU's local APIC is in x2APIC mode now, whoever put it
+/// there (before [`enable`]: the firmware).
+pub fn x2apic_enabled() -> bool {
+    base_msr() & APIC_BASE_X2APIC != 0
+}
+
 /// Signals end of interrupt.
 pub fn eoi() {
     write(REG_EOI, 0);
