@@ -19,7 +19,23 @@
 //!
 //! Known misses are listed in [`KNOWN_MISSES`] with their documented errors
 //! and reasons; the acceptance test holds each to [`MISS_BAND`] around its
-//! documented error, so a regression or an accidental improvement shows.
+//! documented error, so a regression or an accidental improvement shows, and
+//! `the_known_misses_reasons_hold_in_the_model` checks each reason's numbers.
+//!
+//! What was looked for in Linux v6.8 and not found: a rule that would keep
+//! the seed's 6.6 light loads at their reading for good. The seed implies
+//! about 19 of 32 threads still on the parent's node of the 320-CPU LPAR.
+//! There `imb_numa_nr` is 10 (`build_sched_domains()`: PKG spans ten
+//! big-core LLCs; the NUMA level spans the machine), but
+//! `adjust_numa_imbalance()` forgives at most `NUMA_IMBALANCE_MIN` (2) tasks,
+//! both in `calculate_imbalance()` and in `task_numa_find_cpu()`, so neither
+//! the load balancer nor NUMA balancing leaves 19 against 4-5 alone; the
+//! NUMA level has no `SD_BALANCE_FORK` (powerpc's `RECLAIM_DISTANCE` is 10),
+//! so the spread is active balancing one task at a time, which is a rate, not
+//! a state. ebizzy's threads never block, so no wake-up path is involved. Not
+//! modelled, and the likeliest place for the rest: NUMA balancing's
+//! fault-driven preferred node and `numa_group` (the threads share the
+//! parent's chunks), which the model reduces to "the parent's node".
 
 use serde::Serialize;
 /// Whether a row is fitted or predicted: the simulator's validation rows'
@@ -189,9 +205,9 @@ pub const KNOWN_MISSES: &[KnownMiss] = &[
     },
 ];
 
-const SPREAD_RATE: &str = "on 6.6 (no asym packing) the model's 32 threads leave the parent's node faster than the 128 of the fitted row: one active balance per node at a time, so the 32-thread spread is complete (one thread per big core, 32 cores) within about 15-20 virtual s, well before the fitted run length, while in the seed's rows about 10 of 32 (768 CPUs) and 13 of 32 (320 CPUs) threads had left the parent's node against 29.5 of 128 — the real spread of a light load was slower relative to a heavy one than the model's. The 6.8 rows meet the goal because asym packing keeps the busy big cores near 16 (768) or 17 (320) however far the spread has got, so the change row inherits the 6.6 row's error";
+const SPREAD_RATE: &str = "on 6.6 (no asym packing) the model's light load finishes spreading long before its heavy load: in the last tenth of the fitted run length the 32 threads are one per big core (32 busy VPs, physc 32, on both LPARs; complete by about 20 virtual s on the 768-CPU LPAR and 15 s on the 320-CPU one), while the fitted 128-thread row is still below three quarters of its full spread of 96. The seed's 6.6 rows (26.06, 22.98) are below the full spread of 32 by more than the goal: about 10 of 32 (768 CPUs) and 13 of 32 (320 CPUs) threads had left the parent's node against 29.5 of 128 — the real light load spread slower, relative to the heavy one, than the model's. The 6.8 rows meet the goal at the fitted length and at half of it, because asym packing holds the busy big cores near 18 (768) and 17 (320) however far the spread has got; so the 320-CPU change row inherits the 6.6 row's error (the model's 6.8 physc against the seed's own 6.6 physc gives a change within the goal). Checked by the_known_misses_reasons_hold_in_the_model";
 
-const SPREAD_RATE_64: &str = "both physc rows meet the goal but err in opposite directions (6.6 low, 6.8 high), so the change is understated: at the fitted run length the model's 64 threads have nearly finished spreading over the 320-CPU LPAR's four nodes (6.6 physc near its long-run 40, 6.8 near its long-run 32, one thread per SMT4 core), while the seed's pair of rows says about 28-31 of 64 threads had left the parent's node and 6.8 packed them at 2.5 threads per busy big core — the same difference of spread rates as the 32-thread rows";
+const SPREAD_RATE_64: &str = "both physc rows meet the goal but err in opposite directions (6.6 low, 6.8 high), so the change is understated: in the last tenth of the fitted run length the model's 64 threads have finished spreading over the 320-CPU LPAR's four nodes (6.6: all 40 VPs busy, physc 40; 6.8: physc 32, one thread per SMT4 core), so over the measured window 6.6 is already near 40 and 6.8 near 32, while the seed's pair of rows says about 28-31 of 64 threads had left the parent's node and 6.8 packed them at 2.5 threads per busy big core — the same difference of spread rates as the 32-thread rows. Checked by the_known_misses_reasons_hold_in_the_model";
 
 /// One validation row.
 #[derive(Debug, Clone, Serialize)]
@@ -220,16 +236,26 @@ pub struct Row {
 /// The model's run of seed row `row` on `kernel` for `seconds` virtual
 /// seconds, the first 20 % not measured.
 pub fn predict(row: &SeedRow, kernel: Kernel, seconds: f64) -> Result<Report, RunError> {
+    predict_window(row, kernel, seconds, 0.2)
+}
+
+/// [`predict`] measuring only after the first `warmup` share of the run: the
+/// state near its end, for the checks of the known misses' reasons.
+pub fn predict_window(
+    row: &SeedRow,
+    kernel: Kernel,
+    seconds: f64,
+    warmup: f64,
+) -> Result<Report, RunError> {
     let topo =
         readers::catalogue::machine(row.machine).map_err(|e| RunError::Machine(e.to_string()))?;
     let m = machine_for(&topo, kernel, true, &MachineOptions::default())?;
     let mut hv = HvParams::defaults(Lpar::Shared, m.vp_cpus.len());
     hv.entitlement = row.entitlement;
     hv.pool = row.pool;
-    run(
-        &m,
-        &Config::new(kernel, hv, Workload::Ebizzy, row.threads, seconds),
-    )
+    let mut cfg = Config::new(kernel, hv, Workload::Ebizzy, row.threads, seconds);
+    cfg.warmup = warmup;
+    run(&m, &cfg)
 }
 
 /// The seed row [`FIT_ROW`] names.
