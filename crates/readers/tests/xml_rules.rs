@@ -78,6 +78,27 @@ fn the_plain_document_reads() {
     assert_eq!(t.caches().len(), 2);
 }
 
+/// hwloc writes 0 for what it does not know of a cache: the size when Linux
+/// gave no `size` file (arm64 firmware without cache sizes), the line size,
+/// the associativity. Each reads as unknown, never as a cache of 0 bytes,
+/// and our own XML of such a machine reads back the same.
+#[test]
+fn zero_cache_attributes_are_unknown() {
+    let known =
+        "cache_size=\"1048576\" depth=\"2\" cache_linesize=\"64\" cache_associativity=\"16\"";
+    let unknown = "cache_size=\"0\" depth=\"2\" cache_linesize=\"0\" cache_associativity=\"0\"";
+    let text = doc(MATRIX).replace(known, unknown);
+    assert!(text.contains(unknown));
+    let t = read(&text).unwrap();
+    assert_eq!(t.caches().len(), 2);
+    for c in t.caches() {
+        assert_eq!((c.size_bytes, c.line_bytes, c.ways), (None, None, None));
+    }
+    let again = read(&xml::write(&t)).unwrap();
+    let sizes: Vec<Option<u64>> = again.caches().iter().map(|c| c.size_bytes).collect();
+    assert_eq!(sizes, [None, None]);
+}
+
 /// hwloc reads `<distances2>` and `<cpukind>` only as children of
 /// `<topology>` after its one root object, `<indexes>`/`<u64values>` only in
 /// a distance matrix: anywhere else is an error, not a panic or a silently

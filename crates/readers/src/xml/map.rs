@@ -464,7 +464,10 @@ fn add_caches(
         caches.push(Cache {
             level,
             kind,
-            size_bytes: o.size,
+            // hwloc writes 0 for a size, line size or associativity it does
+            // not know (Linux without the cache's `size` file: arm64 firmware
+            // that describes no cache sizes); no cache holds 0 bytes.
+            size_bytes: o.size.filter(|&s| s != 0),
             line_bytes: o.line_size.filter(|&l| l != 0),
             ways: match o.assoc {
                 None | Some(0) => None,

@@ -18,8 +18,8 @@
 //!   1000 I/O, 1001 memory), which describe no CPU grouping. Groups above the
 //!   packages are dropped: the model has no level there.
 //! - `L1Cache`..`L5Cache`, `L1iCache`..`L3iCache` (v1: `Cache`) → [`Cache`] with
-//!   `depth`, `cache_type` (0 unified, 1 data, 2 instruction), `cache_size`,
-//!   `cache_linesize` (0 = unknown) and `cache_associativity` (0 = unknown,
+//!   `depth`, `cache_type` (0 unified, 1 data, 2 instruction), `cache_size`
+//!   (0 = unknown), `cache_linesize` (0 = unknown) and `cache_associativity` (0 = unknown,
 //!   -1 = fully associative, stored as 0 as the model says). Memory-side caches
 //!   (`MemCache`) are not modelled.
 //! - `NUMANode` → a node (`os_index`, `local_memory`). hwloc gives a NUMA node
