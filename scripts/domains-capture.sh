@@ -13,7 +13,7 @@
 #   scripts/domains-capture.sh <name> [out-dir]     # one of the names below
 #   scripts/domains-capture.sh all [out-dir]
 #
-# The x86-intel-* and boot-* captures live in crates/qemu-runner/tests/data
+# The x86-intel-*, x86-2n-pxm-reversed and boot-* captures live in crates/qemu-runner/tests/data
 # (pass that as out-dir); `all` makes the five x86 ones in crates/domains/tests/data,
 # `all-arm64` and `all-ppc64` the arm64 and powerpc ones.
 #
@@ -75,6 +75,16 @@ qemu_args() {
       # (cpu_l2c_shared_mask) spans the socket and MC folds into it. (QEMU 10.0
       # aborts in CPUID 0x1F for an Intel vendor with dies or modules.)
       echo "-m 512M -cpu qemu64,vendor=GenuineIntel -smp 16,sockets=2,cores=4,threads=2 -machine pc,smp-cache.0.cache=l2,smp-cache.0.topology=socket,smp-cache.1.cache=l3,smp-cache.1.topology=socket" ;;
+    x86-2n-pxm-reversed)
+      # Two nodes whose proximity domains run against the CPUs: PXM 1 holds
+      # CPUs 0-3 (the boot CPU), PXM 0 CPUs 4-7 and the low memory. QEMU's
+      # SRAT lists the CPUs first, in CPU order, so Linux numbers PXM 1 as
+      # node 0 (first appearance, acpi_map_pxm_to_node) and PXM 0 as node 1.
+      # Kept in crates/qemu-runner/tests/data (the kernel's node numbering).
+      local a="-m 512M -cpu qemu64 -smp 8,sockets=2,cores=4,threads=1"
+      a="$a -object memory-backend-ram,id=m0,size=256M -numa node,nodeid=0,cpus=4-7,memdev=m0"
+      a="$a -object memory-backend-ram,id=m1,size=256M -numa node,nodeid=1,cpus=0-3,memdev=m1"
+      echo "$a -numa dist,src=0,dst=1,val=21" ;;
     boot-16c-smt|boot-16c-smt-4n|boot-64c-4n)
       # The machines of crates/qemu-runner/tests/boot.rs, with exactly the
       # arguments `Machine::qemu_args` gives them (the test checks this
@@ -118,7 +128,7 @@ qemu_args() {
     ppc64-4s1c4t-4n)
       # 4 sockets of 1 SMT4 core, one node each, three remote distances.
       echo "-m 2G -smp 16,sockets=4,cores=1,threads=4 $(numa_args "$1" '0:1:15 0:2:25 0:3:30 1:2:30 1:3:25 2:3:15')" ;;
-    *) echo "unknown machine '$1' (x86-2s4c2t, x86-2s4c2t-smtoff, x86-max-modules, x86-4n-dist, x86-64c-8n, x86-intel-2s4c2t, x86-intel-l2socket, boot-16c-smt, boot-16c-smt-4n, boot-64c-4n, $arm64_machines $ppc64_machines)" >&2; return 1 ;;
+    *) echo "unknown machine '$1' (x86-2s4c2t, x86-2s4c2t-smtoff, x86-max-modules, x86-4n-dist, x86-64c-8n, x86-intel-2s4c2t, x86-intel-l2socket, x86-2n-pxm-reversed, boot-16c-smt, boot-16c-smt-4n, boot-64c-4n, $arm64_machines $ppc64_machines)" >&2; return 1 ;;
   esac
 }
 

@@ -95,8 +95,8 @@ pub fn discover(tables: &Tables) -> Firmware {
         fw.srat = parse_srat(bytes);
         fw.faults
             .extend(fw.srat.faults.iter().map(|&e| FirmwareFault::Srat(e)));
+        fw.numa = ProximityMap::new(bytes);
     }
-    fw.numa = ProximityMap::new(&fw.srat);
     match tables.slit_bytes().map(parse_slit) {
         Some(Ok(slit)) => fw.slit = Some(slit),
         Some(Err(e)) => fw.faults.push(FirmwareFault::Slit(e)),

@@ -3,10 +3,12 @@
 //! numbering of those domains as nodes.
 //!
 //! [`entries`] decodes every structure type this project reads, with its
-//! offset, in table order; [`parse_srat`] keeps what the x86 kernel uses.
-//! Readers that number domains their own way (`irq` follows Linux's
-//! first-seen order) walk [`entries`] themselves.
+//! offset, in table order; [`parse_srat`] keeps what the x86 kernel uses,
+//! and [`ProximityMap`] numbers the domains as nodes by Linux's rule.
+//! `irq` walks [`entries`] itself (the same rule, with its node limit and
+//! errors naming the table file).
 
+use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 
 use crate::table::{structures, u32_at, u64_at, Structure, Structures, TableFault};
@@ -247,43 +249,76 @@ pub fn parse_srat(bytes: &[u8]) -> Srat {
     out
 }
 
-/// Proximity domains numbered as nodes 0..K-1 in increasing PXM order (what
-/// Linux yields for QEMU's tables, whose PXMs are 0..K-1). Only domains the
-/// SRAT names are nodes: anything else is unknown, and the caller says so.
+/// Proximity domains numbered as nodes the way Linux 6.12 numbers them
+/// (drivers/acpi/numa/srat.c: `acpi_numa_init` and
+/// `acpi_map_pxm_to_node`): a domain becomes the next node id the first
+/// time an enabled structure names it, over two walks of the table — first
+/// the initiators (Local APIC, x2APIC, GICC and Generic Initiator affinity,
+/// in table order), then Memory Affinity. Node ids thus follow the firmware's
+/// order, not the domains' values: a machine whose first CPU entry is in
+/// domain 1 has that domain as node 0. A GIC ITS affinity or a disabled
+/// structure makes no node. Only domains the SRAT names are nodes: anything
+/// else is unknown, and the caller says so.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ProximityMap {
-    pxms: Vec<u32>,
+    /// The node of each domain named.
+    nodes: BTreeMap<u32, u32>,
 }
 
 impl ProximityMap {
-    /// The domains named by `srat`'s processor and memory affinities.
-    pub fn new(srat: &Srat) -> Self {
-        let mut pxms: Vec<u32> = srat
-            .cpus
-            .iter()
-            .map(|c| c.domain)
-            .chain(srat.mem.iter().map(|m| m.domain))
+    /// The nodes of the SRAT in `bytes`. Structures that do not decode name
+    /// no domain ([`parse_srat`] reports them as faults).
+    pub fn new(bytes: &[u8]) -> Self {
+        let named: Vec<Affinity> = entries(bytes)
+            .filter_map(Result::ok)
+            .map(|e| e.affinity)
             .collect();
-        pxms.sort_unstable();
-        pxms.dedup();
-        ProximityMap { pxms }
+        let initiator = |a: &Affinity| match *a {
+            Affinity::Apic {
+                domain,
+                enabled: true,
+                ..
+            }
+            | Affinity::Gicc {
+                domain,
+                enabled: true,
+                ..
+            }
+            | Affinity::GenericInitiator {
+                domain,
+                enabled: true,
+            } => Some(domain),
+            _ => None,
+        };
+        let memory = |a: &Affinity| match *a {
+            Affinity::Memory {
+                domain,
+                enabled: true,
+                ..
+            } => Some(domain),
+            _ => None,
+        };
+        let mut map = ProximityMap::default();
+        let in_order = named.iter().filter_map(initiator);
+        for domain in in_order.chain(named.iter().filter_map(memory)) {
+            let next = map.nodes.len() as u32;
+            map.nodes.entry(domain).or_insert(next);
+        }
+        map
     }
 
     /// The node of proximity domain `pxm`; `None` if the SRAT never names it.
     pub fn node(&self, pxm: u32) -> Option<u32> {
-        self.pxms
-            .binary_search(&pxm)
-            .ok()
-            .and_then(|i| u32::try_from(i).ok())
+        self.nodes.get(&pxm).copied()
     }
 
     /// Number of nodes (0 without a SRAT).
     pub fn len(&self) -> usize {
-        self.pxms.len()
+        self.nodes.len()
     }
 
     /// Whether the SRAT named no domain at all.
     pub fn is_empty(&self) -> bool {
-        self.pxms.is_empty()
+        self.nodes.is_empty()
     }
 }

@@ -195,23 +195,52 @@ fn faults_name_what_was_wrong() {
     );
 }
 
+/// Linux 6.12 numbers a proximity domain as the next node the first time an
+/// enabled initiator structure names it (all of them, in table order), then
+/// the first time an enabled Memory Affinity does (drivers/acpi/numa/srat.c,
+/// `acpi_numa_init`: one walk over Local APIC, x2APIC, GICC and Generic
+/// Initiator affinity, then one over Memory Affinity, each new domain given
+/// `first_unset_node`). The expected node ids below follow that rule by hand.
 #[test]
-fn proximity_domains_number_nodes_and_unknown_ones_are_none() {
-    // PXMs 7, 2 and 40 (sparse, out of order) are nodes 1, 0 and 2; PXM 3,
-    // which no entry names, is no node (a SLIT row for it must not land on
-    // node 0).
-    let s = parse_srat(&srat(&[
+fn proximity_domains_number_nodes_in_linuxs_order_and_unknown_ones_are_none() {
+    // Sparse domains out of order: 7 (first CPU) is node 0, 40 node 1, and 2,
+    // named by memory only, node 2. Domain 3, which no entry names, is no
+    // node (a SLIT row for it must not land on node 0).
+    let map = ProximityMap::new(&srat(&[
         lapic(0, 7, true),
         x2apic(300, 40),
         memory(2, 0, 1 << 20, 1),
     ]));
-    let map = ProximityMap::new(&s);
     assert_eq!(map.len(), 3);
     assert_eq!(
-        [map.node(2), map.node(7), map.node(40), map.node(3)],
+        [map.node(7), map.node(40), map.node(2), map.node(3)],
         [Some(0), Some(1), Some(2), None]
     );
-    assert!(ProximityMap::new(&parse_srat(&srat(&[]))).is_empty());
+    assert!(ProximityMap::new(&srat(&[])).is_empty());
+}
+
+#[test]
+fn initiators_number_nodes_before_memory_wherever_it_sits_in_the_table() {
+    let gi = |pxm: u32, enabled: bool| {
+        structure(5, 32, &[(4, &pxm.to_le_bytes()), (24, &[enabled as u8])])
+    };
+    let its = structure(4, 12, &[(2, &9u32.to_le_bytes())]);
+    let map = ProximityMap::new(&srat(&[
+        memory(5, 0, 1 << 20, 1),       // second walk: after every initiator
+        memory(6, 1 << 20, 1 << 20, 0), // disabled: no node
+        lapic(1, 4, false),             // disabled: no node
+        its,                            // names domain 9, makes no node
+        lapic(0, 3, true),              // node 0
+        gi(8, true),                    // node 1: a generic initiator counts
+        gi(10, false),                  // disabled: no node
+        x2apic(300, 3),                 // domain 3 again: still node 0
+        memory(3, 2 << 20, 1 << 20, 1),
+    ]));
+    assert_eq!(
+        [3, 8, 5, 6, 4, 9, 10].map(|pxm| map.node(pxm)),
+        [Some(0), Some(1), Some(2), None, None, None, None]
+    );
+    assert_eq!(map.len(), 3);
 }
 
 /// A structure of `kind` with `fields` (offset, little-endian bytes) over

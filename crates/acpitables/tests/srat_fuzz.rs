@@ -4,7 +4,7 @@
 //! with a fault reported for whatever was cut.
 
 use acpitables::slit::{parse_slit, MAX_LOCALITIES};
-use acpitables::srat::{parse_srat, SratCpu, SratMem};
+use acpitables::srat::{parse_srat, ProximityMap, SratCpu, SratMem};
 use acpitables::TableFault;
 use proptest::prelude::*;
 
@@ -228,6 +228,32 @@ proptest! {
         let i = corrupt.0.index(bad.len());
         bad[i] = corrupt.1;
         let _ = srat_of(&bad);
+    }
+
+    /// Nodes are numbered as Linux numbers them: in the order the enabled
+    /// processor entries, then the enabled memory entries, first name each
+    /// domain (the model below, written from `acpi_numa_init`).
+    #[test]
+    fn proximity_maps_number_domains_by_first_appearance(
+        entries in prop::collection::vec(entry(), 0..10),
+        noise in prop::collection::vec(any::<u8>(), 0..200),
+    ) {
+        let (t, _) = table(&entries);
+        let (cpus, mem) = expected(&entries);
+        let mut order: Vec<u32> = Vec::new();
+        for d in cpus.iter().map(|c| c.domain).chain(mem.iter().map(|m| m.domain)) {
+            if !order.contains(&d) {
+                order.push(d);
+            }
+        }
+        let map = ProximityMap::new(&t);
+        prop_assert_eq!(map.len(), order.len());
+        for (node, &pxm) in order.iter().enumerate() {
+            prop_assert_eq!(map.node(pxm), Some(node as u32));
+        }
+        // Random bytes never panic, and each node needs a structure of at
+        // least 16 bytes (a Local APIC affinity) naming it.
+        prop_assert!(ProximityMap::new(&noise).len() <= noise.len() / 16);
     }
 
     /// A SLIT of n localities gives n and its matrix; short or oversized

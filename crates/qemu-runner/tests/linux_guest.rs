@@ -18,7 +18,7 @@ use common::{assert_domains_match_linux, data, kernel};
 use std::time::Duration;
 
 use domains::compare::{compare, Dump};
-use qemu_runner::{run_manycore_with_args, Boot, RunOptions};
+use qemu_runner::{run_manycore_with_args, Boot, RunOptions, SratRange};
 
 /// The machine part of the capture's QEMU command line (its README's
 /// `command:` line): `-accel ...` and everything after the `-append "..."`
@@ -204,4 +204,44 @@ fn intel_l2_per_socket_gives_linuxs_cls() {
     let printed = qemu_runner::parse_kernel_domains(&b.parsed.domains).expect("domains");
     let names: Vec<&str> = printed.cpus[&0].iter().map(|d| d.name.as_str()).collect();
     assert_eq!(names, ["SMT", "CLS", "PKG"]);
+}
+
+/// Proximity domains that run against the CPU order: PXM 1 holds CPUs 0-3
+/// (the boot CPU), PXM 0 CPUs 4-7 and the low memory. Linux 6.12 numbers a
+/// domain as a node the first time the SRAT names it, CPU entries first
+/// (`acpi_map_pxm_to_node`), not by the domain's value, so its node 0 is
+/// PXM 1. The kernel's nodes must be the guest's: each CPU's (in `check`)
+/// and each memory range's, as both kernels print their SRAT reading.
+#[test]
+fn nodes_are_numbered_as_linux_numbers_the_srats_domains() {
+    let machine = "x86-2n-pxm-reversed";
+    let b = check(machine);
+    let dmesg = file_in_capture(&format!("{machine}-domains.tar.gz"), "dmesg.txt");
+    let linux: Vec<SratRange> = dmesg
+        .lines()
+        .filter_map(|l| SratRange::parse(l.split_once("] ")?.1))
+        .collect();
+    assert_eq!(linux.len(), 3, "{machine}: the guest's SRAT lines");
+    assert_eq!(b.parsed.srat, linux, "{machine}: SRAT ranges by node");
+}
+
+/// The text of the file named `name` (in any directory) inside the capture
+/// tarball `capture`.
+fn file_in_capture(capture: &str, name: &str) -> String {
+    use std::io::Read;
+    let path = data(capture);
+    let file = std::fs::File::open(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(file));
+    for entry in archive.entries().expect("a tar archive") {
+        let mut entry = entry.expect("a tar entry");
+        let is_it = entry
+            .path()
+            .is_ok_and(|p| p.file_name() == Some(name.as_ref()));
+        if is_it {
+            let mut text = String::new();
+            entry.read_to_string(&mut text).expect("UTF-8 text");
+            return text;
+        }
+    }
+    panic!("{}: no {name}", path.display())
 }
