@@ -368,8 +368,26 @@ impl Machine {
     fn intern_domains(&mut self, doms: &Domains, dense: &[u32], itmt: bool) {
         let mut dom_ids: BTreeMap<DomKey, u32> = BTreeMap::new();
         let mut group_ids: BTreeMap<Vec<u32>, u32> = BTreeMap::new();
+        // imb_numa_nr() depends only on the CPU's built chain: its domains'
+        // levels, spans and flags and its removed levels; most CPUs share one.
+        let mut imb_memo: BTreeMap<Vec<(u8, usize, u32)>, Vec<u32>> = BTreeMap::new();
         for (ci, cd) in doms.cpus.iter().enumerate() {
-            let imb_by_level = imb_numa_nr(doms, cd);
+            let chain_key: Vec<(u8, usize, u32)> = cd
+                .domains
+                .iter()
+                .map(|d| {
+                    let span = doms.span(d) as *const CpuMask as usize;
+                    (d.level, span, flags_key(doms, d.flags))
+                })
+                .chain(cd.removed.iter().map(|r| {
+                    let single = matches!(r.reason, domains::Reason::SingleCpu);
+                    (r.level, usize::from(single), u32::MAX)
+                }))
+                .collect();
+            let imb_by_level = imb_memo
+                .entry(chain_key)
+                .or_insert_with(|| imb_numa_nr(doms, cd))
+                .clone();
             let mut child_key = 0;
             for d in &cd.domains {
                 let span_mask = doms.span(d);

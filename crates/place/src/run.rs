@@ -225,12 +225,21 @@ pub fn machine_for(
     shared: bool,
     options: &MachineOptions,
 ) -> Result<Machine, RunError> {
-    let mut b = TopologyBuilder::from_topology(topo);
-    b.shared_processor(shared && kernel.splpar_topology());
-    let t = b.finish().map_err(|e| RunError::Domains(e.to_string()))?;
-    let doms = domains::build(&t, kernel.domains_version())
+    let splpar = shared && kernel.splpar_topology();
+    // Rebuilt only when the partition mode differs from the source's: a
+    // rebuild of thousands of CPUs costs as much as reading them.
+    let rebuilt;
+    let t = if topo.shared_processor() == splpar {
+        topo
+    } else {
+        let mut b = TopologyBuilder::from_topology(topo);
+        b.shared_processor(splpar);
+        rebuilt = b.finish().map_err(|e| RunError::Domains(e.to_string()))?;
+        &rebuilt
+    };
+    let doms = domains::build(t, kernel.domains_version())
         .map_err(|e| RunError::Domains(e.to_string()))?;
-    Machine::new(&t, &doms, options).map_err(|e| RunError::Machine(e.to_string()))
+    Machine::new(t, &doms, options).map_err(|e| RunError::Machine(e.to_string()))
 }
 
 /// Checks `lpar` against the machine's architecture.
