@@ -372,7 +372,7 @@ impl<'t> Tree<'t> {
                 if !g.cpus.is_empty() {
                     objs.push(obj(
                         ObjKind::Level(level.kind),
-                        g.cpus,
+                        g.cpus.to_cpumask(),
                         g.os_id,
                         None,
                         false,
@@ -384,7 +384,7 @@ impl<'t> Tree<'t> {
             if !c.cpus.is_empty() {
                 objs.push(obj(
                     ObjKind::Cache(c.level, c.kind),
-                    c.cpus,
+                    c.cpus.to_cpumask(),
                     None,
                     c.size_bytes,
                     false,
@@ -460,7 +460,7 @@ impl<'t> Tree<'t> {
     /// nodes with CPUs the machine does not list, go to the machine.
     fn attach_node(&mut self, n: usize) {
         let node = &self.topo.nodes()[n];
-        let cpus = node.cpus;
+        let cpus = node.cpus.to_cpumask();
         if cpus.is_empty() || !cpus.is_subset(&self.objs[ROOT].cpus) {
             self.objs[ROOT].memory.push(n);
             return;

@@ -175,7 +175,7 @@ fn group_lines(t: &Topology) -> impl Iterator<Item = TopologyLine> + '_ {
                 .map(move |(i, g)| TopologyLine::Group {
                     kind,
                     index: i as u32,
-                    cpus: g.cpus,
+                    cpus: g.cpus.to_cpumask(),
                 })
         })
 }
@@ -202,7 +202,7 @@ fn cache_lines(t: &Topology) -> Vec<TopologyLine> {
             instances: same as u32,
             sharing,
             spans: if same <= 16 {
-                group.iter().map(|c| c.cpus).collect()
+                group.iter().map(|c| c.cpus.to_cpumask()).collect()
             } else {
                 Vec::new()
             },
@@ -216,7 +216,7 @@ fn cache_lines(t: &Topology) -> Vec<TopologyLine> {
 fn node_lines(t: &Topology) -> impl Iterator<Item = TopologyLine> + '_ {
     let nodes = t.nodes().iter().map(|node| TopologyLine::Node {
         id: node.id,
-        cpus: node.cpus,
+        cpus: node.cpus.to_cpumask(),
         memory_mib: node.memory_bytes.unwrap_or(0) >> 20,
     });
     let k = if t.has_distances() {

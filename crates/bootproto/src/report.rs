@@ -412,7 +412,7 @@ impl CacheLine {
             size_bytes: opt(w[2])?,
             line_bytes: opt(w[4])?,
             ways: opt(w[6])?,
-            cpus,
+            cpus: cpus.into(),
         }))
     }
 }

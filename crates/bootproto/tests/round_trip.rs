@@ -230,7 +230,7 @@ fn cache() -> impl Strategy<Value = Cache> {
                 size_bytes,
                 line_bytes,
                 ways,
-                cpus: cpus.into_iter().collect::<CpuMask>(),
+                cpus: cpus.into_iter().collect::<CpuMask>().into(),
             },
         )
 }

@@ -21,8 +21,14 @@
 
 extern crate alloc;
 
+mod compact;
+mod words;
+
 use alloc::string::String;
 use core::fmt;
+
+pub use compact::CompactMask;
+pub use words::{AsWords, Iter, Words};
 
 /// Number of CPUs a [`CpuMask`] can hold.
 pub const MAX_CPUS: usize = 16384;
@@ -195,46 +201,27 @@ impl CpuMask {
 
     /// Number of CPUs in the set (Linux's `cpumask_weight`).
     pub fn weight(&self) -> usize {
-        self.words.iter().map(|w| w.count_ones() as usize).sum()
+        self.as_words().weight()
     }
 
     /// Whether the set is empty.
     pub fn is_empty(&self) -> bool {
-        self.words.iter().all(|&w| w == 0)
+        self.as_words().is_empty()
     }
 
     /// Lowest CPU in the set.
     pub fn first(&self) -> Option<usize> {
-        self.next_from(0)
+        self.as_words().first_cpu()
     }
 
     /// Highest CPU in the set.
     pub fn last(&self) -> Option<usize> {
-        self.words
-            .iter()
-            .enumerate()
-            .rev()
-            .find(|(_, &w)| w != 0)
-            .map(|(i, &w)| i * 64 + 63 - w.leading_zeros() as usize)
+        self.as_words().last_cpu()
     }
 
     /// Lowest CPU `>= from` in the set.
     pub fn next_from(&self, from: usize) -> Option<usize> {
-        if from >= MAX_CPUS {
-            return None;
-        }
-        let mut word = from / 64;
-        let mut bits = self.words[word] & (u64::MAX << (from % 64));
-        loop {
-            if bits != 0 {
-                return Some(word * 64 + bits.trailing_zeros() as usize);
-            }
-            word += 1;
-            if word == WORDS {
-                return None;
-            }
-            bits = self.words[word];
-        }
+        self.as_words().next_from(from)
     }
 
     /// Lowest CPU strictly after `cpu` (Linux's `cpumask_next`).
@@ -244,82 +231,77 @@ impl CpuMask {
 
     /// Iterates CPUs in increasing order.
     pub fn iter(&self) -> Iter<'_> {
-        Iter {
-            mask: self,
-            word: 0,
-            bits: self.words[0],
-        }
+        self.as_words().iter()
     }
 
+    // The operations below take a `CpuMask` or a `CompactMask` as `other`.
+
     /// `self ∪ other`.
-    pub fn or(&self, other: &CpuMask) -> CpuMask {
+    pub fn or(&self, other: &impl AsWords) -> CpuMask {
         let mut r = *self;
         r.or_assign(other);
         r
     }
 
     /// `self ∩ other`.
-    pub fn and(&self, other: &CpuMask) -> CpuMask {
+    pub fn and(&self, other: &impl AsWords) -> CpuMask {
         let mut r = *self;
         r.and_assign(other);
         r
     }
 
     /// `self \ other`.
-    pub fn and_not(&self, other: &CpuMask) -> CpuMask {
+    pub fn and_not(&self, other: &impl AsWords) -> CpuMask {
         let mut r = *self;
-        for (a, b) in r.words.iter_mut().zip(other.words.iter()) {
+        let other = other.as_words();
+        for (a, b) in r.words[other.first..].iter_mut().zip(other.words) {
             *a &= !b;
         }
         r
     }
 
     /// `self △ other`.
-    pub fn xor(&self, other: &CpuMask) -> CpuMask {
+    pub fn xor(&self, other: &impl AsWords) -> CpuMask {
         let mut r = *self;
-        for (a, b) in r.words.iter_mut().zip(other.words.iter()) {
+        let other = other.as_words();
+        for (a, b) in r.words[other.first..].iter_mut().zip(other.words) {
             *a ^= b;
         }
         r
     }
 
     /// In place `self ∪= other`.
-    pub fn or_assign(&mut self, other: &CpuMask) {
-        for (a, b) in self.words.iter_mut().zip(other.words.iter()) {
+    pub fn or_assign(&mut self, other: &impl AsWords) {
+        let other = other.as_words();
+        for (a, b) in self.words[other.first..].iter_mut().zip(other.words) {
             *a |= b;
         }
     }
 
     /// In place `self ∩= other`.
-    pub fn and_assign(&mut self, other: &CpuMask) {
-        for (a, b) in self.words.iter_mut().zip(other.words.iter()) {
+    pub fn and_assign(&mut self, other: &impl AsWords) {
+        let other = other.as_words();
+        let end = other.first + other.words.len();
+        self.words[..other.first].fill(0);
+        self.words[end..].fill(0);
+        for (a, b) in self.words[other.first..end].iter_mut().zip(other.words) {
             *a &= b;
         }
     }
 
     /// Whether every CPU of `self` is in `other`.
-    pub fn is_subset(&self, other: &CpuMask) -> bool {
-        self.words
-            .iter()
-            .zip(other.words.iter())
-            .all(|(a, b)| a & !b == 0)
+    pub fn is_subset(&self, other: &impl AsWords) -> bool {
+        self.as_words().is_subset(other.as_words())
     }
 
     /// Whether the two sets share a CPU.
-    pub fn intersects(&self, other: &CpuMask) -> bool {
-        self.words
-            .iter()
-            .zip(other.words.iter())
-            .any(|(a, b)| a & b != 0)
+    pub fn intersects(&self, other: &impl AsWords) -> bool {
+        self.as_words().intersects(other.as_words())
     }
 
     /// Number of CPUs in both sets, without building the intersection.
-    pub fn and_weight(&self, other: &CpuMask) -> usize {
-        self.words
-            .iter()
-            .zip(other.words.iter())
-            .map(|(a, b)| (a & b).count_ones() as usize)
-            .sum()
+    pub fn and_weight(&self, other: &impl AsWords) -> usize {
+        self.as_words().and_weight(other.as_words())
     }
 
     /// Parses a cpulist such as `0-7,32-39` or `0,2,4`.
@@ -461,26 +443,7 @@ impl CpuMask {
 
     /// Prints the cpulist form into `out`.
     pub fn write_list<W: fmt::Write>(&self, out: &mut W) -> fmt::Result {
-        let mut first = true;
-        let mut cpu = self.first();
-        while let Some(start) = cpu {
-            // Find the end of this run of consecutive CPUs.
-            let mut end = start;
-            while end + 1 < MAX_CPUS && self.contains(end + 1) {
-                end += 1;
-            }
-            if !first {
-                out.write_char(',')?;
-            }
-            first = false;
-            if end == start {
-                write!(out, "{start}")?;
-            } else {
-                write!(out, "{start}-{end}")?;
-            }
-            cpu = self.next_from(end + 1);
-        }
-        Ok(())
+        self.as_words().write_list(out)
     }
 
     /// The cpulist form, e.g. `0-7,32-39`; empty string for the empty set.
@@ -624,28 +587,12 @@ impl<'a> IntoIterator for &'a CpuMask {
     }
 }
 
-/// Iterator over the CPUs of a [`CpuMask`] in increasing order.
-pub struct Iter<'a> {
-    mask: &'a CpuMask,
-    word: usize,
-    bits: u64,
-}
-
-impl Iterator for Iter<'_> {
-    type Item = usize;
+impl AsWords for CpuMask {
     #[inline]
-    fn next(&mut self) -> Option<usize> {
-        loop {
-            if self.bits != 0 {
-                let bit = self.bits.trailing_zeros() as usize;
-                self.bits &= self.bits - 1;
-                return Some(self.word * 64 + bit);
-            }
-            self.word += 1;
-            if self.word >= WORDS {
-                return None;
-            }
-            self.bits = self.mask.words[self.word];
+    fn as_words(&self) -> Words<'_> {
+        Words {
+            first: 0,
+            words: &self.words,
         }
     }
 }

@@ -333,7 +333,7 @@ impl ArchLevels<'_> {
         // x86_has_numa_in_package: two CPUs of one package on different nodes.
         let numa_in_package = topo.level(LevelKind::Package).is_some_and(|l| {
             l.groups.iter().any(|g| {
-                let present = g.cpus.and(&online);
+                let present = online.and(&g.cpus);
                 let mut members = present.iter();
                 let first = members.next().map(|c| nodes.node_of(c));
                 members.any(|o| Some(nodes.node_of(o)) != first)
@@ -671,7 +671,7 @@ impl NodeMap {
         let mut masks: Vec<CpuMask> = if topo.nodes().is_empty() {
             vec![topo.known()]
         } else {
-            topo.nodes().iter().map(|x| x.cpus).collect()
+            topo.nodes().iter().map(|x| x.cpus.to_cpumask()).collect()
         };
         let mut of = vec![0u32; topo.cpus().last().map_or(0, |c| c.id as usize + 1)];
         for c in topo.cpus() {
@@ -763,7 +763,7 @@ impl CacheIndex {
     }
     fn get(topo: &Topology, v: &[u32], cpu: usize) -> Option<CpuMask> {
         match v.get(cpu) {
-            Some(&i) if i != u32::MAX => Some(topo.caches()[i as usize].cpus),
+            Some(&i) if i != u32::MAX => Some(topo.caches()[i as usize].cpus.to_cpumask()),
             _ => None,
         }
     }

@@ -98,7 +98,7 @@ fn power9_lpar_128(online: impl Fn(u32) -> bool) -> Topology {
             size_bytes: Some(512 << 10),
             line_bytes: Some(128),
             ways: None,
-            cpus: m,
+            cpus: m.into(),
         });
     }
     b.build().expect("power9 topology")

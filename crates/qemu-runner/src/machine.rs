@@ -313,7 +313,7 @@ impl Machine {
             let mask = (0..self.cpus)
                 .filter(|&c| self.node_of(c) == n)
                 .map(|c| c as usize)
-                .collect();
+                .collect::<cpumask::CompactMask>();
             b.add_node(n, mask, None);
         }
         if self.nodes > 1 {
@@ -323,13 +323,13 @@ impl Machine {
                 .collect();
             b.distances(d);
         }
-        let cache = |level, kind, kib: u64, ways, cpus| Cache {
+        let cache = |level, kind, kib: u64, ways, cpus: cpumask::CpuMask| Cache {
             level,
             kind,
             size_bytes: Some(kib * 1024),
             line_bytes: Some(64),
             ways: Some(ways),
-            cpus,
+            cpus: cpus.into(),
         };
         let mut l3: std::collections::BTreeMap<(u32, u32), cpumask::CpuMask> =
             std::collections::BTreeMap::new();

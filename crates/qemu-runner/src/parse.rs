@@ -147,7 +147,7 @@ pub fn kernel_topology(out: &ManycoreOutput) -> Result<topology::Topology, topol
             .iter()
             .filter(|c| c.node == Some(n))
             .map(|c| c.cpu as usize)
-            .collect();
+            .collect::<topology::CompactMask>();
         b.add_node(n, mask, None);
     }
     if nodes.len() > 1 {

@@ -85,8 +85,8 @@ fn check(machine: &str) -> Boot {
             "{machine}: CPU {cpu} package"
         );
         assert_eq!(
-            ours.node_of(cpu).map(|n| (n.id, n.cpus)),
-            guest.node_of(cpu).map(|n| (n.id, n.cpus)),
+            ours.node_of(cpu).map(|n| (n.id, n.cpus.clone())),
+            guest.node_of(cpu).map(|n| (n.id, n.cpus.clone())),
             "{machine}: CPU {cpu} node"
         );
     }
@@ -120,7 +120,7 @@ fn check(machine: &str) -> Boot {
                 )
             })
     };
-    let node0 = guest.node_of(0).expect("CPU 0 has a node").cpus;
+    let node0 = guest.node_of(0).expect("CPU 0 has a node").cpus.clone();
     assert_eq!(
         engine_mask("llc"),
         guest.llc_mask(0).and(&node0),
@@ -129,7 +129,7 @@ fn check(machine: &str) -> Boot {
     let l2 = guest
         .caches_of(0)
         .find(|c| c.level == 2 && c.kind != topology::CacheKind::Instruction)
-        .map(|c| c.cpus)
+        .map(|c| c.cpus.clone())
         .expect("an L2");
     assert_eq!(
         engine_mask("l2"),

@@ -335,7 +335,7 @@ fn assemble(m: Machine<'_>) -> Result<Topology, String> {
                 size_bytes: Some(spec.size),
                 line_bytes: Some(line_bytes),
                 ways: None,
-                cpus,
+                cpus: cpus.into(),
             });
         }
     }

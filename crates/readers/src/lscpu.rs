@@ -223,7 +223,10 @@ pub fn summary_fields(topology: &Topology) -> Vec<(String, String)> {
     if !topology.nodes().is_empty() {
         push("NUMA node(s)", topology.nodes().len().to_string());
         for node in topology.nodes() {
-            push(&format!("NUMA node{} CPU(s)", node.id), cpulist(&node.cpus));
+            push(
+                &format!("NUMA node{} CPU(s)", node.id),
+                cpulist(&node.cpus.to_cpumask()),
+            );
         }
     }
     f

@@ -80,7 +80,8 @@
 
 use crate::Error;
 use topology::{
-    Arch, Cache, CacheKind, CpuMask, CpuSpec, LevelKind, Topology, TopologyBuilder, MAX_CPUS,
+    Arch, Cache, CacheKind, CompactMask, CpuMask, CpuSpec, LevelKind, Topology, TopologyBuilder,
+    MAX_CPUS,
 };
 
 const SOURCE: &str = "synthetic description";
@@ -992,17 +993,14 @@ impl<'a> Tree<'a> {
     }
 
     /// The CPU mask of object `j` at depth `k + 1`, from the PUs' OS indexes.
-    fn mask_of(&self, k: usize, j: usize) -> CpuMask {
+    fn mask_of(&self, k: usize, j: usize) -> CompactMask {
         let s = self.span(k);
-        let mut m = CpuMask::new();
         if self.os_indexes[self.levels.len() - 1].is_none() {
-            m.set_range(j * s, (j + 1) * s);
+            CompactMask::from_range(j * s, (j + 1) * s)
         } else {
-            for &id in &self.cpu_ids[j * s..(j + 1) * s] {
-                m.set(id as usize);
-            }
+            let ids = &self.cpu_ids[j * s..(j + 1) * s];
+            ids.iter().map(|&id| id as usize).collect()
         }
-        m
     }
 }
 
@@ -1022,7 +1020,10 @@ fn build(text: &str, parsed: &Parsed) -> Result<Topology, Error> {
         // hwloc inserts one machine-wide NUMA node when none is described.
         b.add_node(
             0,
-            tree.cpu_ids.iter().map(|&c| c as usize).collect(),
+            tree.cpu_ids
+                .iter()
+                .map(|&c| c as usize)
+                .collect::<CompactMask>(),
             Some(DEFAULT_NUMA_MEMORY),
         );
     } else if has_attached {
@@ -1274,7 +1275,7 @@ fn write_items(topology: &Topology) -> Result<Vec<String>, String> {
 struct Cand {
     kind: Kind,
     rank: u8,
-    objects: Vec<(Option<u32>, CpuMask)>,
+    objects: Vec<(Option<u32>, CompactMask)>,
     size: Option<u64>,
 }
 
@@ -1292,7 +1293,11 @@ fn cpu_level_candidates(topology: &Topology) -> Result<Vec<Cand>, String> {
         cands.push(Cand {
             kind,
             rank,
-            objects: level.groups.iter().map(|g| (g.os_id, g.cpus)).collect(),
+            objects: level
+                .groups
+                .iter()
+                .map(|g| (g.os_id, g.cpus.clone()))
+                .collect(),
             size: None,
         });
     }
@@ -1315,7 +1320,10 @@ fn numa_candidate(topology: &Topology) -> Result<Option<Cand>, String> {
     Ok(Some(Cand {
         kind: Kind::Numa,
         rank: 1,
-        objects: nodes.iter().map(|nd| (Some(nd.id), nd.cpus)).collect(),
+        objects: nodes
+            .iter()
+            .map(|nd| (Some(nd.id), nd.cpus.clone()))
+            .collect(),
         size: if uniform { mems[0] } else { None },
     }))
 }
@@ -1349,7 +1357,7 @@ fn cache_candidates(topology: &Topology) -> Vec<Cand> {
             Cand {
                 kind: Kind::Cache { level, kind },
                 rank,
-                objects: instances.iter().map(|c| (None, c.cpus)).collect(),
+                objects: instances.iter().map(|c| (None, c.cpus.clone())).collect(),
                 size,
             }
         })
@@ -1379,7 +1387,7 @@ fn check_partition(c: &Cand, all: &CpuMask, n: usize) -> Result<(), String> {
 fn number_depth_first(cands: &mut [Cand], max_id: usize) -> Vec<Vec<u32>> {
     let mut index_at: Vec<Vec<u32>> = Vec::with_capacity(cands.len());
     for c in cands.iter_mut() {
-        let parent_of = |m: &CpuMask| -> u32 {
+        let parent_of = |m: &CompactMask| -> u32 {
             let first = m.first().unwrap_or(0);
             index_at.last().map_or(0, |idx| idx[first])
         };

@@ -161,12 +161,12 @@ fn power_lpars_match_the_lscpu_output_in_their_seeds() {
         assert_eq!(lscpu::counts(&read), lscpu::counts(&ours), "{name}: counts");
         assert_eq!(read.nodes().len(), ours.nodes().len());
         for (a, b) in read.nodes().iter().zip(ours.nodes()) {
-            assert_eq!((a.id, a.cpus), (b.id, b.cpus), "{name}: node");
+            assert_eq!((a.id, &a.cpus), (b.id, &b.cpus), "{name}: node");
         }
         for level in [LevelKind::Core, LevelKind::BigCore, LevelKind::Package] {
             let groups = |t: &Topology| {
                 t.level(level)
-                    .map(|l| l.groups.iter().map(|g| g.cpus).collect::<Vec<_>>())
+                    .map(|l| l.groups.iter().map(|g| g.cpus.clone()).collect::<Vec<_>>())
             };
             assert_eq!(groups(&read), groups(&ours), "{name}: {level:?} groups");
         }

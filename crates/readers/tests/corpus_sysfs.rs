@@ -990,7 +990,7 @@ fn our_cache(t: &Topology, cpu: usize, key: (u8, CacheKind)) -> Option<CpuMask> 
     t.caches()
         .iter()
         .find(|c| (c.level, c.kind) == key && c.cpus.contains(cpu))
-        .map(|c| c.cpus)
+        .map(|c| c.cpus.to_cpumask())
 }
 
 fn compare_lscpu(t: &Topology, e: &LscpuExpected) -> Vec<String> {

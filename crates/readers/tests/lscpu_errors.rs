@@ -210,14 +210,14 @@ fn every_catalogue_machine_round_trips_through_the_summary() {
         );
         assert_eq!(back.nodes().len(), machine.nodes().len());
         for (a, b) in back.nodes().iter().zip(machine.nodes()) {
-            assert_eq!((a.id, a.cpus), (b.id, b.cpus), "{}", entry.name);
+            assert_eq!((a.id, &a.cpus), (b.id, &b.cpus), "{}", entry.name);
         }
         // The catalogue numbers CPUs as Linux does, which is what the
         // reader's inference assumes: cores and big cores come back exactly.
         for level in [LevelKind::Core, LevelKind::BigCore, LevelKind::Package] {
             let groups = |t: &topology::Topology| {
                 t.level(level)
-                    .map(|l| l.groups.iter().map(|g| g.cpus).collect::<Vec<_>>())
+                    .map(|l| l.groups.iter().map(|g| g.cpus.clone()).collect::<Vec<_>>())
             };
             assert_eq!(groups(&back), groups(&machine), "{} {level:?}", entry.name);
         }

@@ -247,7 +247,7 @@ fn groups(t: &Topology, kind: LevelKind) -> Vec<CpuMask> {
         .unwrap()
         .groups
         .iter()
-        .map(|g| g.cpus)
+        .map(|g| g.cpus.to_cpumask())
         .collect();
     v.sort_by_key(|m| m.first());
     v
@@ -941,7 +941,7 @@ fn assert_reads_back(m: &Irregular, t: &Topology) -> Result<(), TestCaseError> {
     let ids: Vec<u32> = t.nodes().iter().map(|n| n.id).collect();
     prop_assert_eq!(&ids, &m.node_ids);
     for (i, node) in t.nodes().iter().enumerate() {
-        prop_assert_eq!(node.cpus, m.node_cpus(i, true), "node {} CPUs", node.id);
+        prop_assert_eq!(&node.cpus, &m.node_cpus(i, true), "node {} CPUs", node.id);
         prop_assert_eq!(
             node.memory_bytes,
             Some(m.memory_kb[i] * 1024),
@@ -961,7 +961,14 @@ fn assert_reads_back(m: &Irregular, t: &Topology) -> Result<(), TestCaseError> {
     let mut got: Vec<(u8, CacheKind, u64, CpuMask)> = t
         .caches()
         .iter()
-        .map(|c| (c.level, c.kind, c.size_bytes.unwrap_or(0), c.cpus))
+        .map(|c| {
+            (
+                c.level,
+                c.kind,
+                c.size_bytes.unwrap_or(0),
+                c.cpus.to_cpumask(),
+            )
+        })
         .collect();
     got.sort_by_key(|c| (c.0, c.1, c.3.first()));
     prop_assert_eq!(got, m.caches(true), "caches");

@@ -339,7 +339,7 @@ mod tests {
                     if firmware.has_l2_node() {
                         // for_each_cpu over (online ∩ node) \ own L2 mask, lowest
                         // first, dropping each visited CPU's whole L2 group.
-                        let node = topology.node_of(cpu).map(|n| n.cpus);
+                        let node = topology.node_of(cpu).map(|n| &n.cpus);
                         let own = topology.smt_mask(cpu);
                         let mut seen = std::collections::BTreeSet::new();
                         for &i in online {

@@ -6,7 +6,7 @@ use alloc::vec;
 use alloc::vec::Vec;
 use core::fmt;
 
-use cpumask::{CpuMask, MAX_CPUS};
+use cpumask::{CompactMask, CpuMask, MAX_CPUS};
 
 use crate::model::*;
 
@@ -299,11 +299,17 @@ impl TopologyBuilder {
         self
     }
 
-    /// Describes a NUMA node with its CPUs (may be empty) and memory.
-    pub fn add_node(&mut self, id: u32, cpus: CpuMask, memory_bytes: Option<u64>) -> &mut Self {
+    /// Describes a NUMA node with its CPUs (may be empty; a [`CpuMask`] or a
+    /// [`CompactMask`]) and memory.
+    pub fn add_node(
+        &mut self,
+        id: u32,
+        cpus: impl Into<CompactMask>,
+        memory_bytes: Option<u64>,
+    ) -> &mut Self {
         self.nodes.push(NumaNode {
             id,
-            cpus,
+            cpus: cpus.into(),
             memory_bytes,
         });
         self
@@ -322,7 +328,7 @@ impl TopologyBuilder {
     }
 
     /// Adds many caches at once; the first call takes `caches` as it is, so a
-    /// reader's list is not copied a second time (each cache holds a 2 KiB mask).
+    /// reader's list is not copied a second time.
     pub fn add_caches(&mut self, caches: Vec<Cache>) -> &mut Self {
         if self.caches.is_empty() {
             self.caches = caches;
@@ -369,9 +375,8 @@ impl TopologyBuilder {
 
     /// As [`build`](Self::build), consuming the builder so that its nodes,
     /// distances and caches move into the topology instead of being copied
-    /// (each node and cache holds a 2 KiB CPU mask, and thousands of nodes
-    /// have millions of distances: on large machines a copy is a large share
-    /// of a read).
+    /// (thousands of nodes have millions of distances: on large machines a
+    /// copy is a large share of a read).
     pub fn finish(mut self) -> Result<Topology, BuildError> {
         let nodes = core::mem::take(&mut self.nodes);
         let distances = core::mem::take(&mut self.distances);
@@ -486,7 +491,7 @@ fn build_nodes(
     if let Some(n) = nodes.iter().find(|n| n.id as usize >= MAX_NODES) {
         return Err(BuildError::NodeOutOfRange(n.id));
     }
-    // Readers add nodes in id order; sorting 2 KiB records would copy them.
+    // Readers add nodes in id order.
     if !nodes.is_sorted_by_key(|n| n.id) {
         nodes.sort_by_key(|n| n.id);
     }
@@ -516,6 +521,8 @@ fn build_nodes(
         }
     }
     let mut node_of_cpu: Vec<Option<u32>> = vec![None; specs.len()];
+    // CPUs that name a node whose mask does not list them, per node index.
+    let mut joining: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
     for (pos, c) in specs.iter().enumerate() {
         if let Some(node) = c.node {
             let idx = match nodes.binary_search_by_key(&node, |n| n.id) {
@@ -531,9 +538,15 @@ fn build_nodes(
                     second: node.max(other),
                 });
             }
-            nodes[idx].cpus.set(c.id as usize);
+            if listed == NONE {
+                joining.entry(idx).or_default().push(c.id as usize);
+            }
             node_of_cpu[pos] = Some(idx as u32);
         }
+    }
+    for (idx, cpus) in joining {
+        let node = &mut nodes[idx];
+        node.cpus = node.cpus.iter().chain(cpus).collect();
     }
     Ok((nodes, node_of_cpu))
 }
@@ -570,7 +583,11 @@ fn check_caches(caches: &[Cache], possible: &CpuMask) -> Result<(), BuildError> 
     match caches.iter().find(|c| !c.cpus.is_subset(possible)) {
         Some(cache) => Err(BuildError::CacheOutsidePossible {
             level: cache.level,
-            cpu: cache.cpus.and_not(possible).first().unwrap_or(0) as u32,
+            cpu: cache
+                .cpus
+                .iter()
+                .find(|&c| !possible.contains(c))
+                .unwrap_or(0) as u32,
         }),
         None => Ok(()),
     }
@@ -649,8 +666,8 @@ fn number_groups(
 }
 
 /// The groups of level `kind` with their CPUs and OS id (kept only where
-/// every member agrees on it). Groups are counted before their 2 KiB masks
-/// are allocated, once: thousands of cores make growth copies dominate.
+/// every member agrees on it). Each group's mask is sized to the span of its
+/// CPUs before any is set, so a core costs a word whatever the machine's width.
 fn level_groups(
     specs: &[&CpuSpec],
     kind: LevelKind,
@@ -661,28 +678,47 @@ fn level_groups(
         Some(ids) => ids[kind as usize],
         None => id_path(c, kind)[kind as usize],
     };
-    let mut groups: Vec<Group> = Vec::with_capacity(firsts.len());
-    for &i in firsts {
-        groups.push(Group {
-            os_id: os_id(specs[i]),
-            cpus: CpuMask::new(),
-            parent: None,
-        });
+    let members = || {
+        specs.iter().enumerate().filter_map(move |(i, c)| {
+            let g = cpu_groups[i][kind as usize]?;
+            Some((g as usize, c))
+        })
+    };
+    // Specs are sorted, so a group's first CPU is its lowest: only its
+    // highest word has to be found.
+    let mut words: Vec<(usize, Vec<u64>)> = firsts
+        .iter()
+        .map(|&i| (specs[i].id as usize / 64, Vec::new()))
+        .collect();
+    let mut last_word: Vec<usize> = words.iter().map(|w| w.0).collect();
+    for (g, c) in members() {
+        last_word[g] = last_word[g].max(c.id as usize / 64);
     }
-    let mut agreed = vec![true; groups.len()];
-    for (i, c) in specs.iter().enumerate() {
-        if let Some(g) = cpu_groups[i][kind as usize] {
-            let g = g as usize;
-            groups[g].cpus.set(c.id as usize);
-            agreed[g] &= os_id(c) == groups[g].os_id;
-        }
+    for ((first, w), last) in words.iter_mut().zip(&last_word) {
+        *w = vec![0; last + 1 - *first];
     }
-    for (group, agreed) in groups.iter_mut().zip(agreed) {
+    let mut os_ids: Vec<Option<u32>> = firsts.iter().map(|&i| os_id(specs[i])).collect();
+    let mut agreed = vec![true; firsts.len()];
+    for (g, c) in members() {
+        let (first, w) = &mut words[g];
+        let cpu = c.id as usize;
+        w[cpu / 64 - *first] |= 1u64 << (cpu % 64);
+        agreed[g] &= os_id(c) == os_ids[g];
+    }
+    for (id, agreed) in os_ids.iter_mut().zip(agreed) {
         if !agreed {
-            group.os_id = None;
+            *id = None;
         }
     }
-    groups
+    words
+        .into_iter()
+        .zip(os_ids)
+        .map(|((first, w), os_id)| Group {
+            os_id,
+            cpus: CompactMask::from_words(first, w),
+            parent: None,
+        })
+        .collect()
 }
 
 /// Each group's parent: the group at the next present level that holds its
@@ -753,58 +789,32 @@ fn build_cpus(
 type CacheKey = (u8, CacheKind, Option<usize>);
 
 /// Sorts caches by (level, kind, first CPU) and removes exact duplicates.
-/// Each key is computed once: a cache's first CPU is a scan of its mask, as
-/// long as the CPU's number, so recomputing it per comparison would grow
-/// with the machine's width as well as its caches.
+/// Each key is computed once: a cache's first CPU is a scan of its mask.
 fn sort_and_dedup_caches(caches: &mut Vec<Cache>) {
-    let mut keys: Vec<CacheKey> = caches
-        .iter()
-        .map(|c| (c.level, c.kind, c.cpus.first()))
+    let mut keyed: Vec<(CacheKey, Cache)> = core::mem::take(caches)
+        .into_iter()
+        .map(|c| ((c.level, c.kind, c.cpus.first()), c))
         .collect();
-    if !keys.is_sorted() {
-        sort_caches(caches, &mut keys);
+    if !keyed.is_sorted_by_key(|(k, _)| *k) {
+        keyed.sort_by_key(|(k, _)| *k);
     }
-    dedup_caches(caches, &keys);
+    dedup_caches(keyed, caches);
 }
 
-/// Removes exact duplicates from sorted caches. Equal caches share a sort key
-/// but need not be adjacent (another cache with the same level, kind and
-/// first CPU may sit between them), so each is compared with every earlier
-/// cache of its key run; runs are a handful of caches long.
-fn dedup_caches(caches: &mut Vec<Cache>, keys: &[CacheKey]) {
-    // `kept_keys[j]` is the key of the cache now at `j`, for `j < kept`.
-    let mut kept_keys: Vec<CacheKey> = Vec::with_capacity(keys.len());
-    for (i, &key) in keys.iter().enumerate() {
-        let kept = kept_keys.len();
-        let run = kept - kept_keys.iter().rev().take_while(|&&k| k == key).count();
-        if !caches[run..kept].contains(&caches[i]) {
-            // Swapping a 2 KiB record with itself still copies it.
-            if kept != i {
-                caches.swap(kept, i);
-            }
-            kept_keys.push(key);
+/// Moves sorted caches into `out` without exact duplicates. Equal caches
+/// share a sort key but need not be adjacent (another cache with the same
+/// level, kind and first CPU may sit between them), so each is compared with
+/// every kept cache of its key run; runs are a handful of caches long.
+fn dedup_caches(keyed: Vec<(CacheKey, Cache)>, out: &mut Vec<Cache>) {
+    out.reserve(keyed.len());
+    // Where the run of caches with the current key starts in `out`.
+    let mut run = (None, 0);
+    for (key, cache) in keyed {
+        if run.0 != Some(key) {
+            run = (Some(key), out.len());
         }
-    }
-    caches.truncate(kept_keys.len());
-}
-
-/// Sorts caches (and their keys) by key without a scratch copy of them: the
-/// keys are sorted as indices, then the caches are put in place by following
-/// the permutation's cycles with swaps, because a merge sort of the caches
-/// themselves would allocate and touch another 2 KiB per cache.
-fn sort_caches(caches: &mut [Cache], keys: &mut [CacheKey]) {
-    let mut order: Vec<usize> = (0..caches.len()).collect();
-    order.sort_by_key(|&i| keys[i]);
-    // Position `i` must receive the cache now at `order[i]`.
-    for start in 0..order.len() {
-        let mut i = start;
-        while order[i] != start {
-            let from = order[i];
-            caches.swap(i, from);
-            keys.swap(i, from);
-            order[i] = i;
-            i = from;
+        if !out[run.1..].contains(&cache) {
+            out.push(cache);
         }
-        order[i] = i;
     }
 }

@@ -23,6 +23,6 @@ mod model;
 mod shape;
 
 pub use builder::{BuildError, CpuSpec, TopologyBuilder, MAX_NODES};
-pub use cpumask::{CpuMask, MAX_CPUS};
+pub use cpumask::{CompactMask, CpuMask, MAX_CPUS};
 pub use model::*;
 pub use shape::{Numbering, Shape};

@@ -3,7 +3,7 @@
 
 use alloc::string::String;
 use alloc::vec::Vec;
-use cpumask::CpuMask;
+use cpumask::{CompactMask, CpuMask};
 
 /// Instruction-set family; selects the scheduler-domain table and the meaning of
 /// [`Cpu::hw_id`].
@@ -169,7 +169,7 @@ pub struct Group {
     /// The operating system's id for it (`core_id`, `physical_package_id`...), if any.
     pub os_id: Option<u32>,
     /// Every CPU of the group whose topology is known, online or not.
-    pub cpus: CpuMask,
+    pub cpus: CompactMask,
     /// Index of the enclosing group at the next level up that the machine has.
     pub parent: Option<u32>,
 }
@@ -191,7 +191,7 @@ pub struct NumaNode {
     /// Linux node number (`nodeN`); may be sparse (POWER10: 0, 1, 4, 5, 6, 7).
     pub id: u32,
     /// CPUs of the node (empty for memory-only nodes).
-    pub cpus: CpuMask,
+    pub cpus: CompactMask,
     /// Memory on the node in bytes, if known.
     pub memory_bytes: Option<u64>,
 }
@@ -235,7 +235,7 @@ pub struct Cache {
     /// Associativity (0 = fully associative), if known.
     pub ways: Option<u32>,
     /// CPUs sharing this instance (`shared_cpu_list`).
-    pub cpus: CpuMask,
+    pub cpus: CompactMask,
 }
 
 /// A kind of core on a hybrid machine (Intel P/E cores, Arm big.LITTLE).
@@ -405,7 +405,7 @@ impl Topology {
     pub fn mask_of(&self, cpu: usize, kind: LevelKind) -> CpuMask {
         let group = self.cpu(cpu).and_then(|c| c.group(kind));
         match (group, self.level(kind)) {
-            (Some(g), Some(level)) => level.groups[g as usize].cpus,
+            (Some(g), Some(level)) => level.groups[g as usize].cpus.to_cpumask(),
             _ => {
                 let mut m = CpuMask::new();
                 let _ = m.try_set(cpu);
@@ -472,7 +472,7 @@ impl Topology {
         self.caches_of(cpu)
             .filter(|c| c.kind != CacheKind::Instruction)
             .max_by_key(|c| c.level)
-            .map(|c| c.cpus)
+            .map(|c| c.cpus.to_cpumask())
             .unwrap_or_else(|| self.smt_mask(cpu))
     }
 }

@@ -176,7 +176,7 @@ fn add_caches(b: &mut TopologyBuilder, masks: &Masks) {
                     size_bytes: Some(size),
                     line_bytes: Some(64),
                     ways: None,
-                    cpus: *m,
+                    cpus: m.into(),
                 });
             }
         }

@@ -177,7 +177,7 @@ fn cache(level: u8, list: &str) -> Cache {
         size_bytes: None,
         line_bytes: None,
         ways: None,
-        cpus: CpuMask::parse_list(list).unwrap(),
+        cpus: CpuMask::parse_list(list).unwrap().into(),
     }
 }
 

@@ -31,7 +31,6 @@
 
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
-use cpumask::CpuMask;
 use raw_cpuid::{Associativity, CacheParameter, CacheType, CpuId, CpuIdReader};
 use topology::{Cache, CacheKind};
 
@@ -479,17 +478,12 @@ pub struct Placed {
 /// it at the same leaf index with the same level and kind, and their sharing
 /// rule puts them together. Each instance keeps the description of its first
 /// CPU; instances come in the order first seen.
-///
-/// An instance costs 2 KiB (its CPU mask), so the first pass only numbers the
-/// instances and records who is in which; the instances are then built once,
-/// in a vector of exactly their number (a growing vector of 2 KiB entries
-/// would hold up to twice that, and copy it on every growth).
 pub fn shared_instances(cpus: impl IntoIterator<Item = Placed>, min_level: u8) -> Vec<Cache> {
     // (leaf index, level, kind, rule, id, node) -> instance number.
     let mut index_of: BTreeMap<(usize, u8, CacheKind, u8, u64, u32), usize> = BTreeMap::new();
-    // Each instance's description, from its first CPU, and (instance, CPU) pairs.
+    // Each instance's description, from its first CPU, and its CPUs.
     let mut descriptions: Vec<(u8, CacheKind, u64, u32, Option<u32>)> = Vec::new();
-    let mut members: Vec<(usize, u32)> = Vec::new();
+    let mut members: Vec<Vec<usize>> = Vec::new();
     for p in cpus {
         let apic = p.caches.apic_id;
         for (index, leaf) in p.caches.leaves().enumerate() {
@@ -511,24 +505,24 @@ pub fn shared_instances(cpus: impl IntoIterator<Item = Placed>, min_level: u8) -
                         leaf.line_bytes,
                         leaf.ways,
                     ));
+                    members.push(Vec::new());
                     descriptions.len() - 1
                 });
-            members.push((at, p.cpu));
+            members[at].push(p.cpu as usize);
         }
     }
-    let mut out: Vec<Cache> = Vec::with_capacity(descriptions.len());
-    for (level, kind, size_bytes, line_bytes, ways) in descriptions {
-        out.push(Cache {
-            level,
-            kind,
-            size_bytes: Some(size_bytes),
-            line_bytes: Some(line_bytes).filter(|&l| l > 0),
-            ways,
-            cpus: CpuMask::new(),
-        });
-    }
-    for (at, cpu) in members {
-        out[at].cpus.set(cpu as usize);
-    }
-    out
+    descriptions
+        .into_iter()
+        .zip(members)
+        .map(
+            |((level, kind, size_bytes, line_bytes, ways), cpus)| Cache {
+                level,
+                kind,
+                size_bytes: Some(size_bytes),
+                line_bytes: Some(line_bytes).filter(|&l| l > 0),
+                ways,
+                cpus: cpus.into_iter().collect(),
+            },
+        )
+        .collect()
 }

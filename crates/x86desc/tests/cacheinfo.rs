@@ -71,7 +71,7 @@ fn cache(level: u8, kind: CacheKind, bytes: u64, ways: u32, cpus: &str) -> Cache
         size_bytes: Some(bytes),
         line_bytes: Some(64),
         ways: Some(ways),
-        cpus: CpuMask::parse_list(cpus).unwrap(),
+        cpus: CpuMask::parse_list(cpus).unwrap().into(),
     }
 }
 

@@ -65,7 +65,7 @@ pub fn one_socket(n: u32) -> Topology {
             size_bytes: Some(512 << 10),
             line_bytes: Some(128),
             ways: None,
-            cpus: m,
+            cpus: m.into(),
         });
     }
     b.add_cache(Cache {
@@ -74,7 +74,7 @@ pub fn one_socket(n: u32) -> Topology {
         size_bytes: Some(128 << 20),
         line_bytes: Some(128),
         ways: None,
-        cpus: all,
+        cpus: all.into(),
     });
     b.add_node(0, all, Some(1 << 30));
     b.build().unwrap()

@@ -206,7 +206,7 @@ pub(super) fn caches(
             size_bytes,
             line_bytes: None,
             ways: None,
-            cpus,
+            cpus: cpus.into(),
         }));
     }
     Ok(out)

@@ -10,7 +10,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use cpumask::CpuMask;
+use cpumask::{CompactMask, CpuMask};
 use topology::{Cache, CacheKind};
 
 use super::readahead::{ReadAhead, BATCH};
@@ -221,7 +221,7 @@ impl CacheScan<'_> {
             size_bytes,
             line_bytes: line_bytes.filter(|&v| v > 0),
             ways,
-            cpus,
+            cpus: cpus.into(),
         });
         Ok(())
     }
@@ -303,7 +303,7 @@ fn sparc_caches(files: &Files, cpu: u32) -> Result<Vec<Cache>, Error> {
             size_bytes: Some(size as u64),
             line_bytes: line.filter(|&v| v > 0),
             ways: None,
-            cpus: CpuMask::single(cpu as usize),
+            cpus: CompactMask::single(cpu as usize),
         });
     }
     Ok(out)

@@ -474,7 +474,7 @@ fn add_caches(
                 Some(-1) => Some(0),
                 Some(w) => u32::try_from(w).ok(),
             },
-            cpus,
+            cpus: cpus.into(),
         });
     }
     b.add_caches(caches);

@@ -145,7 +145,7 @@ fn objects(topology: &Topology, online_mask: &CpuMask) -> Vec<WObj> {
                 LevelKind::BigCore => (WKind::Group(g.os_id, 0), 30),
                 LevelKind::Core => (WKind::Core(g.os_id), 40),
             };
-            push(&mut objs, online_mask, kind, g.cpus, rank);
+            push(&mut objs, online_mask, kind, g.cpus.to_cpumask(), rank);
         }
     }
     for (i, c) in topology.caches().iter().enumerate() {
@@ -156,7 +156,13 @@ fn objects(topology: &Topology, online_mask: &CpuMask) -> Vec<WObj> {
             } else {
                 0
             };
-        push(&mut objs, online_mask, WKind::Cache(i), c.cpus, rank);
+        push(
+            &mut objs,
+            online_mask,
+            WKind::Cache(i),
+            c.cpus.to_cpumask(),
+            rank,
+        );
     }
     add_memory_groups(topology, &mut objs, online_mask);
     for c in topology.cpus().iter().filter(|c| c.online) {
@@ -183,7 +189,7 @@ fn add_memory_groups(topology: &Topology, objs: &mut Vec<WObj>, online_mask: &Cp
             .push(i);
     }
     for n in topology.nodes() {
-        let cpus = n.cpus.and(online_mask);
+        let cpus = online_mask.and(&n.cpus);
         if cpus.is_empty() || cpus == *online_mask {
             continue;
         }
@@ -269,7 +275,7 @@ fn attach_nodes(
 ) -> Vec<usize> {
     let mut root_numa: Vec<usize> = Vec::new();
     for (ni, n) in topology.nodes().iter().enumerate() {
-        let cpus = n.cpus.and(online_mask);
+        let cpus = online_mask.and(&n.cpus);
         let holder = cpus.first().and_then(|f| {
             let mut o = tree.innermost[f];
             while o != usize::MAX {
@@ -381,7 +387,7 @@ impl Writer<'_> {
             escape(topology.arch().uname())
         );
         for &ni in root_numa {
-            if topology.nodes()[ni].cpus.and(online_mask).is_empty() {
+            if !topology.nodes()[ni].cpus.intersects(online_mask) {
                 // A CPU-less node attached to the machine would get every CPU
                 // as its locality: hwloc keeps such nodes under an empty group.
                 let _ = writeln!(

@@ -546,7 +546,7 @@ pub fn expected(t: &Truth) -> Facts {
 /// The same facts read from the model. Sizes are kept only where `truth` has
 /// them, so console outputs (which may omit sizes) still compare.
 pub fn facts_of(topo: &Topology, truth: &Facts) -> Facts {
-    let set = |m: &topology::CpuMask| -> Set { m.iter().collect() };
+    let set = |m: &topology::CompactMask| -> Set { m.iter().collect() };
     let level = |k: LevelKind| -> Vec<Set> {
         let mut v: Vec<Set> = topo
             .level(k)

@@ -335,7 +335,7 @@ impl Irregular {
                 size_bytes: Some(size),
                 line_bytes: Some(64),
                 ways: Some(8),
-                cpus,
+                cpus: cpus.into(),
             });
         }
         b.finish()
