@@ -8,7 +8,7 @@ use topology::Topology;
 /// Where to read a machine's topology from; with none of these, the live host.
 #[derive(Args, Debug, Clone, Default)]
 pub struct SourceArgs {
-    /// A sysfs/procfs root: a directory or a .tar.gz/.tar.bz2 snapshot.
+    /// A sysfs/procfs root: a directory or a .tar.gz/.tar.bz2/.tar.xz snapshot.
     #[arg(long, value_name = "PATH", group = "source")]
     pub sysfs: Option<PathBuf>,
     /// lscpu's text output, saved to a file.

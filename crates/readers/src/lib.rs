@@ -2,7 +2,7 @@
 //! [`topology::Topology`] model.
 //!
 //! - [`sysfs`]: Linux sysfs + procfs, from the live host, a directory, or a
-//!   `.tar.gz` / `.tar.bz2` snapshot (the layout of `lscpu --sysroot` dumps and
+//!   `.tar.gz` / `.tar.bz2` / `.tar.xz` snapshot (the layout of `lscpu --sysroot` dumps and
 //!   hwloc's fsroot tarballs).
 //! - [`lscpu`]: lscpu's human-readable summary text.
 //! - [`synthetic`]: hwloc synthetic description strings.

@@ -97,6 +97,14 @@ fn archive(top: &str, members: &[Member]) -> Vec<u8> {
     b.into_inner().unwrap()
 }
 
+/// `bytes` as an xz stream at `level`, as `tar cJf` writes it.
+fn xz(bytes: &[u8], level: u32) -> Vec<u8> {
+    use std::io::Write;
+    let mut e = xz2::write::XzEncoder::new(Vec::new(), level);
+    e.write_all(bytes).unwrap();
+    e.finish().unwrap()
+}
+
 /// The tree as members, with the chosen changes: every `online`-valued file
 /// after the first of its content stored as a hard link to it, and symlinks
 /// of each kind where the reader does not look.
@@ -165,7 +173,7 @@ proptest! {
         links in proptest::collection::vec((0usize..8, any::<u8>()), 0..4),
         claims in proptest::option::of(prop_oneof![Just(1u64 << 40), Just(u64::MAX >> 2), 1000u64..1_000_000]),
         cut in proptest::option::of(any::<proptest::sample::Index>()),
-        gz in any::<bool>(),
+        codec in 0u8..3,
     ) {
         let files = tree(n);
         let mut ms = members(&files, hard_links, &links);
@@ -184,7 +192,11 @@ proptest! {
         }
         let top = format!("dump{}", "d".repeat(long_top));
         let bytes = archive(&top, &ms);
-        let mut bytes = if gz { gzip(&bytes) } else { bytes };
+        let mut bytes = match codec {
+            0 => bytes,
+            1 => gzip(&bytes),
+            _ => xz(&bytes, 6),
+        };
         let whole = bytes.len();
         if let Some(at) = cut {
             bytes.truncate(at.index(whole));
@@ -297,4 +309,55 @@ fn a_stream_cut_inside_a_needed_member_is_refused() {
     let e = readers::sysfs::read_archive_bytes(&raw, "cut.tar").unwrap_err();
     assert!(e.source.starts_with("cut.tar"), "{e}");
     assert!(e.message.contains("truncated"), "{e}");
+}
+
+/// An xz stream whose block header asks for a 4 GiB dictionary (a forged
+/// header, or a stream no `xz` preset makes) is refused naming the archive
+/// before the decoder allocates it; two xz streams one after the other (as
+/// `cat a.xz b.xz` or a parallel compressor writes them) read as one.
+#[test]
+fn xz_dumps_read_and_a_forged_dictionary_is_refused() {
+    let plain = archive("dump", &members(&tree(4), false, &[]));
+    let whole = xz(&plain, 6);
+    let t = readers::sysfs::read_archive_bytes(&whole, "gen.tar.xz").unwrap();
+    is_the_machine(&t, 4).unwrap();
+
+    let (first, second) = plain.split_at(plain.len() / 2);
+    let mut two = xz(first, 0);
+    two.extend(xz(second, 9));
+    let t = readers::sysfs::read_archive_bytes(&two, "gen.tar.xz").unwrap();
+    is_the_machine(&t, 4).unwrap();
+
+    let forged = with_dictionary_byte(whole, 40);
+    let e = readers::sysfs::read_archive_bytes(&forged, "gen.tar.xz").unwrap_err();
+    assert_eq!(e.source, "gen.tar.xz", "{e}");
+    assert!(e.message.contains("decoder memory"), "{e}");
+}
+
+/// `stream` with its first block's LZMA2 dictionary-size byte set to `code`
+/// (40: 4 GiB) and the block header's CRC32 made right again, so only the
+/// dictionary is wrong (xz file format 1.1.0, 3.1 and 5.3.1).
+fn with_dictionary_byte(mut stream: Vec<u8>, code: u8) -> Vec<u8> {
+    let start = 12; // after the stream header
+    let size = (usize::from(stream[start]) + 1) * 4;
+    let flags = stream[start + 1];
+    let mut i = start + 2;
+    let skip_varint = |i: &mut usize| {
+        while stream[*i] & 0x80 != 0 {
+            *i += 1;
+        }
+        *i += 1;
+    };
+    for bit in [0x40, 0x80] {
+        if flags & bit != 0 {
+            skip_varint(&mut i);
+        }
+    }
+    assert_eq!(stream[i], 0x21, "LZMA2 filter id");
+    assert_eq!(stream[i + 1], 1, "one property byte");
+    stream[i + 2] = code;
+    let mut crc = flate2::Crc::new();
+    crc.update(&stream[start..start + size - 4]);
+    stream[start + size - 4..start + size].copy_from_slice(&crc.sum().to_le_bytes());
+    stream
 }

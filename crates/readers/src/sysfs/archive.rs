@@ -1,4 +1,4 @@
-//! Snapshot archives (`.tar`, `.tar.gz`, `.tar.bz2`) decoded as one stream into
+//! Snapshot archives (`.tar`, `.tar.gz`, `.tar.bz2`, `.tar.xz`) decoded as one stream into
 //! an in-memory tree of the members the reader can need, under a budget.
 //!
 //! Nothing in an archive is trusted: member sizes come from headers anyone can
@@ -10,8 +10,9 @@
 //! the stream length each have a limit past which the answer is one
 //! "archive too large" error naming the archive.
 //!
-//! The formats themselves are decoded by the `tar`, `flate2` and `bzip2`
-//! crates; the stream is watched header by header (`crate::tar_stream`)
+//! The formats themselves are decoded by the `tar`, `flate2`, `bzip2` and
+//! `xz2` crates (xz: `tar cJf`, and sosreport's archives, which copy
+//! `sys/devices/system/{cpu,node}`); the stream is watched header by header (`crate::tar_stream`)
 //! because `tar` reads GNU long-name and pax records whole, at whatever size
 //! their header claims.
 
@@ -37,6 +38,10 @@ pub(super) struct MemTree {
     pub(super) children: HashMap<String, Vec<String>>,
 }
 
+/// The most memory the xz decoder may take: `xz -9` and `xz -9e` streams
+/// need 65 MiB to decode; past this liblzma stops with a memory-limit error.
+const XZ_MEMORY_LIMIT: u64 = 128 << 20;
+
 /// Reads up to `n` bytes from the front of `r` (fewer only at end of input).
 fn read_head(r: &mut impl Read, n: usize) -> io::Result<Vec<u8>> {
     let mut head = Vec::with_capacity(n);
@@ -52,18 +57,29 @@ fn decoder<'a, R: Read + 'a>(
     let head = read_head(&mut input, 512).map_err(|e| read_error(name, "", &e))?;
     let is_gzip = head.starts_with(&[0x1f, 0x8b]);
     let is_bzip2 = head.starts_with(b"BZh");
+    let is_xz = head.starts_with(&[0xfd, b'7', b'z', b'X', b'Z', 0]);
     let is_tar = head.len() >= 262 && &head[257..262] == b"ustar";
     let whole = io::Cursor::new(head).chain(input);
     if is_gzip {
         Ok((Box::new(flate2::read::MultiGzDecoder::new(whole)), "gzip"))
     } else if is_bzip2 {
         Ok((Box::new(bzip2::read::MultiBzDecoder::new(whole)), "bzip2"))
+    } else if is_xz {
+        // The header names the dictionary the decoder allocates: a forged
+        // one asks for gigabytes, so liblzma is held to what `xz -9` needs.
+        let stream =
+            xz2::stream::Stream::new_stream_decoder(XZ_MEMORY_LIMIT, xz2::stream::CONCATENATED)
+                .map_err(|e| Error::new(name, format!("xz decoder: {e}")))?;
+        Ok((
+            Box::new(xz2::read::XzDecoder::new_stream(whole, stream)),
+            "xz",
+        ))
     } else if is_tar {
         Ok((Box::new(whole), "tar"))
     } else {
         Err(Error::new(
             name,
-            "not a tar, tar.gz or tar.bz2 archive (unrecognized leading bytes)",
+            "not a tar, tar.gz, tar.bz2 or tar.xz archive (unrecognized leading bytes)",
         ))
     }
 }
@@ -72,6 +88,12 @@ fn decoder<'a, R: Read + 'a>(
 /// memory or a failing disk.
 fn read_error(name: &str, format: &str, e: &io::Error) -> Error {
     let why = match e.kind() {
+        // Our cap, not the machine's memory: the stream's header asks for it.
+        _ if format == "xz" && e.to_string().contains("memory limit") => format!(
+            "xz data that needs more than {} MiB of decoder memory (a dictionary \
+             larger than xz -9 makes): refused",
+            XZ_MEMORY_LIMIT >> 20
+        ),
         io::ErrorKind::OutOfMemory => {
             format!("out of memory while decompressing ({e}); the archive may be fine")
         }

@@ -1,5 +1,5 @@
 //! Linux sysfs + procfs reader: the live host, an extracted dump directory, or a
-//! `.tar.gz` / `.tar.bz2` snapshot read in memory (the layout of util-linux's
+//! `.tar.gz` / `.tar.bz2` / `.tar.xz` snapshot read in memory (the layout of util-linux's
 //! `lscpu --sysroot` dumps and hwloc's `hwloc-gather-topology` tarballs).
 //!
 //! What is read, and why each source:
@@ -60,7 +60,7 @@ pub fn read_live() -> Result<Topology, Error> {
 }
 
 /// Reads a sysfs/procfs root: a directory holding `sys/` (and `proc/`), or a
-/// `.tar`, `.tar.gz` or `.tar.bz2` snapshot with that layout (the archive may
+/// `.tar`, `.tar.gz`, `.tar.bz2` or `.tar.xz` snapshot with that layout (the archive may
 /// have one top directory above `sys/`), within the default [`ArchiveLimits`].
 pub fn read_path(path: &Path) -> Result<Topology, Error> {
     read_path_with(path, &ArchiveLimits::default())

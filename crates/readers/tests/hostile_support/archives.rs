@@ -16,6 +16,7 @@ pub fn cases() -> Vec<(&'static str, Case)> {
             gzip_bomb_in_skipped_member,
         ),
         ("archive_bzip2_bomb", bzip2_bomb),
+        ("archive_xz_bomb", xz_bomb),
         ("archive_member_past_file_limit", member_past_file_limit),
         ("archive_hard_links_share_data", hard_links_share_data),
         ("archive_member_count_budget", member_count_budget),
@@ -76,6 +77,23 @@ fn bzip2_bomb() -> Result<(), String> {
     expect_error(
         read_archive_bytes_with(&bz, "bomb.tar.bz2", &tight_limits()),
         "bomb.tar.bz2",
+        &["archive too large"],
+    )
+}
+
+/// 64 MiB of zeros compressed by xz at its largest preset (a 64 MiB
+/// dictionary, within the decoder's memory cap), against an 8 MiB stream
+/// budget: the budget stops it, not the process's memory.
+fn xz_bomb() -> Result<(), String> {
+    let mut head = tar_body("m", &small_tree(2));
+    head.extend(tar_header("m/sys/bus/big", 64 << 20, b'0'));
+    let mut e = xz2::write::XzEncoder::new(Vec::new(), 9);
+    e.write_all(&head).unwrap();
+    e.write_all(&vec![0u8; 64 << 20]).unwrap();
+    let xz = e.finish().unwrap();
+    expect_error(
+        read_archive_bytes_with(&xz, "bomb.tar.xz", &tight_limits()),
+        "bomb.tar.xz",
         &["archive too large"],
     )
 }
