@@ -173,6 +173,9 @@ fn bad_options_are_one_clear_error() {
     let (ok, _, err) = manycore(&["boot", "--synthetic", "pu:2", "--platform", "vax"]);
     assert!(!ok);
     assert!(err.contains("'vax'"), "{err}");
+    let (ok, _, err) = manycore(&["boot", "--synthetic", "pu:2", "--linux", "6.1"]);
+    assert!(!ok);
+    assert!(err.contains("--linux") && err.contains("'6.1'"), "{err}");
 }
 
 /// The acceptance table: predicted against measured, with the error.

@@ -268,6 +268,36 @@ pub struct CostTable {
 /// What a kernel of a platform does, where eras differ. Only x86 has two
 /// modern eras here: Linux 6.5+ (the platform's default) and the kernels the
 /// parallel-bringup series was measured on before it merged.
+///
+/// Where each era draws the line between what the APs do at once and what
+/// the boot CPU walks them through one by one:
+/// - Before 6.5, serial: INIT/SIPI/SIPI, wait for the AP, release it, for one
+///   CPU after the other.
+/// - The series (David Woodhouse, then Usama Arif, 2021-2023): part 1 sends
+///   every INIT/SIPI/SIPI first, and each AP runs on its own until
+///   `wait_for_master_cpu()` in `cpu_init()`; part 2 (seed 003: "another
+///   cpuhp state for do_wait_cpu_initialized to make sure cpu_init is reached
+///   in parallel") makes that wait a hotplug state; microcode comes after
+///   it, serialized. On seed 003's server part 1 + part 2 gave the same 30 ms
+///   as part 1 with the timer calibration reused (record row
+///   `x86-128-2node-seed003-reuse`), so both are this one boundary here.
+/// - Linux 6.5 (Thomas Gleixner's rework, "cpu/hotplug: Allow "parallel"
+///   bringup up to CPUHP_BP_KICK_AP_STATE"): the prepare states and
+///   `CPUHP_BP_KICK_AP` run for every AP first; each AP runs
+///   `start_secondary()` up to `cpuhp_ap_sync_alive()`, microcode included;
+///   primary threads first. After the alive point, one AP at a time:
+///   `cpu_init()`, the TSC check, `ap_starting()` and the starting states,
+///   the online states ("This reduces the synchronization points in the x86
+///   code to one, which is the AP alive one", the rework's cover letter).
+///   `arch_cpuhp_init_parallel_bringup()` turns it off in encrypted guests
+///   (SEV-ES, TDX: their APs cannot read the APIC id that early), which then
+///   come up serially, as `--strategy serial` simulates.
+/// - Since: the x86 line has not moved (`start_secondary()` with Linux 6.9's
+///   FRED set-up still runs `cpu_init()` after `cpuhp_ap_sync_alive()`).
+///   Later series carry the same prefix to other architectures
+///   (`HOTPLUG_PARALLEL` patches for LoongArch and RISC-V in 2024, a
+///   separate `HOTPLUG_PARALLEL_SMT` for the SMT-aware order); arm64 still
+///   brings CPUs up one at a time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Era {

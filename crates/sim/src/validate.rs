@@ -278,7 +278,11 @@ const SEED_000_WHY: &str =
          visit scans, NUMA placement of the tree on the 16-node LPAR are all unstated), so \
          no parameter fitted on the LPAR can carry over. The simulated rows use \
          crates/hotplug's generic naive algorithm (five levels walked per online CPU on \
-         any firmware), which cannot see the firmware difference at all.";
+         any firmware), which cannot see the firmware difference at all. No mechanism added for \
+         x86 can narrow it: POWER loads no microcode from the OS and brings CPUs up one at a \
+         time, and a QEMU/KVM pseries guest starts each thread with an RTAS start-cpu call that \
+         QEMU handles, time the model does not charge, which could only widen an \
+         over-prediction.";
 
 /// The known miss covering a case, if any.
 pub fn known_miss(case: &str) -> Option<&'static KnownMiss> {
