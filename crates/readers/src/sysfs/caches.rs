@@ -8,13 +8,13 @@
 //! read each index not yet covered ([`CacheScan::read_index`]); keep the
 //! caches not already kept ([`CacheScan::keep`]).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap};
 
 use cpumask::{CompactMask, CpuMask};
 use topology::{Cache, CacheKind};
 
 use super::readahead::{ReadAhead, BATCH};
-use super::{entry_number, numbered, Files, RawCpu, CORE, CPU_DIR};
+use super::{entry_number, join, numbered, Files, RawCpu, CORE, CPU_DIR};
 use crate::Error;
 
 /// One [`Cache`] per distinct (level, type, sharing set), from every known
@@ -63,8 +63,11 @@ struct CacheScan<'a> {
     seen: HashMap<(u8, CacheKind, Option<usize>), Vec<usize>>,
     /// `indexN` name → the sharing map texts already read from it: ia64
     /// prints the same map in every CPU of a shared cache, which is then
-    /// read (and parsed) once.
-    already_read: HashMap<String, HashSet<String>>,
+    /// read (and parsed) once. Ordered, not hashed: a look-up compares a
+    /// few texts up to their first difference, where hashing would read
+    /// each whole text (4.6 KB at 16384 CPUs) twice, and no input can make
+    /// the look-ups degrade.
+    already_read: HashMap<String, BTreeSet<String>>,
     /// `indexN` name → the union of the sharing sets read from it so far. A
     /// CPU inside it has that cache already counted: its `indexN` is not read
     /// again (hwloc skips them the same way).
@@ -187,7 +190,7 @@ impl CacheScan<'_> {
             return Ok(());
         };
         let files = self.files;
-        let size_path = format!("{idx}/size");
+        let size_path = join(&idx, "size");
         let size_bytes = match files.value(&size_path)? {
             Some(v) => Some(parse_size(&v).ok_or_else(|| {
                 Error::at_line(
@@ -198,8 +201,8 @@ impl CacheScan<'_> {
             })?),
             None => None,
         };
-        let line_bytes = files.uint(&format!("{idx}/coherency_line_size"))?;
-        let ways = files.uint(&format!("{idx}/ways_of_associativity"))?;
+        let line_bytes = files.uint(&join(&idx, "coherency_line_size"))?;
+        let ways = files.uint(&join(&idx, "ways_of_associativity"))?;
         let mut cpus = shared_mask;
         if cpus.is_empty() {
             // ia64 kernels print an all-zero map for the L2i and L3; those
@@ -232,7 +235,7 @@ impl CacheScan<'_> {
     /// silent drop.
     fn level_and_kind(&self, idx: &str) -> Result<Option<(u8, CacheKind)>, Error> {
         let files = self.files;
-        let level_path = format!("{idx}/level");
+        let level_path = join(idx, "level");
         let level = match files.uint(&level_path)? {
             Some(0) => {
                 return Err(Error::at_line(
@@ -249,7 +252,7 @@ impl CacheScan<'_> {
                 ))
             }
         };
-        let Some(kind_text) = files.value(&format!("{idx}/type"))? else {
+        let Some(kind_text) = files.value(&join(idx, "type"))? else {
             return Ok(None);
         };
         let kind = match kind_text.as_str() {

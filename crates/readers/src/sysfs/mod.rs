@@ -165,6 +165,16 @@ impl Files<'_> {
     /// The single value of a one-line file, trimmed; empty files are an error
     /// (a truncated dump).
     fn value(&self, path: &str) -> Result<Option<String>, Error> {
+        self.with_value(path, |v| Ok(v.to_string()))
+    }
+
+    /// `f` of the trimmed value of a one-line file, as [`Files::value`]
+    /// reads it, without a copy of the value.
+    fn with_value<T>(
+        &self,
+        path: &str,
+        f: impl FnOnce(&str) -> Result<T, Error>,
+    ) -> Result<Option<T>, Error> {
         let Some(text) = self.text(path)? else {
             return Ok(None);
         };
@@ -176,34 +186,32 @@ impl Files<'_> {
                 "empty file (truncated?)",
             ));
         }
-        Ok(Some(v.to_string()))
+        f(v).map(Some)
     }
 
     /// A signed integer file (`physical_package_id` may be `-1`).
     fn int(&self, path: &str) -> Result<Option<i64>, Error> {
-        let Some(v) = self.value(path)? else {
-            return Ok(None);
-        };
-        v.parse::<i64>().map(Some).map_err(|_| {
-            Error::at_line(
-                self.root.describe(path),
-                1,
-                format!("expected an integer, found {v:?}"),
-            )
+        self.with_value(path, |v| {
+            v.parse::<i64>().map_err(|_| {
+                Error::at_line(
+                    self.root.describe(path),
+                    1,
+                    format!("expected an integer, found {v:?}"),
+                )
+            })
         })
     }
 
     /// A non-negative integer file that must fit in `u32`.
     fn uint(&self, path: &str) -> Result<Option<u32>, Error> {
-        let Some(v) = self.value(path)? else {
-            return Ok(None);
-        };
-        v.parse::<u32>().map(Some).map_err(|_| {
-            Error::at_line(
-                self.root.describe(path),
-                1,
-                format!("expected a non-negative integer, found {v:?}"),
-            )
+        self.with_value(path, |v| {
+            v.parse::<u32>().map_err(|_| {
+                Error::at_line(
+                    self.root.describe(path),
+                    1,
+                    format!("expected a non-negative integer, found {v:?}"),
+                )
+            })
         })
     }
 
@@ -245,7 +253,7 @@ impl Files<'_> {
         map_name: &str,
     ) -> Result<Option<MaskText>, Error> {
         for (name, hex) in [(map_name, true), (list_name, false)] {
-            let path = format!("{dir}/{name}");
+            let path = join(dir, name);
             if let Some(text) = self.text(&path)? {
                 return Ok(Some(MaskText { path, text, hex }));
             }
@@ -260,6 +268,16 @@ impl Files<'_> {
             false => self.parse_list(&t.path, &t.text),
         }
     }
+}
+
+/// `dir/name`, without `format!`'s machinery (a path is made for every
+/// file asked for).
+fn join(dir: &str, name: &str) -> String {
+    let mut path = String::with_capacity(dir.len() + 1 + name.len());
+    path.push_str(dir);
+    path.push('/');
+    path.push_str(name);
+    path
 }
 
 /// A mask file's text, kept so that a sibling's identical file need not be
@@ -292,6 +310,41 @@ fn read_core_mask(files: &Files, topo: &str, first: &mut usize) -> Result<Option
         }
     }
     Ok(None)
+}
+
+/// CPU → index in the reader's `raws` of the earlier CPU that named it, for
+/// the CPU numbers read: a table by number (a 16384-CPU machine asks it
+/// once per CPU and fills it once per sibling), not a hash map.
+#[derive(Default)]
+struct Owners(Vec<u32>);
+
+impl Owners {
+    const NONE: u32 = u32::MAX;
+
+    /// A table for CPU numbers below `cpus` (the CPUs read); claims of
+    /// higher numbers are not kept, as no CPU read asks for them.
+    fn for_cpus(cpus: usize) -> Owners {
+        Owners(vec![Owners::NONE; cpus])
+    }
+
+    fn get(&self, cpu: u32) -> Option<usize> {
+        match self.0.get(cpu as usize) {
+            Some(&i) if i != Owners::NONE => Some(i as usize),
+            _ => None,
+        }
+    }
+
+    /// Records `owner` for `cpu` unless an earlier owner is recorded;
+    /// whether `owner` is `cpu`'s owner now.
+    fn claim(&mut self, cpu: usize, owner: usize) -> bool {
+        let Some(slot) = self.0.get_mut(cpu) else {
+            return false;
+        };
+        if *slot == Owners::NONE {
+            *slot = owner as u32;
+        }
+        *slot == owner as u32
+    }
 }
 
 /// What sysfs says about one CPU's place, before grouping.
@@ -592,7 +645,7 @@ struct CpuReader<'a> {
     by_processor: &'a BTreeMap<u32, &'a cpuinfo::Block<'a>>,
     raws: Vec<RawCpu>,
     /// CPU → index in `raws` of an earlier CPU whose core mask lists it.
-    core_owner: HashMap<u32, usize>,
+    core_owner: Owners,
     /// Index in `raws` of a CPU whose core mask lists others → that mask's
     /// text: a sibling whose file says the same shares the parsed mask.
     core_texts: HashMap<usize, String>,
@@ -601,7 +654,7 @@ struct CpuReader<'a> {
     /// (one failed open instead of four).
     last_had_topology: bool,
     /// CPU → index in `raws` of the earlier CPU whose package mask lists it.
-    package_owner: HashMap<u32, usize>,
+    package_owner: Owners,
     /// Which of the core-mask file pairs the previous CPU had (one kernel
     /// wrote them all): tried first, it saves two failed opens per CPU on
     /// kernels older than 5.6 that lack `core_cpus`.
@@ -625,10 +678,10 @@ impl<'a> CpuReader<'a> {
             online_file: sets.online,
             by_processor,
             raws: Vec::new(),
-            core_owner: HashMap::new(),
+            core_owner: Owners::default(),
             core_texts: HashMap::new(),
             last_had_topology: true,
-            package_owner: HashMap::new(),
+            package_owner: Owners::default(),
             core_names_first: 0,
             topo_names: None,
             arch_files: ArchFiles::of(arch),
@@ -638,6 +691,9 @@ impl<'a> CpuReader<'a> {
     /// Every CPU of `cpu_ids` with topology information or online.
     fn read_all(mut self, cpu_ids: &[u32], ahead: &ReadAhead) -> Result<Vec<RawCpu>, Error> {
         self.raws.reserve(cpu_ids.len());
+        let cpus = cpu_ids.last().map_or(0, |&c| c as usize + 1);
+        self.core_owner = Owners::for_cpus(cpus);
+        self.package_owner = Owners::for_cpus(cpus);
         for batch in cpu_ids.chunks(readahead::BATCH) {
             let per_cpu_online = self.online_file.is_none();
             ahead.topology(self.files.root, batch, per_cpu_online, self.arch_files);
@@ -662,7 +718,7 @@ impl<'a> CpuReader<'a> {
         let files = self.files;
         let dir = format!("{CPU_DIR}/cpu{id}");
         let online = self.cpu_online(&dir, id)?;
-        let topo = format!("{dir}/topology");
+        let topo = join(&dir, "topology");
         // The core mask first: a CPU in an earlier CPU's core (SMT siblings)
         // inherits that CPU's outer ids and masks when its own core mask and
         // core id say the same thing, as the kernel builds them from one
@@ -711,14 +767,14 @@ impl<'a> CpuReader<'a> {
         };
         let donor = self
             .core_owner
-            .get(&id)
-            .map(|&i| &self.raws[i])
+            .get(id)
+            .map(|i| &self.raws[i])
             .filter(|d: &&RawCpu| d.masks[CORE].as_deref() == core_mask.as_deref());
         let block = self.by_processor.get(&id).copied();
         if let (true, Some(d)) = (has_topology, donor) {
             raw.ids = d.ids;
             raw.masks = d.masks.clone();
-            raw.ids[CORE] = files.int(&format!("{topo}/core_id"))?;
+            raw.ids[CORE] = files.int(&join(&topo, "core_id"))?;
         } else if has_topology {
             self.read_topology(&topo, &mut raw, core_mask, core_text)?;
         } else if let Some(b) = block {
@@ -771,9 +827,9 @@ impl<'a> CpuReader<'a> {
     fn core_mask(&self, id: u32, t: &MaskText) -> Result<Rc<CpuMask>, Error> {
         let same = self
             .core_owner
-            .get(&id)
-            .filter(|&d| self.core_texts.get(d).is_some_and(|text| *text == t.text))
-            .and_then(|&d| self.raws[d].masks[CORE].clone());
+            .get(id)
+            .filter(|d| self.core_texts.get(d).is_some_and(|text| *text == t.text))
+            .and_then(|d| self.raws[d].masks[CORE].clone());
         match same {
             Some(m) => Ok(m),
             None => Ok(Rc::new(self.files.parse_mask(t)?)),
@@ -790,7 +846,7 @@ impl<'a> CpuReader<'a> {
         if let Some(m) = &self.online_file {
             return Ok(m.contains(id as usize));
         }
-        let path = format!("{dir}/online");
+        let path = join(dir, "online");
         let text = self.files.text(&path)?;
         match text.as_deref().map(str::trim).filter(|v| !v.is_empty()) {
             Some("1") | None => Ok(true),
@@ -834,11 +890,11 @@ impl<'a> CpuReader<'a> {
         // A CPU listed in an earlier CPU's package mask takes that CPU's
         // package id and mask, as hwloc does (it reads a package's id from
         // its first CPU only).
-        if let Some(&i) = self.package_owner.get(&id) {
+        if let Some(i) = self.package_owner.get(id) {
             raw.ids[PACKAGE] = self.raws[i].ids[PACKAGE];
             raw.masks[PACKAGE] = self.raws[i].masks[PACKAGE].clone();
         } else {
-            raw.ids[PACKAGE] = files.int(&format!("{topo}/physical_package_id"))?;
+            raw.ids[PACKAGE] = files.int(&join(topo, "physical_package_id"))?;
             raw.masks[PACKAGE] = match files.mask(topo, "package_cpus_list", "package_cpus")? {
                 Some(m) => Some(Rc::new(m)),
                 None => files
@@ -847,15 +903,13 @@ impl<'a> CpuReader<'a> {
             };
             if let Some(m) = raw.masks[PACKAGE].as_deref() {
                 for other in m.iter().filter(|&c| c > id as usize) {
-                    self.package_owner
-                        .entry(other as u32)
-                        .or_insert(self.raws.len());
+                    self.package_owner.claim(other, self.raws.len());
                 }
             }
         }
-        raw.ids[DIE] = files.int(&format!("{topo}/die_id"))?;
-        raw.ids[CLUSTER] = files.int(&format!("{topo}/cluster_id"))?;
-        raw.ids[CORE] = files.int(&format!("{topo}/core_id"))?;
+        raw.ids[DIE] = files.int(&join(topo, "die_id"))?;
+        raw.ids[CLUSTER] = files.int(&join(topo, "cluster_id"))?;
+        raw.ids[CORE] = files.int(&join(topo, "core_id"))?;
         raw.masks[DIE] = files.mask(topo, "die_cpus_list", "die_cpus")?.map(Rc::new);
         raw.masks[CLUSTER] = files
             .mask(topo, "cluster_cpus_list", "cluster_cpus")?
@@ -863,8 +917,7 @@ impl<'a> CpuReader<'a> {
         if let Some(m) = core_mask.as_deref() {
             let mut owns = false;
             for sibling in m.iter().filter(|&c| c != id as usize) {
-                let owner = self.core_owner.entry(sibling as u32);
-                owns |= *owner.or_insert(self.raws.len()) == self.raws.len();
+                owns |= self.core_owner.claim(sibling, self.raws.len());
             }
             if let (true, Some(t)) = (owns, core_text) {
                 self.core_texts.insert(self.raws.len(), t.text);
@@ -884,13 +937,13 @@ impl<'a> CpuReader<'a> {
     ) -> Result<(), Error> {
         let files = self.files;
         if self.arch_files.capacity {
-            raw.capacity = files.uint(&format!("{dir}/cpu_capacity"))?;
+            raw.capacity = files.uint(&join(dir, "cpu_capacity"))?;
         }
         if self.arch_files.physical_id {
             // POWER's `physical_id` is the hardware thread id (the PIR /
             // interrupt server number) that bring-up targets.
             raw.hw_id = files
-                .int(&format!("{dir}/physical_id"))?
+                .int(&join(dir, "physical_id"))?
                 .and_then(|v| u64::try_from(v).ok());
         }
         if let Some(b) = block {
