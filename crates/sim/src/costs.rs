@@ -612,9 +612,13 @@ const PERCPU_AREA: &str = "setup_per_cpu_areas() places every possible CPU's per
      in start_kernel before the first kick: nothing of it falls inside the bring-up window; \
      the AP's first touches of boot-node data are remote_hop";
 const MICROCODE_X86: &str = "per core: the first thread of each core to come up loads it, a \
-     sibling finds the core's revision current and loads nothing (Intel; on AMD the load only \
-     touches the thread's own state; Thomas Gleixner, '[patch 00/37] cpu/hotplug, x86: Reworked \
-     parallel CPU bringup', Message-ID <20230414225551.858160935@linutronix.de>). Linux 6.5 \
+     sibling loads nothing ('Loading microcode on the siblings is a NOOP on Intel and on AMD it \
+     is guaranteed to only modify thread local state', Thomas Gleixner, '[patch 00/37] \
+     cpu/hotplug, x86: Reworked parallel CPU bringup', Message-ID \
+     <20230414225551.858160935@linutronix.de>; AMD is priced as Intel, no AMD figure being \
+     published). The late-load lock plays no part at boot: late loading is asked for from user \
+     space, and since Linux 6.7's loader rework it holds the hotplug lock, so a CPU brought up \
+     by hand during a late load waits for it to end. Linux 6.5 \
      loads it on the AP before the alive sync point (load_ucode_ap() ahead of \
      cpuhp_ap_sync_alive() in start_secondary()), so in parallel; earlier kernels after \
      wait_for_master_cpu() in cpu_init(), on the serialized path. Folded into the fitted ap_start \
