@@ -14,4 +14,4 @@ pic docs/topo-arm64-d06.svg topo --machine arm64-d06 --format svg --output
 pic docs/topo-x86-uv-4096.svg topo --machine x86-uv-4096 --format svg --output
 pic docs/domains-power10-shared.svg domains --machine power10-shared-768 --kernel 6.8 --lpar shared --cpu 0 --svg
 pic docs/domains-power10-dedicated.svg domains --machine power10-shared-768 --kernel 6.8 --lpar dedicated --cpu 0 --svg
-pic docs/boot-x86-2n-128-seed003.svg boot --machine x86-2n-128 --calibrate lpj=2600000 --compare serial parallel --quiet --svg
+pic docs/boot-x86-2n-128-seed003.svg boot --machine x86-2n-128 --linux pre-6.5 --calibrate lpj=2600000 --compare serial parallel --quiet --svg
