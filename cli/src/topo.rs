@@ -12,7 +12,7 @@ use std::io::IsTerminal;
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use serde::Serialize;
-use topology::{CacheKind, CpuMask, LevelKind, Topology};
+use topology::{CacheKind, CompactMask, CpuMask, LevelKind, Topology};
 
 use crate::source::SourceArgs;
 
@@ -325,7 +325,7 @@ impl ObjKind {
 /// One object of the display tree (an arena entry; children are indices).
 struct Obj {
     kind: ObjKind,
-    cpus: CpuMask,
+    cpus: CompactMask,
     first_cpu: usize,
     os_id: Option<u32>,
     size_bytes: Option<u64>,
@@ -354,7 +354,7 @@ const ROOT: usize = 0;
 
 impl<'t> Tree<'t> {
     fn new(t: &'t Topology) -> Tree<'t> {
-        let obj = |kind, cpus: CpuMask, os_id, size_bytes, offline| Obj {
+        let obj = |kind, cpus: CompactMask, os_id, size_bytes, offline| Obj {
             kind,
             first_cpu: cpus.first().unwrap_or(usize::MAX),
             cpus,
@@ -366,13 +366,13 @@ impl<'t> Tree<'t> {
             logical: 0,
             shape: 0,
         };
-        let mut objs = vec![obj(ObjKind::Machine, t.known(), None, None, false)];
+        let mut objs = vec![obj(ObjKind::Machine, t.known().into(), None, None, false)];
         for level in t.levels() {
             for g in &level.groups {
                 if !g.cpus.is_empty() {
                     objs.push(obj(
                         ObjKind::Level(level.kind),
-                        g.cpus.to_cpumask(),
+                        g.cpus.clone(),
                         g.os_id,
                         None,
                         false,
@@ -384,7 +384,7 @@ impl<'t> Tree<'t> {
             if !c.cpus.is_empty() {
                 objs.push(obj(
                     ObjKind::Cache(c.level, c.kind),
-                    c.cpus.to_cpumask(),
+                    c.cpus.clone(),
                     None,
                     c.size_bytes,
                     false,
@@ -392,7 +392,7 @@ impl<'t> Tree<'t> {
             }
         }
         for c in t.cpus() {
-            let cpus = CpuMask::single(c.id as usize);
+            let cpus = CompactMask::single(c.id as usize);
             objs.push(obj(ObjKind::Pu, cpus, Some(c.id), None, !c.online));
         }
         // Outer objects first, so that each one finds its container already placed.
@@ -440,7 +440,7 @@ impl<'t> Tree<'t> {
     }
 
     /// The deepest placed object holding all of `cpus` (the root at worst).
-    fn deepest_container(objs: &[Obj], cpus: &CpuMask, first_cpu: usize) -> usize {
+    fn deepest_container(objs: &[Obj], cpus: &CompactMask, first_cpu: usize) -> usize {
         let mut cur = ROOT;
         'down: loop {
             for &c in &objs[cur].children {
@@ -460,7 +460,7 @@ impl<'t> Tree<'t> {
     /// nodes with CPUs the machine does not list, go to the machine.
     fn attach_node(&mut self, n: usize) {
         let node = &self.topo.nodes()[n];
-        let cpus = node.cpus.to_cpumask();
+        let cpus = node.cpus.clone();
         if cpus.is_empty() || !cpus.is_subset(&self.objs[ROOT].cpus) {
             self.objs[ROOT].memory.push(n);
             return;

@@ -457,7 +457,7 @@ fn add_caches(
             .cpuset
             .as_ref()
             .ok_or_else(|| place.at(o, format!("L{level} cache without a cpuset")))?;
-        let cpus = bits.to_mask_within(known);
+        let cpus = bits.to_compact_within(known);
         if cpus.is_empty() {
             continue;
         }
@@ -474,7 +474,7 @@ fn add_caches(
                 Some(-1) => Some(0),
                 Some(w) => u32::try_from(w).ok(),
             },
-            cpus: cpus.into(),
+            cpus,
         });
     }
     b.add_caches(caches);

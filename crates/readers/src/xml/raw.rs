@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 
 use quick_xml::events::BytesStart;
-use topology::{CacheKind, CpuMask, MAX_CPUS};
+use topology::{CacheKind, CompactMask, CpuMask, MAX_CPUS};
 
 // hwloc group kinds that are helpers rather than CPU groupings.
 pub(super) const GROUP_KIND_DISTANCE: u32 = 900;
@@ -130,13 +130,18 @@ impl Bits {
         m
     }
 
-    /// The mask of these bits that `within` also has, made in one pass.
-    pub(super) fn to_mask_within(&self, within: &CpuMask) -> CpuMask {
-        let mut m = CpuMask::new();
+    /// The set of these bits that `within` also has, sized to the words
+    /// the bits span (a cache of a few CPUs is a word, not a 2 KiB mask).
+    pub(super) fn to_compact_within(&self, within: &CpuMask) -> CompactMask {
+        let span = self.0.iter().map(|&(w, _)| w as usize);
+        let (Some(lo), Some(hi)) = (span.clone().min(), span.max()) else {
+            return CompactMask::new();
+        };
+        let mut words = vec![0u64; hi + 1 - lo];
         for &(w, v) in &self.0 {
-            set_bits(&mut m, w, v & within.words()[w as usize]);
+            words[w as usize - lo] |= v & within.words()[w as usize];
         }
-        m
+        CompactMask::from_words(lo, words)
     }
 }
 
