@@ -4,9 +4,8 @@
 //!
 //! [`entries`] decodes every structure type this project reads, with its
 //! offset, in table order; [`parse_srat`] keeps what the x86 kernel uses,
-//! and [`ProximityMap`] numbers the domains as nodes by Linux's rule.
-//! `irq` walks [`entries`] itself (the same rule, with its node limit and
-//! errors naming the table file).
+//! and [`ProximityMap`] numbers the domains as nodes by Linux's rule (the
+//! kernel and `irq` both number nodes through it).
 
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
@@ -320,5 +319,10 @@ impl ProximityMap {
     /// Whether the SRAT named no domain at all.
     pub fn is_empty(&self) -> bool {
         self.nodes.is_empty()
+    }
+
+    /// Every (proximity domain, node) pair, by increasing domain.
+    pub fn iter(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        self.nodes.iter().map(|(&pxm, &node)| (pxm, node))
     }
 }

@@ -9,15 +9,16 @@
 //! implement, and this crate forbids unsafe code) and applies Linux's rules.
 //!
 //! Linux's rules followed here (drivers/acpi/numa/srat.c, irq-gic-v3-its.c):
-//! proximity domains become node ids in the order first seen, CPU structures
-//! before memory ones; an ITS's node is `pxm_to_node()` of the first GIC ITS
-//! Affinity naming its ID, and a domain no CPU or memory named gives none
-//! (`NUMA_NO_NODE`): that structure cannot create a node.
+//! proximity domains become node ids by `acpitables::srat::ProximityMap` (in
+//! the order first seen, CPU structures before memory ones); an ITS's node is
+//! `pxm_to_node()` of the first GIC ITS Affinity naming its ID, and a domain
+//! no CPU or memory named gives none (`NUMA_NO_NODE`): that structure cannot
+//! create a node.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use acpitables::srat::{self, Affinity, Entry};
+use acpitables::srat::{self, Affinity, Entry, ProximityMap};
 use acpitables::{slit, table, TableFault};
 
 use crate::{Error, Its, MemRange, Platform, MAX_NODES};
@@ -182,8 +183,8 @@ fn parse_madt(t: &Table) -> Result<Madt, Error> {
 /// What the SRAT says, with proximity domains already turned into nodes.
 #[derive(Default)]
 struct Srat {
-    /// Proximity domain -> node, in Linux's first-seen order.
-    pxm_node: BTreeMap<u32, u32>,
+    /// Proximity domain -> node, by Linux's rule (`acpitables`' one definition).
+    numa: ProximityMap,
     /// GICC ACPI processor UID -> proximity domain.
     cpu_pxm: BTreeMap<u32, u32>,
     /// (proximity domain, base, length) of enabled, not hot-pluggable memory.
@@ -192,69 +193,42 @@ struct Srat {
     its: Vec<(u32, u32, usize)>,
 }
 
-/// The SRAT, decoded by `acpitables`, read by Linux's rules: the CPU-like
-/// structures number the domains first (x86 APIC / x2APIC, GICC, Generic
-/// Initiator, in table order, as `acpi_numa_init` parses them), then memory;
-/// GIC ITS Affinity only names domains, it never makes one.
+/// The SRAT, decoded by `acpitables`, read by Linux's rules: the nodes are
+/// [`ProximityMap`]'s, held to [`MAX_NODES`]; GICC Affinity places the CPUs,
+/// Memory Affinity the memory, GIC ITS Affinity the ITSes.
 fn parse_srat(t: &Table) -> Result<Srat, Error> {
     let table = checked(t, "SRAT")?;
     let all: Vec<Entry> = srat::entries(table)
         .collect::<Result<_, _>>()
         .map_err(|fault| structure_error(t, "SRAT", fault))?;
-    let mut out = Srat::default();
-    for e in &all {
-        out.initiator(t, e)?;
+    let mut out = Srat {
+        numa: ProximityMap::new(table),
+        ..Srat::default()
+    };
+    if let Some((pxm, node)) = out.numa.iter().find(|&(_, node)| node >= MAX_NODES) {
+        return Err(Error::new(
+            &t.file,
+            format!("SRAT proximity domain {pxm}"),
+            format!("would be node {node}: more than {MAX_NODES} nodes"),
+        ));
     }
     for e in &all {
-        out.memory_or_its(t, e)?;
+        out.read(t, e)?;
     }
     Ok(out)
 }
 
 impl Srat {
-    /// Numbers proximity domain `pxm` as the next node if it is new
-    /// (Linux's `acpi_map_pxm_to_node`), within [`MAX_NODES`].
-    fn map(&mut self, t: &Table, pxm: u32, at: usize) -> Result<(), Error> {
-        let next = self.pxm_node.len() as u32;
-        if !self.pxm_node.contains_key(&pxm) && next >= MAX_NODES {
-            return Err(Error::new(
-                &t.file,
-                format!("SRAT structure at offset {at}"),
-                format!("proximity domain {pxm} would be node {next}: more than {MAX_NODES} nodes"),
-            ));
-        }
-        self.pxm_node.entry(pxm).or_insert(next);
-        Ok(())
-    }
-
-    /// The first pass: enabled CPU-like structures.
-    fn initiator(&mut self, t: &Table, e: &Entry) -> Result<(), Error> {
+    /// Records what one structure places: a CPU, a memory range or an ITS.
+    fn read(&mut self, t: &Table, e: &Entry) -> Result<(), Error> {
         match e.affinity {
-            Affinity::Apic {
-                domain,
-                enabled: true,
-                ..
-            }
-            | Affinity::GenericInitiator {
-                domain,
-                enabled: true,
-            } => self.map(t, domain, e.offset),
             Affinity::Gicc {
                 uid,
                 domain,
                 enabled: true,
             } => {
-                self.map(t, domain, e.offset)?;
                 self.cpu_pxm.entry(uid).or_insert(domain);
-                Ok(())
             }
-            _ => Ok(()),
-        }
-    }
-
-    /// The second pass: memory ranges and the ITSes' domains.
-    fn memory_or_its(&mut self, t: &Table, e: &Entry) -> Result<(), Error> {
-        match e.affinity {
             Affinity::Memory {
                 domain,
                 base,
@@ -269,12 +243,9 @@ impl Srat {
                         format!("{base:#x} + {len:#x} wraps around"),
                     ));
                 }
-                if enabled {
-                    self.map(t, domain, e.offset)?;
-                    // Hot-pluggable ranges name a node but hold no memory at boot.
-                    if !hotplug && len > 0 {
-                        self.memory.push((domain, base, len));
-                    }
+                // Hot-pluggable ranges name a node but hold no memory at boot.
+                if enabled && !hotplug && len > 0 {
+                    self.memory.push((domain, base, len));
                 }
             }
             Affinity::GicIts { its_id, domain } => self.its.push((its_id, domain, e.offset)),
@@ -311,10 +282,10 @@ pub fn parse(madt: &Table, srat: Option<&Table>, slit: Option<&Table>) -> Result
         Some(t) => parse_srat(t)?,
         None => Srat::default(),
     };
-    let node = |pxm: u32| s.pxm_node.get(&pxm).copied();
+    let node = |pxm: u32| s.numa.node(pxm);
     let mut p = Platform {
         source: madt.file.clone(),
-        nodes: s.pxm_node.values().copied().collect(),
+        nodes: s.numa.iter().map(|(_, node)| node).collect(),
         ..Platform::default()
     };
     p.nodes.sort_unstable();
@@ -346,7 +317,7 @@ pub fn parse(madt: &Table, srat: Option<&Table>, slit: Option<&Table>) -> Result
 /// The node distance matrix over `nodes` from the SLIT's matrix by proximity
 /// domain; a domain the SLIT does not cover gets Linux's defaults.
 fn distances(nodes: &[u32], s: &Srat, (n, matrix): (usize, Vec<u8>)) -> Vec<u8> {
-    let pxm_of: BTreeMap<u32, u32> = s.pxm_node.iter().map(|(&x, &nd)| (nd, x)).collect();
+    let pxm_of: BTreeMap<u32, u32> = s.numa.iter().map(|(x, nd)| (nd, x)).collect();
     let k = nodes.len();
     let mut distance = vec![0; k * k];
     for (i, a) in nodes.iter().enumerate() {
@@ -380,8 +351,8 @@ fn its_node(id: u32, base: u64, s: &Srat, srat: Option<&Table>) -> Its {
         };
     };
     let file = srat.map(|t| t.file.as_str()).unwrap_or("SRAT");
-    match s.pxm_node.get(&pxm) {
-        Some(&n) => Its {
+    match s.numa.node(pxm) {
+        Some(n) => Its {
             name,
             id,
             base,

@@ -62,6 +62,32 @@ fn corrupt_tables_name_file_and_field() {
     assert_eq!(e.field, "SRAT signature");
 }
 
+/// More proximity domains than Linux has node ids (`MAX_NUMNODES`, 1024 on
+/// arm64): one error naming the domain that would be node 1024.
+#[test]
+fn more_domains_than_node_ids_is_one_error_naming_the_domain() {
+    let (madt, slit) = (acpi_its1("APIC"), acpi_its1("SLIT"));
+    let mut srat = acpi_its1("SRAT");
+    let before = acpi::parse(&madt, Some(&srat), None).unwrap().nodes.len() as u32;
+    // Enabled, empty Memory Affinity structures, each naming a new domain.
+    for pxm in 5000..5000 + irq::MAX_NODES {
+        let mut m = [0u8; 40];
+        m[0] = 1;
+        m[1] = 40;
+        m[2..6].copy_from_slice(&pxm.to_le_bytes());
+        m[28] = 1;
+        srat.bytes.extend_from_slice(&m);
+    }
+    let len = srat.bytes.len() as u32;
+    srat.bytes[4..8].copy_from_slice(&len.to_le_bytes());
+    resum(&mut srat);
+    let e = acpi::parse(&madt, Some(&srat), Some(&slit)).unwrap_err();
+    let first_too_many = 5000 + irq::MAX_NODES - before;
+    assert_eq!(e.file, "arm64-its-acpi-its1/acpi/SRAT");
+    assert_eq!(e.field, format!("SRAT proximity domain {first_too_many}"));
+    assert!(e.to_string().contains("more than 1024 nodes"), "{e}");
+}
+
 #[test]
 fn a_dtb_without_memory_node_ids_is_one_node() {
     // QEMU's tree with every numa-node-id renamed: Linux's NUMA-off view.
