@@ -368,30 +368,15 @@ impl Machine {
     fn intern_domains(&mut self, doms: &Domains, dense: &[u32], itmt: bool) {
         let mut dom_ids: BTreeMap<DomKey, u32> = BTreeMap::new();
         let mut group_ids: BTreeMap<Vec<u32>, u32> = BTreeMap::new();
-        // imb_numa_nr() depends only on the CPU's built chain: its domains'
-        // levels, spans and flags and its removed levels; most CPUs share one.
         let mut imb_memo: BTreeMap<Vec<(u8, usize, u32)>, Vec<u32>> = BTreeMap::new();
         for (ci, cd) in doms.cpus.iter().enumerate() {
-            let chain_key: Vec<(u8, usize, u32)> = cd
-                .domains
-                .iter()
-                .map(|d| {
-                    let span = doms.span(d) as *const CpuMask as usize;
-                    (d.level, span, flags_key(doms, d.flags))
-                })
-                .chain(cd.removed.iter().map(|r| {
-                    let single = matches!(r.reason, domains::Reason::SingleCpu);
-                    (r.level, usize::from(single), u32::MAX)
-                }))
-                .collect();
             let imb_by_level = imb_memo
-                .entry(chain_key)
+                .entry(chain_key(doms, cd))
                 .or_insert_with(|| imb_numa_nr(doms, cd))
                 .clone();
             let mut child_key = 0;
             for d in &cd.domains {
-                let span_mask = doms.span(d);
-                let span_key = span_mask as *const CpuMask as usize;
+                let span_key = doms.span(d) as *const CpuMask as usize;
                 let mut flags = d.flags;
                 if itmt && matches!(doms.name(d), "SMT" | "CLS" | "MC") {
                     flags.insert(Flag::AsymPacking);
@@ -402,7 +387,7 @@ impl Machine {
                 // asks); where they do (`build_overlap_sched_groups()`) the
                 // group list depends on the asking CPU's child span too. One
                 // domain per key: on a machine of thousands of CPUs the CPUs
-                // of one LLC share one MC domain instead of one copy per SMT core.
+                // of one LLC share one MC domain, not one copy per SMT core.
                 let overlap = doms.level(d).overlap || flags.contains(Flag::Overlap);
                 let key = DomKey {
                     level: d.level,
@@ -420,28 +405,8 @@ impl Machine {
                 let id = match dom_ids.get(&key) {
                     Some(&id) => id,
                     None => {
-                        let mut groups: Vec<u32> = doms
-                            .groups(cd.cpu, d)
-                            .iter()
-                            .map(|g| {
-                                let cpus = to_dense(g, dense);
-                                self.intern_group(&mut group_ids, cpus)
-                            })
-                            .collect();
-                        groups.sort_by_key(|&g| self.groups[g as usize].cpus[0]);
-                        self.doms.push(Dom {
-                            name: doms.name(d),
-                            flags,
-                            span: to_dense(span_mask, dense),
-                            groups,
-                            min_interval: d.min_interval(),
-                            busy_factor: d.busy_factor,
-                            imbalance_pct: d.imbalance_pct,
-                            cache_nice_tries: d.cache_nice_tries,
-                            imb_numa_nr: key.imb_numa_nr,
-                            overlapping: false,
-                        });
-                        let id = (self.doms.len() - 1) as u32;
+                        let (cpu, imb) = (cd.cpu, key.imb_numa_nr);
+                        let id = self.new_dom(doms, (cpu, d, flags, imb), dense, &mut group_ids);
                         dom_ids.insert(key, id);
                         id
                     }
@@ -450,6 +415,39 @@ impl Machine {
                 child_key = span_key;
             }
         }
+    }
+
+    /// Adds domain `d` as CPU `cpu` sees it, with `flags` and `imb_numa_nr`,
+    /// its groups interned in `group_ids`; returns its id.
+    fn new_dom(
+        &mut self,
+        doms: &Domains,
+        (cpu, d, flags, imb_numa_nr): (u32, &domains::Domain, Flags, u32),
+        dense: &[u32],
+        group_ids: &mut BTreeMap<Vec<u32>, u32>,
+    ) -> u32 {
+        let mut groups: Vec<u32> = doms
+            .groups(cpu, d)
+            .iter()
+            .map(|g| {
+                let cpus = to_dense(g, dense);
+                self.intern_group(group_ids, cpus)
+            })
+            .collect();
+        groups.sort_by_key(|&g| self.groups[g as usize].cpus[0]);
+        self.doms.push(Dom {
+            name: doms.name(d),
+            flags,
+            span: to_dense(doms.span(d), dense),
+            groups,
+            min_interval: d.min_interval(),
+            busy_factor: d.busy_factor,
+            imbalance_pct: d.imbalance_pct,
+            cache_nice_tries: d.cache_nice_tries,
+            imb_numa_nr,
+            overlapping: false,
+        });
+        (self.doms.len() - 1) as u32
     }
 
     fn intern_group(&mut self, ids: &mut BTreeMap<Vec<u32>, u32>, cpus: Vec<u32>) -> u32 {
@@ -519,6 +517,23 @@ impl Machine {
             };
         }
     }
+}
+
+/// What `imb_numa_nr()` depends on: the CPU's built chain (its domains'
+/// levels, spans and flags) and its removed levels; most CPUs share one, so
+/// it is computed once per distinct key.
+fn chain_key(doms: &Domains, cd: &domains::CpuDomains) -> Vec<(u8, usize, u32)> {
+    cd.domains
+        .iter()
+        .map(|d| {
+            let span = doms.span(d) as *const CpuMask as usize;
+            (d.level, span, flags_key(doms, d.flags))
+        })
+        .chain(cd.removed.iter().map(|r| {
+            let single = matches!(r.reason, domains::Reason::SingleCpu);
+            (r.level, usize::from(single), u32::MAX)
+        }))
+        .collect()
 }
 
 /// `sd->imb_numa_nr` of each level of one CPU's domains, as
