@@ -1042,6 +1042,23 @@ impl Report {
 mod tests {
     use super::*;
     use crate::costs::Assumptions;
+    use std::sync::OnceLock;
+
+    /// The validation run the tests read: it is deterministic, so it is run
+    /// once for them all.
+    fn report() -> &'static Report {
+        static REPORT: OnceLock<Report> = OnceLock::new();
+        REPORT.get_or_init(|| validate(&mut |_| {}).unwrap())
+    }
+
+    /// The report's row for `case`.
+    fn row(case: &str) -> &'static Row {
+        report()
+            .rows
+            .iter()
+            .find(|r| r.case == case)
+            .unwrap_or_else(|| panic!("no row {case}"))
+    }
 
     /// The acceptance test: only predicted rows count. Each one is within 25 %
     /// of its measurement, or is a known miss whose error stays within
@@ -1049,7 +1066,7 @@ mod tests {
     /// accidental improvement, shows here and must be written down).
     #[test]
     fn predicted_rows_are_within_25_percent_or_hold_their_documented_miss() {
-        let report = validate(&mut |_| {}).unwrap();
+        let report = report();
         let mut failures = Vec::new();
         let mut passing = 0;
         for r in report.rows.iter().filter(|r| r.kind == Kind::Predict) {
@@ -1096,7 +1113,7 @@ mod tests {
             "003 x86-2n-128 parallel kick, calibration reused",
             "rec arm64-altra-80 per-CPU interval",
         ];
-        let report = validate(&mut |_| {}).unwrap();
+        let report = report();
         let fitted: Vec<&str> = report
             .rows
             .iter()
@@ -1117,7 +1134,7 @@ mod tests {
     /// check (code constants) are what separates it from the 30 ms run.
     #[test]
     fn fit_rows_reproduce_their_inputs_in_sample() {
-        let report = validate(&mut |_| {}).unwrap();
+        let report = report();
         for r in report.rows.iter().filter(|r| r.kind == Kind::Fit) {
             let tolerance = if r.case.starts_with("002 ") {
                 15.0
@@ -1140,7 +1157,7 @@ mod tests {
     /// Every documented miss names a case that exists and is predicted.
     #[test]
     fn every_documented_miss_is_a_predicted_row() {
-        let report = validate(&mut |_| {}).unwrap();
+        let report = report();
         for m in KNOWN_MISSES {
             for (name, _) in m.errors {
                 assert!(name.starts_with(m.case), "{name}");
@@ -1225,15 +1242,7 @@ mod tests {
     /// the code constants and the record give (so the text cannot go stale).
     #[test]
     fn x86_reasons_quote_the_model() {
-        let report = validate(&mut |_| {}).unwrap();
         let x86 = CostTable::for_platform(Platform::X86, &fit::fitted().unwrap());
-        let row = |case: &str| {
-            report
-                .rows
-                .iter()
-                .find(|r| r.case == case)
-                .unwrap_or_else(|| panic!("no row {case}"))
-        };
         let within = |cases: &[&str]| {
             let worst = cases
                 .iter()
@@ -1298,15 +1307,7 @@ mod tests {
     /// per-thread and per-stage figures against the table's prices.
     #[test]
     fn microcode_and_skylake_reasons_quote_the_model() {
-        let report = validate(&mut |_| {}).unwrap();
         let x86 = CostTable::for_platform(Platform::X86, &fit::fitted().unwrap());
-        let row = |case: &str| {
-            report
-                .rows
-                .iter()
-                .find(|r| r.case == case)
-                .unwrap_or_else(|| panic!("no row {case}"))
-        };
         let hidden = |id: &str| {
             let before = row(&format!("rec {id} serial kick (before)"));
             let after = row(&format!("rec {id} parallel kick (after)"));
@@ -1386,7 +1387,7 @@ mod tests {
     #[test]
     #[ignore = "known miss: seed 000's 4096-CPU machine, see KNOWN_MISSES"]
     fn seed_000_4096_within_25_percent() {
-        let report = validate(&mut |_| {}).unwrap();
+        let report = report();
         for r in report
             .rows
             .iter()
