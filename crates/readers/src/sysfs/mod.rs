@@ -312,6 +312,15 @@ fn read_core_mask(files: &Files, topo: &str, first: &mut usize) -> Result<Option
     Ok(None)
 }
 
+/// Whether `names`, a sorted directory listing, holds either file of the
+/// core-mask pair `CORE_MASK_NAMES[i]`.
+fn lists_core_mask(names: &[String], i: usize) -> bool {
+    let (list, map) = CORE_MASK_NAMES[i];
+    [map, list]
+        .iter()
+        .any(|f| names.binary_search_by(|n| n.as_str().cmp(f)).is_ok())
+}
+
 /// CPU → index in the reader's `raws` of the earlier CPU that named it, for
 /// the CPU numbers read: a table by number (a 16384-CPU machine asks it
 /// once per CPU and fills it once per sibling), not a hash map.
@@ -796,14 +805,9 @@ impl<'a> CpuReader<'a> {
         };
         // The pair of core-mask names the listing holds, as
         // [`read_core_mask`] would find it.
-        let listed = |i: usize| {
-            let (list, map) = CORE_MASK_NAMES[i];
-            names.binary_search_by(|n| n.as_str().cmp(map)).is_ok()
-                || names.binary_search_by(|n| n.as_str().cmp(list)).is_ok()
-        };
         let pair = std::iter::once(self.core_names_first)
             .chain(0..CORE_MASK_NAMES.len())
-            .find(|&i| listed(i))
+            .find(|&i| lists_core_mask(&names, i))
             .unwrap_or(self.core_names_first);
         self.topo_names = Some((pair, names));
         Ok(true)
@@ -816,9 +820,7 @@ impl<'a> CpuReader<'a> {
     /// next CPUs are not probed for them: four failed opens per CPU saved.
     fn listed_without_core_mask(&self) -> bool {
         self.topo_names.as_ref().is_some_and(|(_, names)| {
-            !CORE_MASK_NAMES
-                .iter()
-                .any(|(list, map)| names.iter().any(|n| n == list || n == map))
+            !(0..CORE_MASK_NAMES.len()).any(|i| lists_core_mask(names, i))
         })
     }
 
