@@ -25,7 +25,7 @@ const DERIVED_TOLERANCE: f64 = 0.005;
 pub struct Row {
     /// Short name, used by `manycore validate`.
     pub id: String,
-    /// `x86_64` or `arm64`.
+    /// `x86_64`, `arm64` or `powerpc`.
     pub arch: String,
     /// The machine as the source names it.
     pub machine: String,
@@ -44,6 +44,12 @@ pub struct Row {
     pub before_s: Option<f64>,
     /// After (parallel kick), seconds.
     pub after_s: Option<f64>,
+    /// The two log timestamps (start, end) `before_s` was derived from.
+    #[serde(default)]
+    pub before_stamps: Vec<f64>,
+    /// The two log timestamps (start, end) `after_s` was derived from.
+    #[serde(default)]
+    pub after_stamps: Vec<f64>,
     /// Mean per-CPU bring-up interval, seconds.
     pub per_cpu_s: Option<f64>,
     /// The log timestamps `per_cpu_s` was derived from.
@@ -53,6 +59,10 @@ pub struct Row {
     pub intervals: Option<u32>,
     /// arm64: mean "Detected … I-cache on CPUn" → "CPUn: Booted" interval.
     pub ap_side_s: Option<f64>,
+    /// The ("Detected … I-cache", "Booted") timestamp pairs `ap_side_s` was
+    /// derived from.
+    #[serde(default)]
+    pub ap_stamps: Vec<[f64; 2]>,
     /// Where the figure was read.
     pub source: String,
     /// Other places the same figure was read.
@@ -198,8 +208,8 @@ fn check(r: &Row) -> Result<(), String> {
     if !(r.source.starts_with("https://") || r.source.starts_with("Message-ID: <")) {
         return Err("source is neither an https URL nor a mail's Message-ID".to_string());
     }
-    if !matches!(r.arch.as_str(), "x86_64" | "arm64") {
-        return Err(format!("arch '{}' is not x86_64 or arm64", r.arch));
+    if !matches!(r.arch.as_str(), "x86_64" | "arm64" | "powerpc") {
+        return Err(format!("arch '{}' is not x86_64, arm64 or powerpc", r.arch));
     }
     let figures = [r.before_s, r.after_s, r.per_cpu_s, r.ap_side_s];
     if figures.iter().flatten().any(|v| !v.is_finite() || *v < 0.0) {
@@ -218,8 +228,66 @@ fn check(r: &Row) -> Result<(), String> {
     Ok(())
 }
 
-/// `per_cpu_s` is what its `stamps` give.
+/// Every derived figure is what the stamps it was derived from give.
 fn check_derived(r: &Row) -> Result<(), String> {
+    let mut stamps = (r.stamps.iter())
+        .chain(&r.before_stamps)
+        .chain(&r.after_stamps)
+        .chain(r.ap_stamps.iter().flatten());
+    if stamps.any(|s| !s.is_finite()) {
+        return Err("a stamp is not finite".to_string());
+    }
+    check_window("before_s", r.before_s, &r.before_stamps)?;
+    check_window("after_s", r.after_s, &r.after_stamps)?;
+    check_ap_side(r)?;
+    check_per_cpu(r)
+}
+
+/// A window figure (`before_s`, `after_s`) given with its stamps is their
+/// difference.
+fn check_window(field: &str, figure: Option<f64>, stamps: &[f64]) -> Result<(), String> {
+    if stamps.is_empty() {
+        return Ok(());
+    }
+    let Some(figure) = figure else {
+        return Err(format!("{field}'s stamps are given without {field}"));
+    };
+    let [start, end] = stamps else {
+        return Err(format!("{field}'s stamps are not a start and an end"));
+    };
+    if end <= start {
+        return Err(format!("{field}'s stamps are not increasing"));
+    }
+    let derived = end - start;
+    if (derived / figure - 1.0).abs() > DERIVED_TOLERANCE {
+        return Err(format!("{field} {figure} but its stamps give {derived:.7}"));
+    }
+    Ok(())
+}
+
+/// `ap_side_s` given with its stamp pairs is their mean interval.
+fn check_ap_side(r: &Row) -> Result<(), String> {
+    if r.ap_stamps.is_empty() {
+        return Ok(());
+    }
+    let Some(ap_side) = r.ap_side_s else {
+        return Err("ap_stamps are given without ap_side_s".to_string());
+    };
+    if r.ap_stamps.iter().any(|[d, b]| b <= d) {
+        return Err("an ap_stamps pair is not increasing".to_string());
+    }
+    let sum: f64 = r.ap_stamps.iter().map(|[d, b]| b - d).sum();
+    let derived = sum / r.ap_stamps.len() as f64;
+    if (derived / ap_side - 1.0).abs() > DERIVED_TOLERANCE {
+        return Err(format!(
+            "ap_side_s {ap_side} but its stamps give {derived:.7}"
+        ));
+    }
+    Ok(())
+}
+
+/// `per_cpu_s` is what its `stamps` give.
+fn check_per_cpu(r: &Row) -> Result<(), String> {
     let Some(per_cpu) = r.per_cpu_s else {
         return Ok(());
     };
