@@ -205,12 +205,14 @@ fn from_topology(topo: &Topology) -> Result<Platform> {
                 .with_context(|| format!("{}: distance {d} above 255", topo.source()))?,
         );
     }
-    p.boot_node = topo
+    let placed = topo
         .cpus()
         .first()
         .and_then(|c| c.node)
         .and_then(|i| topo.nodes().get(i as usize))
-        .map_or(0, |n| n.id);
+        .map(|n| n.id);
+    p.boot_node = placed.unwrap_or(0);
+    p.boot_node_placed = placed.is_some();
     if p.nodes.windows(2).any(|w| w[0] >= w[1]) {
         bail!(
             "{}: NUMA nodes not listed in ascending order",
@@ -353,9 +355,14 @@ fn nodes_text(o: &mut String, p: &Platform) {
     if nodes.is_empty() {
         let _ = writeln!(o, "nodes: none described (no SRAT or numa-node-id)");
     } else {
+        let why = if p.boot_node_placed {
+            ""
+        } else {
+            " (the firmware gives it no node: the fallback)"
+        };
         let _ = writeln!(
             o,
-            "nodes: {}; boot CPU on node {}",
+            "nodes: {}; boot CPU on node {}{why}",
             nodes.join(", "),
             p.boot_node
         );
@@ -478,6 +485,7 @@ fn to_json(
         "kind": src.kind,
         "nodes": p.nodes.iter().map(|&n| json!({"id": n, "memory_bytes": p.node_bytes(n)})).collect::<Vec<_>>(),
         "boot_node": p.boot_node,
+        "boot_node_placed": p.boot_node_placed,
         "its": its,
         "local_ns": local_ns,
         "notes": src.notes,

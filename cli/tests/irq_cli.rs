@@ -11,9 +11,15 @@ use common::{assert_quiet_on_closed_pipe, assert_refused, manycore};
 
 /// Unpacks `paths` of a guest capture into a fresh directory and returns it.
 fn unpack(variant: &str, paths: &[&str]) -> PathBuf {
+    unpack_as(variant, variant, paths)
+}
+
+/// [`unpack`] into a directory named by `tag`, for a test that edits what it
+/// unpacked while another test reads the same capture.
+fn unpack_as(tag: &str, variant: &str, paths: &[&str]) -> PathBuf {
     let data = concat!(env!("CARGO_MANIFEST_DIR"), "/../crates/irq/tests/data");
     let tgz = format!("{data}/arm64-its-{variant}.tar.gz");
-    let dir = std::env::temp_dir().join(format!("manycore-irq-{}-{variant}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("manycore-irq-{}-{tag}", std::process::id()));
     std::fs::create_dir_all(dir.join("acpi")).unwrap();
     let file = std::fs::File::open(&tgz).unwrap();
     let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(file));
@@ -127,6 +133,55 @@ fn d06_its_on_node_0_with_the_seed_consistency_check() {
         text.contains("seed 004 consistency check (not a prediction)"),
         "{text}"
     );
+}
+
+/// A boot CPU that the SRAT places nowhere is on node 0, Linux's fallback
+/// (`early_map_cpu_to_node()` in drivers/base/arch_numa.c), and the output
+/// says it is a fallback rather than the firmware's word.
+#[test]
+fn a_boot_cpu_without_a_node_is_a_stated_fallback() {
+    let dir = unpack_as(
+        "no-boot-node",
+        "acpi-its1",
+        &["acpi/APIC", "acpi/SRAT", "acpi/SLIT"],
+    );
+    let acpi = dir.join("acpi");
+    let acpi = acpi.to_str().unwrap();
+    let v = json(&["irq", "--acpi", acpi, "--format", "json"]);
+    assert_eq!(v["boot_node_placed"], true);
+    let text = String::from_utf8(manycore(&["irq", "--acpi", acpi]).stdout).unwrap();
+    assert!(!text.contains("fallback"), "{text}");
+    // Mark every GICC Affinity structure (type 3) of UID 0, the boot CPU,
+    // disabled (flags bit 0 clear) and fix the table's checksum.
+    let srat_path = dir.join("acpi/SRAT");
+    let mut srat = std::fs::read(&srat_path).unwrap();
+    let mut at = 48;
+    let mut disabled = 0;
+    while at + 2 <= srat.len() {
+        let len = usize::from(srat[at + 1]);
+        assert!(len >= 2, "SRAT structure at {at}");
+        if srat[at] == 3 && srat[at + 6..at + 10] == [0, 0, 0, 0] {
+            srat[at + 10] &= !1;
+            disabled += 1;
+        }
+        at += len;
+    }
+    assert_eq!(disabled, 1, "the capture's SRAT places UID 0 once");
+    srat[9] = 0;
+    let sum = srat.iter().fold(0u8, |s, &b| s.wrapping_add(b));
+    srat[9] = sum.wrapping_neg();
+    std::fs::write(&srat_path, &srat).unwrap();
+    let v = json(&["irq", "--acpi", acpi, "--format", "json"]);
+    assert_eq!(
+        (v["boot_node"].as_u64(), v["boot_node_placed"].as_bool()),
+        (Some(0), Some(false))
+    );
+    let text = String::from_utf8(manycore(&["irq", "--acpi", acpi]).stdout).unwrap();
+    assert!(
+        text.contains("boot CPU on node 0 (the firmware gives it no node: the fallback)"),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]

@@ -300,11 +300,12 @@ pub fn parse(madt: &Table, srat: Option<&Table>, slit: Option<&Table>) -> Result
             })
         })
         .collect();
-    p.boot_node = m
+    let placed = m
         .boot_uid
         .and_then(|uid| s.cpu_pxm.get(&uid))
-        .and_then(|&pxm| node(pxm))
-        .unwrap_or(0);
+        .and_then(|&pxm| node(pxm));
+    p.boot_node = placed.unwrap_or(0);
+    p.boot_node_placed = placed.is_some();
     for &(id, base) in &m.its {
         p.its.push(its_node(id, base, &s, srat));
     }

@@ -311,9 +311,9 @@ fn build(walk: Walk, file: &str) -> Result<Platform, Error> {
         .enumerate()
         .map(|(i, (path, near, base))| its(i as u32, path, near, *base, &nodes, numa))
         .collect();
-    let boot_node = match walk.cpus.first() {
-        Some(Some(n)) if numa && nodes.contains(n) => *n,
-        _ => nodes.first().copied().unwrap_or(0),
+    let (boot_node, boot_node_placed) = match walk.cpus.first() {
+        Some(Some(n)) if numa && nodes.contains(n) => (*n, true),
+        _ => (nodes.first().copied().unwrap_or(0), false),
     };
     Ok(Platform {
         source: file.to_string(),
@@ -322,6 +322,7 @@ fn build(walk: Walk, file: &str) -> Result<Platform, Error> {
         distance: distances(&nodes, &walk.distances, numa),
         nodes,
         boot_node,
+        boot_node_placed,
     })
 }
 

@@ -116,6 +116,11 @@ pub struct Platform {
     /// (`alloc_pages_node(NUMA_NO_NODE)` is the running CPU's memory node, and
     /// the ITSes are probed on the boot CPU).
     pub boot_node: u32,
+    /// Whether the firmware (or topology) places the boot CPU on a node. When
+    /// it does not, `boot_node` is a fallback: node 0 from ACPI, as Linux maps
+    /// a CPU without a node to node 0 (`early_map_cpu_to_node()` in
+    /// drivers/base/arch_numa.c); the lowest node named by a device tree.
+    pub boot_node_placed: bool,
 }
 
 impl Platform {

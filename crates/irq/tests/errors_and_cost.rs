@@ -126,6 +126,7 @@ fn tiny(node_bytes: &[u64], its_node: u32) -> Platform {
         nodes: (0..node_bytes.len() as u32).collect(),
         distance: Vec::new(),
         boot_node: 0,
+        boot_node_placed: true,
     }
 }
 

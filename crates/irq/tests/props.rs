@@ -215,6 +215,7 @@ fn platform(slots: &[u64], dist: &[u8], its_nodes: &[Option<u32>], boot: u32) ->
         nodes: (0..k as u32).collect(),
         distance: d,
         boot_node: boot,
+        boot_node_placed: true,
     }
 }
 
