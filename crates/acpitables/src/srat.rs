@@ -272,6 +272,12 @@ impl ProximityMap {
             .filter_map(Result::ok)
             .map(|e| e.affinity)
             .collect();
+        Self::from_affinities(&named)
+    }
+
+    /// The nodes named by structures already decoded, in table order (for a
+    /// caller that walks the table itself and need not decode it twice).
+    pub fn from_affinities(named: &[Affinity]) -> Self {
         let initiator = |a: &Affinity| match *a {
             Affinity::Apic {
                 domain,

@@ -202,7 +202,7 @@ fn parse_srat(t: &Table) -> Result<Srat, Error> {
         .collect::<Result<_, _>>()
         .map_err(|fault| structure_error(t, "SRAT", fault))?;
     let mut out = Srat {
-        numa: ProximityMap::new(table),
+        numa: ProximityMap::from_affinities(&all.iter().map(|e| e.affinity).collect::<Vec<_>>()),
         ..Srat::default()
     };
     if let Some((pxm, node)) = out.numa.iter().find(|&(_, node)| node >= MAX_NODES) {
