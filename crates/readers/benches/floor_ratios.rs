@@ -32,6 +32,11 @@
 //! default the system's temporary directory; `ONLY=TEXT` only inputs whose
 //! name contains TEXT). Whole-process columns need `perf`, syscall columns
 //! `strace`; without them those columns print `–`.
+//!
+//! For a profiler: `--write-tree P C T DIR` writes a generated tree,
+//! `--floor-list DIR LIST` the floor's files of DIR, and
+//! `--syscalls-of ours-loop DIR LIST` reads DIR once per line of LIST,
+//! `FLOOR_LOOPS=N … --syscalls-of floor-loop DIR LIST` the floor N times.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -214,6 +219,13 @@ fn syscalls_mode(args: &[String]) {
                 drop(sequential(dir).unwrap());
             }
         }
+        "floor-loop" => {
+            // The floor's files read `FLOOR_LOOPS` times, for a profiler.
+            let loops = std::env::var("FLOOR_LOOPS").map_or(1, |v| v.parse().unwrap());
+            for _ in 0..loops {
+                std::hint::black_box(read_floor(&files));
+            }
+        }
         _ => {}
     }
 }
@@ -334,6 +346,18 @@ fn main() {
     }
     if args.get(1).map(String::as_str) == Some("--syscalls-of") {
         return syscalls_mode(&args);
+    }
+    if args.get(1).map(String::as_str) == Some("--floor-list") {
+        // `--floor-list DIR OUT`: the floor's files of DIR, one a line, for
+        // `--syscalls-of floor-loop DIR OUT` under a profiler.
+        let dir = Path::new(&args[2]);
+        let t = readers::sysfs::read_path(dir).unwrap();
+        let text: Vec<String> = model_files(dir, &t)
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        std::fs::write(&args[3], text.join("\n")).unwrap();
+        return;
     }
     if args.get(1).map(String::as_str) == Some("--write-tree") {
         // `--write-tree P C T DIR`: a generated tree, for a profiler.

@@ -14,7 +14,7 @@ use cpumask::{CompactMask, CpuMask};
 use topology::{Cache, CacheKind};
 
 use super::readahead::{ReadAhead, BATCH};
-use super::{entry_number, join, numbered, Files, RawCpu, CORE, CPU_DIR};
+use super::{entry_number, join, numbered, Files, MaskText, RawCpu, CORE, CPU_DIR};
 use crate::Error;
 
 /// One [`Cache`] per distinct (level, type, sharing set), from every known
@@ -67,7 +67,7 @@ struct CacheScan<'a> {
     /// few texts up to their first difference, where hashing would read
     /// each whole text (4.6 KB at 16384 CPUs) twice, and no input can make
     /// the look-ups degrade.
-    already_read: HashMap<String, BTreeSet<String>>,
+    already_read: HashMap<String, BTreeSet<MapText>>,
     /// `indexN` name → the union of the sharing sets read from it so far. A
     /// CPU inside it has that cache already counted: its `indexN` is not read
     /// again (hwloc skips them the same way).
@@ -170,17 +170,21 @@ impl CacheScan<'_> {
                 .files
                 .mask_text(&idx, "shared_cpu_list", "shared_cpu_map")?
             {
-                Some(t) => {
+                Some(MaskText { path, text, hex }) => {
+                    let key = MapText::new(text);
                     let read = self.already_read.get(name);
-                    if read.is_some_and(|texts| texts.contains(&t.text)) {
+                    if read.is_some_and(|texts| texts.contains(&key)) {
                         return Ok(());
                     }
-                    let mask = self.files.parse_mask(&t)?;
+                    let mask = match hex {
+                        true => self.files.parse_hex(&path, &key.text)?,
+                        false => self.files.parse_list(&path, &key.text)?,
+                    };
                     // An all-zero map (ia64) means "the core", which differs per CPU.
                     let names_cpus = !mask.is_empty();
                     if names_cpus {
                         let texts = self.already_read.entry(name.to_string()).or_default();
-                        texts.insert(t.text);
+                        texts.insert(key);
                     }
                     (names_cpus, mask)
                 }
@@ -284,6 +288,56 @@ impl CacheScan<'_> {
     }
 }
 
+/// A sharing map's text, ordered so that two maps of a big machine differ
+/// early in a comparison: the kernel pads a hex map to every possible CPU,
+/// so the maps of different caches share a long run of zero groups before
+/// (and after) the digits that tell them apart, and comparing them from the
+/// start went through that run on every step of a look-up. The order is
+/// by length, then the offset of the first significant character (neither
+/// `0` nor `,`), then the text from there, then the padding: equal exactly
+/// when the texts are.
+#[derive(Debug)]
+struct MapText {
+    text: String,
+    /// The offset of the first character that is neither `0` nor `,`.
+    digits: usize,
+}
+
+impl MapText {
+    fn new(text: String) -> MapText {
+        let digits = text
+            .bytes()
+            .position(|b| b != b'0' && b != b',')
+            .unwrap_or(text.len());
+        MapText { text, digits }
+    }
+
+    fn parts(&self) -> (usize, usize, &str, &str) {
+        let (pad, rest) = self.text.split_at(self.digits);
+        (self.text.len(), self.digits, rest, pad)
+    }
+}
+
+impl PartialEq for MapText {
+    fn eq(&self, other: &Self) -> bool {
+        self.text == other.text
+    }
+}
+
+impl Eq for MapText {}
+
+impl Ord for MapText {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.parts().cmp(&other.parts())
+    }
+}
+
+impl PartialOrd for MapText {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
 /// sparc64 kernels have no `cache/` directory but per-CPU `l1_dcache_size`,
 /// `l1_icache_size`, `l2_cache_size` (bytes) and `*_line_size` files; sharing is
 /// not reported, so each is taken as private to its CPU (as lscpu does).
@@ -327,6 +381,36 @@ fn parse_size(text: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Two sharing maps are the same key exactly when their texts are the
+    /// same, however their zero padding and digits fall.
+    #[test]
+    fn map_texts_are_equal_keys_exactly_when_equal() {
+        let texts = [
+            "00000000,00000003",
+            "00000000,00000030",
+            "00000003,00000000",
+            "0,01",
+            "00,1",
+            "0000,1",
+            "0,001",
+            "",
+            "0",
+            "00000000,00000000",
+        ];
+        let mut set = BTreeSet::new();
+        for t in texts {
+            assert!(
+                set.insert(MapText::new(t.to_string())),
+                "{t:?} taken as another"
+            );
+        }
+        for t in texts {
+            let found = set.get(&MapText::new(t.to_string()));
+            assert_eq!(found.map(|k| k.text.as_str()), Some(t));
+        }
+        assert!(!set.contains(&MapText::new("00000000,00000300".into())));
+    }
 
     #[test]
     fn cache_sizes_use_binary_units() {

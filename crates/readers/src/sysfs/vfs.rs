@@ -48,6 +48,12 @@ pub(crate) struct Root {
     /// by root-relative path: each is handed out once, by [`Root::read`] or
     /// [`Root::list`], in place of asking the file system.
     fetched: RefCell<HashMap<String, Fetched>>,
+    /// The directory the reader listed last, kept open so that the files
+    /// beneath it are opened from it: the kernel then walks only the
+    /// components below it (a CPU's `cache/` is listed, then its
+    /// `indexM/` files are read), for no system call more.
+    #[cfg(target_os = "linux")]
+    kept: RefCell<Option<in_root::Kept>>,
 }
 
 /// What a worker thread fetched for one path: exactly what [`Root::read`] or
@@ -133,6 +139,8 @@ impl Root {
             resolved_dirs: RefCell::new(HashMap::new()),
             listings: RefCell::new(HashMap::new()),
             fetched: RefCell::new(HashMap::new()),
+            #[cfg(target_os = "linux")]
+            kept: RefCell::new(None),
         }
     }
 
@@ -150,6 +158,8 @@ impl Root {
             resolved_dirs: RefCell::new(HashMap::new()),
             listings: RefCell::new(HashMap::new()),
             fetched: RefCell::new(HashMap::new()),
+            #[cfg(target_os = "linux")]
+            kept: RefCell::new(None),
         })
     }
 
@@ -224,7 +234,11 @@ impl Root {
             in_root: Some(fd), ..
         } = &self.backing
         {
-            return Ok(fd.read(path, limit).map_err(fail)?.map(Cow::Owned));
+            let kept = self.kept.borrow();
+            return Ok(fd
+                .read_from(kept.as_ref(), path, limit)
+                .map_err(fail)?
+                .map(Cow::Owned));
         }
         let Some(real) = self.resolve(path)? else {
             return Ok(None);
@@ -252,13 +266,7 @@ impl Root {
             in_root: Some(fd), ..
         } = &self.backing
         {
-            return match fd.list(dir) {
-                Ok(mut names) => {
-                    names.sort();
-                    Ok(names)
-                }
-                Err(e) => Err(Error::new(self.describe(dir), format!("cannot list: {e}"))),
-            };
+            return Ok(self.list_in_root(fd, dir)?.unwrap_or_default());
         }
         let Some(real) = self.resolve(dir)? else {
             return Ok(Vec::new());
@@ -298,18 +306,29 @@ impl Root {
         } = &self.backing
         {
             if self.fetched.borrow().is_empty() {
-                return match fd.list_dir(dir) {
-                    Ok(names) => Ok(names.map(|mut names| {
-                        names.sort();
-                        names
-                    })),
-                    Err(e) => Err(Error::new(self.describe(dir), format!("cannot list: {e}"))),
-                };
+                return self.list_in_root(fd, dir);
             }
         }
         match self.exists(dir)? {
             true => self.list(dir).map(Some),
             false => Ok(None),
+        }
+    }
+
+    /// [`in_root::RootFd::list_dir`], sorted, keeping the directory open
+    /// for the reads beneath it.
+    #[cfg(target_os = "linux")]
+    fn list_in_root(&self, fd: &in_root::RootFd, dir: &str) -> Result<Option<Vec<String>>, Error> {
+        match fd.list_dir_kept(dir) {
+            Ok(Some((mut names, kept))) => {
+                names.sort();
+                if kept.is_some() {
+                    *self.kept.borrow_mut() = kept;
+                }
+                Ok(Some(names))
+            }
+            Ok(None) => Ok(None),
+            Err(e) => Err(Error::new(self.describe(dir), format!("cannot list: {e}"))),
         }
     }
 
@@ -762,12 +781,22 @@ mod in_root {
         fn open_errno(&self, path: &str, flags: OFlags) -> Result<OwnedFd, Errno> {
             // `path` is root-relative; a leading `/` would also stay inside.
             let path = if path.is_empty() { "." } else { path };
-            let below = self.bases.iter().find_map(|base| {
-                let rest = path.strip_prefix(base.prefix.as_str())?;
-                let clean =
-                    !rest.is_empty() && rest.split('/').all(|c| !matches!(c, "" | "." | ".."));
-                clean.then_some((&base.fd, rest))
-            });
+            let below = self
+                .bases
+                .iter()
+                .find_map(|base| Some((&base.fd, beneath(path, &base.prefix)?)));
+            self.open_below(below, path, flags)
+        }
+
+        /// `path` opened from the directory `below` gives with the rest of
+        /// the path, or from the root where that walk could resolve
+        /// differently.
+        fn open_below(
+            &self,
+            below: Option<(&OwnedFd, &str)>,
+            path: &str,
+            flags: OFlags,
+        ) -> Result<OwnedFd, Errno> {
             if let Some((fd, rest)) = below {
                 match open_retrying(fd, rest, flags, BENEATH) {
                     Err(Errno::XDEV) => {}
@@ -781,10 +810,24 @@ mod in_root {
         /// directory or another kind of non-regular file, or is past `limit` (see
         /// [`super::read_small_file`], whose rules this follows).
         pub(super) fn read(&self, path: &str, limit: u64) -> Result<Option<Vec<u8>>, String> {
+            self.read_from(None, path, limit)
+        }
+
+        /// [`RootFd::read`], opening `path` from `kept` when it lies beneath.
+        pub(super) fn read_from(
+            &self,
+            kept: Option<&Kept>,
+            path: &str,
+            limit: u64,
+        ) -> Result<Option<Vec<u8>>, String> {
             let flags = OFlags::RDONLY | OFlags::NOCTTY | OFlags::NONBLOCK;
-            let fd = match self.open_at(path, flags) {
-                Ok(Some(fd)) => fd,
-                Ok(None) => return Ok(None),
+            let opened = match kept.and_then(|k| Some((&k.fd, beneath(path, &k.prefix)?))) {
+                Some(below) => self.open_below(Some(below), path, flags),
+                None => self.open_errno(path, flags),
+            };
+            let fd = match opened {
+                Ok(fd) => fd,
+                Err(e) if absent(e) => return Ok(None),
                 Err(e) => return Err(format!("cannot read: {}", io::Error::from(e))),
             };
             let stat = rustix::fs::fstat(&fd).map_err(|e| format!("cannot stat: {e}"))?;
@@ -829,21 +872,52 @@ mod in_root {
         /// `dir`; something that is not a directory lists as empty, as
         /// [`RootFd::list`] and [`RootFd::exists`] together would say.
         pub(super) fn list_dir(&self, dir: &str) -> io::Result<Option<Vec<String>>> {
+            Ok(self.list_dir_kept(dir)?.map(|(names, _)| names))
+        }
+
+        /// [`RootFd::list_dir`], with the directory it opened to list (none
+        /// for a base, open already).
+        pub(super) fn list_dir_kept(
+            &self,
+            dir: &str,
+        ) -> io::Result<Option<(Vec<String>, Option<Kept>)>> {
             if let Some(base) = self.base(dir) {
                 if base.unlisted.swap(false, Ordering::Relaxed) {
-                    return names(&base.fd).map(Some);
+                    return Ok(Some((names(&base.fd)?, None)));
                 }
             }
             let fd = match self.open_errno(dir, OFlags::RDONLY | OFlags::DIRECTORY) {
                 Ok(fd) => fd,
                 // There but no directory, or under something that is not
                 // one: rare enough to ask once more which.
-                Err(Errno::NOTDIR) => return Ok(self.exists(dir)?.then(Vec::new)),
+                Err(Errno::NOTDIR) => return Ok(self.exists(dir)?.then(|| (Vec::new(), None))),
                 Err(e) if absent(e) => return Ok(None),
                 Err(e) => return Err(e.into()),
             };
-            names(&fd).map(Some)
+            let names = names(&fd)?;
+            let kept = Kept {
+                prefix: format!("{dir}/"),
+                fd,
+            };
+            Ok(Some((names, Some(kept))))
         }
+    }
+
+    /// A directory beneath the root, opened (and listed) by the reader.
+    #[derive(Debug)]
+    pub(crate) struct Kept {
+        /// Its root-relative path with a trailing `/`.
+        prefix: String,
+        fd: OwnedFd,
+    }
+
+    /// The part of `path` beneath the directory `prefix` (with its trailing
+    /// `/`), when it names something there without `.` or `..` (which the
+    /// walk from that directory could resolve differently).
+    fn beneath<'p>(path: &'p str, prefix: &str) -> Option<&'p str> {
+        let rest = path.strip_prefix(prefix)?;
+        let clean = !rest.is_empty() && rest.split('/').all(|c| !matches!(c, "" | "." | ".."));
+        clean.then_some(rest)
     }
 
     /// The entry names of an open directory, read from its current position
