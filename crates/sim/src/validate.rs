@@ -17,7 +17,7 @@
 //! log), the before-medians of seed 000's POWER9 LPAR (its after-medians are
 //! predicted), seed 003's server (its only machine) and one arm64 log of the
 //! record (the one with the most consecutive CPUs in view) — 7 machines,
-//! against 18 predicted (the POWER9 LPAR counted in both).
+//! against 19 predicted (the POWER9 LPAR counted in both).
 //!
 //! Measured windows: seed 002 is measured from the first "Booting Node" line to
 //! "Brought up N CPUs" (what the seed's text calls the time "for bringing up the
@@ -259,7 +259,10 @@ pub const KNOWN_MISSES: &[KnownMiss] = &[
     },
     KnownMiss {
         case: "rec x86-epyc7601-128",
-        errors: &[("rec x86-epyc7601-128 per-CPU interval", 208.7)],
+        errors: &[
+            ("rec x86-epyc7601-128 per-CPU interval", 208.7),
+            ("rec x86-epyc7601-128-r7425 per-CPU interval", 96.3),
+        ],
         why: EPYC7601_WHY,
     },
 ];
@@ -278,7 +281,10 @@ const EPYC7601_WHY: &str = "The model's per-CPU AP start-up on x86 is seed 003's
      7601 brings a CPU up in 1.79 ms on average under Linux 4.19, the second package's \
      calibration included, with only each CPU's '#N' on its serial console. The log does not \
      split a CPU's interval between the boot CPU and the AP, so it says only that this machine \
-     answers sooner, as the Haswell and Thomas Gleixner's Skylake secondaries do.";
+     answers sooner, as the Haswell and Thomas Gleixner's Skylake secondaries do. A Dell \
+     PowerEdge R7425 with the same CPUs and a 4.19 kernel of the same build series takes 2.81 ms: \
+     its CPUs alternate NUMA nodes, so each CPU's '#N' starts a line of its own on the same \
+     115200-baud console.";
 
 const LPJ_WHY: &str =
     "With lpj= Linux 2.6.37 skips calibrate_delay() entirely, so the model expects lpj= \
@@ -1149,7 +1155,7 @@ mod tests {
             .collect();
         assert_eq!(fitted, FIT_GROUP);
         let predicted = report.rows.iter().filter(|r| r.kind == Kind::Predict);
-        assert_eq!(predicted.count(), 28, "predicted rows");
+        assert_eq!(predicted.count(), 29, "predicted rows");
     }
 
     /// The fit rows reproduce their own inputs — in-sample, so this shows only
