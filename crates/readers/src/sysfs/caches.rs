@@ -14,7 +14,7 @@ use cpumask::{CompactMask, CpuMask};
 use topology::{Cache, CacheKind};
 
 use super::readahead::{ReadAhead, BATCH};
-use super::{entry_number, join, numbered, Files, MaskText, RawCpu, CORE, CPU_DIR};
+use super::{entry_number, join, numbered, CoreTexts, Files, MaskText, RawCpu, CORE, CPU_DIR};
 use crate::Error;
 
 /// One [`Cache`] per distinct (level, type, sharing set), from every known
@@ -23,6 +23,7 @@ use crate::Error;
 pub(super) fn read_caches(
     files: &Files,
     raws: &[RawCpu],
+    core_texts: CoreTexts,
     possible: &CpuMask,
     sparc_files: bool,
     ahead: &ReadAhead,
@@ -36,16 +37,17 @@ pub(super) fn read_caches(
         covered: HashMap::new(),
         names_seen: Vec::new(),
         first_asked: false,
+        core_texts,
     };
     // Read ahead only once some CPU has shown cache entries: a machine
     // without any is found out on its first CPUs.
     let mut fetched_to = 0;
-    for (i, r) in raws.iter().enumerate() {
+    for i in 0..raws.len() {
         if i >= fetched_to && !scan.names_seen.is_empty() {
             fetched_to = (i + BATCH).min(raws.len());
             ahead.caches(files.root, &raws[i..fetched_to]);
         }
-        if !scan.read_cpu(r, raws, sparc_files)? {
+        if !scan.read_cpu(i, raws, sparc_files)? {
             break;
         }
     }
@@ -76,11 +78,16 @@ struct CacheScan<'a> {
     names_seen: Vec<String>,
     /// Whether [`CacheScan::nobody_has_caches`] was asked.
     first_asked: bool,
+    /// The core mask texts read (see [`CoreTexts`]): a sharing map that
+    /// says the same as its CPU's core mask is that mask, already parsed.
+    core_texts: CoreTexts,
 }
 
 impl CacheScan<'_> {
-    /// The caches of CPU `r` not counted yet; `false` when no CPU has any.
-    fn read_cpu(&mut self, r: &RawCpu, raws: &[RawCpu], sparc_files: bool) -> Result<bool, Error> {
+    /// The caches of CPU `raws[i]` not counted yet; `false` when no CPU has
+    /// any.
+    fn read_cpu(&mut self, i: usize, raws: &[RawCpu], sparc_files: bool) -> Result<bool, Error> {
+        let r = &raws[i];
         if self.covered_for_all(r.id) {
             return Ok(true);
         }
@@ -104,7 +111,7 @@ impl CacheScan<'_> {
         }
         for name in indices {
             if !self.is_covered(&name, r.id) {
-                self.read_index(r, &dir, &name)?;
+                self.read_index(i, r, &dir, &name)?;
             }
         }
         Ok(true)
@@ -163,22 +170,26 @@ impl CacheScan<'_> {
     /// first one needs reading in full (hwloc reads them the same way), which
     /// saves most file reads on big machines. The map is read once, both as
     /// the key that recognises a cache already read and as its sharing set.
-    fn read_index(&mut self, r: &RawCpu, dir: &str, name: &str) -> Result<(), Error> {
+    fn read_index(&mut self, i: usize, r: &RawCpu, dir: &str, name: &str) -> Result<(), Error> {
         let idx = format!("{dir}/{name}");
         let (shared_named, shared_mask) =
             match self
                 .files
                 .mask_text(&idx, "shared_cpu_list", "shared_cpu_map")?
             {
-                Some(MaskText { path, text, hex }) => {
+                Some(t) => {
+                    let core = self.core_texts.get(&i).filter(|c| c.says_as(&t));
+                    let core = core.and(r.masks[CORE].as_deref());
+                    let MaskText { path, text, hex } = t;
                     let key = MapText::new(text);
                     let read = self.already_read.get(name);
                     if read.is_some_and(|texts| texts.contains(&key)) {
                         return Ok(());
                     }
-                    let mask = match hex {
-                        true => self.files.parse_hex(&path, &key.text)?,
-                        false => self.files.parse_list(&path, &key.text)?,
+                    let mask = match (core, hex) {
+                        (Some(m), _) => *m,
+                        (None, true) => self.files.parse_hex(&path, &key.text)?,
+                        (None, false) => self.files.parse_list(&path, &key.text)?,
                     };
                     // An all-zero map (ia64) means "the core", which differs per CPU.
                     let names_cpus = !mask.is_empty();

@@ -289,6 +289,19 @@ struct MaskText {
     hex: bool,
 }
 
+impl MaskText {
+    /// Whether `other` is the same text in the same form (a cpulist `1`
+    /// and a hex map `1` name different CPUs).
+    fn says_as(&self, other: &MaskText) -> bool {
+        self.hex == other.hex && self.text == other.text
+    }
+}
+
+/// Index in the reader's `raws` of a CPU whose core mask lists other CPUs
+/// → that mask's file as read. Kept for the caches too: a per-core cache's
+/// sharing map is the core mask's text again, parsed once.
+type CoreTexts = HashMap<usize, MaskText>;
+
 /// The file pairs (cpulist form, hex form) that hold a CPU's SMT siblings,
 /// newest name first: `core_cpus` since Linux 5.6, `thread_siblings` before.
 const CORE_MASK_NAMES: [(&str, &str); 2] = [
@@ -476,7 +489,8 @@ fn read_root(root: &Root, threads: Threads) -> Result<Topology, Error> {
     let arch_files = ArchFiles::of(&arch);
     let by_processor = cpuinfo.by_processor();
     let ahead = ReadAhead::new(root, threads, cpu_ids.len());
-    let raws = CpuReader::new(&files, &arch, &sets, &by_processor).read_all(&cpu_ids, &ahead)?;
+    let (raws, core_texts) =
+        CpuReader::new(&files, &arch, &sets, &by_processor).read_all(&cpu_ids, &ahead)?;
     let (mut possible, present, online_known) = reconcile_sets(&sets, &cpu_ids, &raws);
 
     let mut builder = TopologyBuilder::new(arch.clone());
@@ -493,6 +507,7 @@ fn read_root(root: &Root, threads: Threads) -> Result<Topology, Error> {
     builder.add_caches(read_caches(
         &files,
         &raws,
+        core_texts,
         &possible,
         arch_files.sparc_caches,
         &ahead,
@@ -657,7 +672,7 @@ struct CpuReader<'a> {
     core_owner: Owners,
     /// Index in `raws` of a CPU whose core mask lists others → that mask's
     /// text: a sibling whose file says the same shares the parsed mask.
-    core_texts: HashMap<usize, String>,
+    core_texts: CoreTexts,
     /// Whether the previous CPU had a `topology/` directory: after one that
     /// had none, the directory is looked up before its mask files are tried
     /// (one failed open instead of four).
@@ -697,8 +712,13 @@ impl<'a> CpuReader<'a> {
         }
     }
 
-    /// Every CPU of `cpu_ids` with topology information or online.
-    fn read_all(mut self, cpu_ids: &[u32], ahead: &ReadAhead) -> Result<Vec<RawCpu>, Error> {
+    /// Every CPU of `cpu_ids` with topology information or online, and the
+    /// core mask texts of those whose core has other CPUs.
+    fn read_all(
+        mut self,
+        cpu_ids: &[u32],
+        ahead: &ReadAhead,
+    ) -> Result<(Vec<RawCpu>, CoreTexts), Error> {
         self.raws.reserve(cpu_ids.len());
         let cpus = cpu_ids.last().map_or(0, |&c| c as usize + 1);
         self.core_owner = Owners::for_cpus(cpus);
@@ -719,7 +739,7 @@ impl<'a> CpuReader<'a> {
                 "no CPU with topology information (no cpuN/topology directory and none online)",
             ));
         }
-        Ok(self.raws)
+        Ok((self.raws, self.core_texts))
     }
 
     /// One CPU, `None` when it is offline without a topology directory.
@@ -830,7 +850,7 @@ impl<'a> CpuReader<'a> {
         let same = self
             .core_owner
             .get(id)
-            .filter(|d| self.core_texts.get(d).is_some_and(|text| *text == t.text))
+            .filter(|d| self.core_texts.get(d).is_some_and(|text| text.says_as(t)))
             .and_then(|d| self.raws[d].masks[CORE].clone());
         match same {
             Some(m) => Ok(m),
@@ -922,7 +942,7 @@ impl<'a> CpuReader<'a> {
                 owns |= self.core_owner.claim(sibling, self.raws.len());
             }
             if let (true, Some(t)) = (owns, core_text) {
-                self.core_texts.insert(self.raws.len(), t.text);
+                self.core_texts.insert(self.raws.len(), t);
             }
         }
         raw.masks[CORE] = core_mask;
