@@ -221,6 +221,13 @@ pub struct CostTable {
     pub remote_hop: Param,
     /// Per-CPU area set-up inside the bring-up window.
     pub percpu_area: Param,
+    /// The boot CPU's cpuhp prepare callbacks for one AP, run just before
+    /// its kick in every kick order: kernel/cpu.c's `cpuhp_hp_states` from
+    /// `CPUHP_CREATE_THREADS` to `CPUHP_TIMERS_PREPARE` and the dynamic
+    /// `CPUHP_BP_PREPARE_DYN` states, which Linux 6.5's
+    /// `cpuhp_bringup_mask()` runs on the control CPU one AP after another
+    /// up to `CPUHP_BP_KICK_AP` (and `_cpu_up()` in the serial order).
+    pub prepare: Param,
     /// x86 TSC warp check, during which boot CPU and AP both spin.
     pub tsc_sync: Param,
     /// Whether the TSC check is skipped on "clustered APIC" boxes (more than two
@@ -496,6 +503,8 @@ pub enum Name {
     RemoteHop,
     /// [`CostTable::percpu_area`].
     PercpuArea,
+    /// [`CostTable::prepare`].
+    Prepare,
     /// [`CostTable::tsc_sync`].
     TscSync,
     /// [`CostTable::calibrate`].
@@ -511,7 +520,7 @@ pub enum Name {
 }
 
 /// How many parameters each platform has.
-pub const PARAMS: usize = 13;
+pub const PARAMS: usize = 14;
 
 impl Name {
     /// Every parameter, in table order.
@@ -523,6 +532,7 @@ impl Name {
         Name::Microcode,
         Name::RemoteHop,
         Name::PercpuArea,
+        Name::Prepare,
         Name::TscSync,
         Name::Calibrate,
         Name::OnlineSerial,
@@ -541,6 +551,7 @@ impl Name {
             Name::Microcode => "microcode",
             Name::RemoteHop => "remote_hop",
             Name::PercpuArea => "percpu_area",
+            Name::Prepare => "prepare",
             Name::TscSync => "tsc_sync",
             Name::Calibrate => "calibrate",
             Name::OnlineSerial => "online_serial",
@@ -625,6 +636,20 @@ const MICROCODE_X86: &str = "per core: the first thread of each core to come up 
      and online_serial: seed 003 does not say whether its kernel had newer microcode to load. A \
      record row that states its machine's load sets it (the same cover letter: up to ~8 ms on \
      the primary threads of a 2-socket Skylake, 56 cores)";
+const PREPARE_X86: &str = "the control CPU's cpuhp prepare states for each AP \
+     (kernel/cpu.c cpuhp_hp_states, Linux 6.5+): smpboot_create_threads() forks the AP's \
+     per-CPU kthreads (cpuhp/N, ksoftirqd/N, migration/N), workqueue_prepare_cpu() a worker \
+     for each of its two per-CPU pools, then perf, random, hrtimers, smp-call-function, relay, \
+     slab, RCU and timer set-up and the dynamic CPUHP_BP_PREPARE_DYN states (the trace ring \
+     buffer's per-CPU pages among them), one AP after another in every kick order \
+     (cpuhp_bringup_mask() up to CPUHP_BP_KICK_AP). What it costs is the kernel's \
+     configuration, not the hardware: seed 003 does not separate it, so the fitted \
+     online_serial carries that server's (its 30 ms parallel run leaves at most 0.08 ms per \
+     AP for prepare and online together); a record row that states its machine's sets it \
+     (prepare_ms), on top of online_serial, which may count seed 003's share twice";
+const PREPARE_ARM64: &str = "folded into the fitted ap_start: no arm64 log separates the \
+     boot CPU's prepare states from PSCI CPU_ON and the core's power-up, all of which lie \
+     between one CPU's 'Booted' line and the next CPU's 'Detected ... I-cache' line";
 const SCAN_WHY: &str = "one cpumask iteration step or tree-node step plus a compare";
 const BIT_OP_WHY: &str = "one cpumask bit or word write";
 const LOCAL_LOOKUP_WHY: &str = "per-CPU data read (no firmware tree on this platform)";
@@ -636,6 +661,9 @@ const VM_EXIT_WHY: &str = "one trapped x2APIC ICR write under KVM, write to hand
      INIT/SIPI/SIPI in a guest. An upper bound of the boot CPU's share (it includes delivery \
      and the target's handler); what KVM's INIT and SIPI emulation adds on the target vCPU is \
      not timed there";
+const TSC_RELIABLE: &str = "tsc=reliable: check_tsc_sync_source() and \
+     check_tsc_sync_target() (arch/x86/kernel/tsc_sync.c) return before the warp check when \
+     tsc_clocksource_reliable is set, on every AP";
 const NO_VM: &str = "no virtual-machine row of this platform is simulated";
 const NO_X2APIC: &str = "no x2APIC cluster set-up on this platform";
 
@@ -660,6 +688,7 @@ pub const TABLE: [[Row; PARAMS]; 4] = [
         row(Name::Microcode, folded(MICROCODE_X86)),
         row(Name::RemoteHop, Value::Assumed(Assumed::RemoteHop, REMOTE_HOP_WHY)),
         row(Name::PercpuArea, code(0.0, PERCPU_AREA)),
+        row(Name::Prepare, folded(PREPARE_X86)),
         row(Name::TscSync, code(X86_TSC_NS,
             "arch/x86/kernel/tsc_sync.c: check_tsc_warp() runs loop_timeout() = 20 ms when the AP \
              is the first of its package; with TSC_ADJUST every later CPU of a package skips the \
@@ -689,6 +718,7 @@ pub const TABLE: [[Row; PARAMS]; 4] = [
              microcode driver updated CPUs once user space gave it a file")),
         row(Name::RemoteHop, folded("folded into online_serial")),
         row(Name::PercpuArea, code(0.0, PERCPU_AREA)),
+        row(Name::Prepare, folded("2.6.37's prepare notifiers are folded into online_serial")),
         row(Name::TscSync, code(X86_2010_TSC_NS, "Linux 2.6.37 tsc_sync.c: check_tsc_warp() spins 20 ms")),
         row(Name::Calibrate, Value::Fitted(FitParam::X86_2010Calibrate)),
         row(Name::OnlineSerial, Value::Fitted(FitParam::X86_2010Online)),
@@ -708,6 +738,7 @@ pub const TABLE: [[Row; PARAMS]; 4] = [
         row(Name::Microcode, code(0.0, "POWER loads no microcode from the OS")),
         row(Name::RemoteHop, folded("folded into online_serial")),
         row(Name::PercpuArea, code(0.0, PERCPU_AREA)),
+        row(Name::Prepare, folded("folded into online_serial")),
         row(Name::TscSync, code(0.0, "timebase is synchronised by the hypervisor")),
         row(Name::Calibrate, code(0.0, "powerpc derives loops_per_jiffy from the timebase")),
         row(Name::OnlineSerial, Value::Fitted(FitParam::PpcOnline)),
@@ -730,6 +761,7 @@ pub const TABLE: [[Row; PARAMS]; 4] = [
         row(Name::Microcode, code(0.0, "arm64 loads no microcode from the OS")),
         row(Name::RemoteHop, Value::Assumed(Assumed::RemoteHop, REMOTE_HOP_WHY)),
         row(Name::PercpuArea, code(0.0, PERCPU_AREA)),
+        row(Name::Prepare, folded(PREPARE_ARM64)),
         row(Name::TscSync, Value::Fixed(0.0, Basis::Spec("arm64 generic timer is architecturally synchronised"))),
         row(Name::Calibrate, code(0.0, "arm64 sets lpj from the architected timer")),
         row(Name::OnlineSerial, Value::Fitted(FitParam::Arm64Online)),
@@ -782,6 +814,7 @@ impl CostTable {
             microcode: get(Name::Microcode),
             remote_hop: get(Name::RemoteHop),
             percpu_area: get(Name::PercpuArea),
+            prepare: get(Name::Prepare),
             tsc_sync: get(Name::TscSync),
             tsc_skip_clustered: platform == Platform::X86_2010,
             tsc_first_of_package: platform == Platform::X86,
@@ -821,6 +854,33 @@ impl CostTable {
     /// the core's revision already current and load nothing), with `source`.
     pub fn with_microcode(mut self, ns: f64, source: Source) -> CostTable {
         self.microcode = Param::new(ns, source);
+        self
+    }
+
+    /// This table with the arm64 costs fitted for a board's firmware family
+    /// ([`crate::fit::Arm64Firmware`]).
+    pub fn with_firmware(mut self, fit: &crate::fit::Arm64Firmware) -> CostTable {
+        self.ap_start = fit.ap_start.clone();
+        self.online_serial = fit.online.clone();
+        self
+    }
+
+    /// This table for a machine whose prepare stage is known: `ns` per AP
+    /// on the control CPU before each kick, with `source`.
+    pub fn with_prepare(mut self, ns: f64, source: Source) -> CostTable {
+        self.prepare = Param::new(ns, source);
+        self
+    }
+
+    /// This table for a kernel booted with `tsc=reliable`: x86's
+    /// `check_tsc_sync_source()` and `check_tsc_sync_target()`
+    /// (arch/x86/kernel/tsc_sync.c) return at once when
+    /// `tsc_clocksource_reliable` is set, so no AP runs the warp check.
+    /// Platforms without the check are returned unchanged.
+    pub fn with_tsc_reliable(mut self) -> CostTable {
+        if self.tsc_sync.ns > 0.0 {
+            self.tsc_sync = Param::new(0.0, Source::Code(TSC_RELIABLE));
+        }
         self
     }
 
@@ -897,6 +957,7 @@ impl CostTable {
             Name::Microcode => &self.microcode,
             Name::RemoteHop => &self.remote_hop,
             Name::PercpuArea => &self.percpu_area,
+            Name::Prepare => &self.prepare,
             Name::TscSync => &self.tsc_sync,
             Name::Calibrate => &self.calibrate,
             Name::OnlineSerial => &self.online_serial,

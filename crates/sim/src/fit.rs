@@ -14,6 +14,7 @@
 //! | x86 | `ap_start`, `online_serial` | seed 003's 128-CPU server: 700 ms serial kick (Linux 6.1) and 30 ms parallel kick without any AP calibrating (its author's figure on the v6 thread) | two equations, two unknowns, after one delay calibration and one 20 ms TSC check (code constants) are taken out: **in-sample**, seed 003 has no second machine; its 100 ms run (parallel kick, with the calibration) is left over as a check (see [`crate::validate`]) |
 //! | arm64 | `online_serial` | the record's 80-core Ampere Altra log (`arm64-altra-80`) | the AP's own interval from "Detected … I-cache on CPUn" to "CPUn: Booted secondary processor" |
 //! | arm64 | `ap_start` | the same log | the whole per-CPU interval between two "Booted" lines, minus that AP interval, the PSCI SMC (Trusted Firmware-A's published round trip on Neoverse N1) and the priced mask work |
+//! | arm64, per firmware | `ap_start`, `online_serial` | the record's one `fit` row of each firmware family that has more than one row (`sim.firmware`: the Altra's, and Trusted Firmware-A's Raspberry Pi platform on `arm64-a76-4-ra028`) | as above, on that row; the family's other rows are predicted with them ([`Arm64Firmware`]) |
 //!
 //! The large machines (seed 002's 4096-CPU UV, seed 000's 4096-CPU single
 //! socket) and every record row marked `predict` are never used here: they
@@ -175,6 +176,9 @@ pub struct Fitted {
     pub arm64_ap_start: Param,
     /// arm64 `online_serial`.
     pub arm64_online: Param,
+    /// arm64 per firmware family: the costs fitted on each family's fit row
+    /// (the default pair above is [`ARM64_FIT_ROW`]'s family).
+    pub arm64_firmware: Vec<Arm64Firmware>,
     /// The assumed costs the fit was made with.
     pub assumptions: Assumptions,
     /// The real mask code's work on the fitting machines, for the record.
@@ -226,8 +230,20 @@ pub fn fitted_with(a: &Assumptions) -> Result<Fitted, SimError> {
     ] {
         positive(name, p)?;
     }
-    let (arm64_ap_start, arm64_online) = arm64(a, work)?;
-    positive("arm64 online_serial", &arm64_online)?;
+    let arm64_firmware = arm64(a, work)?;
+    for f in &arm64_firmware {
+        positive(&format!("arm64 {} online_serial", f.firmware), &f.online)?;
+    }
+    let default = arm64_firmware
+        .iter()
+        .find(|f| f.row == ARM64_FIT_ROW)
+        .ok_or_else(|| {
+            SimError::Record(crate::record::RecordError::Row {
+                id: ARM64_FIT_ROW.to_string(),
+                message: "the arm64 fit needs this row with role = \"fit\"".to_string(),
+            })
+        })?;
+    let (arm64_ap_start, arm64_online) = (default.ap_start.clone(), default.online.clone());
     Ok(Fitted {
         x86_2010_calibrate,
         x86_2010_online,
@@ -237,6 +253,7 @@ pub fn fitted_with(a: &Assumptions) -> Result<Fitted, SimError> {
         ppc_lookup,
         arm64_ap_start,
         arm64_online,
+        arm64_firmware,
         assumptions: *a,
         evidence: work.evidence(),
     })
@@ -252,8 +269,8 @@ struct Work {
     /// Seed 000's LPAR, naive (extrapolated, exact) and scoped.
     ppc_naive: Ops,
     ppc_scoped: Ops,
-    /// The record's arm64 fitting machine: its row, CPUs, scoped work.
-    arm64: Result<(crate::record::Row, f64, Ops), crate::record::RecordError>,
+    /// The record's arm64 fitting machines: each row, its CPUs, scoped work.
+    arm64: Result<Vec<Arm64Work>, crate::record::RecordError>,
 }
 
 impl Work {
@@ -270,8 +287,10 @@ impl Work {
         let lpar = SeedMachine::Power8Lpar1024.name();
         e.push((format!("{lpar} naive"), self.ppc_naive));
         e.push((format!("{lpar} scoped"), self.ppc_scoped));
-        if let Ok((row, _, ops)) = &self.arm64 {
-            e.push((format!("{} scoped", row.id), *ops));
+        if let Ok(rows) = &self.arm64 {
+            for (row, _, ops) in rows {
+                e.push((format!("{} scoped", row.id), *ops));
+            }
         }
         e
     }
@@ -300,29 +319,32 @@ fn count_work() -> Result<Work, SimError> {
     })
 }
 
-/// The arm64 fitting row and its work; a record error is kept for the arm64
-/// fit to report, a mask-engine error fails the count.
-#[allow(clippy::type_complexity)]
-fn arm64_work(
-) -> Result<Result<(crate::record::Row, f64, Ops), crate::record::RecordError>, SimError> {
+/// One arm64 fit row, its secondary CPUs and its scoped mask work.
+type Arm64Work = (crate::record::Row, f64, Ops);
+
+/// The arm64 fitting rows (every arm64 record row with role `fit`) and
+/// their work; a record error is kept for the arm64 fit to report, a
+/// mask-engine error fails the count.
+fn arm64_work() -> Result<Result<Vec<Arm64Work>, crate::record::RecordError>, SimError> {
     let rows = match crate::record::load() {
         Ok(rows) => rows,
         Err(e) => return Ok(Err(e)),
     };
-    let row = match crate::record::row(&rows, ARM64_FIT_ROW) {
-        Ok(r) => r.clone(),
-        Err(e) => return Ok(Err(e)),
-    };
-    let Some(sim) = &row.sim else {
-        return Ok(Err(needs(&row, "a sim shape")));
-    };
-    let [packages, cores, threads] = sim.shape;
-    let topo = topology::Shape::simple(topology::Arch::Arm64, packages, cores, threads)
-        .build()
-        .map_err(|e| SimError::Masks(format!("{e:?}")))?;
-    let n = (topo.present().weight() - 1) as f64;
-    let ops = masks::total_ops(&topo, Algo::Scoped)?;
-    Ok(Ok((row, n, ops)))
+    let mut work = Vec::new();
+    for row in rows {
+        let Some(sim) = &row.sim else { continue };
+        if sim.role != crate::record::Role::Fit || sim.platform.as_str() != "arm64" {
+            continue;
+        }
+        let [packages, cores, threads] = sim.shape;
+        let topo = topology::Shape::simple(topology::Arch::Arm64, packages, cores, threads)
+            .build()
+            .map_err(|e| SimError::Masks(format!("{e:?}")))?;
+        let n = (topo.present().weight() - 1) as f64;
+        let ops = masks::total_ops(&topo, Algo::Scoped)?;
+        work.push((row, n, ops));
+    }
+    Ok(Ok(work))
 }
 
 fn needs(row: &crate::record::Row, what: &str) -> crate::record::RecordError {
@@ -458,46 +480,110 @@ fn positive(name: &str, p: &Param) -> Result<(), SimError> {
 /// The record row the arm64 fit uses.
 pub const ARM64_FIT_ROW: &str = "arm64-altra-80";
 
-/// arm64 (`ap_start`, `online_serial`), fitted on one log of the public record
-/// ([`ARM64_FIT_ROW`]); every other arm64 row is predicted.
-fn arm64(a: &Assumptions, work: &Work) -> Result<(Param, Param), SimError> {
-    let (row, n, ops) = work
+/// One arm64 firmware family's fitted costs. The firmware that answers
+/// PSCI CPU_ON is what the arm64 logs differ in most (see
+/// [`crate::validate`]'s arm64 reason), so a fitted cost carries only to
+/// boards whose record rows name the same `sim.firmware`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Arm64Firmware {
+    /// The family, as the rows' `sim.firmware` names it.
+    pub firmware: String,
+    /// The record row fitted on.
+    pub row: String,
+    /// `ap_start` for the family's boards.
+    pub ap_start: Param,
+    /// `online_serial` for the family's boards.
+    pub online: Param,
+}
+
+impl Fitted {
+    /// The fitted costs of the arm64 firmware family `firmware`, if one of
+    /// its rows is a fit row.
+    pub fn arm64_for(&self, firmware: &str) -> Option<&Arm64Firmware> {
+        self.arm64_firmware.iter().find(|f| f.firmware == firmware)
+    }
+}
+
+/// What TF-A's Raspberry Pi platform does for CPU_ON, for the fitted
+/// source of a family whose rows name it.
+const RPI_CPU_ON: &str = "Trusted Firmware-A's Raspberry Pi platform answers CPU_ON by \
+     releasing a core it holds in a wait loop (plat/rpi/common/rpi3_pm.c \
+     rpi3_pwr_domain_on(): a mailbox write, dsb, sev; plat/rpi/rpi5 builds it), so no \
+     firmware power-up lies in this gap: it is the kernel's own per-CPU work, the previous \
+     CPU's online states after its 'Booted' line, the control CPU's prepare states for the \
+     next (kthreads, workqueue workers) and the next CPU's entry up to \
+     secondary_start_kernel";
+
+/// arm64 (`ap_start`, `online_serial`) per firmware family, each fitted on
+/// its family's one `fit` row of the public record; [`ARM64_FIT_ROW`]'s
+/// family gives the platform's default. Every other arm64 row is predicted.
+fn arm64(a: &Assumptions, work: &Work) -> Result<Vec<Arm64Firmware>, SimError> {
+    let rows = work
         .arm64
         .as_ref()
         .map_err(|e| SimError::Record(e.clone()))?;
-    let per_cpu = row.per_cpu_s.ok_or_else(|| needs(row, "per_cpu_s"))? * 1e9;
-    let ap_side = row.ap_side_s.ok_or_else(|| needs(row, "ap_side_s"))? * 1e9;
-    let mask_per_cpu = masks::price(ops, &partial_table(a, a.local_lookup_ns)) / n;
-    let ap_start = per_cpu - ap_side - ARM64_KICK_NS - mask_per_cpu;
-    if ap_start <= ARM64_ON_FINISH_NS {
-        return Err(SimError::Record(needs(
-            row,
-            "a per-CPU interval longer than its AP side, the kick and the firmware's own part",
-        )));
+    let mut fits = Vec::new();
+    for (row, n, ops) in rows {
+        let firmware = row
+            .sim
+            .as_ref()
+            .and_then(|s| s.firmware.clone())
+            .ok_or_else(|| needs(row, "sim.firmware on its fit row"))?;
+        if fits.iter().any(|f: &Arm64Firmware| f.firmware == firmware) {
+            return Err(SimError::Record(needs(
+                row,
+                &format!("one fit row per firmware, and {firmware} has two"),
+            )));
+        }
+        let per_cpu = row.per_cpu_s.ok_or_else(|| needs(row, "per_cpu_s"))? * 1e9;
+        let ap_side = row.ap_side_s.ok_or_else(|| needs(row, "ap_side_s"))? * 1e9;
+        let mask_per_cpu = masks::price(ops, &partial_table(a, a.local_lookup_ns)) / n;
+        let ap_start = per_cpu - ap_side - ARM64_KICK_NS - mask_per_cpu;
+        if ap_start <= ARM64_ON_FINISH_NS {
+            return Err(SimError::Record(needs(
+                row,
+                "a per-CPU interval longer than its AP side, the kick and the firmware's own part",
+            )));
+        }
+        let what = if firmware == RPI_FIRMWARE {
+            RPI_CPU_ON.to_string()
+        } else {
+            format!(
+                "of it, {:.1} us is TF-A's own power-on path on the AP (its 'on finisher', \
+                 12.4-13.2 us on Neoverse N1, docs/perf/psci-performance-n1sdp.rst), the rest \
+                 the power controller, the kernel's entry up to secondary_start_kernel and the \
+                 boot CPU's cpuhp preparation",
+                ARM64_ON_FINISH_NS / 1e3
+            )
+        };
+        let text = format!(
+            "record {}: per-CPU 'Booted' interval {:.1} us − AP side {:.1} us − the SMC − mask \
+             work; {what}",
+            row.id,
+            per_cpu / 1e3,
+            ap_side / 1e3,
+        );
+        fits.push(Arm64Firmware {
+            firmware,
+            row: row.id.clone(),
+            ap_start: Param {
+                ns: ap_start,
+                source: fitted_on(&text),
+            },
+            online: Param {
+                ns: ap_side,
+                source: fitted_on(&format!(
+                    "record {}: AP's 'Detected … I-cache' → 'Booted' interval",
+                    row.id
+                )),
+            },
+        });
     }
-    let text = format!(
-        "record {ARM64_FIT_ROW}: per-CPU 'Booted' interval {:.1} us − AP side {:.1} us − the \
-         SMC − mask work; of it, {:.1} us is TF-A's own power-on path on the AP (its 'on \
-         finisher', 12.4-13.2 us on Neoverse N1, docs/perf/psci-performance-n1sdp.rst), the \
-         rest the power controller, the kernel's entry up to secondary_start_kernel and the \
-         boot CPU's cpuhp preparation",
-        per_cpu / 1e3,
-        ap_side / 1e3,
-        ARM64_ON_FINISH_NS / 1e3
-    );
-    Ok((
-        Param {
-            ns: ap_start,
-            source: fitted_on(&text),
-        },
-        Param {
-            ns: ap_side,
-            source: fitted_on(&format!(
-                "record {ARM64_FIT_ROW}: AP's 'Detected … I-cache' → 'Booted' interval"
-            )),
-        },
-    ))
+    Ok(fits)
 }
+
+/// The `sim.firmware` name of Trusted Firmware-A's Raspberry Pi platform.
+pub const RPI_FIRMWARE: &str = "tf-a-rpi";
 
 /// The non-fitted per-operation prices, for pricing mask work during the fit.
 fn partial_table(a: &Assumptions, lookup_ns: f64) -> crate::costs::CostTable {
@@ -514,6 +600,7 @@ fn partial_table(a: &Assumptions, lookup_ns: f64) -> crate::costs::CostTable {
         microcode: p(0.0),
         remote_hop: p(0.0),
         percpu_area: p(0.0),
+        prepare: p(0.0),
         tsc_sync: p(0.0),
         tsc_skip_clustered: false,
         tsc_first_of_package: false,

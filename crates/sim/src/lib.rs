@@ -19,9 +19,10 @@
 //!   ([`costs::TABLE`]) with a row per platform and parameter and where its
 //!   value comes from (kernel code constant, specification, fitted, or assumed),
 //!   resolved against an explicit fit by [`costs::CostTable::for_platform`].
-//! - [`fit`]: the few free parameters, fitted on six machines only (seed 002's
-//!   small boxes, seed 000's LPAR, seed 003's server, one arm64 log of the
-//!   record); the assumed costs ([`costs::Assumptions`]) are inputs of the fit.
+//! - [`fit`]: the few free parameters, fitted on eight machines only (seed
+//!   002's small boxes, seed 000's two LPARs, seed 003's server, and of the
+//!   record's arm64 logs one per firmware that has a second log to predict);
+//!   the assumed costs ([`costs::Assumptions`]) are inputs of the fit.
 //! - [`record`]: the public record (`data/bringup-record.toml`), published
 //!   bring-up measurements with machine, kernel, what was measured and source.
 //! - [`smt`]: seed 000's `ppc64_cpu --smt=1/8` switches through the hotplug
@@ -69,10 +70,18 @@
 //!   guest kernel's own HZ (`calibrate_delay_direct()`, [`costs::direct_calibration_ns`])
 //!   and each INIT/SIPI write is a VM exit ([`costs::CostTable::in_guest`]).
 //! - arm64: per-CPU bring-up is 0.2 ms to 32 ms across the record's boards,
-//!   and the logs show the spread is the firmware's power-up gap before the AP
-//!   enters the kernel, not the topology; one fitted log does not carry over.
-//!   The PSCI call itself is priced from Trusted Firmware-A's published
-//!   timings on Neoverse N1 (the Altra's core), not assumed.
+//!   and the logs show the spread lies in the gap before the AP enters the
+//!   kernel, not in the topology. On the Raspberry Pi 5 that gap is kernel
+//!   work alone (TF-A's Raspberry Pi platform answers CPU_ON by releasing a
+//!   held core), elsewhere it is firmware no source times, so each board's
+//!   row names its firmware and a fitted gap carries only within one
+//!   ([`fit::Arm64Firmware`]). The PSCI call itself is priced from Trusted
+//!   Firmware-A's published timings on Neoverse N1 (the Altra's core).
+//! - x86's prepare stage (the control CPU's cpuhp prepare states, before
+//!   each kick in every order) is the kernel's configuration: folded into
+//!   seed 003's fit, set by a record row that states it (Thomas Gleixner's
+//!   Skylake, whose parallel run and its `tsc=reliable` repeat it brings
+//!   within 25 %).
 //! - Seed 000's 4096-CPU machine (a KVM guest) cannot be predicted from the
 //!   1024-CPU PowerVM LPAR with one price per operation, even with Linux's
 //!   own walks counted call by call ([`linux_walks`]); an ignored test keeps

@@ -50,6 +50,9 @@ pub struct Row {
     /// The two log timestamps (start, end) `after_s` was derived from.
     #[serde(default)]
     pub after_stamps: Vec<f64>,
+    /// The after (parallel kick) run again with `tsc=reliable` on the
+    /// kernel command line, seconds.
+    pub after_tsc_reliable_s: Option<f64>,
     /// Mean per-CPU bring-up interval, seconds.
     pub per_cpu_s: Option<f64>,
     /// The log timestamps `per_cpu_s` was derived from.
@@ -110,6 +113,12 @@ pub struct SimSpec {
     /// Milliseconds one core's microcode load takes, when the source states
     /// it for this machine (x86 only).
     pub microcode_ms: Option<f64>,
+    /// Milliseconds the control CPU's cpuhp prepare states take per AP,
+    /// when the source states it for this machine (x86 only).
+    pub prepare_ms: Option<f64>,
+    /// arm64: the firmware that answers PSCI CPU_ON on the board; rows
+    /// naming the same firmware share the costs fitted on its fit row.
+    pub firmware: Option<String>,
 }
 
 impl SimSpec {
@@ -211,12 +220,21 @@ fn check(r: &Row) -> Result<(), String> {
     if !matches!(r.arch.as_str(), "x86_64" | "arm64" | "powerpc") {
         return Err(format!("arch '{}' is not x86_64, arm64 or powerpc", r.arch));
     }
-    let figures = [r.before_s, r.after_s, r.per_cpu_s, r.ap_side_s];
+    let figures = [
+        r.before_s,
+        r.after_s,
+        r.after_tsc_reliable_s,
+        r.per_cpu_s,
+        r.ap_side_s,
+    ];
     if figures.iter().flatten().any(|v| !v.is_finite() || *v < 0.0) {
         return Err("a figure is negative or not finite".to_string());
     }
     if r.before_s.is_some() != r.after_s.is_some() {
         return Err("before_s and after_s come as a pair".to_string());
+    }
+    if r.after_tsc_reliable_s.is_some() && r.after_s.is_none() {
+        return Err("after_tsc_reliable_s needs the after_s run it repeats".to_string());
     }
     if r.before_s.is_none() && r.per_cpu_s.is_none() {
         return Err("no figure: give before_s/after_s or per_cpu_s".to_string());
@@ -316,12 +334,28 @@ fn check_per_cpu(r: &Row) -> Result<(), String> {
 fn check_sim(r: &Row, sim: &SimSpec) -> Result<(), String> {
     let platform = sim.platform()?;
     let era = sim.era()?;
-    if (era != Era::Current || sim.microcode_ms.is_some()) && platform != Platform::X86 {
-        return Err("sim.linux and sim.microcode_ms are for the x86 platform".to_string());
+    let x86_only = era != Era::Current || sim.microcode_ms.is_some() || sim.prepare_ms.is_some();
+    if x86_only && platform != Platform::X86 {
+        return Err(
+            "sim.linux, sim.microcode_ms and sim.prepare_ms are for the x86 platform".to_string(),
+        );
     }
-    if let Some(ms) = sim.microcode_ms {
-        if !(0.0..=1000.0).contains(&ms) {
-            return Err(format!("sim.microcode_ms = {ms} is not a load time"));
+    for (field, value) in [
+        ("microcode_ms", sim.microcode_ms),
+        ("prepare_ms", sim.prepare_ms),
+    ] {
+        if let Some(ms) = value {
+            if !(0.0..=1000.0).contains(&ms) {
+                return Err(format!("sim.{field} = {ms} is not a time (0 to 1000 ms)"));
+            }
+        }
+    }
+    if let Some(firmware) = &sim.firmware {
+        if platform != Platform::Arm64 {
+            return Err("sim.firmware is for the arm64 platform".to_string());
+        }
+        if firmware.trim().is_empty() {
+            return Err("sim.firmware is empty".to_string());
         }
     }
     sim.calibrate()?;
@@ -425,13 +459,13 @@ mod tests {
                 "not increasing",
             ),
             (
-                "sim = { role = \"fit\", platform = \"arm64\", shape = [1, 80, 1] }",
-                "sim = { role = \"fit\", platform = \"arm64\", shape = [1, 81, 1] }",
+                "shape = [1, 80, 1], firmware",
+                "shape = [1, 81, 1], firmware",
                 "gives 81 CPUs",
             ),
             (
-                "sim = { role = \"fit\", platform = \"arm64\", shape = [1, 80, 1] }",
-                "sim = { role = \"fit\", platform = \"sparc\", shape = [1, 80, 1] }",
+                "platform = \"arm64\", shape = [1, 80, 1]",
+                "platform = \"sparc\", shape = [1, 80, 1]",
                 "'sparc'",
             ),
         ];
@@ -453,8 +487,8 @@ mod tests {
         );
         for (to, message) in [
             ("linux = \"6.1\"", "'6.1' is not"),
-            ("microcode_ms = -1.0", "not a load time"),
-            ("microcode_ms = nan", "not a load time"),
+            ("microcode_ms = -1.0", "not a time"),
+            ("microcode_ms = nan", "not a time"),
         ] {
             let e = parse(&with(
                 "calibrate = \"skip\", microcode_ms = 8.0",
@@ -464,9 +498,41 @@ mod tests {
             .to_string();
             assert!(e.contains("x86-skl-112-tglx") && e.contains(message), "{e}");
         }
+        for (from, to, message) in [
+            (
+                "firmware = \"ampere-altra\" }",
+                "firmware = \" \" }",
+                "sim.firmware is empty",
+            ),
+            (
+                "prepare_ms = 0.3523,",
+                "prepare_ms = 0.3523, firmware = \"x\",",
+                "firmware is for the arm64",
+            ),
+        ] {
+            let e = parse(&with(from, to)).unwrap_err().to_string();
+            assert!(e.contains(message), "{e}");
+        }
+        let e = parse(&with("prepare_ms = 0.3523", "prepare_ms = 2000.0"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("x86-skl-112-tglx") && e.contains("prepare_ms = 2000 is not a time"),
+            "{e}"
+        );
         let e = parse(&with(
-            "shape = [1, 80, 1] }",
-            "shape = [1, 80, 1], linux = \"pre-6.5\" }",
+            "before_s = 0.785960\nafter_s = 0.084274\n",
+            "per_cpu_s = 0.001\nstamps = [0.0, 0.001]\n",
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("x86-skl-112-tglx") && e.contains("needs the after_s run"),
+            "{e}"
+        );
+        let e = parse(&with(
+            "shape = [1, 80, 1], firmware",
+            "shape = [1, 80, 1], linux = \"pre-6.5\", firmware",
         ))
         .unwrap_err()
         .to_string();

@@ -19,7 +19,8 @@ use crate::SimError;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Phase {
-    /// The boot CPU sends the wake-up.
+    /// The boot CPU prepares the AP (cpuhp's prepare states) and sends
+    /// the wake-up.
     Kick,
     /// The AP starts (firmware, trampoline) until it can report in.
     ApStart,
@@ -280,7 +281,10 @@ impl hotplug::Platform for SimPlatform<'_> {
             }
         }
         self.timeline[i].kicked_ns = self.queue.now();
-        let prepare = self.x2apic_visits[i] as f64 * self.costs.x2apic_visit.ns;
+        // The control CPU's prepare states for this AP (the x2APIC cluster
+        // prefill among them) run just before its kick, in every order.
+        let prepare =
+            self.costs.prepare.ns + self.x2apic_visits[i] as f64 * self.costs.x2apic_visit.ns;
         let k = self.jitter.apply(self.costs.kick_ns() + prepare);
         self.busy(i, Phase::Kick, k);
         let start = self

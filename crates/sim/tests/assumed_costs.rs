@@ -175,6 +175,19 @@ fn fitted_values_trace_to_the_record_and_the_seeds() {
             }
         }
     }
+    // The arm64 firmware families' costs are fitted on record rows too.
+    for family in &fit.arm64_firmware {
+        for param in [&family.ap_start, &family.online] {
+            let text = param.source.to_string();
+            let id = record_id(text.trim_start_matches("fitted: "))
+                .unwrap_or_else(|| panic!("arm64 {}: {text}", family.firmware));
+            assert_eq!(id, family.row, "{text}");
+            let spec = record::row(&record, id).unwrap().sim.as_ref().unwrap();
+            assert_eq!(spec.role, Role::Fit, "{text}");
+            assert_eq!(spec.firmware.as_deref(), Some(family.firmware.as_str()));
+            named.push(id.to_string());
+        }
+    }
     // Every record row the fit claims is used, and only those.
     for r in &record {
         if r.sim.as_ref().is_some_and(|s| s.role == Role::Fit) && !r.id.contains("seed003") {
@@ -189,30 +202,40 @@ fn fitted_values_trace_to_the_record_and_the_seeds() {
     seed_figures_are_the_fits(&fit);
 }
 
-/// The arm64 fit: `online_serial` is the row's AP side; `ap_start` is the rest
-/// of its per-CPU interval after the published SMC cost, less the (small)
-/// mask work.
+/// The arm64 fit, per firmware family: `online_serial` is the fit row's AP
+/// side; `ap_start` is the rest of its per-CPU interval after the published
+/// SMC cost, less the (small) mask work. The platform's default is
+/// [`fit::ARM64_FIT_ROW`]'s.
 fn arm64_values_are_the_rows_figures(fit: &Fitted, record: &[record::Row]) {
-    let row = record::row(record, fit::ARM64_FIT_ROW).unwrap();
-    let per_cpu = row.per_cpu_s.unwrap() * 1e9;
-    let ap_side = row.ap_side_s.unwrap() * 1e9;
-    assert!(
-        (fit.arm64_online.ns - ap_side).abs() < 1e-6,
-        "{}",
-        fit.arm64_online.ns
+    let default = fit.arm64_for("ampere-altra").unwrap();
+    assert_eq!(default.row, fit::ARM64_FIT_ROW);
+    assert_eq!(
+        (&default.ap_start, &default.online),
+        (&fit.arm64_ap_start, &fit.arm64_online)
     );
-    let mask_work = per_cpu - ap_side - sim::costs::ARM64_KICK_NS - fit.arm64_ap_start.ns;
-    assert!(
-        (0.0..0.01 * per_cpu).contains(&mask_work),
-        "arm64 ap_start {} ns leaves {mask_work} ns of {per_cpu} ns for the mask work",
-        fit.arm64_ap_start.ns
-    );
-    let text = fit.arm64_ap_start.source.to_string();
-    for quoted in [
-        format!("{:.1} us", per_cpu / 1e3),
-        format!("{:.1} us", ap_side / 1e3),
-    ] {
-        assert!(text.contains(&quoted), "{quoted} not in {text}");
+    for family in &fit.arm64_firmware {
+        let row = record::row(record, &family.row).unwrap();
+        let per_cpu = row.per_cpu_s.unwrap() * 1e9;
+        let ap_side = row.ap_side_s.unwrap() * 1e9;
+        assert!(
+            (family.online.ns - ap_side).abs() < 1e-6,
+            "{}",
+            family.online.ns
+        );
+        let mask_work = per_cpu - ap_side - sim::costs::ARM64_KICK_NS - family.ap_start.ns;
+        assert!(
+            (0.0..0.01 * per_cpu).contains(&mask_work),
+            "arm64 {} ap_start {} ns leaves {mask_work} ns of {per_cpu} ns for the mask work",
+            family.firmware,
+            family.ap_start.ns
+        );
+        let text = family.ap_start.source.to_string();
+        for quoted in [
+            format!("{:.1} us", per_cpu / 1e3),
+            format!("{:.1} us", ap_side / 1e3),
+        ] {
+            assert!(text.contains(&quoted), "{quoted} not in {text}");
+        }
     }
 }
 
