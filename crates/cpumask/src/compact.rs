@@ -1,34 +1,46 @@
-//! [`CompactMask`]: an immutable CPU set that stores only the words between
-//! its lowest and highest CPU.
+//! [`CompactMask`]: an immutable CPU set that stores only the words its
+//! CPUs need.
 //!
 //! A topology holds one set per core, cluster, package, node and cache: at
 //! 16384 CPUs some 30 000 of them. As [`CpuMask`]s they would take 2 KiB each
 //! (60 MiB, every page of it zeroed and touched) although a core of two
-//! threads needs one word. This type keeps the set's words from its first
-//! non-zero one to its last, so a set costs what its CPUs span.
+//! threads needs one or two words. This type keeps either the run of words
+//! from the set's first non-zero one to its last, or, when that run would be
+//! longer, only the non-zero words with their indices: where Linux numbers
+//! the second thread of every core after all first threads (CPUs `c` and
+//! `c + N/2`), a core is two words instead of a run of `N/128 + 1`, so every
+//! set costs what its CPUs need, not what the machine spans.
 
 use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
 
-use crate::words::{assert_in_capacity, AsWords, Iter, Words};
-use crate::{CpuMask, OutOfRange, ParseError, MAX_CPUS};
+use crate::words::{assert_in_capacity, index_len, AsWords, Iter, Words};
+use crate::{CpuMask, OutOfRange, ParseError, MAX_CPUS, WORDS};
 
 /// An immutable set of logical CPU numbers `0..MAX_CPUS`, stored as the run
-/// of words from its lowest CPU's to its highest CPU's.
+/// of words from its lowest CPU's to its highest CPU's, or as its non-zero
+/// words with their indices, whichever is smaller.
 ///
-/// Equality and hashing are those of the set: the run is always trimmed to
-/// non-zero end words (the empty set has no words), so two equal sets have
-/// the same representation. To compute with it, compare it with a
-/// [`CpuMask`] directly (both types take either as the other operand) or
-/// copy it into one with [`CompactMask::to_cpumask`].
+/// Equality and hashing are those of the set: the form and its words are a
+/// function of the set alone (a run is trimmed to non-zero end words, the
+/// empty set has no words), so two equal sets have the same representation.
+/// To compute with it, compare it with a [`CpuMask`] directly (both types
+/// take either as the other operand) or copy it into one with
+/// [`CompactMask::to_cpumask`].
 #[derive(Clone, Default, PartialEq, Eq, Hash)]
 pub struct CompactMask {
-    /// Index of the first stored word (0 for the empty set).
+    /// Run form: index of the first stored word (0 for the empty set).
+    /// Sparse form: 0.
     first: u32,
-    /// Words `first..first + words.len()`; the first and last are non-zero.
-    words: Box<[u64]>,
+    /// Sparse form: the number of words stored (non-zero). Run form: 0.
+    sparse: u32,
+    /// Run form: words `first..first + data.len()`, the first and last
+    /// non-zero. Sparse form: the `sparse` non-zero words in increasing
+    /// index, then their 16-bit indices packed four to a word. One
+    /// allocation for both, because a model holds tens of thousands of sets.
+    data: Box<[u64]>,
 }
 
 impl CompactMask {
@@ -39,27 +51,67 @@ impl CompactMask {
 
     /// The set whose word `first + i` is `words[i]` (every other word zero).
     /// Panics if the words reach beyond [`MAX_CPUS`] (a programming error).
-    pub fn from_words(first: usize, mut words: Vec<u64>) -> Self {
+    pub fn from_words(first: usize, words: Vec<u64>) -> Self {
         assert_in_capacity(first, words.len());
-        let Some(lo) = words.iter().position(|&w| w != 0) else {
-            return Self::new();
-        };
-        let hi = words.iter().rposition(|&w| w != 0).unwrap_or(lo);
-        words.truncate(hi + 1);
-        words.drain(..lo);
-        CompactMask {
-            first: (first + lo) as u32,
-            words: words.into_boxed_slice(),
-        }
+        Self::build(words.iter().enumerate().map(|(i, &w)| (first + i, w)))
     }
 
-    /// The set of `words`' CPUs.
-    pub fn from_run(words: Words<'_>) -> Self {
-        let run = words.trimmed();
-        assert_in_capacity(run.first, run.words.len());
+    /// The set of a [`CpuMask`], a [`CompactMask`] or any [`Words`].
+    pub fn from_set(set: &impl AsWords) -> Self {
+        Self::build(set.as_words().entries())
+    }
+
+    /// The set whose word `index` is `word` for each `(index, word)` of
+    /// `entries` (zero words allowed; every other word zero). Panics if the
+    /// indices do not increase or reach beyond [`MAX_CPUS`] (programming
+    /// errors).
+    pub fn from_entries(entries: &[(usize, u64)]) -> Self {
+        Self::build(entries.iter().copied())
+    }
+
+    /// The set from words with strictly increasing indices, in the smaller
+    /// of the two forms: one pass to size it, one to fill it.
+    fn build<I: Iterator<Item = (usize, u64)> + Clone>(entries: I) -> Self {
+        let (mut n, mut lo, mut hi, mut prev) = (0usize, usize::MAX, 0usize, None);
+        for (i, w) in entries.clone() {
+            assert!(
+                prev.is_none_or(|p| i > p),
+                "word indices must increase ({i} after {prev:?})"
+            );
+            assert!(i < WORDS, "word {i} beyond MAX_CPUS");
+            prev = Some(i);
+            if w != 0 {
+                n += 1;
+                lo = lo.min(i);
+                hi = i;
+            }
+        }
+        if n == 0 {
+            return Self::new();
+        }
+        let span = hi + 1 - lo;
+        let sparse_len = n + index_len(n);
+        let mut data = alloc::vec![0u64; span.min(sparse_len)].into_boxed_slice();
+        let non_zero = entries.filter(|&(_, w)| w != 0);
+        if span <= sparse_len {
+            for (i, w) in non_zero {
+                data[i - lo] = w;
+            }
+            return CompactMask {
+                first: lo as u32,
+                sparse: 0,
+                data,
+            };
+        }
+        let (words, index) = data.split_at_mut(n);
+        for (at, (i, w)) in non_zero.enumerate() {
+            words[at] = w;
+            index[at / 4] |= (i as u64) << (16 * (at % 4));
+        }
         CompactMask {
-            first: run.first as u32,
-            words: run.words.into(),
+            first: 0,
+            sparse: n as u32,
+            data,
         }
     }
 
@@ -83,21 +135,21 @@ impl CompactMask {
     }
 
     /// Builds a set from CPU numbers in any order, failing on the first one
-    /// beyond capacity.
+    /// beyond capacity. Costs the CPUs given, not the span between them.
     pub fn try_from_cpus<I: IntoIterator<Item = usize>>(cpus: I) -> Result<Self, OutOfRange> {
-        let cpus: Vec<usize> = cpus.into_iter().collect();
+        let mut cpus: Vec<usize> = cpus.into_iter().collect();
         if let Some(&c) = cpus.iter().find(|&&c| c >= MAX_CPUS) {
             return Err(OutOfRange(c));
         }
-        let (Some(&lo), Some(&hi)) = (cpus.iter().min(), cpus.iter().max()) else {
-            return Ok(Self::new());
-        };
-        let first = lo / 64;
-        let mut words = alloc::vec![0u64; hi / 64 + 1 - first];
+        cpus.sort_unstable();
+        let mut entries: Vec<(usize, u64)> = Vec::new();
         for c in cpus {
-            words[c / 64 - first] |= 1u64 << (c % 64);
+            match entries.last_mut() {
+                Some((w, bits)) if *w == c / 64 => *bits |= 1u64 << (c % 64),
+                _ => entries.push((c / 64, 1u64 << (c % 64))),
+            }
         }
-        Ok(Self::from_words(first, words))
+        Ok(Self::from_entries(&entries))
     }
 
     /// Parses the cpulist form (see [`CpuMask::parse_list`]).
@@ -105,13 +157,21 @@ impl CompactMask {
         CpuMask::parse_list(text).map(|m| Self::from(&m))
     }
 
-    /// The set as a run of words.
+    /// The set's stored words.
     #[inline]
     pub fn words(&self) -> Words<'_> {
-        Words {
-            first: self.first as usize,
-            words: &self.words,
+        match self.sparse as usize {
+            0 => Words::run_within(self.first as usize, &self.data),
+            n => {
+                let (words, index) = self.data.split_at(n);
+                Words::sparse(words, index)
+            }
         }
+    }
+
+    /// Bytes of heap the set holds.
+    pub fn heap_bytes(&self) -> usize {
+        self.data.len() * 8
     }
 
     /// The same set as a full [`CpuMask`], to compute with.
@@ -134,7 +194,7 @@ impl CompactMask {
 
     /// Whether the set is empty.
     pub fn is_empty(&self) -> bool {
-        self.words.is_empty()
+        self.data.is_empty()
     }
 
     /// Lowest CPU in the set.
@@ -218,7 +278,7 @@ impl AsWords for CompactMask {
 
 impl From<&CpuMask> for CompactMask {
     fn from(mask: &CpuMask) -> Self {
-        Self::from_run(mask.as_words())
+        Self::from_set(mask)
     }
 }
 

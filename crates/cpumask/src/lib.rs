@@ -28,7 +28,7 @@ use alloc::string::String;
 use core::fmt;
 
 pub use compact::CompactMask;
-pub use words::{AsWords, Iter, Words};
+pub use words::{AsWords, Entries, Iter, Words};
 
 /// Number of CPUs a [`CpuMask`] can hold.
 pub const MAX_CPUS: usize = 16384;
@@ -253,39 +253,60 @@ impl CpuMask {
     /// `self \ other`.
     pub fn and_not(&self, other: &impl AsWords) -> CpuMask {
         let mut r = *self;
-        let other = other.as_words();
-        for (a, b) in r.words[other.first..].iter_mut().zip(other.words) {
-            *a &= !b;
-        }
+        r.each_word_of(other, |a, b| *a &= !b);
         r
     }
 
     /// `self △ other`.
     pub fn xor(&self, other: &impl AsWords) -> CpuMask {
         let mut r = *self;
-        let other = other.as_words();
-        for (a, b) in r.words[other.first..].iter_mut().zip(other.words) {
-            *a ^= b;
-        }
+        r.each_word_of(other, |a, b| *a ^= b);
         r
     }
 
     /// In place `self ∪= other`.
     pub fn or_assign(&mut self, other: &impl AsWords) {
-        let other = other.as_words();
-        for (a, b) in self.words[other.first..].iter_mut().zip(other.words) {
-            *a |= b;
-        }
+        self.each_word_of(other, |a, b| *a |= b);
     }
 
     /// In place `self ∩= other`.
     pub fn and_assign(&mut self, other: &impl AsWords) {
         let other = other.as_words();
-        let end = other.first + other.words.len();
-        self.words[..other.first].fill(0);
-        self.words[end..].fill(0);
-        for (a, b) in self.words[other.first..end].iter_mut().zip(other.words) {
-            *a &= b;
+        if let Some((first, words)) = other.as_run() {
+            let end = first + words.len();
+            self.words[..first].fill(0);
+            self.words[end..].fill(0);
+            for (a, b) in self.words[first..end].iter_mut().zip(words) {
+                *a &= b;
+            }
+            return;
+        }
+        let mut next = 0;
+        for (i, b) in other.entries() {
+            self.words[next..i].fill(0);
+            self.words[i] &= b;
+            next = i + 1;
+        }
+        self.words[next..].fill(0);
+    }
+
+    /// Applies `f` to each of this mask's words and `other`'s word at the
+    /// same index, for every word `other` stores (a run as one slice, so
+    /// full masks stay a loop the compiler vectorizes).
+    #[inline]
+    fn each_word_of(&mut self, other: &impl AsWords, f: impl Fn(&mut u64, u64)) {
+        let other = other.as_words();
+        match other.as_run() {
+            Some((first, words)) => {
+                for (a, &b) in self.words[first..].iter_mut().zip(words) {
+                    f(a, b);
+                }
+            }
+            None => {
+                for (i, b) in other.entries() {
+                    f(&mut self.words[i], b);
+                }
+            }
         }
     }
 
@@ -590,10 +611,7 @@ impl<'a> IntoIterator for &'a CpuMask {
 impl AsWords for CpuMask {
     #[inline]
     fn as_words(&self) -> Words<'_> {
-        Words {
-            first: 0,
-            words: &self.words,
-        }
+        Words::run_within(0, &self.words)
     }
 }
 

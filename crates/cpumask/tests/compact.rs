@@ -10,8 +10,10 @@ use cpumask::{CompactMask, CpuMask, MAX_CPUS};
 use proptest::prelude::*;
 
 /// CPU sets of every shape the model holds: empty, a core's few threads, a
-/// contiguous package, sparse sets spread over the whole capacity, and sets
-/// touching CPU 0 or the last CPU.
+/// contiguous package, sparse sets spread over the whole capacity, sets
+/// touching CPU 0 or the last CPU, and the sets of a machine numbering its
+/// second threads after all first ones (a core is CPUs `c` and `c + half`,
+/// a package two blocks `half` apart).
 fn arb_cpus() -> impl Strategy<Value = BTreeSet<usize>> {
     let anywhere = proptest::collection::btree_set(0..MAX_CPUS, 0..40);
     let clustered = (
@@ -23,7 +25,21 @@ fn arb_cpus() -> impl Strategy<Value = BTreeSet<usize>> {
         .prop_map(|(start, len)| (start..(start + len).min(MAX_CPUS)).collect::<BTreeSet<usize>>());
     let ends =
         proptest::collection::btree_set(prop_oneof![0usize..70, MAX_CPUS - 70..MAX_CPUS], 0..10);
-    prop_oneof![anywhere, clustered, range, ends]
+    let half = prop_oneof![Just(MAX_CPUS / 2), 1usize..MAX_CPUS / 2];
+    let threads_last = (half.clone(), 0usize..MAX_CPUS / 2, 1usize..5).prop_map(|(half, c, t)| {
+        (0..t)
+            .map(|k| c % half + k * half)
+            .filter(|&c| c < MAX_CPUS)
+            .collect()
+    });
+    let blocks = (half, 0usize..MAX_CPUS / 2, 1usize..1100).prop_map(|(half, start, len)| {
+        let start = start % half;
+        (start..start + len)
+            .flat_map(|c| [c, c + half])
+            .filter(|&c| c < MAX_CPUS)
+            .collect()
+    });
+    prop_oneof![anywhere, clustered, range, ends, threads_last, blocks]
 }
 
 fn mask(cpus: &BTreeSet<usize>) -> CpuMask {
@@ -59,9 +75,15 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
 
     #[test]
-    fn reads_as_the_set(cpus in arb_cpus(), probes in proptest::collection::vec(0..MAX_CPUS + 5, 16)) {
+    fn reads_as_the_set(cpus in arb_cpus(), probes in proptest::collection::vec(0..MAX_CPUS + 5, 16), near in proptest::collection::vec((0usize..64, 0usize..3), 8)) {
         let full = mask(&cpus);
         let c = CompactMask::from(&full);
+        // Probes at, just below and just above members (random probes
+        // mostly miss a sparse set).
+        let members: Vec<usize> = cpus.iter().copied().collect();
+        let probes = probes.into_iter().chain(near.iter().filter(|_| !members.is_empty()).map(|&(i, d)| {
+            (members[i % members.len()] + d).saturating_sub(1)
+        }));
         prop_assert_eq!(c.iter().collect::<Vec<_>>(), cpus.iter().copied().collect::<Vec<_>>());
         prop_assert_eq!(c.weight(), cpus.len());
         prop_assert_eq!(c.is_empty(), cpus.is_empty());
@@ -82,15 +104,34 @@ proptest! {
             prop_assert_eq!(CompactMask::from_range(lo, hi + 1), mask(&span));
         }
         prop_assert_eq!(c.to_string().parse::<CompactMask>().unwrap(), c.clone());
-        // Only the words from the lowest CPU's to the highest's are kept.
+        // The smaller form is kept: the run from the lowest CPU's word to the
+        // highest's, or the non-zero words with their 16-bit indices (four
+        // indices to a word).
         let w = c.words();
+        let used: BTreeSet<usize> = cpus.iter().map(|c| c / 64).collect();
         match (cpus.first(), cpus.last()) {
             (Some(lo), Some(hi)) => {
-                prop_assert_eq!(w.first, lo / 64);
-                prop_assert_eq!(w.words.len(), hi / 64 - lo / 64 + 1);
+                let span = hi / 64 - lo / 64 + 1;
+                let sparse = used.len() + used.len().div_ceil(4);
+                prop_assert_eq!(w.is_sparse(), sparse < span);
+                prop_assert_eq!(w.stored(), if sparse < span { used.len() } else { span });
+                prop_assert_eq!(c.heap_bytes(), 8 * span.min(sparse));
+                if let Some((first, _)) = w.as_run() {
+                    prop_assert_eq!(first, lo / 64);
+                }
             }
-            _ => prop_assert!(w.words.is_empty()),
+            _ => prop_assert_eq!(c.heap_bytes(), 0),
         }
+        // Built from its words, from its own form, or from any (index, word)
+        // list, it is the same set.
+        prop_assert_eq!(CompactMask::from_set(&c), c.clone());
+        let entries: Vec<(usize, u64)> = (0..cpumask::MAX_CPUS / 64)
+            .map(|i| (i, full.words()[i]))
+            .filter(|&(i, w)| w != 0 || i % 7 == 0)
+            .collect();
+        prop_assert_eq!(CompactMask::from_entries(&entries), c.clone());
+        prop_assert_eq!(c.words().entries().map(|(i, w)| (i, w)).filter(|&(_, w)| w != 0).collect::<Vec<_>>(),
+            entries.iter().copied().filter(|&(_, w)| w != 0).collect::<Vec<_>>());
     }
 
     #[test]
@@ -125,16 +166,33 @@ proptest! {
         prop_assert_eq!(ca.or(&fb), mask(&a.union(&b).copied().collect()));
         prop_assert_eq!(ca.and(&cb), mask(&a.intersection(&b).copied().collect()));
         prop_assert_eq!(ca.and_not(&cb), mask(&a.difference(&b).copied().collect()));
+        let mut m = fa;
+        m.and_assign(&cb);
+        prop_assert_eq!(m, mask(&a.intersection(&b).copied().collect()));
+        let mut m = fa;
+        m.or_assign(&cb);
+        prop_assert_eq!(m, mask(&a.union(&b).copied().collect()));
     }
 }
 
 #[test]
-fn a_core_of_two_threads_is_one_word() {
+fn a_core_of_two_threads_is_one_or_two_words() {
+    // Adjacent threads: one word.
     let core = CompactMask::parse_list("16382-16383").unwrap();
-    assert_eq!(core.words().first, 255);
-    assert_eq!(core.words().words, &[3u64 << 62]);
+    assert_eq!(core.words().as_run(), Some((255, &[3u64 << 62][..])));
+    assert_eq!(core.heap_bytes(), 8);
     assert_eq!(core.to_list_string(), "16382-16383");
-    assert!(CompactMask::new().words().words.is_empty());
+    // Threads numbered half the machine apart (Linux's x86 order): the two
+    // words and one word of indices, not the 129 words between them.
+    let core = CompactMask::parse_list("5,8197").unwrap();
+    assert!(core.words().is_sparse());
+    assert_eq!(
+        core.words().entries().collect::<Vec<_>>(),
+        [(0, 1 << 5), (128, 1 << 5)]
+    );
+    assert_eq!(core.heap_bytes(), 24);
+    assert_eq!(core.to_list_string(), "5,8197");
+    assert!(CompactMask::new().words().entries().next().is_none());
     assert_eq!(
         CompactMask::from_words(3, vec![0, 0, 5, 0]).to_list_string(),
         "320,322"
@@ -144,4 +202,10 @@ fn a_core_of_two_threads_is_one_word() {
         CompactMask::single(256)
     );
     assert_eq!(CompactMask::from_words(3, vec![0, 0]), CompactMask::new());
+}
+
+#[test]
+#[should_panic(expected = "word indices must increase")]
+fn entries_out_of_order_are_a_programming_error() {
+    CompactMask::from_entries(&[(5, 1), (2, 1)]);
 }
