@@ -1156,18 +1156,16 @@ fn add_attached_nodes(
         None => (0..total as u32).collect(),
     };
     let mut node_of_cpu: Vec<Option<(usize, u32)>> = vec![None; n_pu];
-    let mut nodes: Vec<(u32, CpuMask, Option<u64>)> = Vec::with_capacity(total);
+    // Each node's CPUs as a list, not a full mask: thousands of nodes of a
+    // CPU or two each would otherwise cost 2 KiB apiece.
+    let mut nodes: Vec<(u32, Vec<usize>, Option<u64>)> = Vec::with_capacity(total);
     for (&(depth, j, a), &id) in order.iter().zip(&ids) {
         let memory = if depth == 0 {
             parsed.root_attached[a].memory
         } else {
             levels[depth - 1].attached[a].memory
         };
-        nodes.push((
-            id,
-            CpuMask::new(),
-            Some(memory.unwrap_or(DEFAULT_NUMA_MEMORY)),
-        ));
+        nodes.push((id, Vec::new(), Some(memory.unwrap_or(DEFAULT_NUMA_MEMORY))));
         if a == 0 {
             let span = n_pu / widths[depth];
             for slot in &mut node_of_cpu[j * span..(j + 1) * span] {
@@ -1180,11 +1178,11 @@ fn add_attached_nodes(
     }
     for (i, slot) in node_of_cpu.iter().enumerate() {
         if let Some((_, n)) = slot {
-            nodes[*n as usize].1.set(cpu_ids[i] as usize);
+            nodes[*n as usize].1.push(cpu_ids[i] as usize);
         }
     }
     for (id, cpus, memory) in nodes {
-        b.add_node(id, cpus, memory);
+        b.add_node(id, cpus.into_iter().collect::<CompactMask>(), memory);
     }
     Ok(())
 }

@@ -666,8 +666,10 @@ fn number_groups(
 }
 
 /// The groups of level `kind` with their CPUs and OS id (kept only where
-/// every member agrees on it). Each group's mask is sized to the span of its
-/// CPUs before any is set, so a core costs a word whatever the machine's width.
+/// every member agrees on it). Each group's mask is built from the words its
+/// CPUs use, so a core costs its threads' words whatever the machine's width
+/// or numbering (threads half the machine apart are two words, not a run
+/// spanning half the machine).
 fn level_groups(
     specs: &[&CpuSpec],
     kind: LevelKind,
@@ -681,41 +683,50 @@ fn level_groups(
     let members = || {
         specs.iter().enumerate().filter_map(move |(i, c)| {
             let g = cpu_groups[i][kind as usize]?;
-            Some((g as usize, c))
+            Some((g as usize, c.id as usize))
         })
     };
-    // Specs are sorted, so a group's first CPU is its lowest: only its
-    // highest word has to be found.
-    let mut words: Vec<(usize, Vec<u64>)> = firsts
-        .iter()
-        .map(|&i| (specs[i].id as usize / 64, Vec::new()))
-        .collect();
-    let mut last_word: Vec<usize> = words.iter().map(|w| w.0).collect();
-    for (g, c) in members() {
-        last_word[g] = last_word[g].max(c.id as usize / 64);
-    }
-    for ((first, w), last) in words.iter_mut().zip(&last_word) {
-        *w = vec![0; last + 1 - *first];
-    }
-    let mut os_ids: Vec<Option<u32>> = firsts.iter().map(|&i| os_id(specs[i])).collect();
-    let mut agreed = vec![true; firsts.len()];
-    for (g, c) in members() {
-        let (first, w) = &mut words[g];
-        let cpu = c.id as usize;
-        w[cpu / 64 - *first] |= 1u64 << (cpu % 64);
-        agreed[g] &= os_id(c) == os_ids[g];
-    }
-    for (id, agreed) in os_ids.iter_mut().zip(agreed) {
-        if !agreed {
-            *id = None;
+    // Specs are sorted, so each group meets its words in increasing index:
+    // count each group's words, then fill them into one list of (index,
+    // word) at the group's offset.
+    let n = firsts.len();
+    let mut last_word = vec![usize::MAX; n];
+    let mut start = vec![0usize; n + 1];
+    for (g, cpu) in members() {
+        if last_word[g] != cpu / 64 {
+            last_word[g] = cpu / 64;
+            start[g + 1] += 1;
         }
     }
-    words
+    for g in 0..n {
+        start[g + 1] += start[g];
+    }
+    let mut entries = vec![(0usize, 0u64); start[n]];
+    let mut next = start.clone();
+    last_word.fill(usize::MAX);
+    for (g, cpu) in members() {
+        if last_word[g] != cpu / 64 {
+            last_word[g] = cpu / 64;
+            entries[next[g]].0 = cpu / 64;
+            next[g] += 1;
+        }
+        entries[next[g] - 1].1 |= 1u64 << (cpu % 64);
+    }
+    let mut os_ids: Vec<Option<u32>> = firsts.iter().map(|&i| os_id(specs[i])).collect();
+    for (i, c) in specs.iter().enumerate() {
+        if let Some(g) = cpu_groups[i][kind as usize] {
+            let g = g as usize;
+            if os_ids[g].is_some() && os_id(c) != os_ids[g] {
+                os_ids[g] = None;
+            }
+        }
+    }
+    os_ids
         .into_iter()
-        .zip(os_ids)
-        .map(|((first, w), os_id)| Group {
+        .enumerate()
+        .map(|(g, os_id)| Group {
             os_id,
-            cpus: CompactMask::from_words(first, w),
+            cpus: CompactMask::from_entries(&entries[start[g]..start[g + 1]]),
             parent: None,
         })
         .collect()

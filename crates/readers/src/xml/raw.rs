@@ -130,18 +130,17 @@ impl Bits {
         m
     }
 
-    /// The set of these bits that `within` also has, sized to the words
-    /// the bits span (a cache of a few CPUs is a word, not a 2 KiB mask).
+    /// The set of these bits that `within` also has, kept as the words they
+    /// use (a cache of a few CPUs is a word or two, not a 2 KiB mask, nor a
+    /// run spanning the machine when its CPUs are half the machine apart).
     pub(super) fn to_compact_within(&self, within: &CpuMask) -> CompactMask {
-        let span = self.0.iter().map(|&(w, _)| w as usize);
-        let (Some(lo), Some(hi)) = (span.clone().min(), span.max()) else {
-            return CompactMask::new();
-        };
-        let mut words = vec![0u64; hi + 1 - lo];
-        for &(w, v) in &self.0 {
-            words[w as usize - lo] |= v & within.words()[w as usize];
-        }
-        CompactMask::from_words(lo, words)
+        // parse_bitmap adds words from the least significant, once each.
+        let entries: Vec<(usize, u64)> = self
+            .0
+            .iter()
+            .map(|&(w, v)| (w as usize, v & within.words()[w as usize]))
+            .collect();
+        CompactMask::from_entries(&entries)
     }
 }
 

@@ -6,22 +6,27 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use topology::{CacheKind, CpuMask, LevelKind, Topology};
+use cpumask::AsWords;
+use topology::{CacheKind, CompactMask, CpuMask, LevelKind, Topology, MAX_NODES};
 
 use super::raw::GROUP_KIND_MEMORY;
 
 /// hwloc's bitmap text: 32-bit groups, most significant first; like hwloc, a
 /// zero group is written as nothing (`0x00000001,,0x0`), which keeps the cpusets
-/// of a 16384-CPU machine from filling the file with zeros.
-fn bitmap(mask: &CpuMask) -> String {
-    let Some(last) = mask.last() else {
+/// of a 16384-CPU machine from filling the file with zeros. (The commas still
+/// make a set's text grow with its highest CPU: that is the format.)
+fn bitmap(mask: &impl AsWords) -> String {
+    let words = mask.as_words();
+    let Some(last) = words.last_cpu() else {
         return "0x0".into();
     };
     let groups = last / 32 + 1;
-    let words = mask.words();
     let mut s = String::with_capacity(16 + groups);
+    let mut word = 0;
     for g in (0..groups).rev() {
-        let word = words[g / 2];
+        if g == groups - 1 || g % 2 == 1 {
+            word = words.word(g / 2);
+        }
         let v = if g % 2 == 0 {
             word as u32
         } else {
@@ -84,7 +89,7 @@ enum WKind {
 
 struct WObj {
     kind: WKind,
-    cpus: CpuMask,
+    cpus: CompactMask,
     /// Position among objects of equal cpusets: outer first.
     rank: u8,
     children: Vec<usize>,
@@ -118,9 +123,19 @@ pub fn write(topology: &Topology) -> String {
     out
 }
 
+/// The online CPUs of `cpus`: the set itself when all are online (no
+/// full mask per object).
+fn online_part(cpus: &CompactMask, online: &CpuMask) -> CompactMask {
+    if cpus.is_subset(online) {
+        cpus.clone()
+    } else {
+        CompactMask::from(cpus.and(online))
+    }
+}
+
 /// Adds `cpus` (restricted to the online CPUs) as an object unless empty.
-fn push(objs: &mut Vec<WObj>, online: &CpuMask, kind: WKind, cpus: CpuMask, rank: u8) {
-    let cpus = cpus.and(online);
+fn push(objs: &mut Vec<WObj>, online: &CpuMask, kind: WKind, cpus: &CompactMask, rank: u8) {
+    let cpus = online_part(cpus, online);
     if !cpus.is_empty() {
         objs.push(WObj {
             kind,
@@ -145,7 +160,7 @@ fn objects(topology: &Topology, online_mask: &CpuMask) -> Vec<WObj> {
                 LevelKind::BigCore => (WKind::Group(g.os_id, 0), 30),
                 LevelKind::Core => (WKind::Core(g.os_id), 40),
             };
-            push(&mut objs, online_mask, kind, g.cpus.to_cpumask(), rank);
+            push(&mut objs, online_mask, kind, &g.cpus, rank);
         }
     }
     for (i, c) in topology.caches().iter().enumerate() {
@@ -156,13 +171,7 @@ fn objects(topology: &Topology, online_mask: &CpuMask) -> Vec<WObj> {
             } else {
                 0
             };
-        push(
-            &mut objs,
-            online_mask,
-            WKind::Cache(i),
-            c.cpus.to_cpumask(),
-            rank,
-        );
+        push(&mut objs, online_mask, WKind::Cache(i), &c.cpus, rank);
     }
     add_memory_groups(topology, &mut objs, online_mask);
     for c in topology.cpus().iter().filter(|c| c.online) {
@@ -170,7 +179,7 @@ fn objects(topology: &Topology, online_mask: &CpuMask) -> Vec<WObj> {
             &mut objs,
             online_mask,
             WKind::Pu(c.id),
-            CpuMask::single(c.id as usize),
+            &CompactMask::single(c.id as usize),
             50,
         );
     }
@@ -189,7 +198,7 @@ fn add_memory_groups(topology: &Topology, objs: &mut Vec<WObj>, online_mask: &Cp
             .push(i);
     }
     for n in topology.nodes() {
-        let cpus = online_mask.and(&n.cpus);
+        let cpus = online_part(&n.cpus, online_mask);
         if cpus.is_empty() || cpus == *online_mask {
             continue;
         }
@@ -201,7 +210,7 @@ fn add_memory_groups(topology: &Topology, objs: &mut Vec<WObj>, online_mask: &Cp
                 objs,
                 online_mask,
                 WKind::Group(None, GROUP_KIND_MEMORY),
-                cpus,
+                &cpus,
                 1,
             );
         }
@@ -275,7 +284,7 @@ fn attach_nodes(
 ) -> Vec<usize> {
     let mut root_numa: Vec<usize> = Vec::new();
     for (ni, n) in topology.nodes().iter().enumerate() {
-        let cpus = online_mask.and(&n.cpus);
+        let cpus = online_part(&n.cpus, online_mask);
         let holder = cpus.first().and_then(|f| {
             let mut o = tree.innermost[f];
             while o != usize::MAX {
@@ -349,12 +358,14 @@ fn cpukinds(topology: &Topology, out: &mut String) {
     }
 }
 
+/// A nodeset's text; ids beyond a set's capacity are left out (the model
+/// holds none).
 fn nodeset(ids: &[u32]) -> String {
-    let mut m = CpuMask::new();
-    for &id in ids {
-        let _ = m.try_set(id as usize);
-    }
-    bitmap(&m)
+    let ids = ids
+        .iter()
+        .map(|&id| id as usize)
+        .filter(|&id| id < MAX_NODES);
+    bitmap(&CompactMask::try_from_cpus(ids).unwrap_or_default())
 }
 
 struct Writer<'a> {
@@ -397,7 +408,7 @@ impl Writer<'_> {
                     gp = self.gp,
                 );
                 self.gp += 1;
-                self.numa(ni, &CpuMask::new(), 6);
+                self.numa(ni, &CompactMask::new(), 6);
                 self.out.push_str("    </object>\n");
             } else {
                 self.numa(ni, online_mask, 4);
@@ -412,7 +423,7 @@ impl Writer<'_> {
     /// The nodes holding some of `cpus`, looked up per CPU (a CPU is in one
     /// node): the sum over all objects is CPUs × depth, where testing every
     /// node against every object was objects × nodes mask intersections.
-    fn nodes_of(&self, cpus: &CpuMask) -> String {
+    fn nodes_of(&self, cpus: &CompactMask) -> String {
         let ids: std::collections::BTreeSet<u32> = cpus
             .iter()
             .filter_map(|c| self.topology.node_of(c))
@@ -421,7 +432,7 @@ impl Writer<'_> {
         nodeset(&ids.into_iter().collect::<Vec<_>>())
     }
 
-    fn numa(&mut self, ni: usize, cpus: &CpuMask, indent: usize) {
+    fn numa(&mut self, ni: usize, cpus: &impl AsWords, indent: usize) {
         let node = &self.topology.nodes()[ni];
         let ns = nodeset(&[node.id]);
         let mem = node
@@ -441,7 +452,8 @@ impl Writer<'_> {
 
     /// Object `i` with its NUMA nodes and children.
     fn object(&mut self, i: usize, indent: usize) {
-        let o = &self.objs[i];
+        let objs = self.objs;
+        let o = &objs[i];
         let cs = bitmap(&o.cpus);
         let ns = self.nodes_of(&o.cpus);
         let (ty, os_part, attrs_part) = self.type_and_attributes(&o.kind);
@@ -473,11 +485,10 @@ impl Writer<'_> {
             return;
         }
         self.out.push_str(">\n");
-        let cpus = o.cpus;
-        for ni in o.numa.clone() {
-            self.numa(ni, &cpus, indent + 2);
+        for &ni in &o.numa {
+            self.numa(ni, &o.cpus, indent + 2);
         }
-        for c in o.children.clone() {
+        for &c in &o.children {
             self.object(c, indent + 2);
         }
         let _ = writeln!(self.out, "{:indent$}</object>", "");
