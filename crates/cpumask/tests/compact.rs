@@ -130,7 +130,7 @@ proptest! {
             .filter(|&(i, w)| w != 0 || i % 7 == 0)
             .collect();
         prop_assert_eq!(CompactMask::from_entries(&entries), c.clone());
-        prop_assert_eq!(c.words().entries().map(|(i, w)| (i, w)).filter(|&(_, w)| w != 0).collect::<Vec<_>>(),
+        prop_assert_eq!(c.words().entries().filter(|&(_, w)| w != 0).collect::<Vec<_>>(),
             entries.iter().copied().filter(|&(_, w)| w != 0).collect::<Vec<_>>());
     }
 
