@@ -35,7 +35,8 @@
 //!
 //! For a profiler: `--write-tree P C T DIR` writes a generated tree,
 //! `--floor-list DIR LIST` the floor's files of DIR, and
-//! `--syscalls-of ours-loop DIR LIST` reads DIR once per line of LIST,
+//! `[THREADS=N] … --syscalls-of ours-loop DIR LIST` reads DIR once per line
+//! of LIST (on N threads, default 1),
 //! `FLOOR_LOOPS=N … --syscalls-of floor-loop DIR LIST` the floor N times.
 
 use std::collections::BTreeMap;
@@ -214,9 +215,11 @@ fn syscalls_mode(args: &[String]) {
             std::hint::black_box(read_floor(&files));
         }
         "ours-loop" => {
-            // For a profiler: many reads in one process.
+            // For a profiler: many reads in one process, on `THREADS`
+            // threads (default one).
+            let threads = std::env::var("THREADS").map_or(1, |v| v.parse().unwrap());
             for _ in 0..files.len() {
-                drop(sequential(dir).unwrap());
+                drop(readers::sysfs::read_dir_with(dir, Threads::Fixed(threads)).unwrap());
             }
         }
         "floor-loop" => {
