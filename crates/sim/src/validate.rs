@@ -1220,7 +1220,7 @@ mod tests {
             .collect();
         assert_eq!(fitted, FIT_GROUP);
         let predicted = report.rows.iter().filter(|r| r.kind == Kind::Predict);
-        assert_eq!(predicted.count(), 29, "predicted rows");
+        assert_eq!(predicted.count(), 30, "predicted rows");
     }
 
     /// The fit rows reproduce their own inputs — in-sample, so this shows only
