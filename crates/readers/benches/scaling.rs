@@ -69,7 +69,7 @@ fn cpus_dimension(with_sysfs: bool) {
     ];
     let tmp = tempfile::tempdir().unwrap();
     for (packages, cores) in sizes {
-        let t = machine(packages, cores, 1, Numbering::ThreadsLast);
+        let t = machine(packages, cores, 1, Numbering::ThreadsLast).expect("shape");
         let n = t.cpus().len();
         let runs = if n > 8192 { 3 } else { 7 };
         let syn = readers::synthetic::write(&t).expect("synthetic");
@@ -106,7 +106,7 @@ fn nodes_dimension() {
         vec![("synthetic", Vec::new()), ("xml", Vec::new())];
     // One core (two threads) per node: nodes, not CPUs, grow.
     for nodes in [256u32, 1024, 4096] {
-        let t = machine(nodes / 16, 16, 16, Numbering::ThreadsLast);
+        let t = machine(nodes / 16, 16, 16, Numbering::ThreadsLast).expect("shape");
         let n = t.nodes().len();
         let syn = readers::synthetic::write(&t).expect("synthetic");
         rows[0].1.push((

@@ -43,7 +43,7 @@ fn main() {
     for numbering in [Numbering::ThreadsLast, Numbering::SiblingsAdjacent] {
         let mut base: Option<(usize, f64, f64)> = None;
         for (packages, cores) in [(4, 128), (4, 512), (8, 1024)] {
-            let t = machine(packages, cores, 1, numbering);
+            let t = machine(packages, cores, 1, numbering).expect("shape");
             let text = readers::synthetic::write(&t).expect("synthetic");
             let n = t.cpus().len();
             let (first, median) = cpu_times(&text, 7);

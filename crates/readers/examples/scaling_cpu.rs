@@ -4,14 +4,17 @@
 //!
 //!   cargo run --release -p readers --example scaling_cpu -- xml 16384 3
 //!
-//! Arguments: the reader (`xml`, `lscpu`, `synthetic`, or `build` for
-//! rebuilding the topology through `TopologyBuilder::from_topology`), the
-//! size, and how many seconds to read in a loop. `xml-nodes` and
-//! `synthetic-nodes` grow NUMA nodes instead of CPUs (one core of two
-//! threads per node, a distance matrix over them). The machine is the
-//! scaling bench's: a threads-last x86 shape, one node per package. Prints
-//! the thread's CPU time per read (`CLOCK_THREAD_CPUTIME_ID`), the wall
-//! time per read, and the input's size.
+//! Arguments: the reader (`xml`, `lscpu`, `synthetic`, `build` for
+//! rebuilding the topology through `TopologyBuilder::from_topology`, or
+//! `xml-write` for the XML writer), the size, and how many seconds to read
+//! in a loop. `xml-nodes`, `synthetic-nodes`, `lscpu-nodes` and
+//! `build-nodes` grow NUMA nodes instead of CPUs (one core of two threads
+//! per node, a distance matrix over them). The machine is the scaling
+//! bench's: a threads-last x86 shape, one node per package. Prints the
+//! thread's CPU time per read (`CLOCK_THREAD_CPUTIME_ID`), the wall time
+//! per read, and the input's size. With `SCALING_INPUT=path` the input
+//! text is also written to `path` (for whole-process runs of the same
+//! input).
 
 use std::time::Instant;
 
@@ -23,8 +26,7 @@ use machines::{lscpu_csv, machine, thread_cpu};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let usage =
-        "usage: scaling_cpu xml|lscpu|synthetic|build|xml-nodes|synthetic-nodes SIZE [SECONDS]";
+    let usage = "usage: scaling_cpu xml|xml-write|lscpu|synthetic|build[-nodes] SIZE [SECONDS]";
     let (Some(reader), Some(n)) = (args.get(1), args.get(2).and_then(|s| s.parse::<u32>().ok()))
     else {
         eprintln!("{usage}");
@@ -32,24 +34,33 @@ fn main() {
     };
     let secs: f64 = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(3.0);
     // The scaling bench's sizes: 4 packages up to 4096 CPUs, 8 beyond.
-    let t = if reader.ends_with("-nodes") {
+    let shape = if reader.ends_with("-nodes") {
         machine(n / 16, 16, 16, Numbering::ThreadsLast)
     } else {
         let packages = if n > 4096 { 8 } else { 4 };
         machine(packages, n / 2 / packages, 1, Numbering::ThreadsLast)
     };
-    let input = match reader.as_str() {
-        "xml" | "xml-nodes" => readers::xml::write(&t),
+    let t = shape.unwrap_or_else(|e| {
+        eprintln!("{reader} {n}: {e}");
+        std::process::exit(1);
+    });
+    let kind = reader.strip_suffix("-nodes").unwrap_or(reader);
+    let input = match kind {
+        "xml" => readers::xml::write(&t),
         "lscpu" => lscpu_csv(&t),
-        "synthetic" | "synthetic-nodes" => readers::synthetic::write(&t).expect("synthetic"),
-        "build" => String::new(),
+        "synthetic" => readers::synthetic::write(&t).expect("synthetic"),
+        "build" | "xml-write" => String::new(),
         _ => {
             eprintln!("{usage}");
             std::process::exit(2);
         }
     };
-    let read = || match reader.as_str() {
-        "xml" | "xml-nodes" => drop(readers::xml::read(&input, "x").expect("xml")),
+    if let Ok(path) = std::env::var("SCALING_INPUT") {
+        std::fs::write(path, &input).expect("input written");
+    }
+    let read = || match kind {
+        "xml" => drop(readers::xml::read(&input, "x").expect("xml")),
+        "xml-write" => drop(readers::xml::write(&t)),
         "lscpu" => drop(readers::lscpu::parse(&input, "l").expect("lscpu")),
         "build" => drop(
             topology::TopologyBuilder::from_topology(&t)

@@ -4,7 +4,7 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use cpumask::CpuMask;
+use cpumask::{CompactMask, MAX_CPUS};
 
 use crate::builder::{BuildError, CpuSpec, TopologyBuilder};
 use crate::model::{Arch, Cache, CacheKind, Topology};
@@ -64,8 +64,22 @@ impl Shape {
         self.packages * self.dies * self.clusters * self.cores * self.threads
     }
 
-    /// Builds the topology, with a per-core L1/L2 and per-package L3.
+    /// Builds the topology, with a per-core L1/L2 and per-package L3. A
+    /// shape of more than [`MAX_CPUS`] CPUs is refused before anything is
+    /// built, naming the first CPU that does not fit.
     pub fn build(&self) -> Result<Topology, BuildError> {
+        let total = [
+            self.packages,
+            self.dies,
+            self.clusters,
+            self.cores,
+            self.threads,
+        ]
+        .iter()
+        .try_fold(1u64, |n, &k| n.checked_mul(k as u64));
+        if total.is_none_or(|n| n > MAX_CPUS as u64) {
+            return Err(BuildError::CpuOutOfRange(MAX_CPUS as u32));
+        }
         let mut b = TopologyBuilder::new(self.arch.clone());
         b.source(String::from("shape"));
         let masks = self.add_cpus(&mut b);
@@ -82,7 +96,7 @@ impl Shape {
         let cores_per_pkg = self.dies * self.clusters * self.cores;
         let total_cores = self.packages * cores_per_pkg;
         let nodes_total = self.packages * self.nodes_per_package.max(1);
-        let empty = |n: u32| (0..n).map(|_| CpuMask::new()).collect::<Vec<_>>();
+        let empty = |n: u32| (0..n).map(|_| Vec::new()).collect::<Vec<_>>();
         let mut masks = Masks {
             nodes: empty(nodes_total),
             cores: empty(total_cores),
@@ -102,9 +116,9 @@ impl Shape {
                         Numbering::SiblingsAdjacent => global_core * self.threads + t,
                         Numbering::ThreadsLast => t * total_cores + global_core,
                     };
-                    masks.nodes[node as usize].set(cpu as usize);
-                    masks.cores[global_core as usize].set(cpu as usize);
-                    masks.packages[pkg as usize].set(cpu as usize);
+                    masks.nodes[node as usize].push(cpu as usize);
+                    masks.cores[global_core as usize].push(cpu as usize);
+                    masks.packages[pkg as usize].push(cpu as usize);
                     b.add_cpu(CpuSpec {
                         id: cpu,
                         hw_id: Some(cpu as u64),
@@ -127,10 +141,14 @@ impl Shape {
 
     /// The nodes, 1 GiB each, and their distances: 10 to itself,
     /// `distances.0` within a package, `distances.1` across packages.
-    fn add_nodes(&self, b: &mut TopologyBuilder, nodes: &[CpuMask]) {
+    fn add_nodes(&self, b: &mut TopologyBuilder, nodes: &[Vec<usize>]) {
         let npp = self.nodes_per_package.max(1);
         for (i, m) in nodes.iter().enumerate() {
-            b.add_node(i as u32, *m, Some(1 << 30));
+            b.add_node(
+                i as u32,
+                CompactMask::from_iter(m.iter().copied()),
+                Some(1 << 30),
+            );
         }
         let n = nodes.len();
         let mut d = Vec::with_capacity(n * n);
@@ -149,11 +167,12 @@ impl Shape {
     }
 }
 
-/// The CPU sets a shape's threads make.
+/// The CPUs of each set a shape's threads make (lists: a full mask per
+/// core would be 2 KiB each).
 struct Masks {
-    nodes: Vec<CpuMask>,
-    cores: Vec<CpuMask>,
-    packages: Vec<CpuMask>,
+    nodes: Vec<Vec<usize>>,
+    cores: Vec<Vec<usize>>,
+    packages: Vec<Vec<usize>>,
 }
 
 /// L1d, L1i and L2 per core, L3 per package.
@@ -169,6 +188,7 @@ fn add_caches(b: &mut TopologyBuilder, masks: &Masks) {
         (&masks.packages, &per_package[..]),
     ] {
         for m in sets {
+            let m = CompactMask::from_iter(m.iter().copied());
             for &(level, kind, size) in kinds {
                 b.add_cache(Cache {
                     level,
@@ -176,7 +196,7 @@ fn add_caches(b: &mut TopologyBuilder, masks: &Masks) {
                     size_bytes: Some(size),
                     line_bytes: Some(64),
                     ways: None,
-                    cpus: m.into(),
+                    cpus: m.clone(),
                 });
             }
         }

@@ -6,13 +6,14 @@
 use topology::{Arch, LevelKind, Numbering, Shape, Topology};
 
 /// The scaling machine: x86, two threads per core, `nodes_per_package` NUMA
-/// nodes per package at distances 12 (same package) and 32.
+/// nodes per package at distances 12 (same package) and 32; an error where
+/// it is beyond the model (more than 16384 CPUs).
 pub fn machine(
     packages: u32,
     cores: u32,
     nodes_per_package: u32,
     numbering: Numbering,
-) -> Topology {
+) -> Result<Topology, String> {
     Shape {
         arch: Arch::X86_64,
         packages,
@@ -25,7 +26,7 @@ pub fn machine(
         distances: (12, 32),
     }
     .build()
-    .expect("shape")
+    .map_err(|e| e.to_string())
 }
 
 /// `lscpu --parse` rows (CPU, core, socket, node) for `t`.

@@ -20,28 +20,36 @@ fn bitmap(mask: &impl AsWords) -> String {
     let Some(last) = words.last_cpu() else {
         return "0x0".into();
     };
-    let groups = last / 32 + 1;
-    let mut s = String::with_capacity(16 + groups);
-    let mut word = 0;
-    for g in (0..groups).rev() {
-        if g == groups - 1 || g % 2 == 1 {
-            word = words.word(g / 2);
-        }
-        let v = if g % 2 == 0 {
-            word as u32
-        } else {
-            (word >> 32) as u32
-        };
-        if g + 1 != groups {
-            s.push(',');
-        }
-        if v != 0 {
-            let _ = write!(s, "0x{v:08x}");
-        } else if g == 0 {
-            s.push_str("0x0");
-        }
+    // The non-zero 32-bit groups, most significant first.
+    let mut groups: Vec<(usize, u32)> = words
+        .entries()
+        .flat_map(|(i, w)| [(2 * i, w as u32), (2 * i + 1, (w >> 32) as u32)])
+        .filter(|&(_, v)| v != 0)
+        .collect();
+    groups.reverse();
+    let mut s = String::with_capacity(last / 32 + 4 + 10 * groups.len());
+    // Each group is preceded by one comma per group above it, empty or not.
+    let mut above = last / 32;
+    for (g, v) in groups {
+        push_commas(&mut s, above - g);
+        let _ = write!(s, "0x{v:08x}");
+        above = g;
+    }
+    if above > 0 {
+        push_commas(&mut s, above);
+        s.push_str("0x0");
     }
     s
+}
+
+/// `n` commas, many at a time: a high CPU's set is mostly commas.
+fn push_commas(s: &mut String, mut n: usize) {
+    const COMMAS: &str = ",,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,";
+    while n > 0 {
+        let k = n.min(COMMAS.len());
+        s.push_str(&COMMAS[..k]);
+        n -= k;
+    }
 }
 
 /// Text for an attribute value, as hwloc exports it: only printable ASCII,
