@@ -64,8 +64,10 @@
 //!    tell unequal instances that happen to average to a whole size apart.
 //! 5. **Hybrid machines.** Each CPU-type block's CPUs are taken to follow one
 //!    another in the order lscpu prints the blocks; each block becomes a core kind.
-//! 6. **Off-line CPUs** are present but have no known place. CPUs named in a
-//!    node list but neither on-line nor off-line are possible, not present.
+//! 6. **Off-line CPUs** are present but have no known place: the summary's
+//!    off-line list, or, for a table printed alone (`lscpu -e`), the rows
+//!    whose ONLINE column says no. CPUs named in a node list but neither
+//!    on-line nor off-line are possible, not present.
 //! 7. **Architecture.** util-linux's test outputs drop the "Architecture:"
 //!    line; it is then guessed from the vendor, model name, ISA or flags.
 //!

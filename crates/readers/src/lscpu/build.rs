@@ -153,7 +153,20 @@ fn arch_of(s: &Scanned) -> Arch {
 
 /// (on-line, present) CPU sets.
 fn cpu_sets(s: &Scanned, source: &str) -> Result<(CpuMask, CpuMask), Error> {
-    let offline = s.offline.as_ref().map(|o| o.value).unwrap_or_default();
+    // A table printed without the summary (`lscpu -e` alone) names the
+    // off-line CPUs in its ONLINE column: lscpu prints a row for every
+    // present CPU, with '-' for what an off-line CPU cannot say.
+    let offline = match (&s.offline, &s.online, &s.csv) {
+        (Some(o), _, _) => o.value,
+        (None, None, Some(csv)) => csv
+            .rows
+            .iter()
+            .filter(|r| r.online == Some(false))
+            .map(|r| r.cpu as usize)
+            .filter(|&c| c < MAX_CPUS)
+            .collect(),
+        _ => CpuMask::default(),
+    };
     let online = if let Some(o) = &s.online {
         o.value
     } else if let Some(csv) = &s.csv {
