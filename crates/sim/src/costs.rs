@@ -242,6 +242,9 @@ pub struct CostTable {
     /// The serialized rest of one CPU's online (cpuhp states, idle thread, notifiers,
     /// the online handshake), apart from the mask work priced per operation.
     pub online_serial: Param,
+    /// The serial console's time for one CPU's bring-up lines, on the
+    /// serialized path (0 unless a record row states its console).
+    pub console: Param,
     /// One firmware-topology look-up by the mask code (device-tree property read on
     /// POWER; per-CPU data read elsewhere).
     pub lookup: Param,
@@ -664,6 +667,13 @@ const VM_EXIT_WHY: &str = "one trapped x2APIC ICR write under KVM, write to hand
 const TSC_RELIABLE: &str = "tsc=reliable: check_tsc_sync_source() and \
      check_tsc_sync_target() (arch/x86/kernel/tsc_sync.c) return before the warp check when \
      tsc_clocksource_reliable is set, on every AP";
+/// Bits on the wire for one character of an 8N1 serial console.
+pub const UART_FRAME_BITS: f64 = 10.0;
+const NO_CONSOLE: &str = "no serial console stated: nothing charged for the bring-up lines";
+const CONSOLE: &str = "serial console, as the record row states it (baud, characters per CPU): \
+     printk() writes each line from the printing CPU (console_unlock(), kernel/printk/printk.c, \
+     before the nbcon consoles) and serial8250_console_write() waits for the transmitter before \
+     each character (wait_for_xmitr()): 10 bits a character (8N1) at the stated baud rate";
 const NO_VM: &str = "no virtual-machine row of this platform is simulated";
 const NO_X2APIC: &str = "no x2APIC cluster set-up on this platform";
 
@@ -822,6 +832,7 @@ impl CostTable {
             microcode_before_alive: platform == Platform::X86,
             calibrate: get(Name::Calibrate),
             online_serial: get(Name::OnlineSerial),
+            console: Param::new(0.0, Source::Code(NO_CONSOLE)),
             lookup: get(Name::Lookup),
             scan: get(Name::Scan),
             bit_op: get(Name::BitOp),
@@ -862,6 +873,22 @@ impl CostTable {
     pub fn with_firmware(mut self, fit: &crate::fit::Arm64Firmware) -> CostTable {
         self.ap_start = fit.ap_start.clone();
         self.online_serial = fit.online.clone();
+        self
+    }
+
+    /// This table for a kernel whose bring-up lines go out on a serial
+    /// console at `baud`, `chars_per_cpu` characters for each CPU: printk()
+    /// writes a line to the console from the CPU that prints it
+    /// (console_unlock() in kernel/printk/printk.c, for every console before
+    /// Linux's nbcon consoles), and the 8250 driver's
+    /// serial8250_console_write() waits for the transmitter before each
+    /// character (wait_for_xmitr()), so each character costs one UART frame:
+    /// 10 bits (a start bit, 8 data bits, a stop bit) at `baud`.
+    pub fn with_console(mut self, baud: u32, chars_per_cpu: f64) -> CostTable {
+        self.console = Param::new(
+            chars_per_cpu * UART_FRAME_BITS * 1e9 / baud as f64,
+            Source::Code(CONSOLE),
+        );
         self
     }
 

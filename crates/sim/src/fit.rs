@@ -606,6 +606,7 @@ fn partial_table(a: &Assumptions, lookup_ns: f64) -> crate::costs::CostTable {
         tsc_first_of_package: false,
         calibrate: p(0.0),
         online_serial: p(0.0),
+        console: p(0.0),
         lookup: p(lookup_ns),
         scan: p(a.scan_ns),
         bit_op: p(a.bit_op_ns),

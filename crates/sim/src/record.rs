@@ -119,6 +119,12 @@ pub struct SimSpec {
     /// arm64: the firmware that answers PSCI CPU_ON on the board; rows
     /// naming the same firmware share the costs fitted on its fit row.
     pub firmware: Option<String>,
+    /// The serial console's baud rate, when the kernel's command line
+    /// names one and the log's bring-up lines went out on it.
+    pub console_baud: Option<u32>,
+    /// Characters the console carried for each CPU's bring-up (its lines,
+    /// stamps and line ends), counted from the log's format.
+    pub console_chars_per_cpu: Option<f64>,
 }
 
 impl SimSpec {
@@ -358,6 +364,24 @@ fn check_sim(r: &Row, sim: &SimSpec) -> Result<(), String> {
             return Err("sim.firmware is empty".to_string());
         }
     }
+    match (sim.console_baud, sim.console_chars_per_cpu) {
+        (None, None) => {}
+        (Some(baud), Some(chars)) => {
+            if !(300..=4_000_000).contains(&baud) {
+                return Err(format!(
+                    "sim.console_baud = {baud} is not a serial line rate"
+                ));
+            }
+            if !(0.0..=10_000.0).contains(&chars) {
+                return Err(format!(
+                    "sim.console_chars_per_cpu = {chars} is not a character count"
+                ));
+            }
+        }
+        _ => {
+            return Err("sim.console_baud and sim.console_chars_per_cpu come as a pair".to_string())
+        }
+    }
     sim.calibrate()?;
     sim.after_calibrate()?;
     if let Some(hz) = sim.hz {
@@ -512,6 +536,21 @@ mod tests {
         ] {
             let e = parse(&with(from, to)).unwrap_err().to_string();
             assert!(e.contains(message), "{e}");
+        }
+        for (to, message) in [
+            ("console_baud = 115200 }", "come as a pair"),
+            (
+                "console_baud = 7, console_chars_per_cpu = 62.0 }",
+                "not a serial line rate",
+            ),
+        ] {
+            let e = parse(&with(
+                "console_baud = 115200, console_chars_per_cpu = 62.0 }",
+                to,
+            ))
+            .unwrap_err()
+            .to_string();
+            assert!(e.contains("x86-skl-112-lkp") && e.contains(message), "{e}");
         }
         let e = parse(&with("prepare_ms = 0.3523", "prepare_ms = 2000.0"))
             .unwrap_err()

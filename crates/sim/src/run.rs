@@ -376,7 +376,7 @@ fn tsc_sync(p: &mut SimPlatform<'_>, cpu: usize) -> Result<(), String> {
 /// parallel calibration the AP starts once it is online (seed 002's patch).
 fn online(p: &mut SimPlatform<'_>, cpu: usize) -> Result<(), String> {
     let i = p.idx(cpu)?;
-    let d = p.jitter.apply(p.costs.online_serial.ns);
+    let d = p.jitter.apply(p.costs.online_serial.ns) + p.costs.console.ns.round() as Nanos;
     p.busy(i, Phase::Online, d);
     let now = p.queue.now();
     p.timeline[i].online_ns = now;
