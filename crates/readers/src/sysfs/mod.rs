@@ -263,19 +263,9 @@ impl Files<'_> {
 
     /// The mask a [`MaskText`] holds, an error naming its file if bad.
     fn parse_mask(&self, t: &MaskText) -> Result<CpuMask, Error> {
-        self.parse_form(&t.path, &t.text, t.hex)
-    }
-
-    /// The mask in `text`, read from `path`: a hex map when `hex`, else a
-    /// cpulist. A worker thread that fetched the file may have parsed it
-    /// already (see [`readahead`]).
-    fn parse_form(&self, path: &str, text: &str, hex: bool) -> Result<CpuMask, Error> {
-        if let Some(mask) = self.root.take_parsed(path) {
-            return Ok(mask);
-        }
-        match hex {
-            true => self.parse_hex(path, text),
-            false => self.parse_list(path, text),
+        match t.hex {
+            true => self.parse_hex(&t.path, &t.text),
+            false => self.parse_list(&t.path, &t.text),
         }
     }
 }

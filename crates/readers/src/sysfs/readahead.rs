@@ -4,18 +4,13 @@
 //! of the batch each, and hand them to the [`Root`], which gives each one out
 //! once in place of asking the file system.
 //!
-//! The workers only fetch, and parse the CPU masks they fetch (core masks,
-//! cache sharing maps: a hex map of a 16384-CPU machine is 4.6 KB of text):
-//! every decision (which file to read, what a value means, what is an
-//! error) stays in the sequential reader, which consumes the fetched bytes
-//! exactly as it would have read them, and takes a worker's parsed mask
-//! where it would have parsed the same text with the same parser (a text
-//! the parser refuses is left for the reader, whose error names the file).
-//! So the topology is the same whatever the number of threads, by
-//! construction — and a file the workers fetched but the reader does not
-//! ask for (a worker's guess that a CPU reads a cache, wrong on an
-//! irregular machine) costs a read and a parse and nothing else. Fetches
-//! use the root's own bounded, non-blocking, confined reads.
+//! The workers only fetch: every decision (which file to read, what a value
+//! means, what is an error) stays in the sequential reader, which consumes
+//! the fetched bytes exactly as it would have read them. So the topology is
+//! the same whatever the number of threads, by construction — and a file the
+//! workers fetched but the reader does not ask for (a worker's guess that a
+//! CPU reads a cache, wrong on an irregular machine) costs a read and nothing
+//! else. Fetches use the root's own bounded, non-blocking, confined reads.
 //!
 //! Batches of [`BATCH`] CPUs bound the memory held at once (a hex mask of a
 //! 16384-CPU machine is 4.6 KB of text, and there are several per CPU).
@@ -76,7 +71,7 @@ impl<'a> ReadAhead<'a> {
         &self,
         root: &Root,
         items: &[T],
-        plan: impl Fn(&Fetcher, &[T], &mut Out) + Sync,
+        plan: impl Fn(&Fetcher, &[T], &mut Vec<(String, Fetched)>) + Sync,
     ) {
         let Some(fetcher) = self.fetcher else {
             return;
@@ -85,18 +80,18 @@ impl<'a> ReadAhead<'a> {
         let per = items.len().div_ceil(self.threads).max(1);
         let mut parts = items.chunks(per);
         let first = parts.next().unwrap_or(&[]);
-        let fetched: Vec<Out> = std::thread::scope(|s| {
+        let fetched: Vec<Vec<(String, Fetched)>> = std::thread::scope(|s| {
             let workers: Vec<_> = parts
                 .map(|part| {
                     let plan = &plan;
                     s.spawn(move || {
-                        let mut out = Out::default();
+                        let mut out = Vec::new();
                         plan(&fetcher, part, &mut out);
                         out
                     })
                 })
                 .collect();
-            let mut mine = Out::default();
+            let mut mine = Vec::new();
             plan(&fetcher, first, &mut mine);
             let mut all = vec![mine];
             // A worker that panicked fetched nothing usable: the reader
@@ -105,8 +100,7 @@ impl<'a> ReadAhead<'a> {
             all
         });
         for part in fetched {
-            root.stash(part.files);
-            root.stash_parsed(part.masks);
+            root.stash(part);
         }
     }
 
@@ -121,40 +115,35 @@ impl<'a> ReadAhead<'a> {
         arch_files: ArchFiles,
     ) {
         self.run(root, ids, |fetcher, ids, out| {
-            let mut fetch = |path: String, mask: Option<bool>| {
+            let mut fetch = |path: String| {
                 let got = fetcher.file(&path);
                 let found = matches!(got, Fetched::File(Ok(Some(_))));
-                if let (Fetched::File(Ok(Some(bytes))), Some(hex)) = (&got, mask) {
-                    if let Some(m) = parse_fetched(bytes, hex) {
-                        out.masks.push((path.clone(), m));
-                    }
-                }
-                out.files.push((path, got));
+                out.push((path, got));
                 found
             };
             let mut first = 0;
             for &id in ids {
                 let dir = format!("{CPU_DIR}/cpu{id}");
                 if per_cpu_online {
-                    fetch(format!("{dir}/online"), None);
+                    fetch(format!("{dir}/online"));
                 }
                 let order = std::iter::once(first)
                     .chain((0..CORE_MASK_NAMES.len()).filter(|&i| i != first));
                 for i in order {
                     let (list, map) = CORE_MASK_NAMES[i];
-                    if fetch(format!("{dir}/topology/{map}"), Some(true))
-                        || fetch(format!("{dir}/topology/{list}"), Some(false))
+                    if fetch(format!("{dir}/topology/{map}"))
+                        || fetch(format!("{dir}/topology/{list}"))
                     {
                         first = i;
                         break;
                     }
                 }
-                fetch(format!("{dir}/topology/core_id"), None);
+                fetch(format!("{dir}/topology/core_id"));
                 if arch_files.capacity {
-                    fetch(format!("{dir}/cpu_capacity"), None);
+                    fetch(format!("{dir}/cpu_capacity"));
                 }
                 if arch_files.physical_id {
-                    fetch(format!("{dir}/physical_id"), None);
+                    fetch(format!("{dir}/physical_id"));
                 }
             }
         });
@@ -185,29 +174,8 @@ impl<'a> ReadAhead<'a> {
     }
 }
 
-/// What one worker fetched: files and listings, and the masks it parsed
-/// from the mask files among them, each by root-relative path.
-#[derive(Default)]
-struct Out {
-    files: Vec<(String, Fetched)>,
-    masks: Vec<(String, CpuMask)>,
-}
-
-/// The mask in a fetched mask file (`hex` map or cpulist), read as the
-/// reader reads the file's text (up to its trailing NULs, as UTF-8), and
-/// parsed by the same parser; `None` when the reader would refuse the text
-/// (its error then names the file).
-fn parse_fetched(bytes: &[u8], hex: bool) -> Option<CpuMask> {
-    let end = bytes.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
-    let text = std::str::from_utf8(&bytes[..end]).ok()?;
-    match hex {
-        true => CpuMask::parse_hex(text).ok(),
-        false => CpuMask::parse_list(text).ok(),
-    }
-}
-
 /// One CPU's cache files, as [`ReadAhead::caches`] describes.
-fn fetch_cpu_caches(fetcher: &Fetcher, id: u32, out: &mut Out) {
+fn fetch_cpu_caches(fetcher: &Fetcher, id: u32, out: &mut Vec<(String, Fetched)>) {
     let dir = format!("{CPU_DIR}/cpu{id}/cache");
     let listing = fetcher.list(&dir);
     let names: Vec<String> = match &listing {
@@ -218,28 +186,28 @@ fn fetch_cpu_caches(fetcher: &Fetcher, id: u32, out: &mut Out) {
             .collect(),
         _ => Vec::new(),
     };
-    out.files.push((dir.clone(), listing));
+    out.push((dir.clone(), listing));
     for name in names {
         let idx = format!("{dir}/{name}");
-        // `Some` once a map file is found: its mask, if it parses.
         let mut mask = None;
         for (file, hex) in [("shared_cpu_map", true), ("shared_cpu_list", false)] {
             let path = format!("{idx}/{file}");
             let got = fetcher.file(&path);
             if let Fetched::File(Ok(Some(bytes))) = &got {
-                let parsed = parse_fetched(bytes, hex);
-                if let Some(m) = parsed {
-                    out.masks.push((path.clone(), m));
-                }
-                mask = Some(parsed);
+                let text = std::str::from_utf8(bytes).unwrap_or("");
+                let text = text.trim_end_matches('\0');
+                mask = Some(match hex {
+                    true => CpuMask::parse_hex(text),
+                    false => CpuMask::parse_list(text),
+                });
             }
-            out.files.push((path, got));
+            out.push((path, got));
             if mask.is_some() {
                 break;
             }
         }
         let reads_it = match mask {
-            Some(Some(m)) => m.first().is_none_or(|f| f == id as usize),
+            Some(Ok(m)) => m.first().is_none_or(|f| f == id as usize),
             _ => true,
         };
         if reads_it {
@@ -252,7 +220,7 @@ fn fetch_cpu_caches(fetcher: &Fetcher, id: u32, out: &mut Out) {
             ] {
                 let path = format!("{idx}/{file}");
                 let got = fetcher.file(&path);
-                out.files.push((path, got));
+                out.push((path, got));
             }
         }
     }

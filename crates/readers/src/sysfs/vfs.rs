@@ -16,8 +16,6 @@ use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use cpumask::CpuMask;
-
 use super::archive::MemTree;
 use crate::limits::{file_limit, not_regular, ArchiveLimits};
 use crate::Error;
@@ -50,10 +48,6 @@ pub(crate) struct Root {
     /// by root-relative path: each is handed out once, by [`Root::read`] or
     /// [`Root::list`], in place of asking the file system.
     fetched: RefCell<HashMap<String, Fetched>>,
-    /// The masks worker threads parsed from the mask files they fetched,
-    /// by root-relative path: each is handed out once, by
-    /// [`Root::take_parsed`], in place of parsing the file's text again.
-    parsed: RefCell<HashMap<String, CpuMask>>,
     /// The directory the reader listed last, kept open so that the files
     /// beneath it are opened from it: the kernel then walks only the
     /// components below it (a CPU's `cache/` is listed, then its
@@ -145,7 +139,6 @@ impl Root {
             resolved_dirs: RefCell::new(HashMap::new()),
             listings: RefCell::new(HashMap::new()),
             fetched: RefCell::new(HashMap::new()),
-            parsed: RefCell::new(HashMap::new()),
             #[cfg(target_os = "linux")]
             kept: RefCell::new(None),
         }
@@ -165,7 +158,6 @@ impl Root {
             resolved_dirs: RefCell::new(HashMap::new()),
             listings: RefCell::new(HashMap::new()),
             fetched: RefCell::new(HashMap::new()),
-            parsed: RefCell::new(HashMap::new()),
             #[cfg(target_os = "linux")]
             kept: RefCell::new(None),
         })
@@ -207,25 +199,9 @@ impl Root {
         self.fetched.borrow_mut().extend(fetched);
     }
 
-    /// Keeps the masks worker threads parsed, to be handed out once each.
-    pub(crate) fn stash_parsed(&self, parsed: impl IntoIterator<Item = (String, CpuMask)>) {
-        self.parsed.borrow_mut().extend(parsed);
-    }
-
-    /// Drops whatever was fetched or parsed and not asked for.
+    /// Drops whatever was fetched and not asked for.
     pub(crate) fn clear_stash(&self) {
         self.fetched.borrow_mut().clear();
-        self.parsed.borrow_mut().clear();
-    }
-
-    /// The mask a worker parsed from the file at `path`, as it fetched it
-    /// (the text [`Root::read`] handed out for `path`), if it did.
-    pub(crate) fn take_parsed(&self, path: &str) -> Option<CpuMask> {
-        let mut parsed = self.parsed.borrow_mut();
-        match parsed.is_empty() {
-            true => None,
-            false => parsed.remove(path),
-        }
     }
 
     /// What the workers fetched for `path`, if anything (without hashing
