@@ -10,6 +10,8 @@
 //!   with an error naming that row: no derived figure is left unchecked.
 //! - Each new rule (window stamps, AP stamp pairs, finite stamps, the
 //!   powerpc arch) rejects the row that breaks it, by name.
+//! - The LKP Cascade Lake row's console characters per CPU are recounted
+//!   from the log's formats.
 
 use sim::record::{self, RECORD_TOML};
 use toml::{Table, Value};
@@ -105,7 +107,7 @@ fn every_derived_figure_is_what_its_stamps_give() {
     }
     assert!(wrong.is_empty(), "{wrong:#?}");
     // Per-CPU rows of x86, arm64 and powerpc, window pairs and AP stamps.
-    assert!(checked >= 44, "only {checked} derived figures");
+    assert!(checked >= 45, "only {checked} derived figures");
     for arch in ["x86_64", "arm64", "powerpc"] {
         assert!(
             rows.iter()
@@ -184,7 +186,7 @@ fn moving_any_stamp_is_refused_naming_the_row() {
             moved += 1;
         }
     }
-    assert!(moved >= 44, "only {moved} stamp lists");
+    assert!(moved >= 45, "only {moved} stamp lists");
 }
 
 #[test]
@@ -245,5 +247,32 @@ fn the_stamp_rules_reject_the_row_that_breaks_them() {
     assert!(
         e.contains(kunpeng) && e.contains("without ap_side_s"),
         "{e}"
+    );
+}
+
+/// The LKP Cascade Lake's console characters per CPU, from the formats its
+/// log shows: each CPU's '#N' on a line of its own and the AP's 'masked
+/// ExtINT on CPU#N', each with a printk stamp and the 8250 console's \r\n.
+#[test]
+fn lkp_csl_console_chars_follow_the_formats() {
+    let stamp = "[    3.516126] ".len() as f64;
+    let crlf = 2.0;
+    let digits = |n: u32| n.to_string().len() as f64;
+    // announce_cpu()'s '%*s#%d' pads to width - num_digits(cpu), width =
+    // num_digits(96) + 1, so every '#N' takes width + 1 characters.
+    let hash_n = digits(96) + 2.0;
+    let ap_digits = (1..=95).map(digits).sum::<f64>() / 95.0;
+    let chars =
+        stamp + hash_n + crlf + stamp + "masked ExtINT on CPU#".len() as f64 + ap_digits + crlf;
+    let row = rows()
+        .into_iter()
+        .find(|r| id(r) == "x86-csl-96-lkp")
+        .expect("the LKP Cascade Lake row");
+    let sim = row["sim"].as_table().expect("its sim spec");
+    assert_eq!(sim["console_baud"].as_integer(), Some(115_200));
+    let stated = float(&sim["console_chars_per_cpu"]);
+    assert!(
+        (stated - chars).abs() < 0.05,
+        "{stated} stated, {chars} from the formats"
     );
 }
