@@ -13,6 +13,10 @@
 //! known field, or counts that contradict each other, is an [`Error`] naming
 //! the line.
 //!
+//! `lscpu -J` and `lscpu -J -e` (JSON, flat or nested as util-linux 2.37+
+//! nests it) are read as the text lscpu prints for the same fields and
+//! columns (`lscpu/json.rs`), with errors naming the JSON's lines.
+//!
 //! If the text also holds `lscpu --parse` output (`# CPU,Core,Socket,Node,,L1d,...`
 //! and one row per CPU), the first such block gives every CPU's exact core,
 //! socket, node and cache instances, and nothing below is inferred.
@@ -93,6 +97,7 @@
 mod build;
 mod caches;
 mod format;
+mod json;
 mod scan;
 
 use cpumask::CpuMask;
@@ -102,8 +107,18 @@ use crate::Error;
 
 pub use format::{cpulist, human_size, parse_cpulist};
 
-/// Parses lscpu's human-readable output; `source` names the input in errors.
+/// Parses lscpu's output: its human-readable summary and tables, or the
+/// same as JSON (`lscpu -J`, `lscpu -J -e`); `source` names the input in
+/// errors.
 pub fn parse(text: &str, source: &str) -> Result<Topology, Error> {
+    if json::is_json(text) {
+        let (text, origin) = json::to_text(text, source)?;
+        return parse_text(&text, source).map_err(|e| json::relocate(e, &origin));
+    }
+    parse_text(text, source)
+}
+
+fn parse_text(text: &str, source: &str) -> Result<Topology, Error> {
     let scanned = scan::scan(text, source)?;
     build::build(&scanned, source)
 }

@@ -399,7 +399,7 @@ const LSCPU_COLUMNS: &[&str] = &[
 /// A column `lscpu -p`/`-e` prints: a known name, caches joined by `:`
 /// (`L1d:L1i:L2`), or the empty column the default `-p` puts before its
 /// caches.
-fn is_column(name: &str) -> bool {
+pub(super) fn is_column(name: &str) -> bool {
     name.is_empty()
         || LSCPU_COLUMNS.contains(&name.to_ascii_lowercase().as_str())
         || name.split(':').all(|p| cache_label(p).is_some())
