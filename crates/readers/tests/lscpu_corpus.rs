@@ -286,3 +286,45 @@ fn the_terminal_layout_reads_like_the_flat_one() {
     }
     assert!(checked >= 35);
 }
+
+/// A core's OS id is the number lscpu printed in its Core column (per CPU
+/// type on hybrid machines, so not unique there), and none when the column is
+/// empty: never a key the reader made up to keep cores apart.
+#[test]
+fn core_os_ids_are_the_core_column() {
+    let Some(files) = expected_files("core OS ids from the Core column") else {
+        return;
+    };
+    let (mut given, mut empty) = (0, 0);
+    for path in files {
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let column: BTreeMap<usize, Option<u32>> = first_csv(&text)
+            .iter()
+            .filter_map(|r| {
+                let cpu = r.get("CPU")?.parse().ok()?;
+                Some((cpu, r.get("Core").and_then(|c| c.parse().ok())))
+            })
+            .collect();
+        let topo = lscpu::parse(&text, &name).unwrap_or_else(|e| panic!("{e}"));
+        let Some(cores) = topo.level(LevelKind::Core) else {
+            continue;
+        };
+        for g in &cores.groups {
+            let ids: BTreeSet<Option<u32>> = g.cpus.iter().map(|c| column[&c]).collect();
+            if ids.len() != 1 {
+                continue;
+            }
+            let want = *ids.first().unwrap();
+            assert_eq!(g.os_id, want, "{name}: core of CPUs {}", g.cpus);
+            match want {
+                Some(_) => given += 1,
+                None => empty += 1,
+            }
+        }
+    }
+    assert!(
+        given > 100 && empty > 0,
+        "checked {given} cores with an id, {empty} without"
+    );
+}

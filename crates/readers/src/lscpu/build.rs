@@ -18,6 +18,10 @@ pub(super) struct Place {
     pub(super) big_core: Option<u32>,
     /// Machine-wide core number (unique, so also unique within the package).
     pub(super) core: u32,
+    /// The core's number as lscpu printed it (its CORE column), which is not
+    /// unique on hybrid machines (numbered per CPU type) nor where a POWER
+    /// core is split; `None` when the table gives none.
+    pub(super) core_os: Option<u32>,
     pub(super) kind: Option<u16>,
 }
 
@@ -85,7 +89,7 @@ pub fn build(s: &Scanned, source: &str) -> Result<Topology, Error> {
             node: None,
             kind: p.kind,
             capacity: None,
-            os_ids: None,
+            os_ids: Some([p.core_os, p.big_core, p.cluster, None, Some(p.package)]),
         });
     }
     for (id, mask, _) in &nodes {
@@ -343,6 +347,7 @@ fn places_from_csv(
             big_core: None,
             // A CPU without a core id is its own core.
             core: r.core.unwrap_or(0x8000_0000 | cpu as u32),
+            core_os: r.core,
             kind: None,
         });
     }
@@ -695,6 +700,7 @@ impl TypePlacement<'_> {
                 cluster: None,
                 big_core: None,
                 core: base + core as u32,
+                core_os: Some(base + core as u32),
                 kind: self.kind,
             });
         }
@@ -769,6 +775,7 @@ impl SocketPlacement {
                 cluster: None,
                 big_core: None,
                 core: *next_core + core as u32,
+                core_os: Some(*next_core + core as u32),
                 kind: self.kind,
             });
         }
