@@ -186,10 +186,9 @@ impl CacheScan<'_> {
                     if read.is_some_and(|texts| texts.contains(&key)) {
                         return Ok(());
                     }
-                    let mask = match (core, hex) {
-                        (Some(m), _) => *m,
-                        (None, true) => self.files.parse_hex(&path, &key.text)?,
-                        (None, false) => self.files.parse_list(&path, &key.text)?,
+                    let mask = match core {
+                        Some(m) => *m,
+                        None => self.files.parse_form(&path, &key.text, hex)?,
                     };
                     // An all-zero map (ia64) means "the core", which differs per CPU.
                     let names_cpus = !mask.is_empty();

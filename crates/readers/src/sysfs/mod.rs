@@ -263,9 +263,15 @@ impl Files<'_> {
 
     /// The mask a [`MaskText`] holds, an error naming its file if bad.
     fn parse_mask(&self, t: &MaskText) -> Result<CpuMask, Error> {
-        match t.hex {
-            true => self.parse_hex(&t.path, &t.text),
-            false => self.parse_list(&t.path, &t.text),
+        self.parse_form(&t.path, &t.text, t.hex)
+    }
+
+    /// The mask `text`, read from `path`, holds: a hex map if `hex`, else a
+    /// cpulist.
+    fn parse_form(&self, path: &str, text: &str, hex: bool) -> Result<CpuMask, Error> {
+        match hex {
+            true => self.parse_hex(path, text),
+            false => self.parse_list(path, text),
         }
     }
 }
