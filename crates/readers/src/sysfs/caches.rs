@@ -13,7 +13,7 @@ use std::collections::{BTreeSet, HashMap};
 use cpumask::{CompactMask, CpuMask};
 use topology::{Cache, CacheKind};
 
-use super::readahead::{ReadAhead, BATCH};
+use super::readahead::ReadAhead;
 use super::{entry_number, join, numbered, CoreTexts, Files, MaskText, RawCpu, CORE, CPU_DIR};
 use crate::Error;
 
@@ -41,17 +41,16 @@ pub(super) fn read_caches(
     };
     // Read ahead only once some CPU has shown cache entries: a machine
     // without any is found out on its first CPUs.
-    let mut fetched_to = 0;
-    for i in 0..raws.len() {
-        if i >= fetched_to && !scan.names_seen.is_empty() {
-            fetched_to = (i + BATCH).min(raws.len());
-            ahead.caches(files.root, &raws[i..fetched_to]);
+    let mut start = 0;
+    while start < raws.len() && scan.names_seen.is_empty() {
+        if !scan.read_cpu(start, raws, sparc_files)? {
+            return Ok(scan.caches);
         }
-        if !scan.read_cpu(i, raws, sparc_files)? {
-            break;
-        }
+        start += 1;
     }
-    files.root.clear_stash();
+    ahead.caches(files.root, &raws[start..], |i| {
+        scan.read_cpu(start + i, raws, sparc_files)
+    })?;
     Ok(scan.caches)
 }
 

@@ -729,16 +729,14 @@ impl<'a> CpuReader<'a> {
         let cpus = cpu_ids.last().map_or(0, |&c| c as usize + 1);
         self.core_owner = Owners::for_cpus(cpus);
         self.package_owner = Owners::for_cpus(cpus);
-        for batch in cpu_ids.chunks(readahead::BATCH) {
-            let per_cpu_online = self.online_file.is_none();
-            ahead.topology(self.files.root, batch, per_cpu_online, self.arch_files);
-            for &id in batch {
-                if let Some(raw) = self.read_cpu(id)? {
-                    self.raws.push(raw);
-                }
+        let per_cpu_online = self.online_file.is_none();
+        let (root, arch_files) = (self.files.root, self.arch_files);
+        ahead.topology(root, cpu_ids, per_cpu_online, arch_files, |id| {
+            if let Some(raw) = self.read_cpu(id)? {
+                self.raws.push(raw);
             }
-        }
-        self.files.root.clear_stash();
+            Ok(())
+        })?;
         if self.raws.is_empty() {
             return Err(Error::new(
                 self.files.root.describe(CPU_DIR),

@@ -1,8 +1,20 @@
-//! Reading ahead on several threads: before the reader walks a batch of CPUs
-//! in order, worker threads fetch the per-CPU files it is about to ask for
-//! (each a few system calls: open, stat, read, close), one contiguous range
-//! of the batch each, and hand them to the [`Root`], which gives each one out
-//! once in place of asking the file system.
+//! Reading ahead on several threads: while the reader walks the CPUs in
+//! order, worker threads fetch the per-CPU files it is about to ask for
+//! (each a few system calls: open, stat, read, close) and hand them to the
+//! [`Root`], which gives each one out once in place of asking the file
+//! system.
+//!
+//! The work is cut in chunks of [`CHUNK`] items (CPUs) taken in order from
+//! one counter: each worker takes the next chunk nobody has taken, fetches
+//! it and hands it over; the reader, arriving at a chunk, uses what a worker
+//! fetched for it, or, when no worker has taken it yet, takes it and reads
+//! its files itself. So the reader never waits for a chunk that no thread
+//! is fetching, the workers never stop while there is work ahead, and the
+//! reading is shared between all the threads, the reader's own included,
+//! whatever the share of the reader's other work (parsing, grouping). A
+//! worker runs at most [`LEAD`] chunks ahead of the reader, which bounds the
+//! memory held at once (a hex mask of a 16384-CPU machine is 4.6 KB of text,
+//! and there are several per CPU).
 //!
 //! The workers only fetch: every decision (which file to read, what a value
 //! means, what is an error) stays in the sequential reader, which consumes
@@ -10,14 +22,13 @@
 //! the same whatever the number of threads, by construction — and a file the
 //! workers fetched but the reader does not ask for (a worker's guess that a
 //! CPU reads a cache, wrong on an irregular machine) costs a read and nothing
-//! else. Fetches use the root's own bounded, non-blocking, confined reads.
-//!
-//! Batches of [`BATCH`] CPUs bound the memory held at once (a hex mask of a
-//! 16384-CPU machine is 4.6 KB of text, and there are several per CPU).
+//! else, while one they did not fetch is read by the reader. Fetches use the
+//! root's own bounded, non-blocking, confined reads.
 
 use std::num::NonZeroUsize;
-
-use cpumask::CpuMask;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
 use super::vfs::{Fetched, Fetcher, Root};
 use super::{numbered, ArchFiles, RawCpu, CORE, CORE_MASK_NAMES, CPU_DIR};
@@ -31,8 +42,13 @@ pub const PARALLEL_MIN_CPUS: usize = 256;
 /// sequential reader, not the fetching, bound the read.
 const MAX_THREADS: usize = 16;
 
-/// CPUs fetched ahead at a time.
-pub(super) const BATCH: usize = 1024;
+/// CPUs in a chunk: enough that handing a chunk over (a lock, a wake-up, a
+/// hash insert per file) is small beside fetching it, few enough that the
+/// threads finish together.
+const CHUNK: usize = 64;
+
+/// How many chunks a worker may fetch ahead of the reader (1024 CPUs).
+const LEAD: usize = 16;
 
 /// How many threads read a sysfs tree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,6 +66,111 @@ pub(super) struct ReadAhead<'a> {
     threads: usize,
 }
 
+/// Files fetched for one path each, in the order fetched.
+type FetchedFiles = Vec<(String, Fetched)>;
+
+/// What the reader and the workers of one phase share.
+struct Shared {
+    /// The next chunk nobody has taken.
+    next: AtomicUsize,
+    state: Mutex<State>,
+    changed: Condvar,
+}
+
+struct State {
+    /// Each chunk's files, once a worker has fetched them.
+    fetched: Vec<Option<FetchedFiles>>,
+    /// Chunks the reader is done with.
+    consumed: usize,
+    /// Set when the reader stops (done, or an error): workers leave.
+    stop: bool,
+}
+
+impl Shared {
+    fn new(chunks: usize) -> Shared {
+        Shared {
+            next: AtomicUsize::new(0),
+            state: Mutex::new(State {
+                fetched: (0..chunks).map(|_| None).collect(),
+                consumed: 0,
+                stop: false,
+            }),
+            changed: Condvar::new(),
+        }
+    }
+
+    /// A worker's state is only ever left consistent (each field written
+    /// whole), so a poisoned lock is still usable.
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn wait<'g>(&self, guard: MutexGuard<'g, State>) -> MutexGuard<'g, State> {
+        self.changed
+            .wait(guard)
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A worker: takes chunks in order and fetches them until none is left
+    /// or the reader stops.
+    fn work<T>(&self, chunks: &[&[T]], fetch: impl Fn(&[T], &mut FetchedFiles)) {
+        loop {
+            let c = self.next.fetch_add(1, Ordering::AcqRel);
+            if c >= chunks.len() {
+                return;
+            }
+            let mut state = self.lock();
+            while !state.stop && c >= state.consumed + LEAD {
+                state = self.wait(state);
+            }
+            if state.stop {
+                return;
+            }
+            drop(state);
+            let mut out = Vec::new();
+            // A worker that panics hands over what it fetched before (each
+            // entry whole): the reader reads the rest itself.
+            let _ = catch_unwind(AssertUnwindSafe(|| fetch(chunks[c], &mut out)));
+            self.lock().fetched[c] = Some(out);
+            self.changed.notify_all();
+        }
+    }
+
+    /// The reader, arriving at chunk `c`: what a worker fetched for it, or
+    /// `None` when the reader has taken it to read itself.
+    fn take(&self, c: usize) -> Option<FetchedFiles> {
+        if self
+            .next
+            .compare_exchange(c, c + 1, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+        {
+            return None;
+        }
+        let mut state = self.lock();
+        loop {
+            if let Some(files) = state.fetched[c].take() {
+                return Some(files);
+            }
+            state = self.wait(state);
+        }
+    }
+
+    fn consumed(&self, chunks: usize) {
+        self.lock().consumed = chunks;
+        self.changed.notify_all();
+    }
+}
+
+/// Stops the workers when the reader leaves, however it leaves.
+struct StopOnDrop<'s>(&'s Shared);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.lock().stop = true;
+        self.0.changed.notify_all();
+    }
+}
+
 impl<'a> ReadAhead<'a> {
     pub(super) fn new(root: &'a Root, threads: Threads, cpus: usize) -> ReadAhead<'a> {
         let threads = match threads {
@@ -65,63 +186,72 @@ impl<'a> ReadAhead<'a> {
         }
     }
 
-    /// Fetches what `plan` names for `items`, split in contiguous ranges
-    /// over the threads (the calling thread takes the first), into `root`.
-    fn run<T: Sync>(
+    /// Runs `read` on `items` chunk by chunk, in order, until it says stop
+    /// (`Ok(false)`) or fails, while the workers fetch what `plan` names for
+    /// the chunks ahead into `root`.
+    fn run<T: Sync, E>(
         &self,
         root: &Root,
         items: &[T],
-        plan: impl Fn(&Fetcher, &[T], &mut Vec<(String, Fetched)>) + Sync,
-    ) {
+        plan: impl Fn(&Fetcher, &[T], &mut FetchedFiles) + Sync,
+        mut read: impl FnMut(&[T]) -> Result<bool, E>,
+    ) -> Result<(), E> {
         let Some(fetcher) = self.fetcher else {
-            return;
+            for chunk in items.chunks(CHUNK) {
+                if !read(chunk)? {
+                    break;
+                }
+            }
+            return Ok(());
         };
-        root.clear_stash();
-        let per = items.len().div_ceil(self.threads).max(1);
-        let mut parts = items.chunks(per);
-        let first = parts.next().unwrap_or(&[]);
-        let fetched: Vec<Vec<(String, Fetched)>> = std::thread::scope(|s| {
-            let workers: Vec<_> = parts
-                .map(|part| {
-                    let plan = &plan;
-                    s.spawn(move || {
-                        let mut out = Vec::new();
-                        plan(&fetcher, part, &mut out);
-                        out
-                    })
-                })
-                .collect();
-            let mut mine = Vec::new();
-            plan(&fetcher, first, &mut mine);
-            let mut all = vec![mine];
-            // A worker that panicked fetched nothing usable: the reader
-            // then reads those files itself.
-            all.extend(workers.into_iter().filter_map(|w| w.join().ok()));
-            all
+        let chunks: Vec<&[T]> = items.chunks(CHUNK).collect();
+        let shared = Shared::new(chunks.len());
+        let result = std::thread::scope(|s| {
+            let _stop = StopOnDrop(&shared);
+            for _ in 1..self.threads.min(chunks.len()) {
+                let (shared, chunks, plan) = (&shared, &chunks, &plan);
+                s.spawn(move || shared.work(chunks, |part, out| plan(&fetcher, part, out)));
+            }
+            for (c, chunk) in chunks.iter().enumerate() {
+                root.clear_stash();
+                if let Some(files) = shared.take(c) {
+                    root.stash(files);
+                }
+                let go_on = read(chunk)?;
+                shared.consumed(c + 1);
+                if !go_on {
+                    break;
+                }
+            }
+            Ok(())
         });
-        for part in fetched {
-            root.stash(part);
-        }
+        root.clear_stash();
+        result
     }
 
-    /// The per-CPU files [`super::CpuReader`] reads for each of `ids`: the
-    /// core mask (trying the file names in the reader's order), `core_id`,
-    /// `online` when `per_cpu_online`, and the architecture's firmware files.
-    pub(super) fn topology(
+    /// Reads the CPUs `ids` with `read`, chunk by chunk, while the workers
+    /// fetch the per-CPU files [`super::CpuReader`] reads: the core mask
+    /// (trying the file names in the reader's order), `core_id`, `online`
+    /// when `per_cpu_online`, and the architecture's firmware files.
+    pub(super) fn topology<E>(
         &self,
         root: &Root,
         ids: &[u32],
         per_cpu_online: bool,
         arch_files: ArchFiles,
-    ) {
-        self.run(root, ids, |fetcher, ids, out| {
+        mut read: impl FnMut(u32) -> Result<(), E>,
+    ) -> Result<(), E> {
+        // The core-mask file pair last found, shared by the workers: one
+        // kernel wrote every CPU's directory.
+        let pair = AtomicUsize::new(0);
+        let plan = |fetcher: &Fetcher, ids: &[u32], out: &mut FetchedFiles| {
             let mut fetch = |path: String| {
                 let got = fetcher.file(&path);
                 let found = matches!(got, Fetched::File(Ok(Some(_))));
                 out.push((path, got));
                 found
             };
-            let mut first = 0;
+            let mut first = pair.load(Ordering::Relaxed);
             for &id in ids {
                 let dir = format!("{CPU_DIR}/cpu{id}");
                 if per_cpu_online {
@@ -146,36 +276,69 @@ impl<'a> ReadAhead<'a> {
                     fetch(format!("{dir}/physical_id"));
                 }
             }
-        });
+            pair.store(first, Ordering::Relaxed);
+        };
+        self.run(root, ids, plan, |chunk| {
+            for &id in chunk {
+                read(id)?;
+            }
+            Ok(true)
+        })
     }
 
-    /// The cache files [`super::caches::read_caches`] reads for `raws`: for
-    /// a CPU first in its core, its `cache/` listing and each index's sharing
-    /// map, and the rest of an index whose map it is first in (or an
-    /// all-zero map, read per CPU): the CPUs that read a cache first.
-    pub(super) fn caches(&self, root: &Root, raws: &[RawCpu]) {
-        if self.fetcher.is_none() {
-            return;
-        }
-        let first_of_core: Vec<u32> = raws
+    /// Reads the caches of `raws` with `read` (given each CPU's index in
+    /// `raws`, it says whether to go on), chunk by chunk, while the workers
+    /// fetch the files [`super::caches::read_caches`] reads: for a CPU
+    /// first in its core, its `cache/` listing and each index's sharing map,
+    /// and the rest of an index whose map it is first in (or an all-zero
+    /// map, read per CPU). A map another CPU of the chunk fetched already
+    /// holds this CPU: the reader counts that cache as read, and the map is
+    /// not fetched.
+    pub(super) fn caches<E>(
+        &self,
+        root: &Root,
+        raws: &[RawCpu],
+        mut read: impl FnMut(usize) -> Result<bool, E>,
+    ) -> Result<(), E> {
+        // Each CPU's number when it is first in its core.
+        let firsts: Vec<Option<u32>> = raws
             .iter()
-            .filter(|r| {
-                r.masks[CORE]
+            .map(|r| {
+                let first = r.masks[CORE]
                     .as_deref()
-                    .is_none_or(|m| m.first().is_none_or(|f| f == r.id as usize))
+                    .is_none_or(|m| m.first().is_none_or(|f| f == r.id as usize));
+                first.then_some(r.id)
             })
-            .map(|r| r.id)
             .collect();
-        self.run(root, &first_of_core, |fetcher, ids, out| {
-            for &id in ids {
-                fetch_cpu_caches(fetcher, id, out);
+        let plan = |fetcher: &Fetcher, ids: &[Option<u32>], out: &mut FetchedFiles| {
+            // (index name, where in `out` its map is, whether a hex map) for
+            // the maps fetched.
+            let mut maps: Vec<(String, usize, bool)> = Vec::new();
+            for &id in ids.iter().flatten() {
+                fetch_cpu_caches(fetcher, id, &mut maps, out);
             }
-        });
+        };
+        let mut i = 0;
+        self.run(root, &firsts, plan, |chunk| {
+            for _ in chunk {
+                if !read(i)? {
+                    return Ok(false);
+                }
+                i += 1;
+            }
+            Ok(true)
+        })
     }
 }
 
-/// One CPU's cache files, as [`ReadAhead::caches`] describes.
-fn fetch_cpu_caches(fetcher: &Fetcher, id: u32, out: &mut Vec<(String, Fetched)>) {
+/// One CPU's cache files, as [`ReadAhead::caches`] describes; `maps` are
+/// the sharing maps fetched so far.
+fn fetch_cpu_caches(
+    fetcher: &Fetcher,
+    id: u32,
+    maps: &mut Vec<(String, usize, bool)>,
+    out: &mut FetchedFiles,
+) {
     let dir = format!("{CPU_DIR}/cpu{id}/cache");
     let listing = fetcher.list(&dir);
     let names: Vec<String> = match &listing {
@@ -187,30 +350,31 @@ fn fetch_cpu_caches(fetcher: &Fetcher, id: u32, out: &mut Vec<(String, Fetched)>
         _ => Vec::new(),
     };
     out.push((dir.clone(), listing));
+    let cpu = id as usize;
     for name in names {
+        let covered = maps.iter().any(|(n, at, hex)| {
+            *n == name
+                && map_text(&out[*at].1).is_some_and(|t| MapForm { hex: *hex, ..t }.holds(cpu))
+        });
+        if covered {
+            continue;
+        }
         let idx = format!("{dir}/{name}");
-        let mut mask = None;
+        let mut first = None;
         for (file, hex) in [("shared_cpu_map", true), ("shared_cpu_list", false)] {
             let path = format!("{idx}/{file}");
             let got = fetcher.file(&path);
-            if let Fetched::File(Ok(Some(bytes))) = &got {
-                let text = std::str::from_utf8(bytes).unwrap_or("");
-                let text = text.trim_end_matches('\0');
-                mask = Some(match hex {
-                    true => CpuMask::parse_hex(text),
-                    false => CpuMask::parse_list(text),
-                });
-            }
+            let found = map_text(&got).map(|t| MapForm { hex, ..t }.first());
             out.push((path, got));
-            if mask.is_some() {
+            if let Some(f) = found {
+                first = f;
+                maps.push((name.clone(), out.len() - 1, hex));
                 break;
             }
         }
-        let reads_it = match mask {
-            Some(Ok(m)) => m.first().is_none_or(|f| f == id as usize),
-            _ => true,
-        };
-        if reads_it {
+        // Unknown (no map, or a text not in the kernel's form) or all-zero
+        // maps are read per CPU.
+        if first.flatten().is_none_or(|f| f == cpu) {
             for file in [
                 "level",
                 "type",
@@ -223,5 +387,114 @@ fn fetch_cpu_caches(fetcher: &Fetcher, id: u32, out: &mut Vec<(String, Fetched)>
                 out.push((path, got));
             }
         }
+    }
+}
+
+/// A sharing map's text as fetched, for the workers' guesses only: the
+/// reader parses the maps it reads with its own rules.
+#[derive(Clone, Copy)]
+struct MapForm<'t> {
+    text: &'t [u8],
+    /// The kernel's hex map (`shared_cpu_map`), else a cpulist.
+    hex: bool,
+}
+
+/// The text of a fetched map file, taken for a hex map (the caller says
+/// otherwise); `None` when nothing was fetched.
+fn map_text(got: &Fetched) -> Option<MapForm<'_>> {
+    match got {
+        Fetched::File(Ok(Some(bytes))) => {
+            let end = bytes
+                .iter()
+                .rposition(|&b| !matches!(b, b'\n' | b'\0' | b' '))
+                .map_or(0, |i| i + 1);
+            Some(MapForm {
+                text: &bytes[..end],
+                hex: true,
+            })
+        }
+        _ => None,
+    }
+}
+
+impl MapForm<'_> {
+    /// The hex digits from the last (CPUs 0–3) up, skipping the commas
+    /// between 32-bit groups; `None` for a character of no hex map.
+    fn digits(&self) -> impl Iterator<Item = Option<u32>> + '_ {
+        self.text
+            .iter()
+            .rev()
+            .filter(|&&b| b != b',')
+            .map(|&b| (b as char).to_digit(16))
+    }
+
+    /// The map's first CPU: `Some(None)` for an all-zero map, `None` when
+    /// the text is no map.
+    fn first(&self) -> Option<Option<usize>> {
+        if !self.hex {
+            // A cpulist starts with its first CPU (`0-3,8`).
+            let head = self.text.split(|&b| b == b',' || b == b'-').next()?;
+            let n = std::str::from_utf8(head).ok()?.trim().parse().ok()?;
+            return Some(Some(n));
+        }
+        for (at, digit) in self.digits().enumerate() {
+            match digit? {
+                0 => continue,
+                d => return Some(Some(at * 4 + d.trailing_zeros() as usize)),
+            }
+        }
+        Some(None)
+    }
+
+    /// Whether the map surely holds `cpu` (a hex map in the kernel's
+    /// groups of eight digits).
+    fn holds(&self, cpu: usize) -> bool {
+        if !self.hex {
+            return false;
+        }
+        let digit = cpu / 4;
+        // Eight digits a group, a comma between groups.
+        let from_end = digit + digit / 8;
+        let Some(at) = self.text.len().checked_sub(from_end + 1) else {
+            return false;
+        };
+        (self.text[at] as char)
+            .to_digit(16)
+            .is_some_and(|d| d & (1 << (cpu % 4)) != 0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hex(text: &str) -> MapForm<'_> {
+        MapForm {
+            text: text.as_bytes(),
+            hex: true,
+        }
+    }
+
+    /// The guesses agree with the kernel's hex map form: 32-bit groups of
+    /// eight digits, most significant first, CPU 0 the lowest bit of the
+    /// last digit (Documentation/ABI and bitmap_print_to_pagebuf).
+    #[test]
+    fn map_guesses_read_the_kernels_hex_form() {
+        let m = hex("00000001,00000000,00000000,00000030");
+        assert_eq!(m.first(), Some(Some(4)));
+        for cpu in [4, 5, 96] {
+            assert!(m.holds(cpu), "{cpu}");
+        }
+        for cpu in [0, 3, 6, 32, 95, 97, 200] {
+            assert!(!m.holds(cpu), "{cpu}");
+        }
+        assert_eq!(hex("00000000,00000000").first(), Some(None));
+        assert_eq!(hex("0000zz00").first(), None);
+        let list = MapForm {
+            text: b"8-11,20",
+            hex: false,
+        };
+        assert_eq!(list.first(), Some(Some(8)));
+        assert!(!list.holds(8));
     }
 }
