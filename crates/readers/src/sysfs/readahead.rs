@@ -66,9 +66,6 @@ pub(super) struct ReadAhead<'a> {
     threads: usize,
 }
 
-/// Files fetched for one path each, in the order fetched.
-type FetchedFiles = Vec<(String, Fetched)>;
-
 /// What the reader and the workers of one phase share.
 struct Shared {
     /// The next chunk nobody has taken.
@@ -79,11 +76,13 @@ struct Shared {
 
 struct State {
     /// Each chunk's files, once a worker has fetched them.
-    fetched: Vec<Option<FetchedFiles>>,
+    fetched: Vec<Option<Fetched>>,
     /// Chunks the reader is done with.
     consumed: usize,
     /// Set when the reader stops (done, or an error): workers leave.
     stop: bool,
+    /// Chunks' buffers the reader is done with, for the workers to reuse.
+    spare: Vec<Fetched>,
 }
 
 impl Shared {
@@ -94,6 +93,7 @@ impl Shared {
                 fetched: (0..chunks).map(|_| None).collect(),
                 consumed: 0,
                 stop: false,
+                spare: Vec::new(),
             }),
             changed: Condvar::new(),
         }
@@ -113,7 +113,7 @@ impl Shared {
 
     /// A worker: takes chunks in order and fetches them until none is left
     /// or the reader stops.
-    fn work<T>(&self, chunks: &[&[T]], fetch: impl Fn(&[T], &mut FetchedFiles)) {
+    fn work<T>(&self, chunks: &[&[T]], fetch: impl Fn(&[T], &mut Fetched)) {
         loop {
             let c = self.next.fetch_add(1, Ordering::AcqRel);
             if c >= chunks.len() {
@@ -126,8 +126,9 @@ impl Shared {
             if state.stop {
                 return;
             }
+            let mut out = state.spare.pop().unwrap_or_default();
             drop(state);
-            let mut out = Vec::new();
+            out.clear();
             // A worker that panics hands over what it fetched before (each
             // entry whole): the reader reads the rest itself.
             let _ = catch_unwind(AssertUnwindSafe(|| fetch(chunks[c], &mut out)));
@@ -138,7 +139,7 @@ impl Shared {
 
     /// The reader, arriving at chunk `c`: what a worker fetched for it, or
     /// `None` when the reader has taken it to read itself.
-    fn take(&self, c: usize) -> Option<FetchedFiles> {
+    fn take(&self, c: usize) -> Option<Fetched> {
         if self
             .next
             .compare_exchange(c, c + 1, Ordering::AcqRel, Ordering::Acquire)
@@ -155,8 +156,12 @@ impl Shared {
         }
     }
 
-    fn consumed(&self, chunks: usize) {
-        self.lock().consumed = chunks;
+    /// The reader is done with `chunks` chunks, and with `spare`.
+    fn consumed(&self, chunks: usize, spare: Option<Fetched>) {
+        let mut state = self.lock();
+        state.consumed = chunks;
+        state.spare.extend(spare);
+        drop(state);
         self.changed.notify_all();
     }
 }
@@ -193,7 +198,7 @@ impl<'a> ReadAhead<'a> {
         &self,
         root: &Root,
         items: &[T],
-        plan: impl Fn(&Fetcher, &[T], &mut FetchedFiles) + Sync,
+        plan: impl Fn(&Fetcher, &[T], &mut Fetched) + Sync,
         mut read: impl FnMut(&[T]) -> Result<bool, E>,
     ) -> Result<(), E> {
         let Some(fetcher) = self.fetcher else {
@@ -213,19 +218,21 @@ impl<'a> ReadAhead<'a> {
                 s.spawn(move || shared.work(chunks, |part, out| plan(&fetcher, part, out)));
             }
             for (c, chunk) in chunks.iter().enumerate() {
-                root.clear_stash();
-                if let Some(files) = shared.take(c) {
-                    root.stash(files);
-                }
-                let go_on = read(chunk)?;
-                shared.consumed(c + 1);
-                if !go_on {
+                let go_on = match shared.take(c) {
+                    Some(files) => {
+                        root.stash(files);
+                        read(chunk)
+                    }
+                    None => read(chunk),
+                };
+                shared.consumed(c + 1, root.unstash());
+                if !go_on? {
                     break;
                 }
             }
             Ok(())
         });
-        root.clear_stash();
+        root.unstash();
         result
     }
 
@@ -244,13 +251,8 @@ impl<'a> ReadAhead<'a> {
         // The core-mask file pair last found, shared by the workers: one
         // kernel wrote every CPU's directory.
         let pair = AtomicUsize::new(0);
-        let plan = |fetcher: &Fetcher, ids: &[u32], out: &mut FetchedFiles| {
-            let mut fetch = |path: String| {
-                let got = fetcher.file(&path);
-                let found = matches!(got, Fetched::File(Ok(Some(_))));
-                out.push((path, got));
-                found
-            };
+        let plan = |fetcher: &Fetcher, ids: &[u32], out: &mut Fetched| {
+            let mut fetch = |path: String| out.file(fetcher, &path).is_some();
             let mut first = pair.load(Ordering::Relaxed);
             for &id in ids {
                 let dir = format!("{CPU_DIR}/cpu{id}");
@@ -310,8 +312,8 @@ impl<'a> ReadAhead<'a> {
                 first.then_some(r.id)
             })
             .collect();
-        let plan = |fetcher: &Fetcher, ids: &[Option<u32>], out: &mut FetchedFiles| {
-            // (index name, where in `out` its map is, whether a hex map) for
+        let plan = |fetcher: &Fetcher, ids: &[Option<u32>], out: &mut Fetched| {
+            // (index name, its map's item in `out`, whether a hex map) for
             // the maps fetched.
             let mut maps: Vec<(String, usize, bool)> = Vec::new();
             for &id in ids.iter().flatten() {
@@ -337,24 +339,17 @@ fn fetch_cpu_caches(
     fetcher: &Fetcher,
     id: u32,
     maps: &mut Vec<(String, usize, bool)>,
-    out: &mut FetchedFiles,
+    out: &mut Fetched,
 ) {
     let dir = format!("{CPU_DIR}/cpu{id}/cache");
-    let listing = fetcher.list(&dir);
-    let names: Vec<String> = match &listing {
-        Fetched::List(Ok(names)) => names
-            .iter()
-            .filter(|n| matches!(numbered(n, "index"), Some(Ok(_))))
-            .cloned()
-            .collect(),
-        _ => Vec::new(),
-    };
-    out.push((dir.clone(), listing));
+    let names = out.list(fetcher, &dir);
     let cpu = id as usize;
     for name in names {
-        let covered = maps.iter().any(|(n, at, hex)| {
-            *n == name
-                && map_text(&out[*at].1).is_some_and(|t| MapForm { hex: *hex, ..t }.holds(cpu))
+        if !matches!(numbered(&name, "index"), Some(Ok(_))) {
+            continue;
+        }
+        let covered = maps.iter().any(|(n, item, hex)| {
+            *n == name && map_form(out.content(*item), *hex).is_some_and(|m| m.holds(cpu))
         });
         if covered {
             continue;
@@ -362,13 +357,9 @@ fn fetch_cpu_caches(
         let idx = format!("{dir}/{name}");
         let mut first = None;
         for (file, hex) in [("shared_cpu_map", true), ("shared_cpu_list", false)] {
-            let path = format!("{idx}/{file}");
-            let got = fetcher.file(&path);
-            let found = map_text(&got).map(|t| MapForm { hex, ..t }.first());
-            out.push((path, got));
-            if let Some(f) = found {
-                first = f;
-                maps.push((name.clone(), out.len() - 1, hex));
+            if let Some(item) = out.file(fetcher, &format!("{idx}/{file}")) {
+                first = map_form(out.content(item), hex).and_then(|m| m.first());
+                maps.push((name.clone(), item, hex));
                 break;
             }
         }
@@ -382,9 +373,7 @@ fn fetch_cpu_caches(
                 "coherency_line_size",
                 "ways_of_associativity",
             ] {
-                let path = format!("{idx}/{file}");
-                let got = fetcher.file(&path);
-                out.push((path, got));
+                out.file(fetcher, &format!("{idx}/{file}"));
             }
         }
     }
@@ -399,22 +388,17 @@ struct MapForm<'t> {
     hex: bool,
 }
 
-/// The text of a fetched map file, taken for a hex map (the caller says
-/// otherwise); `None` when nothing was fetched.
-fn map_text(got: &Fetched) -> Option<MapForm<'_>> {
-    match got {
-        Fetched::File(Ok(Some(bytes))) => {
-            let end = bytes
-                .iter()
-                .rposition(|&b| !matches!(b, b'\n' | b'\0' | b' '))
-                .map_or(0, |i| i + 1);
-            Some(MapForm {
-                text: &bytes[..end],
-                hex: true,
-            })
-        }
-        _ => None,
-    }
+/// A fetched map file's text, without its trailing newline or padding.
+fn map_form(bytes: Option<&[u8]>, hex: bool) -> Option<MapForm<'_>> {
+    let bytes = bytes?;
+    let end = bytes
+        .iter()
+        .rposition(|&b| !matches!(b, b'\n' | b'\0' | b' '))
+        .map_or(0, |i| i + 1);
+    Some(MapForm {
+        text: &bytes[..end],
+        hex,
+    })
 }
 
 impl MapForm<'_> {

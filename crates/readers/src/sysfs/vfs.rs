@@ -14,6 +14,7 @@ use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::io::Read;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use super::archive::MemTree;
@@ -44,10 +45,10 @@ pub(crate) struct Root {
     /// read once each: looking names up in them replaces a `stat` per file and
     /// makes absent files free.
     listings: RefCell<HashMap<String, Option<HashMap<String, Kind>>>>,
-    /// Files and listings already fetched by worker threads ([`Fetcher`]),
-    /// by root-relative path: each is handed out once, by [`Root::read`] or
-    /// [`Root::list`], in place of asking the file system.
-    fetched: RefCell<HashMap<String, Fetched>>,
+    /// Files and listings already fetched by worker threads ([`Fetcher`]):
+    /// each is handed out once, by [`Root::read`] or [`Root::list`], in
+    /// place of asking the file system.
+    fetched: RefCell<Option<Fetched>>,
     /// The directory the reader listed last, kept open so that the files
     /// beneath it are opened from it: the kernel then walks only the
     /// components below it (a CPU's `cache/` is listed, then its
@@ -56,12 +57,138 @@ pub(crate) struct Root {
     kept: RefCell<Option<in_root::Kept>>,
 }
 
-/// What a worker thread fetched for one path: exactly what [`Root::read`] or
-/// [`Root::list`] would have got from the file system (errors in words).
+/// What a worker thread fetched, in the order fetched: for each path,
+/// exactly what [`Root::read`] or [`Root::list`] would have got from the
+/// file system (errors in words). Paths, contents and listings share one
+/// buffer, kept from one use to the next: the bytes a worker reads are
+/// not one allocation each, made on its thread and freed on the reader's
+/// (which makes the allocator's per-thread heaps grow and shrink by
+/// `mprotect` and consolidate on every free).
+#[derive(Debug, Default)]
+pub(crate) struct Fetched {
+    data: Vec<u8>,
+    items: Vec<Item>,
+    /// Where a look-up starts: the reader asks in the order fetched.
+    cursor: usize,
+}
+
+/// One path fetched, its parts as ranges of [`Fetched::data`].
 #[derive(Debug)]
-pub(crate) enum Fetched {
-    File(Result<Option<Vec<u8>>, String>),
-    List(Result<Vec<String>, String>),
+struct Item {
+    path: Range<usize>,
+    got: Got,
+}
+
+#[derive(Debug)]
+enum Got {
+    File(Result<Option<Range<usize>>, String>),
+    /// The sorted names, each followed by a `/` (which no name holds).
+    List(Result<Range<usize>, String>),
+}
+
+/// How many items past the last one asked for a look-up tries: the reader
+/// skips the few a worker fetched on a wrong guess (a cache it counts as
+/// read already).
+const LOOK_AHEAD: usize = 32;
+
+impl Fetched {
+    /// Empties it, keeping its buffers.
+    pub(crate) fn clear(&mut self) {
+        self.data.clear();
+        self.items.clear();
+        self.cursor = 0;
+    }
+
+    fn push_path(&mut self, path: &str) -> Range<usize> {
+        let start = self.data.len();
+        self.data.extend_from_slice(path.as_bytes());
+        start..self.data.len()
+    }
+
+    /// Fetches the file `path` through `fetcher`; the item's number when
+    /// a file was there.
+    pub(crate) fn file(&mut self, fetcher: &Fetcher, path: &str) -> Option<usize> {
+        let path_at = self.push_path(path);
+        let start = self.data.len();
+        let got = fetcher
+            .file_into(path, &mut self.data)
+            .map(|found| found.then_some(start..self.data.len()));
+        if got.is_err() {
+            self.data.truncate(start);
+        }
+        let found = matches!(got, Ok(Some(_)));
+        self.items.push(Item {
+            path: path_at,
+            got: Got::File(got),
+        });
+        found.then_some(self.items.len() - 1)
+    }
+
+    /// The content of the file fetched as item `item`.
+    pub(crate) fn content(&self, item: usize) -> Option<&[u8]> {
+        match &self.items.get(item)?.got {
+            Got::File(Ok(Some(r))) => Some(&self.data[r.clone()]),
+            _ => None,
+        }
+    }
+
+    /// Lists `dir` through `fetcher`; its names (none when it failed).
+    pub(crate) fn list(&mut self, fetcher: &Fetcher, dir: &str) -> Vec<String> {
+        let path = self.push_path(dir);
+        let listed = fetcher.list(dir);
+        let names = listed.as_ref().map_or_else(|_| Vec::new(), Clone::clone);
+        let got = listed.map(|names| {
+            let start = self.data.len();
+            for name in &names {
+                self.data.extend_from_slice(name.as_bytes());
+                self.data.push(b'/');
+            }
+            start..self.data.len()
+        });
+        self.items.push(Item {
+            path,
+            got: Got::List(got),
+        });
+        names
+    }
+
+    /// The item fetched for `path`, once: looked for from the one after
+    /// the last found, a few items on.
+    fn find_at(&mut self, path: &str) -> Option<usize> {
+        let end = self.items.len().min(self.cursor + LOOK_AHEAD);
+        let at = (self.cursor..end)
+            .find(|&i| &self.data[self.items[i].path.clone()] == path.as_bytes())?;
+        self.cursor = at + 1;
+        Some(at)
+    }
+
+    /// What was fetched for the file `path`, if it was.
+    fn take_file(&mut self, path: &str) -> Option<Result<Option<Vec<u8>>, String>> {
+        let at = self.find_at(path)?;
+        match &self.items[at].got {
+            Got::File(got) => Some(match got {
+                Ok(found) => Ok(found.clone().map(|r| self.data[r].to_vec())),
+                Err(e) => Err(e.clone()),
+            }),
+            Got::List(_) => None,
+        }
+    }
+
+    /// What was fetched for the listing of `dir`, if it was.
+    fn take_list(&mut self, dir: &str) -> Option<Result<Vec<String>, String>> {
+        let at = self.find_at(dir)?;
+        match &self.items[at].got {
+            Got::List(got) => Some(match got {
+                Ok(r) => Ok(self.data[r.clone()]
+                    .split(|&b| b == b'/')
+                    .filter(|n| !n.is_empty())
+                    .map(|n| String::from_utf8_lossy(n).into_owned())
+                    .collect()),
+                Err(e) => Err(e.clone()),
+            }),
+            Got::File(_) => None,
+        }
+    }
 }
 
 /// Reads files and listings of a [`Root`] from worker threads, through the
@@ -77,30 +204,33 @@ pub(crate) enum Fetcher<'a> {
 }
 
 impl Fetcher<'_> {
-    pub(crate) fn file(&self, path: &str) -> Fetched {
+    /// Appends the file's content to `out`; whether it was there.
+    fn file_into(&self, path: &str, out: &mut Vec<u8>) -> Result<bool, String> {
         let limit = file_limit(path);
-        Fetched::File(match self {
+        match self {
             #[cfg(target_os = "linux")]
-            Fetcher::InRoot(fd) => fd.read(path, limit),
-            Fetcher::Live(base) => read_small_file(&base.join(normalize(path).join("/")), limit),
-        })
+            Fetcher::InRoot(fd) => fd.read_into(None, path, limit, out),
+            Fetcher::Live(base) => {
+                let got = read_small_file(&base.join(normalize(path).join("/")), limit)?;
+                Ok(got.map(|bytes| out.extend_from_slice(&bytes)).is_some())
+            }
+        }
     }
 
-    pub(crate) fn list(&self, dir: &str) -> Fetched {
-        Fetched::List(
-            match self {
-                #[cfg(target_os = "linux")]
-                Fetcher::InRoot(fd) => fd.list(dir).map_err(|e| format!("cannot list: {e}")),
-                Fetcher::Live(base) => Ok(list_dir_kinds(&base.join(normalize(dir).join("/")))
-                    .unwrap_or_default()
-                    .into_keys()
-                    .collect()),
-            }
-            .map(|mut names| {
-                names.sort();
-                names
-            }),
-        )
+    /// A directory's names, sorted.
+    fn list(&self, dir: &str) -> Result<Vec<String>, String> {
+        match self {
+            #[cfg(target_os = "linux")]
+            Fetcher::InRoot(fd) => fd.list(dir).map_err(|e| format!("cannot list: {e}")),
+            Fetcher::Live(base) => Ok(list_dir_kinds(&base.join(normalize(dir).join("/")))
+                .unwrap_or_default()
+                .into_keys()
+                .collect()),
+        }
+        .map(|mut names| {
+            names.sort();
+            names
+        })
     }
 }
 
@@ -138,7 +268,7 @@ impl Root {
             },
             resolved_dirs: RefCell::new(HashMap::new()),
             listings: RefCell::new(HashMap::new()),
-            fetched: RefCell::new(HashMap::new()),
+            fetched: RefCell::new(None),
             #[cfg(target_os = "linux")]
             kept: RefCell::new(None),
         }
@@ -157,7 +287,7 @@ impl Root {
             backing: Backing::Mem(tree),
             resolved_dirs: RefCell::new(HashMap::new()),
             listings: RefCell::new(HashMap::new()),
-            fetched: RefCell::new(HashMap::new()),
+            fetched: RefCell::new(None),
             #[cfg(target_os = "linux")]
             kept: RefCell::new(None),
         })
@@ -194,24 +324,15 @@ impl Root {
         }
     }
 
-    /// Keeps what worker threads fetched, to be handed out once each.
-    pub(crate) fn stash(&self, fetched: impl IntoIterator<Item = (String, Fetched)>) {
-        self.fetched.borrow_mut().extend(fetched);
+    /// Keeps what worker threads fetched, to be handed out once each, in
+    /// place of what was kept before (returned, its buffers to reuse).
+    pub(crate) fn stash(&self, fetched: Fetched) -> Option<Fetched> {
+        self.fetched.borrow_mut().replace(fetched)
     }
 
-    /// Drops whatever was fetched and not asked for.
-    pub(crate) fn clear_stash(&self) {
-        self.fetched.borrow_mut().clear();
-    }
-
-    /// What the workers fetched for `path`, if anything (without hashing
-    /// the path when they fetched nothing, as on one thread).
-    fn take_fetched(&self, path: &str) -> Option<Fetched> {
-        let mut fetched = self.fetched.borrow_mut();
-        match fetched.is_empty() {
-            true => None,
-            false => fetched.remove(path),
-        }
+    /// Takes back what was fetched, whatever was not asked for.
+    pub(crate) fn unstash(&self) -> Option<Fetched> {
+        self.fetched.borrow_mut().take()
     }
 
     /// Whether this is the live system (`/`).
@@ -225,8 +346,12 @@ impl Root {
     pub(crate) fn read(&self, path: &str) -> Result<Option<Cow<'_, [u8]>>, Error> {
         let limit = file_limit(path);
         let fail = |why: String| Error::new(self.describe(path), why);
-        let stashed = self.take_fetched(path);
-        if let Some(Fetched::File(got)) = stashed {
+        let stashed = self
+            .fetched
+            .borrow_mut()
+            .as_mut()
+            .and_then(|f| f.take_file(path));
+        if let Some(got) = stashed {
             return Ok(got.map_err(fail)?.map(Cow::Owned));
         }
         #[cfg(target_os = "linux")]
@@ -257,8 +382,12 @@ impl Root {
 
     /// Names of the entries of a directory (empty if it does not exist), sorted.
     pub(crate) fn list(&self, dir: &str) -> Result<Vec<String>, Error> {
-        let stashed = self.take_fetched(dir);
-        if let Some(Fetched::List(got)) = stashed {
+        let stashed = self
+            .fetched
+            .borrow_mut()
+            .as_mut()
+            .and_then(|f| f.take_list(dir));
+        if let Some(got) = stashed {
             return got.map_err(|why| Error::new(self.describe(dir), why));
         }
         #[cfg(target_os = "linux")]
@@ -305,7 +434,7 @@ impl Root {
             in_root: Some(fd), ..
         } = &self.backing
         {
-            if self.fetched.borrow().is_empty() {
+            if self.fetched.borrow().is_none() {
                 return self.list_in_root(fd, dir);
             }
         }
@@ -587,9 +716,21 @@ thread_local! {
 /// buffer kept for the thread and only what came is copied out, so a file
 /// costs one allocation of its own size.
 fn read_through(
-    mut read: impl FnMut(&mut [u8]) -> std::io::Result<usize>,
+    read: impl FnMut(&mut [u8]) -> std::io::Result<usize>,
     limit: u64,
 ) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    read_through_into(read, limit, &mut out)?;
+    Ok(out)
+}
+
+/// [`read_through`], appending the file to `out` (left with a part of it
+/// on an error).
+fn read_through_into(
+    mut read: impl FnMut(&mut [u8]) -> std::io::Result<usize>,
+    limit: u64,
+    out: &mut Vec<u8>,
+) -> Result<(), String> {
     let too_large = || format!("larger than the {limit}-byte limit for this file");
     let mut read_retrying = |buf: &mut [u8]| loop {
         match read(buf) {
@@ -598,37 +739,38 @@ fn read_through(
             Err(e) => return Err(format!("cannot read: {e}")),
         }
     };
-    let buf = FIRST.with_borrow_mut(|first| -> Result<_, String> {
+    let start = out.len();
+    let ended = FIRST.with_borrow_mut(|first| -> Result<_, String> {
         let n = read_retrying(first)?;
-        let ended = n < PAGE || (n > PAGE && n < first.len());
-        Ok((first[..n].to_vec(), ended))
-    });
-    let (mut buf, ended) = buf?;
-    let mut len = buf.len();
+        out.extend_from_slice(&first[..n]);
+        Ok(n < PAGE || (n > PAGE && n < first.len()))
+    })?;
+    // This file's bytes are `out[start..start + len]`.
+    let mut len = out.len() - start;
     if !ended {
-        buf.resize(len.max(PAGE) * 2, 0);
+        out.resize(start + len.max(PAGE) * 2, 0);
         loop {
-            if len == buf.len() {
+            if start + len == out.len() {
                 if len as u64 > limit {
                     return Err(too_large());
                 }
-                buf.resize(buf.len() * 2, 0);
+                out.resize(start + len * 2, 0);
             }
-            let n = read_retrying(&mut buf[len..])?;
+            let n = read_retrying(&mut out[start + len..])?;
             if n == 0 {
                 break;
             }
             len += n;
-            if len < buf.len() && n < PAGE {
+            if start + len < out.len() && n < PAGE {
                 break;
             }
         }
-        buf.truncate(len);
+        out.truncate(start + len);
     }
     if len as u64 > limit {
         return Err(too_large());
     }
-    Ok(buf)
+    Ok(())
 }
 
 /// The entries of a directory with their kinds (from `d_type`, no `stat` per
@@ -809,17 +951,25 @@ mod in_root {
         /// A whole file, or `None` if absent; an error in words if it is a
         /// directory or another kind of non-regular file, or is past `limit` (see
         /// [`super::read_small_file`], whose rules this follows).
-        pub(super) fn read(&self, path: &str, limit: u64) -> Result<Option<Vec<u8>>, String> {
-            self.read_from(None, path, limit)
-        }
-
-        /// [`RootFd::read`], opening `path` from `kept` when it lies beneath.
         pub(super) fn read_from(
             &self,
             kept: Option<&Kept>,
             path: &str,
             limit: u64,
         ) -> Result<Option<Vec<u8>>, String> {
+            let mut out = Vec::new();
+            Ok(self.read_into(kept, path, limit, &mut out)?.then_some(out))
+        }
+
+        /// [`RootFd::read_from`], appending the content to `out`; whether
+        /// the file was there.
+        pub(super) fn read_into(
+            &self,
+            kept: Option<&Kept>,
+            path: &str,
+            limit: u64,
+            out: &mut Vec<u8>,
+        ) -> Result<bool, String> {
             let flags = OFlags::RDONLY | OFlags::NOCTTY | OFlags::NONBLOCK;
             let opened = match kept.and_then(|k| Some((&k.fd, beneath(path, &k.prefix)?))) {
                 Some(below) => self.open_below(Some(below), path, flags),
@@ -827,7 +977,7 @@ mod in_root {
             };
             let fd = match opened {
                 Ok(fd) => fd,
-                Err(e) if absent(e) => return Ok(None),
+                Err(e) if absent(e) => return Ok(false),
                 Err(e) => return Err(format!("cannot read: {}", io::Error::from(e))),
             };
             let stat = rustix::fs::fstat(&fd).map_err(|e| format!("cannot stat: {e}"))?;
@@ -842,11 +992,12 @@ mod in_root {
                 FileType::Socket => return Err("is a socket, not a regular file".into()),
                 _ => return Err("is not a regular file".into()),
             }
-            super::read_through(
+            super::read_through_into(
                 |buf| rustix::io::read(&fd, buf).map_err(io::Error::from),
                 limit,
+                out,
             )
-            .map(Some)
+            .map(|()| true)
         }
 
         /// The base opened for `path` itself, if any.
