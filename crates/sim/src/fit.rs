@@ -14,6 +14,7 @@
 //! | x86 | `ap_start`, `online_serial` | seed 003's 128-CPU server: 700 ms serial kick (Linux 6.1) and 30 ms parallel kick without any AP calibrating (its author's figure on the v6 thread) | two equations, two unknowns, after one delay calibration and one 20 ms TSC check (code constants) are taken out: **in-sample**, seed 003 has no second machine; its 100 ms run (parallel kick, with the calibration) is left over as a check (see [`crate::validate`]) |
 //! | arm64 | `online_serial` | the record's 80-core Ampere Altra log (`arm64-altra-80`) | the AP's own interval from "Detected … I-cache on CPUn" to "CPUn: Booted secondary processor" |
 //! | arm64 | `ap_start` | the same log | the whole per-CPU interval between two "Booted" lines, minus that AP interval, the PSCI SMC (Trusted Firmware-A's published round trip on Neoverse N1) and the priced mask work |
+//! | powerpc, per firmware | per-CPU cost, `/cpus` visit price | one machine per firmware measured under both mask codes (see [`crate::powerpc`]) | two windows, two unknowns, with Linux's walks counted for that firmware |
 //! | arm64, per firmware | `ap_start`, `online_serial` | the record's one `fit` row of each firmware family that has more than one row (`sim.firmware`: the Altra's, and Trusted Firmware-A's Raspberry Pi platform on `arm64-a76-4-ra028`) | as above, on that row; the family's other rows are predicted with them ([`Arm64Firmware`]) |
 //!
 //! The large machines (seed 002's 4096-CPU UV, seed 000's 4096-CPU single

@@ -100,6 +100,9 @@ pub enum Firmware {
     PowerVm,
     /// KVM guest under QEMU's pseries machine: `ibm,chip-id`, no cache nodes.
     KvmGuest,
+    /// PowerNV (bare metal under OPAL): skiboot writes both `ibm,chip-id` and
+    /// an `l2-cache` phandle into every CPU node (hdata/pcia.c).
+    PowerNv,
 }
 
 impl Firmware {
@@ -107,13 +110,13 @@ impl Firmware {
     fn package_walks(self) -> u64 {
         match self {
             Firmware::PowerVm => 2,
-            Firmware::KvmGuest => 1,
+            Firmware::KvmGuest | Firmware::PowerNv => 1,
         }
     }
 
     /// Whether CPU nodes point to an L2 cache node.
     fn has_l2_node(self) -> bool {
-        matches!(self, Firmware::PowerVm)
+        matches!(self, Firmware::PowerVm | Firmware::PowerNv)
     }
 }
 
@@ -370,7 +373,7 @@ mod tests {
         ];
         for shape in shapes {
             let topo = shape.build().unwrap();
-            for firmware in [Firmware::PowerVm, Firmware::KvmGuest] {
+            for firmware in [Firmware::PowerVm, Firmware::KvmGuest, Firmware::PowerNv] {
                 for kernel in [Kernel::V5_9, Kernel::V5_10] {
                     assert_eq!(
                         count(&topo, firmware, kernel).unwrap(),

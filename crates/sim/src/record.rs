@@ -108,8 +108,13 @@ pub struct SimSpec {
     pub hz: Option<u32>,
     /// `"pre-6.5"` for an x86 kernel before Linux 6.5 (with or without the
     /// parallel-bringup series): every CPU kicked at once, microcode loaded on
-    /// the serialized path. Default: the platform's current kernel.
+    /// the serialized path. On powerpc, `"pre-5.10"` for the topology-mask
+    /// code before seed 000's series (`"5.10+"`, the default, with it).
+    /// Default: the platform's current kernel.
     pub linux: Option<String>,
+    /// powerpc: the `after_s` run's mask code when the series measured
+    /// changed it (default: `linux`).
+    pub after_linux: Option<String>,
     /// Milliseconds one core's microcode load takes, when the source states
     /// it for this machine (x86 only).
     pub microcode_ms: Option<f64>,
@@ -118,6 +123,7 @@ pub struct SimSpec {
     pub prepare_ms: Option<f64>,
     /// arm64: the firmware that answers PSCI CPU_ON on the board; rows
     /// naming the same firmware share the costs fitted on its fit row.
+    /// powerpc: `powernv`, `powervm` or `kvm` (required).
     pub firmware: Option<String>,
     /// The serial console's baud rate, when the kernel's command line
     /// names one and the log's bring-up lines went out on it.
@@ -339,7 +345,18 @@ fn check_per_cpu(r: &Row) -> Result<(), String> {
 /// has the row's CPU count.
 fn check_sim(r: &Row, sim: &SimSpec) -> Result<(), String> {
     let platform = sim.platform()?;
-    let era = sim.era()?;
+    if platform == Platform::PowerPc {
+        crate::powerpc::Kernel::parse(sim.linux.as_deref())?;
+        crate::powerpc::Kernel::parse(sim.after_linux.as_deref())?;
+        crate::powerpc::Firmware::parse(sim.firmware.as_deref().unwrap_or(""))?;
+    } else if sim.after_linux.is_some() {
+        return Err("sim.after_linux is for the powerpc platform".to_string());
+    }
+    let era = if platform == Platform::PowerPc {
+        Era::Current
+    } else {
+        sim.era()?
+    };
     let x86_only = era != Era::Current || sim.microcode_ms.is_some() || sim.prepare_ms.is_some();
     if x86_only && platform != Platform::X86 {
         return Err(
@@ -357,8 +374,8 @@ fn check_sim(r: &Row, sim: &SimSpec) -> Result<(), String> {
         }
     }
     if let Some(firmware) = &sim.firmware {
-        if platform != Platform::Arm64 {
-            return Err("sim.firmware is for the arm64 platform".to_string());
+        if !matches!(platform, Platform::Arm64 | Platform::PowerPc) {
+            return Err("sim.firmware is for the arm64 and powerpc platforms".to_string());
         }
         if firmware.trim().is_empty() {
             return Err("sim.firmware is empty".to_string());

@@ -146,7 +146,7 @@ fn every_assumed_cost_is_perturbed_or_folded_into_a_fitted_one() {
 /// The record row a fitted source names (`record ID: ...`).
 fn record_id(source: &str) -> Option<&str> {
     let rest = source.strip_prefix("record ")?;
-    Some(rest.split([':', ' ']).next().unwrap_or(rest))
+    Some(rest.split([':', ' ', ',']).next().unwrap_or(rest))
 }
 
 #[test]
@@ -185,6 +185,23 @@ fn fitted_values_trace_to_the_record_and_the_seeds() {
             let spec = record::row(&record, id).unwrap().sim.as_ref().unwrap();
             assert_eq!(spec.role, Role::Fit, "{text}");
             assert_eq!(spec.firmware.as_deref(), Some(family.firmware.as_str()));
+            named.push(id.to_string());
+        }
+    }
+    // The powerpc firmwares' costs are fitted on record rows of their own
+    // firmware (PowerVM's on seed 000's LPAR).
+    for f in sim::powerpc::fits().unwrap() {
+        let text = f.per_cpu.source.to_string();
+        let ids: Vec<&str> = text
+            .match_indices("record ")
+            .filter_map(|(at, _)| record_id(&text[at..]))
+            .collect();
+        assert!(!ids.is_empty() || text.contains("seed 000"), "{text}");
+        for id in ids {
+            let spec = record::row(&record, id).unwrap().sim.as_ref().unwrap();
+            assert_eq!(spec.role, Role::Fit, "{text}");
+            assert_eq!(spec.platform(), Ok(Platform::PowerPc), "{text}");
+            assert_eq!(spec.firmware.as_deref(), Some(f.firmware.name()), "{text}");
             named.push(id.to_string());
         }
     }
