@@ -720,16 +720,19 @@ fn read_through(
     limit: u64,
 ) -> Result<Vec<u8>, String> {
     let mut out = Vec::new();
-    read_through_into(read, limit, &mut out)?;
+    read_through_into(read, limit, &mut out, || Ok(()))?;
     Ok(out)
 }
 
 /// [`read_through`], appending the file to `out` (left with a part of it
-/// on an error).
+/// on an error). `check` says whether the file may be read on (an error
+/// in words if not), and is asked only when the first read is not what a
+/// short regular file gives: a failure, nothing, or no end.
 fn read_through_into(
     mut read: impl FnMut(&mut [u8]) -> std::io::Result<usize>,
     limit: u64,
     out: &mut Vec<u8>,
+    check: impl FnOnce() -> Result<(), String>,
 ) -> Result<(), String> {
     let too_large = || format!("larger than the {limit}-byte limit for this file");
     let mut read_retrying = |buf: &mut [u8]| loop {
@@ -743,11 +746,21 @@ fn read_through_into(
     let ended = FIRST.with_borrow_mut(|first| -> Result<_, String> {
         let n = read_retrying(first)?;
         out.extend_from_slice(&first[..n]);
-        Ok(n < PAGE || (n > PAGE && n < first.len()))
-    })?;
+        Ok(n > 0 && (n < PAGE || (n > PAGE && n < first.len())))
+    });
+    let ended = match ended {
+        Ok(ended) => ended,
+        Err(e) => {
+            check()?;
+            return Err(e);
+        }
+    };
     // This file's bytes are `out[start..start + len]`.
     let mut len = out.len() - start;
     if !ended {
+        check()?;
+    }
+    if !ended && len > 0 {
         out.resize(start + len.max(PAGE) * 2, 0);
         loop {
             if start + len == out.len() {
@@ -848,6 +861,21 @@ mod in_root {
     /// walk could resolve differently — an absolute symbolic link, or `..`
     /// above the base — and then the path is opened from the root instead.
     const BENEATH: ResolveFlags = ResolveFlags::BENEATH.union(ResolveFlags::NO_MAGICLINKS);
+
+    /// Whether the open file `fd` is a regular file: an error naming its
+    /// kind if not.
+    fn regular(fd: &OwnedFd) -> Result<(), String> {
+        let stat = rustix::fs::fstat(fd).map_err(|e| format!("cannot stat: {e}"))?;
+        match FileType::from_raw_mode(stat.st_mode) {
+            FileType::RegularFile => Ok(()),
+            FileType::Directory => Err(super::IS_DIR.into()),
+            FileType::Fifo => Err("is a FIFO, not a regular file".into()),
+            FileType::CharacterDevice => Err("is a character device, not a regular file".into()),
+            FileType::BlockDevice => Err("is a block device, not a regular file".into()),
+            FileType::Socket => Err("is a socket, not a regular file".into()),
+            _ => Err("is not a regular file".into()),
+        }
+    }
 
     /// Errors that mean "no such file here" rather than a failure.
     fn absent(e: Errno) -> bool {
@@ -980,22 +1008,18 @@ mod in_root {
                 Err(e) if absent(e) => return Ok(false),
                 Err(e) => return Err(format!("cannot read: {}", io::Error::from(e))),
             };
-            let stat = rustix::fs::fstat(&fd).map_err(|e| format!("cannot stat: {e}"))?;
-            match FileType::from_raw_mode(stat.st_mode) {
-                FileType::RegularFile => {}
-                FileType::Directory => return Err(super::IS_DIR.into()),
-                FileType::Fifo => return Err("is a FIFO, not a regular file".into()),
-                FileType::CharacterDevice => {
-                    return Err("is a character device, not a regular file".into())
-                }
-                FileType::BlockDevice => return Err("is a block device, not a regular file".into()),
-                FileType::Socket => return Err("is a socket, not a regular file".into()),
-                _ => return Err("is not a regular file".into()),
-            }
+            // Read from an offset: a FIFO, a terminal and most devices
+            // refuse that (`ESPIPE`) without giving a byte.
+            let mut at = 0;
             super::read_through_into(
-                |buf| rustix::io::read(&fd, buf).map_err(io::Error::from),
+                |buf| {
+                    let n = rustix::io::pread(&fd, buf, at)?;
+                    at += n as u64;
+                    Ok(n)
+                },
                 limit,
                 out,
+                || regular(&fd),
             )
             .map(|()| true)
         }
