@@ -36,7 +36,8 @@
 //! For a profiler: `--write-tree P C T DIR` writes a generated tree,
 //! `--floor-list DIR LIST` the floor's files of DIR, and
 //! `[THREADS=N] … --syscalls-of ours-loop DIR LIST` reads DIR once per line
-//! of LIST (on N threads, default 1),
+//! of LIST (on N threads, default 1) and prints its wall time and the CPU
+//! time of the reading thread and of all threads,
 //! `FLOOR_LOOPS=N … --syscalls-of floor-loop DIR LIST` the floor N times.
 
 use std::collections::BTreeMap;
@@ -218,9 +219,22 @@ fn syscalls_mode(args: &[String]) {
             // For a profiler: many reads in one process, on `THREADS`
             // threads (default one).
             let threads = std::env::var("THREADS").map_or(1, |v| v.parse().unwrap());
+            let process_cpu = || {
+                let t = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
+                t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
+            };
+            let (start, main0, all0) = (Instant::now(), thread_cpu(), process_cpu());
             for _ in 0..files.len() {
                 drop(readers::sysfs::read_dir_with(dir, Threads::Fixed(threads)).unwrap());
             }
+            // How the work split: the reading thread's CPU time against
+            // the whole process's (the workers', once they have ended).
+            eprintln!(
+                "{threads} thread(s): wall {:.3} s, reading thread cpu {:.3} s, all threads cpu {:.3} s",
+                start.elapsed().as_secs_f64(),
+                thread_cpu() - main0,
+                process_cpu() - all0
+            );
         }
         "floor-loop" => {
             // The floor's files read `FLOOR_LOOPS` times, for a profiler.
