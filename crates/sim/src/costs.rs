@@ -667,6 +667,11 @@ const VM_EXIT_WHY: &str = "one trapped x2APIC ICR write under KVM, write to hand
 const TSC_RELIABLE: &str = "tsc=reliable: check_tsc_sync_source() and \
      check_tsc_sync_target() (arch/x86/kernel/tsc_sync.c) return before the warp check when \
      tsc_clocksource_reliable is set, on every AP";
+const CONVERGE: &str = "AMD: bsp_init_amd() switches the delay to MWAITX (use_mwaitx_delay(), \
+     Linux 4.4+), read_current_timer() then fails (arch/x86/lib/delay.c reads the TSC only under \
+     the TSC delay), so calibrate_delay_direct() returns 0 and an AP that calibrates runs \
+     calibrate_delay_converge() (init/calibrate.c), Linux's loop run here against a virtual \
+     tick at the kernel's HZ and the nominal TSC rate (sim::x86::converge_calibration_ns)";
 /// Bits on the wire for one character of an 8N1 serial console.
 pub const UART_FRAME_BITS: f64 = 10.0;
 const NO_CONSOLE: &str = "no serial console stated: nothing charged for the bring-up lines";
@@ -856,6 +861,21 @@ impl CostTable {
         if era == Era::Pre65 && self.platform == Platform::X86 {
             self.primary_threads_first = false;
             self.microcode_before_alive = false;
+        }
+        self
+    }
+
+    /// This table for an x86 CPU of `vendor` ([`crate::x86`]): an AMD CPU's
+    /// AP start-up is the one fitted on the record's AMD row, and an AMD AP
+    /// that calibrates runs `calibrate_delay_converge()` at `hz`, its delay
+    /// being MWAITX's. Intel and other platforms are returned unchanged.
+    pub fn for_vendor(mut self, vendor: crate::x86::Vendor, fit: &Fitted, hz: u32) -> CostTable {
+        if vendor == crate::x86::Vendor::Amd && self.platform == Platform::X86 {
+            self.ap_start = fit.x86_amd_ap_start.clone();
+            self.calibrate = Param::new(
+                crate::x86::converge_calibration_ns(hz, X86_NOMINAL_MHZ),
+                Source::Code(CONVERGE),
+            );
         }
         self
     }

@@ -12,6 +12,7 @@
 //! | powerpc | `lookup` | seed 000's 1024-CPU LPAR, 233 s (naive) and 3.7 s (scoped) | the difference between the two runs divided by the difference in device-tree property look-ups the real mask code performs for the two algorithms on that machine |
 //! | powerpc | `online_serial` | the same LPAR's scoped run | what remains per CPU once the scoped run's priced mask work is taken out |
 //! | x86 | `ap_start`, `online_serial` | seed 003's 128-CPU server: 700 ms serial kick (Linux 6.1) and 30 ms parallel kick without any AP calibrating (its author's figure on the v6 thread) | two equations, two unknowns, after one delay calibration and one 20 ms TSC check (code constants) are taken out: **in-sample**, seed 003 has no second machine; its 100 ms run (parallel kick, with the calibration) is left over as a check (see [`crate::validate`]) |
+//! | x86, AMD | `ap_start` | the record's one AMD `fit` row (`x86-epyc7513-64-r6515`: one EPYC 7513, 64 CPUs, one package) | its per-CPU interval less the kick, seed 003's serialized online work and the priced mask work ([`crate::x86`]: the AP start-up is the CPU's and its firmware's, so it is fitted per vendor). The single-package row is the one AMD row whose interval holds no calibration or TSC check, whose AMD cost no source here times |
 //! | arm64 | `online_serial` | the record's 80-core Ampere Altra log (`arm64-altra-80`) | the AP's own interval from "Detected … I-cache on CPUn" to "CPUn: Booted secondary processor" |
 //! | arm64 | `ap_start` | the same log | the whole per-CPU interval between two "Booted" lines, minus that AP interval, the PSCI SMC (Trusted Firmware-A's published round trip on Neoverse N1) and the priced mask work |
 //! | powerpc, per firmware | per-CPU cost, `/cpus` visit price | one machine per firmware measured under both mask codes (see [`crate::powerpc`]) | two windows, two unknowns, with Linux's walks counted for that firmware |
@@ -31,7 +32,8 @@ use crate::costs::{
 };
 use crate::machines::SeedMachine;
 use crate::masks::{self, Ops};
-use crate::strategy::Algo;
+use crate::strategy::{Algo, Calibrate};
+use crate::x86::{converge_calibration_ns, Vendor};
 use crate::SimError;
 
 /// One x86 boot log of seed 002, reduced to the three timestamps that matter
@@ -169,6 +171,11 @@ pub struct Fitted {
     pub x86_ap_start: Param,
     /// x86 (2023) `online_serial`.
     pub x86_online: Param,
+    /// x86 `ap_start` of AMD CPUs ([`crate::x86::Vendor::Amd`]), fitted on
+    /// [`Fitted::x86_amd_row`].
+    pub x86_amd_ap_start: Param,
+    /// The record row the AMD AP start-up is fitted on.
+    pub x86_amd_row: String,
     /// powerpc `online_serial`.
     pub ppc_online: Param,
     /// powerpc `lookup`.
@@ -220,12 +227,14 @@ pub fn fitted_with(a: &Assumptions) -> Result<Fitted, SimError> {
     let work = work()?;
     let (x86_2010_calibrate, x86_2010_online) = x86_2010(a, work);
     let (x86_ap_start, x86_online) = x86(a, work);
+    let (x86_amd_row, x86_amd_ap_start) = x86_amd(a, work, &x86_online)?;
     let (ppc_lookup, ppc_online) = powerpc(a, work);
     for (name, p) in [
         ("x86-2010 calibrate", &x86_2010_calibrate),
         ("x86-2010 online_serial", &x86_2010_online),
         ("x86 ap_start", &x86_ap_start),
         ("x86 online_serial", &x86_online),
+        ("x86 AMD ap_start", &x86_amd_ap_start),
         ("powerpc lookup", &ppc_lookup),
         ("powerpc online_serial", &ppc_online),
     ] {
@@ -250,6 +259,8 @@ pub fn fitted_with(a: &Assumptions) -> Result<Fitted, SimError> {
         x86_2010_online,
         x86_ap_start,
         x86_online,
+        x86_amd_ap_start,
+        x86_amd_row,
         ppc_online,
         ppc_lookup,
         arm64_ap_start,
@@ -271,7 +282,9 @@ struct Work {
     ppc_naive: Ops,
     ppc_scoped: Ops,
     /// The record's arm64 fitting machines: each row, its CPUs, scoped work.
-    arm64: Result<Vec<Arm64Work>, crate::record::RecordError>,
+    arm64: Result<Vec<FitRowWork>, crate::record::RecordError>,
+    /// The record's x86 AMD fitting machines, likewise.
+    x86_amd: Result<Vec<FitRowWork>, crate::record::RecordError>,
 }
 
 impl Work {
@@ -288,7 +301,7 @@ impl Work {
         let lpar = SeedMachine::Power8Lpar1024.name();
         e.push((format!("{lpar} naive"), self.ppc_naive));
         e.push((format!("{lpar} scoped"), self.ppc_scoped));
-        if let Ok(rows) = &self.arm64 {
+        for rows in [&self.arm64, &self.x86_amd].into_iter().flatten() {
             for (row, _, ops) in rows {
                 e.push((format!("{} scoped", row.id), *ops));
             }
@@ -316,17 +329,20 @@ fn count_work() -> Result<Work, SimError> {
         // `naive_extrapolation_is_exact`).
         ppc_naive: masks::naive_ops_extrapolated(&lpar.shape())?,
         ppc_scoped: ops_of(lpar, Algo::Scoped)?,
-        arm64: arm64_work()?,
+        arm64: fit_rows_work("arm64")?,
+        x86_amd: fit_rows_work("x86")?,
     })
 }
 
-/// One arm64 fit row, its secondary CPUs and its scoped mask work.
-type Arm64Work = (crate::record::Row, f64, Ops);
+/// One record fit row, its secondary CPUs and its scoped mask work.
+type FitRowWork = (crate::record::Row, f64, Ops);
 
-/// The arm64 fitting rows (every arm64 record row with role `fit`) and
-/// their work; a record error is kept for the arm64 fit to report, a
-/// mask-engine error fails the count.
-fn arm64_work() -> Result<Result<Vec<Arm64Work>, crate::record::RecordError>, SimError> {
+/// The record's fitting rows of `platform` (every row with role `fit`; on
+/// x86 those of a vendor other than seed 003's) and their work; a record
+/// error is kept for the fit to report, a mask-engine error fails the count.
+fn fit_rows_work(
+    platform: &str,
+) -> Result<Result<Vec<FitRowWork>, crate::record::RecordError>, SimError> {
     let rows = match crate::record::load() {
         Ok(rows) => rows,
         Err(e) => return Ok(Err(e)),
@@ -334,11 +350,22 @@ fn arm64_work() -> Result<Result<Vec<Arm64Work>, crate::record::RecordError>, Si
     let mut work = Vec::new();
     for row in rows {
         let Some(sim) = &row.sim else { continue };
-        if sim.role != crate::record::Role::Fit || sim.platform.as_str() != "arm64" {
+        if sim.role != crate::record::Role::Fit || sim.platform.as_str() != platform {
             continue;
         }
         let [packages, cores, threads] = sim.shape;
-        let topo = topology::Shape::simple(topology::Arch::Arm64, packages, cores, threads)
+        let shape = if platform == "x86" {
+            if row.id == "x86-128-2node-seed003" {
+                continue;
+            }
+            topology::Shape {
+                numbering: topology::Numbering::ThreadsLast,
+                ..topology::Shape::simple(topology::Arch::X86_64, packages, cores, threads)
+            }
+        } else {
+            topology::Shape::simple(topology::Arch::Arm64, packages, cores, threads)
+        };
+        let topo = shape
             .build()
             .map_err(|e| SimError::Masks(format!("{e:?}")))?;
         let n = (topo.present().weight() - 1) as f64;
@@ -349,9 +376,10 @@ fn arm64_work() -> Result<Result<Vec<Arm64Work>, crate::record::RecordError>, Si
 }
 
 fn needs(row: &crate::record::Row, what: &str) -> crate::record::RecordError {
+    let platform = row.sim.as_ref().map_or("", |s| s.platform.as_str());
     crate::record::RecordError::Row {
         id: row.id.clone(),
-        message: format!("the arm64 fit needs {what}"),
+        message: format!("the {platform} fit needs {what}"),
     }
 }
 
@@ -434,6 +462,82 @@ fn x86(a: &Assumptions, work: &Work) -> (Param, Param) {
             source: fitted_on(source),
         },
     )
+}
+
+/// x86 `ap_start` of AMD CPUs, fitted on the record's one x86 `fit` row
+/// that names vendor amd: its per-CPU interval less the kick (code), the
+/// serialized online work fitted on seed 003 (kernel work, the same on either
+/// vendor), the priced mask work, its console if it states one, and the
+/// per-package costs its kernel runs (one TSC check and, where the row says
+/// the first CPU of a further package calibrates, one
+/// `calibrate_delay_converge()` per further package), which on a
+/// single-package row are none.
+fn x86_amd(a: &Assumptions, work: &Work, online: &Param) -> Result<(String, Param), SimError> {
+    let rows = work
+        .x86_amd
+        .as_ref()
+        .map_err(|e| SimError::Record(e.clone()))?;
+    let amd: Vec<&FitRowWork> = rows
+        .iter()
+        .filter(|(r, _, _)| r.sim.as_ref().and_then(|s| s.vendor().ok()) == Some(Vendor::Amd))
+        .collect();
+    let &[(row, n, ops)] = amd.as_slice() else {
+        return Err(SimError::Fit(format!(
+            "x86 AMD ap_start needs one x86 record row with role = \"fit\" and vendor = \"amd\", \
+             found {}",
+            amd.len()
+        )));
+    };
+    let spec = row.sim.as_ref().ok_or_else(|| needs(row, "a sim spec"))?;
+    let per_cpu = row.per_cpu_s.ok_or_else(|| needs(row, "per_cpu_s"))? * 1e9;
+    let mask_per_cpu = masks::price(ops, &partial_table(a, a.local_lookup_ns)) / n;
+    let hz = spec.hz.unwrap_or(DEFAULT_HZ);
+    let calibrations = match spec.calibrate().map_err(|m| needs(row, &m))? {
+        Some(Calibrate::OncePerPackage) => 1.0,
+        Some(Calibrate::Skip) | None => 0.0,
+        Some(other) => {
+            return Err(SimError::Record(needs(
+                row,
+                &format!("calibrate once-per-package or skip, not {other}"),
+            )))
+        }
+    };
+    let further_packages = (spec.shape[0] - 1) as f64;
+    let per_package =
+        X86_TSC_NS + calibrations * converge_calibration_ns(hz, crate::costs::X86_NOMINAL_MHZ);
+    let console = match (spec.console_baud, spec.console_chars_per_cpu) {
+        (Some(baud), Some(chars)) => chars * crate::costs::UART_FRAME_BITS * 1e9 / baud as f64,
+        _ => 0.0,
+    };
+    let ap_start = per_cpu
+        - X86_KICK_NS
+        - online.ns
+        - mask_per_cpu
+        - console
+        - further_packages * per_package / n;
+    let text = format!(
+        "record {}: per-CPU interval {:.3} ms − the {:.0} us kick − seed 003's {:.3} ms of \
+         serialized online work − mask work{}; the AP's answer to INIT/SIPI/SIPI is its CPU's \
+         and firmware's ('350us to 3.5ms depending on vendor and CPU type, BIOS microcode \
+         size', Thomas Gleixner, [patch V2 00/38] cpu/hotplug, x86: Reworked parallel CPU \
+         bringup), so it is fitted per vendor",
+        row.id,
+        per_cpu / 1e6,
+        X86_KICK_NS / 1e3,
+        online.ns / 1e6,
+        if further_packages > 0.0 {
+            " − the further packages' TSC checks and calibrations"
+        } else {
+            ""
+        },
+    );
+    Ok((
+        row.id.clone(),
+        Param {
+            ns: ap_start,
+            source: fitted_on(&text),
+        },
+    ))
 }
 
 /// powerpc (`lookup`, `online_serial`), fitted on seed 000's 1024-CPU LPAR only.

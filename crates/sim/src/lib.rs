@@ -109,6 +109,7 @@ pub mod run;
 pub mod smt;
 pub mod strategy;
 pub mod validate;
+pub mod x86;
 
 pub use costs::{CostTable, Param, Platform, Source};
 pub use run::{simulate, simulate_with, Options, Phase, Run};

@@ -125,6 +125,9 @@ pub struct SimSpec {
     /// naming the same firmware share the costs fitted on its fit row.
     /// powerpc: `powernv`, `powervm` or `kvm` (required).
     pub firmware: Option<String>,
+    /// x86: the CPU vendor (`"intel"` or `"amd"`, default intel), where the
+    /// bring-up differs between them ([`crate::x86`]).
+    pub vendor: Option<String>,
     /// The serial console's baud rate, when the kernel's command line
     /// names one and the log's bring-up lines went out on it.
     pub console_baud: Option<u32>,
@@ -149,6 +152,14 @@ impl SimSpec {
         match self.linux.as_deref() {
             None => Ok(Era::Current),
             Some(text) => text.parse().map_err(|e| format!("sim.linux = {e}")),
+        }
+    }
+
+    /// The x86 CPU vendor the row names (intel when it names none).
+    pub fn vendor(&self) -> Result<crate::x86::Vendor, String> {
+        match self.vendor.as_deref() {
+            None => Ok(crate::x86::Vendor::Intel),
+            Some(text) => text.parse().map_err(|e| format!("sim.vendor = {e}")),
         }
     }
 
@@ -357,10 +368,15 @@ fn check_sim(r: &Row, sim: &SimSpec) -> Result<(), String> {
     } else {
         sim.era()?
     };
-    let x86_only = era != Era::Current || sim.microcode_ms.is_some() || sim.prepare_ms.is_some();
+    sim.vendor()?;
+    let x86_only = era != Era::Current
+        || sim.microcode_ms.is_some()
+        || sim.prepare_ms.is_some()
+        || sim.vendor.is_some();
     if x86_only && platform != Platform::X86 {
         return Err(
-            "sim.linux, sim.microcode_ms and sim.prepare_ms are for the x86 platform".to_string(),
+            "sim.linux, sim.microcode_ms, sim.prepare_ms and sim.vendor are for the x86 platform"
+                .to_string(),
         );
     }
     for (field, value) in [
@@ -485,7 +501,8 @@ mod tests {
         let microcode = "calibrate = \"skip\", microcode_ms = 8.0";
         let console = "console_baud = 115200, console_chars_per_cpu = 62.0 }";
         // (line of the record, its replacement, the row the error names, what it says)
-        let cases: [(&str, &str, Option<&str>, &str); 17] = [
+        let amd = "linux = \"pre-6.5\", vendor = \"amd\" }";
+        let cases: [(&str, &str, Option<&str>, &str); 19] = [
             (
                 "source = \"https://github.com/flatcar/mantle/pull/383\"",
                 "source = \"\"",
@@ -582,6 +599,18 @@ mod tests {
                 "shape = [1, 80, 1], linux = \"pre-6.5\", firmware",
                 ALTRA,
                 "x86 platform",
+            ),
+            (
+                amd,
+                "linux = \"pre-6.5\", vendor = \"via\" }",
+                Some("x86-epyc7601-128"),
+                "sim.vendor = 'via' is not",
+            ),
+            (
+                "shape = [1, 80, 1], firmware",
+                "shape = [1, 80, 1], vendor = \"amd\", firmware",
+                ALTRA,
+                "sim.vendor are for the x86 platform",
             ),
         ];
         for (from, to, row, message) in cases {

@@ -205,6 +205,14 @@ fn fitted_values_trace_to_the_record_and_the_seeds() {
             named.push(id.to_string());
         }
     }
+    // AMD's x86 AP start-up is fitted on a record row too.
+    let text = fit.x86_amd_ap_start.source.to_string();
+    let id = record_id(text.trim_start_matches("fitted: ")).unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(id, fit.x86_amd_row, "{text}");
+    let spec = record::row(&record, id).unwrap().sim.as_ref().unwrap();
+    assert_eq!(spec.role, Role::Fit, "{text}");
+    assert_eq!(spec.vendor(), Ok(sim::x86::Vendor::Amd), "{text}");
+    named.push(id.to_string());
     // Every record row the fit claims is used, and only those.
     for r in &record {
         if r.sim.as_ref().is_some_and(|s| s.role == Role::Fit) && !r.id.contains("seed003") {

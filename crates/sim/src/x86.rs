@@ -1,0 +1,212 @@
+//! What x86 CPUs of the two vendors do differently while Linux brings them
+//! up, each difference from Linux's source or a published measurement.
+//!
+//! - **How long an AP takes to answer INIT/SIPI/SIPI** (from the wake-up to
+//!   the AP running kernel code that can report alive) is the CPU's and its
+//!   firmware's, not the kernel's: "The time for an AP to report alive state
+//!   in start_secondary() on x86 has been measured in the range between
+//!   350us and 3.5ms depending on vendor and CPU type, BIOS microcode size
+//!   etc." (Thomas Gleixner, "[patch V2 00/38] cpu/hotplug, x86: Reworked
+//!   parallel CPU bringup", 2023-05-08). So the AP start-up is fitted per
+//!   vendor: Intel's on seed 003's server (Usama Arif's series disabled the
+//!   parallel bring-up "for all AMD CPUs in this version", and that server
+//!   went from 700 ms to 100 ms with it, so it is not an AMD machine), AMD's
+//!   on the public record's one AMD `fit` row ([`crate::fit`]).
+//! - **Which delay loop calibrates**: `bsp_init_amd()` (arch/x86/kernel/cpu/amd.c)
+//!   calls `use_mwaitx_delay()` on every CPU with MWAITX (every Zen), and
+//!   `read_current_timer()` (arch/x86/lib/delay.c) reads the TSC only while
+//!   the delay function is the TSC one, so on AMD `calibrate_delay_direct()`
+//!   returns 0 at once and an AP that calibrates runs
+//!   `calibrate_delay_converge()` (init/calibrate.c) instead: a tick-driven
+//!   ramp and binary search, [`converge_calibration_ns`], 22 ms at HZ=250
+//!   where the direct one takes 78 ms. Intel CPUs without WAITPKG keep the
+//!   TSC delay and calibrate directly.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::Serialize;
+
+/// The x86 CPU vendor, as far as the bring-up differs between them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Vendor {
+    /// Intel: TSC-based delay (before WAITPKG), AP start-up fitted on seed 003.
+    Intel,
+    /// AMD Zen: MWAITX-based delay, AP start-up fitted on the record's AMD row.
+    Amd,
+}
+
+impl Vendor {
+    /// Both vendors.
+    pub const ALL: [Vendor; 2] = [Vendor::Intel, Vendor::Amd];
+
+    /// The record's spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            Vendor::Intel => "intel",
+            Vendor::Amd => "amd",
+        }
+    }
+
+    /// Whether an AP of this vendor that calibrates takes
+    /// `calibrate_delay_converge()` (its delay is not the TSC's).
+    pub fn converges(self) -> bool {
+        self == Vendor::Amd
+    }
+}
+
+impl fmt::Display for Vendor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Vendor {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Vendor::ALL
+            .into_iter()
+            .find(|v| v.name() == s)
+            .ok_or_else(|| format!("'{s}' is not \"intel\" or \"amd\""))
+    }
+}
+
+/// `LPS_PREC` in init/calibrate.c: bits of precision of the binary search.
+const LPS_PREC: u32 = 8;
+
+/// The starting `loops_per_jiffy` of the ramp (`lpj = (1<<12)`).
+const RAMP_START: u64 = 1 << 12;
+
+/// How many tick phases the mean is taken over.
+const PHASES: u32 = 16;
+
+/// The mean time `calibrate_delay_converge()` takes at `hz` on a CPU whose
+/// `__delay(n)` waits `n` cycles of a `tsc_mhz` counter (MWAITX's timer
+/// counts at the TSC rate), averaged over where in a tick it starts.
+///
+/// The loop is Linux's, run against a virtual clock instead of being
+/// priced by a formula, because its length depends on how the ramp
+/// overshoots and whether the search restarts with a wider range: wait for
+/// a tick edge; ramp `__delay(lpj * band)` up until a tick passes; then,
+/// for each bit down to `LPS_PREC` below the estimate, wait for an edge,
+/// delay the candidate and keep it if no tick passed; if every candidate
+/// was kept, widen the range fourfold and search again.
+pub fn converge_calibration_ns(hz: u32, tsc_mhz: f64) -> f64 {
+    let tick_ns = 1e9 / hz as f64;
+    let cycles_per_tick = tsc_mhz * 1e6 / hz as f64;
+    let mut total = 0.0;
+    for k in 0..PHASES {
+        let start = (k as f64 + 0.5) / PHASES as f64;
+        total += converge(cycles_per_tick, start).0 * tick_ns;
+    }
+    total / PHASES as f64
+}
+
+/// One run of `calibrate_delay_converge()` from `start` (a fraction of a
+/// tick into the current one): the ticks it takes and the
+/// `loops_per_jiffy` it returns.
+fn converge(cycles_per_tick: f64, start: f64) -> (f64, u64) {
+    let mut clock = Clock { t: start };
+    // Wait for the start of a tick.
+    clock.next_edge();
+    let mut ticks = clock.jiffies();
+    let (mut trials, mut band, mut in_band) = (0u64, 0u64, 0u64);
+    loop {
+        in_band += 1;
+        if in_band == 1 << band {
+            band += 1;
+            in_band = 0;
+        }
+        clock.delay(RAMP_START * band, cycles_per_tick);
+        trials += band;
+        if clock.jiffies() != ticks {
+            break;
+        }
+    }
+    trials -= band;
+    let mut loopadd_base = RAMP_START * band;
+    let mut lpj_base = RAMP_START * trials;
+    // The search restarts only while every candidate was kept; each restart
+    // quadruples the range, so a handful bounds it on any real clock.
+    let mut lpj = lpj_base;
+    for _ in 0..64 {
+        lpj = lpj_base;
+        let mut loopadd = loopadd_base;
+        let chop_limit = lpj >> LPS_PREC;
+        while loopadd > chop_limit {
+            lpj += loopadd;
+            clock.next_edge();
+            ticks = clock.jiffies();
+            clock.delay(lpj, cycles_per_tick);
+            if clock.jiffies() != ticks {
+                lpj -= loopadd;
+            }
+            loopadd >>= 1;
+        }
+        if lpj.saturating_add(loopadd.saturating_mul(2))
+            != lpj_base.saturating_add(loopadd_base.saturating_mul(2))
+        {
+            break;
+        }
+        lpj_base = lpj;
+        loopadd_base = loopadd_base.saturating_mul(4);
+    }
+    (clock.t - start, lpj)
+}
+
+/// Virtual time in ticks; `jiffies` is its whole part.
+struct Clock {
+    t: f64,
+}
+
+impl Clock {
+    fn jiffies(&self) -> u64 {
+        self.t.floor() as u64
+    }
+
+    /// Spins until `jiffies` changes.
+    fn next_edge(&mut self) {
+        self.t = self.t.floor() + 1.0;
+    }
+
+    fn delay(&mut self, cycles: u64, cycles_per_tick: f64) {
+        self.t += cycles as f64 / cycles_per_tick;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The search ends with a `loops_per_jiffy` within its precision of
+    /// one tick's cycles, as Linux's loop does on an AMD machine (its log's
+    /// BogoMIPS are twice the TSC's MHz): a search run wrong would not, and
+    /// its length is a wait for an edge, the ramp's tick and a few steps of
+    /// about one tick each.
+    #[test]
+    fn converge_finds_one_tick_of_cycles() {
+        for hz in [100u32, 250, 300, 1000] {
+            for mhz in [2000.0, 2200.0, 2600.0, 3500.0] {
+                let cycles = mhz * 1e6 / hz as f64;
+                for k in 0..PHASES {
+                    let start = (k as f64 + 0.5) / PHASES as f64;
+                    let (ticks, lpj) = converge(cycles, start);
+                    let error = lpj as f64 / cycles - 1.0;
+                    assert!(error.abs() < 4.0 / 256.0, "{hz} {mhz} {start}: {lpj}");
+                    assert!((2.0..40.0).contains(&ticks), "{hz} {mhz}: {ticks}");
+                }
+                let ns = converge_calibration_ns(hz, mhz);
+                assert!(ns < crate::costs::direct_calibration_ns(hz), "{hz} {mhz}");
+            }
+        }
+    }
+
+    #[test]
+    fn vendor_names_round_trip_and_bad_names_are_errors() {
+        for v in Vendor::ALL {
+            assert_eq!(v.name().parse::<Vendor>(), Ok(v));
+        }
+        assert!("via".parse::<Vendor>().unwrap_err().contains("'via'"));
+    }
+}
