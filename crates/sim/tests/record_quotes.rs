@@ -10,7 +10,8 @@
 //! - the number of CPU bring-ups between its first and last stamp is counted
 //!   from the quoted lines themselves ('CPUa: Booted' to 'CPUb: Booted' is
 //!   b - a; 'smp: Bringing up secondary CPUs' to 'smp: Brought up ..., M CPUs'
-//!   is M - 1) and must be the row's `intervals`, and M its `cpus`;
+//!   is M - 1; an x86 '.... node  #n, CPUs:    #a' line to it is M - a) and
+//!   must be the row's `intervals`, and M its `cpus`;
 //! - an `ap_stamps` pair is one CPU's 'Detected ... I-cache on CPUn' and
 //!   'CPUn: Booted' lines; a before/after window runs from 'Bringing up' to
 //!   'Brought up'.
@@ -82,6 +83,9 @@ enum Kind {
     Detected(u32),
     /// 'smp: Bringing up secondary CPUs ...'.
     BringingUp,
+    /// x86 before Linux 6.5: '.... node  #n, CPUs:    #a ...', printed as
+    /// the boot CPU starts CPU a, the first of the line.
+    NodeLine(u32),
     /// 'smp: Brought up N nodes, M CPUs'.
     BroughtUp(u32),
     /// Anything else (quoted for context).
@@ -101,6 +105,16 @@ fn kind(text: &str) -> Kind {
     }
     if text.starts_with("smp: Bringing up secondary CPUs") {
         return Kind::BringingUp;
+    }
+    if text.starts_with(".... node") {
+        if let Some((_, cpus)) = text.split_once("CPUs:") {
+            if let Some(a) = cpus.trim_start().strip_prefix('#') {
+                let end = a.find(|c: char| !c.is_ascii_digit()).unwrap_or(a.len());
+                if let Ok(a) = a[..end].parse() {
+                    return Kind::NodeLine(a);
+                }
+            }
+        }
     }
     if let Some(rest) = text.strip_prefix("smp: Brought up ") {
         if let Some(count) = rest.strip_suffix(" CPUs") {
@@ -147,6 +161,8 @@ fn bring_ups(first: &Line, last: &Line) -> Result<u32, String> {
     match (kind(&first.text), kind(&last.text)) {
         (Kind::Booted(a), Kind::Booted(b)) if b > a => Ok(b - a),
         (Kind::BringingUp, Kind::BroughtUp(m)) if m > 0 => Ok(m - 1),
+        // CPUs a, a + 1, ..., m - 1 are brought up after the node line.
+        (Kind::NodeLine(a), Kind::BroughtUp(m)) if m > a => Ok(m - a),
         _ => Err(format!(
             "'{}' -> '{}' is not a window whose CPUs the lines count",
             first.text, last.text
@@ -374,6 +390,13 @@ fn line_kinds_follow_the_kernels_formats() {
         kind("smp: Brought up 2 nodes, 255 CPUs"),
         Kind::BroughtUp(255)
     );
+    // arch/x86/kernel/smpboot.c announce_cpu(): ".... node %*s#%d, CPUs:  "
+    // before the first CPU of each node, then "%*s#%d" per CPU.
+    assert_eq!(
+        kind(".... node  #2, CPUs:    #48  #49  #50"),
+        Kind::NodeLine(48)
+    );
+    assert_eq!(kind(".... node  #0, CPUs:        #1"), Kind::NodeLine(1));
     assert_eq!(kind("GICv3: CPU1: found redistributor 100"), Kind::Other);
     assert_eq!(kind("CPU1: Booted"), Kind::Other);
 }
