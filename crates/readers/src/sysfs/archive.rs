@@ -31,6 +31,11 @@ pub(super) struct MemTree {
     pub(super) name: String,
     /// The member-path prefix the root was found under (`16em64t-4s2c2t/`).
     pub(super) prefix: String,
+    /// What the reader's paths have above the archive's top directory when
+    /// the archive holds less than a whole root: `sys/` for one made inside
+    /// `/sys`, `sys/devices/system/cpu/` for one made inside the CPU
+    /// directory; empty for a whole root.
+    pub(super) graft: &'static str,
     /// File contents; hard links hold the same allocation as their target.
     pub(super) files: HashMap<String, Rc<[u8]>>,
     pub(super) links: HashMap<String, String>,
@@ -144,26 +149,36 @@ impl MemTree {
     fn arrange(members: Members, name: &str) -> Result<MemTree, Error> {
         // The root is wherever `sys/devices/system/cpu` lives: hwloc's tarballs
         // have a top directory named after the machine, lscpu's after the test,
-        // and some dumps have `sys/` at the top.
-        let prefix = members
+        // and some dumps have `sys/` at the top. An archive made by hand inside
+        // `/sys` (`tar czf t.tgz devices/system`, or `cpu node` from
+        // `/sys/devices/system`, or `.` from the CPU directory) holds only part
+        // of that path: the most complete match wins, then the shortest prefix.
+        let (prefix, graft) = members
             .files
             .keys()
             .chain(members.links.keys())
             .chain(members.dirs.iter())
-            .filter_map(|p| find_root_prefix(p))
-            .min_by_key(|p| (p.len(), p.clone()))
+            .filter_map(|p| find_root(p))
+            .min_by(|(a, ga), (b, gb)| {
+                (ga.len(), a.len(), a.as_str()).cmp(&(gb.len(), b.len(), b.as_str()))
+            })
             .ok_or_else(|| {
                 Error::new(
                     name,
-                    "no sys/devices/system/cpu directory in the archive: not a sysfs snapshot",
+                    "no sys/devices/system/cpu directory in the archive (nor the part of it \
+                     below sys/, or a CPU directory's cpuN entries): not a sysfs snapshot",
                 )
             })?;
         let mut tree = MemTree {
             name: name.to_string(),
             prefix: prefix.clone(),
+            graft,
             ..MemTree::default()
         };
-        let strip = |p: &str| p.strip_prefix(prefix.as_str()).map(str::to_string);
+        let strip = |p: &str| {
+            p.strip_prefix(prefix.as_str())
+                .map(|rel| format!("{graft}{rel}"))
+        };
         let mut index = DirIndex::default();
         for (p, data) in members.files {
             if let Some(rel) = strip(&p) {
@@ -188,6 +203,12 @@ impl MemTree {
         }
         tree.children = index.children;
         Ok(tree)
+    }
+
+    /// The member name a reader's path stands for, for error messages.
+    pub(super) fn member_name(&self, path: &str) -> String {
+        let below = path.strip_prefix(self.graft).unwrap_or(path);
+        format!("{}:{}{below}", self.name, self.prefix)
     }
 
     /// What the physical path `real` is in the archive.
@@ -347,18 +368,29 @@ fn read_member(
 /// the hybrid-PMU CPU lists, and procfs. Everything else (devices, buses,
 /// classes) is neither read nor on the way to anything read, since the links
 /// the reader follows (`cpuN/nodeM`, `nodeM/cpuN`) stay within these trees.
+/// An archive made inside `/sys` starts lower down the same trees: its first
+/// or second component is the CPU or node directory, or a CPU's own.
 fn wanted(path: &str) -> bool {
-    path.contains("sys/devices/system/cpu")
-        || path.contains("sys/devices/system/node")
+    let tree = |c: &str| matches!(c, "cpu" | "node") || numbered(c, "cpu") || numbered(c, "node");
+    let mut top = path.split('/').take(2);
+    path.contains("system/cpu")
+        || path.contains("system/node")
         || path.contains("sys/devices/cpu_")
         || path.contains("proc/")
         || !path.contains('/')
+        || top.any(tree)
         || path.ends_with("/sys")
         || path.ends_with("/proc")
         || path.ends_with("/devices")
         || path.ends_with("/devices/system")
         || path == "sys"
         || path == "proc"
+}
+
+/// Whether `name` is `stem` followed by a decimal number (`cpu12`, `node0`).
+fn numbered(name: &str, stem: &str) -> bool {
+    name.strip_prefix(stem)
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// Validates and normalizes an archive member name: relative, no `..`, no empty
@@ -380,15 +412,47 @@ fn member_path(member: &str) -> Result<String, String> {
     Ok(parts.join("/"))
 }
 
-/// If `path` contains `sys/devices/system/cpu` as whole components, the prefix
-/// before `sys/` (with its trailing slash, or empty).
-fn find_root_prefix(path: &str) -> Option<String> {
-    const MARK: &str = "sys/devices/system/cpu";
+/// Where `path` places the snapshot's root: the member-name prefix of the
+/// root and what the reader's paths have above that prefix (see
+/// [`MemTree::graft`]), from the most complete mark `path` holds as whole
+/// components.
+fn find_root(path: &str) -> Option<(String, &'static str)> {
+    const MARKS: [(&str, &str); 3] = [
+        ("sys/devices/system/cpu", ""),
+        ("devices/system/cpu", "sys/"),
+        ("system/cpu", "sys/devices/"),
+    ];
+    if let Some(found) = MARKS
+        .iter()
+        .find_map(|&(mark, graft)| Some((find_mark(path, mark)?, graft)))
+    {
+        return Some(found);
+    }
+    // Lower still: `cpu/cpuN` (made inside /sys/devices/system) or `cpuN`
+    // (made inside the CPU directory itself; a CPU's directory may be empty
+    // or, on old kernels, hold no `topology/`).
+    let comps: Vec<&str> = path.split('/').collect();
+    let prefix = |i: usize| comps[..i].iter().map(|c| format!("{c}/")).collect();
+    comps
+        .iter()
+        .enumerate()
+        .find_map(|(i, c)| match comps.get(i + 1) {
+            Some(next) if *c == "cpu" && numbered(next, "cpu") => {
+                Some((prefix(i), "sys/devices/system/"))
+            }
+            _ if numbered(c, "cpu") => Some((prefix(i), "sys/devices/system/cpu/")),
+            _ => None,
+        })
+}
+
+/// If `path` contains `mark` as whole components, the prefix before it (with
+/// its trailing slash, or empty).
+fn find_mark(path: &str, mark: &str) -> Option<String> {
     let mut from = 0;
-    while let Some(i) = path[from..].find(MARK) {
+    while let Some(i) = path[from..].find(mark) {
         let at = from + i;
         let starts_ok = at == 0 || path.as_bytes()[at - 1] == b'/';
-        let end = at + MARK.len();
+        let end = at + mark.len();
         let ends_ok = end == path.len() || path.as_bytes()[end] == b'/';
         if starts_ok && ends_ok {
             return Some(path[..at].to_string());
@@ -403,13 +467,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn root_prefix_is_found_at_component_boundaries() {
+    fn root_is_found_at_component_boundaries() {
+        let root = |p: &str| find_root(p).map(|(prefix, graft)| (prefix, graft.to_string()));
+        let at = |p: &str, g: &str| Some((p.to_string(), g.to_string()));
+        assert_eq!(root("x/sys/devices/system/cpu/online"), at("x/", ""));
+        assert_eq!(root("sys/devices/system/cpu"), at("", ""));
+        assert_eq!(root("x/sys/devices/system/cpufreq"), None);
+        assert_eq!(root("devices/system/cpu/online"), at("", "sys/"));
+        assert_eq!(root("h/system/cpu/cpu0"), at("h/", "sys/devices/"));
+        assert_eq!(root("cpu/cpu3/online"), at("", "sys/devices/system/"));
         assert_eq!(
-            find_root_prefix("x/sys/devices/system/cpu/online"),
-            Some("x/".into())
+            root("cpu12/topology/core_id"),
+            at("", "sys/devices/system/cpu/")
         );
-        assert_eq!(find_root_prefix("sys/devices/system/cpu"), Some("".into()));
-        assert_eq!(find_root_prefix("x/sys/devices/system/cpufreq"), None);
+        assert_eq!(root("cpu7/online"), at("", "sys/devices/system/cpu/"));
+        assert_eq!(root("cpufreq/policy0/topology"), None);
+        assert_eq!(
+            root("x/cpus/cpu0"),
+            at("x/cpus/", "sys/devices/system/cpu/")
+        );
+        assert_eq!(root("x/cpus/cpuset"), None);
     }
 
     #[test]

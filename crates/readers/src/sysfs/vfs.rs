@@ -298,7 +298,7 @@ impl Root {
     pub(crate) fn describe(&self, path: &str) -> String {
         match &self.backing {
             Backing::Dir { base, .. } => base.join(path).display().to_string(),
-            Backing::Mem(t) => format!("{}:{}{}", t.name, t.prefix, path),
+            Backing::Mem(t) => t.member_name(path),
         }
     }
 
