@@ -115,3 +115,47 @@ fn archives_made_inside_sys_read_as_the_whole_tree() {
     // Every snapshot with a CPU directory gives at least one of each base.
     assert!(compared >= 4 * 80, "only {compared} compared");
 }
+
+/// A directory that is only part of a root is refused with one error that
+/// says which part it is, for each depth of every corpus snapshot that has
+/// CPU directories.
+#[test]
+fn a_directory_inside_sys_is_named_for_what_it_is() {
+    if !readers::corpus::present(&corpus(), "sysfs directories inside /sys") {
+        return;
+    }
+    let parts = [
+        ("sys", "the sys/ directory"),
+        ("sys/devices", "the sys/devices directory"),
+        ("sys/devices/system", "the sys/devices/system directory"),
+        (
+            "sys/devices/system/cpu",
+            "the sys/devices/system/cpu directory",
+        ),
+    ];
+    let mut checked = 0;
+    for snapshot in sysfs_tree::snapshots(&corpus()) {
+        let tmp = tempfile::tempdir_in("/dev/shm")
+            .or_else(|_| tempfile::tempdir())
+            .unwrap();
+        let Some(root) = sysfs_tree::extract(&snapshot, tmp.path()) else {
+            continue;
+        };
+        if !root.join("sys/devices/system/cpu/cpu0").is_dir() {
+            continue;
+        }
+        let file = snapshot.file_name().unwrap().to_string_lossy().to_string();
+        for (base, part) in parts {
+            let e = readers::sysfs::read_dir(&root.join(base)).unwrap_err();
+            assert!(
+                e.source.ends_with(base) && e.message.contains(&format!("looks like {part}")),
+                "{file}, {base}: {e}"
+            );
+        }
+        checked += 1;
+    }
+    assert!(
+        checked >= 80,
+        "only {checked} snapshots with CPU directories"
+    );
+}

@@ -91,7 +91,33 @@ pub fn read_dir(path: &Path) -> Result<Topology, Error> {
 /// topology is the same whatever the number: the threads only fetch files
 /// ahead of the one reader that interprets them.
 pub fn read_dir_with(path: &Path, threads: Threads) -> Result<Topology, Error> {
+    if !path.join(CPU_DIR).is_dir() {
+        if let Some(part) = part_of_a_root(path) {
+            return Err(Error::new(
+                path.display().to_string(),
+                format!(
+                    "no sys/devices/system/cpu directory: this looks like {part} of a snapshot; \
+                     name the directory that holds sys/ (an archive made here is also read)"
+                ),
+            ));
+        }
+    }
     read_root(&Root::dir(path, path == Path::new("/")), threads)
+}
+
+/// Which part of a sysfs root `dir` is when it is not a whole one: only what
+/// `dir` holds is read, so a reader given `…/sys` cannot look beside it for
+/// `proc/`, and says what to name instead.
+fn part_of_a_root(dir: &Path) -> Option<&'static str> {
+    [
+        ("devices/system/cpu", "the sys/ directory"),
+        ("system/cpu", "the sys/devices directory"),
+        ("cpu/cpu0", "the sys/devices/system directory"),
+        ("cpu0", "the sys/devices/system/cpu directory"),
+    ]
+    .into_iter()
+    .find(|(inside, _)| dir.join(inside).is_dir())
+    .map(|(_, part)| part)
 }
 
 /// Reads a snapshot archive from memory; `name` is used in error messages.
