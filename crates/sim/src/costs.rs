@@ -672,6 +672,10 @@ const CONVERGE: &str = "AMD: bsp_init_amd() switches the delay to MWAITX (use_mw
      the TSC delay), so calibrate_delay_direct() returns 0 and an AP that calibrates runs \
      calibrate_delay_converge() (init/calibrate.c), Linux's loop run here against a virtual \
      tick at the kernel's HZ and the nominal TSC rate (sim::x86::converge_calibration_ns)";
+const TPAUSE: &str = "WAITPKG: x86_late_time_init() switches the delay to TPAUSE \
+     (use_tpause_delay(), Linux 5.8+), read_current_timer() then fails, so an AP that calibrates \
+     runs calibrate_delay_converge() (init/calibrate.c), priced as on AMD \
+     (sim::x86::converge_calibration_ns)";
 /// Bits on the wire for one character of an 8N1 serial console.
 pub const UART_FRAME_BITS: f64 = 10.0;
 const NO_CONSOLE: &str = "no serial console stated: nothing charged for the bring-up lines";
@@ -875,6 +879,21 @@ impl CostTable {
             self.calibrate = Param::new(
                 crate::x86::converge_calibration_ns(hz, X86_NOMINAL_MHZ),
                 Source::Code(CONVERGE),
+            );
+        }
+        self
+    }
+
+    /// This table for an x86 CPU with WAITPKG under Linux 5.8+:
+    /// `x86_late_time_init()` (arch/x86/kernel/time.c) switches the delay to
+    /// TPAUSE, so, as on AMD, an AP that calibrates runs
+    /// `calibrate_delay_converge()` at `hz`. Other platforms are returned
+    /// unchanged.
+    pub fn with_tpause(mut self, hz: u32) -> CostTable {
+        if self.platform == Platform::X86 {
+            self.calibrate = Param::new(
+                crate::x86::converge_calibration_ns(hz, X86_NOMINAL_MHZ),
+                Source::Code(TPAUSE),
             );
         }
         self

@@ -128,6 +128,9 @@ pub struct SimSpec {
     /// x86: the CPU vendor (`"intel"` or `"amd"`, default intel), where the
     /// bring-up differs between them ([`crate::x86`]).
     pub vendor: Option<String>,
+    /// x86: the CPU has WAITPKG (TPAUSE), so Linux 5.8+ delays with TPAUSE
+    /// and an AP that calibrates takes `calibrate_delay_converge()`.
+    pub waitpkg: Option<bool>,
     /// The serial console's baud rate, when the kernel's command line
     /// names one and the log's bring-up lines went out on it.
     pub console_baud: Option<u32>,
@@ -372,10 +375,12 @@ fn check_sim(r: &Row, sim: &SimSpec) -> Result<(), String> {
     let x86_only = era != Era::Current
         || sim.microcode_ms.is_some()
         || sim.prepare_ms.is_some()
-        || sim.vendor.is_some();
+        || sim.vendor.is_some()
+        || sim.waitpkg.is_some();
     if x86_only && platform != Platform::X86 {
         return Err(
-            "sim.linux, sim.microcode_ms, sim.prepare_ms and sim.vendor are for the x86 platform"
+            "sim.linux, sim.microcode_ms, sim.prepare_ms, sim.vendor and sim.waitpkg are for the x86 \
+             platform"
                 .to_string(),
         );
     }
@@ -610,7 +615,7 @@ mod tests {
                 "shape = [1, 80, 1], firmware",
                 "shape = [1, 80, 1], vendor = \"amd\", firmware",
                 ALTRA,
-                "sim.vendor are for the x86 platform",
+                "sim.waitpkg are for the x86",
             ),
         ];
         for (from, to, row, message) in cases {
