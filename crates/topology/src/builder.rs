@@ -58,6 +58,13 @@ pub struct CpuSpec {
 /// written at all.
 pub const MAX_NODES: usize = MAX_CPUS;
 
+/// The most NUMA nodes a distance matrix is kept for. The matrix is dense,
+/// one `u32` per pair of nodes: 64 MiB at 4096 nodes, 1 GiB at
+/// [`MAX_NODES`]. Linux's `MAX_NUMNODES` is at most 1024, so a matrix over
+/// more nodes comes from no real machine; readers refuse one before reading
+/// its values, and [`TopologyBuilder::build`] refuses it too.
+pub const MAX_DISTANCE_NODES: usize = 4096;
+
 /// Why a topology could not be built. Each names the offending item.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BuildError {
@@ -94,6 +101,8 @@ pub enum BuildError {
         /// Number of entries given.
         entries: usize,
     },
+    /// A distance matrix over more than [`MAX_DISTANCE_NODES`] nodes.
+    TooManyDistanceNodes(usize),
     /// A distance of zero, or a local distance larger than a remote one.
     BadDistance {
         /// Row node id.
@@ -147,6 +156,11 @@ impl fmt::Display for BuildError {
                 f,
                 "distance matrix has {entries} entries, expected {} for {nodes} nodes",
                 nodes * nodes
+            ),
+            BuildError::TooManyDistanceNodes(n) => write!(
+                f,
+                "a distance matrix over {n} nodes: distances are kept for at most \
+                 {MAX_DISTANCE_NODES} nodes"
             ),
             BuildError::BadDistance { from, to, value } => {
                 write!(
@@ -557,6 +571,9 @@ fn check_distances(distances: &[u32], nodes: &[NumaNode]) -> Result<(), BuildErr
     let n = nodes.len();
     if distances.is_empty() {
         return Ok(());
+    }
+    if n > MAX_DISTANCE_NODES {
+        return Err(BuildError::TooManyDistanceNodes(n));
     }
     if distances.len() != n * n {
         return Err(BuildError::DistanceSize {

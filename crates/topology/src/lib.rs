@@ -22,7 +22,7 @@ mod builder;
 mod model;
 mod shape;
 
-pub use builder::{BuildError, CpuSpec, TopologyBuilder, MAX_NODES};
+pub use builder::{BuildError, CpuSpec, TopologyBuilder, MAX_DISTANCE_NODES, MAX_NODES};
 pub use cpumask::{CompactMask, CpuMask, MAX_CPUS};
 pub use model::*;
 pub use shape::{Numbering, Shape};

@@ -7,7 +7,7 @@
 //! matrix from the rows ([`node_distances`]).
 
 use cpumask::{CpuMask, MAX_CPUS};
-use topology::TopologyBuilder;
+use topology::{TopologyBuilder, MAX_DISTANCE_NODES};
 
 use super::vfs::Root;
 use super::{entry_number, Files, NODE_DIR};
@@ -51,7 +51,12 @@ pub(super) fn read_nodes(
         // A node's CPUs are possible CPUs by the kernel's definition, even when a
         // trimmed dump lacks their directories or its `possible` file.
         possible.or_assign(&mask);
-        rows.push(distance_row(files, &dir)?);
+        if ids.len() > MAX_DISTANCE_NODES {
+            refuse_distances(files, &dir, ids.len())?;
+            rows.push(None);
+        } else {
+            rows.push(distance_row(files, &dir)?);
+        }
         if mask.intersects(&in_nodes) {
             left_out.push((id, mask_path, mask));
             continue;
@@ -168,6 +173,22 @@ fn node_memory(files: &Files, dir: &str) -> Result<Option<u64>, Error> {
         Some(text) => parse_node_memtotal(&text, &files.root.describe(&path)),
         None => Ok(None),
     }
+}
+
+/// With more nodes than the model keeps distances for, a node's `distance`
+/// file is an error naming it, found before any row is kept.
+fn refuse_distances(files: &Files, dir: &str, nodes: usize) -> Result<(), Error> {
+    let path = format!("{dir}/distance");
+    if files.text(&path)?.is_none() {
+        return Ok(());
+    }
+    Err(Error::new(
+        files.root.describe(&path),
+        format!(
+            "{nodes} NUMA nodes with distances: distances are kept for at most \
+             {MAX_DISTANCE_NODES} nodes"
+        ),
+    ))
 }
 
 /// A node's `distance` row with the path it came from, `None` if absent.

@@ -13,7 +13,7 @@
 
 use quick_xml::events::{BytesRef, BytesStart, Event};
 use quick_xml::Reader;
-use topology::CacheKind;
+use topology::{CacheKind, MAX_DISTANCE_NODES};
 
 use super::line_of;
 use super::raw::{
@@ -269,7 +269,13 @@ impl Parser<'_> {
                             "distances lists more than {max} latencies for its nbobjs"
                         )));
                     }
-                    d.values.push(v);
+                    // Only a matrix with `nbobjs` can be the NUMA one (hwloc
+                    // reads no other), and one over more objects than the
+                    // model keeps distances for is refused if it is chosen:
+                    // neither needs its values held.
+                    if d.nbobjs.is_some_and(|k| k <= MAX_DISTANCE_NODES) {
+                        d.values.push(v);
+                    }
                 }
             }
             b"cpukind" => {
@@ -323,6 +329,12 @@ impl Parser<'_> {
             ..Default::default()
         };
         let k = nbobjs.unwrap_or(nodes);
+        if k > MAX_DISTANCE_NODES {
+            return Err(err(format!(
+                "distances2 over {k} NUMA nodes: distances are kept for at most \
+                 {MAX_DISTANCE_NODES} nodes"
+            )));
+        }
         self.dist_cap = (k, k.saturating_mul(k));
         // Room for every value up front, so that millions of them are not
         // copied as the list doubles; each takes at least two bytes of the
