@@ -6,10 +6,11 @@ use std::collections::{HashMap, HashSet};
 use super::line_of;
 use super::raw::{Distances, RawObj, V1Distances};
 use crate::Error;
+use topology::MAX_DISTANCE_NODES;
 
 /// The model's node distance matrix: every NUMA `<distances2>` checked, then
 /// the latency one (else the first that is not a bandwidth) if it covers
-/// every node, else a v1 `<distances>` over the nodes' depth, else none.
+/// every node, else a v1 `<distances>` over the nodes, else none.
 pub(super) fn numa_distances(
     distances: &mut [Distances],
     v1_distances: &[V1Distances],
@@ -44,12 +45,40 @@ pub(super) fn numa_distances(
         let err = |m: String| Error::at_line(source, line_of(text, at), m);
         return v2_matrix(d, ids, &order, err);
     }
-    for d in v1_distances {
-        if let Some(m) = v1_matrix(d, objs, numa, node_ids, &order, text, source)? {
-            return Ok(Some(m));
-        }
+    // hwloc v1 `<distances>`. hwloc 1.x gives `relative_depth` as the depth
+    // of the matrix's objects in the file's own tree; hwloc 2 writing v1
+    // counts it in its v2 tree, where NUMA nodes hang beside the objects
+    // they are attached to, so there the depth names other objects
+    // (packages) or none. hwloc 2 reads a v1 matrix as the NUMA one when it
+    // has one row per NUMA node, nodes in document order, whatever its depth.
+    // A matrix at the nodes' depth is taken first (a 1.x file that also has
+    // one over as many packages), then the first with one row per node.
+    let n = numa.len();
+    // The depth every node is at, if the nodes are all at one depth and
+    // alone there.
+    let numa_depth = objs[numa[0]].depth;
+    let nodes_fill_depth = numa.iter().all(|&i| objs[i].depth == numa_depth)
+        && objs.iter().filter(|o| o.depth == numa_depth).count() == n;
+    let fits = |d: &&V1Distances| d.nbobjs == Some(n) && d.depth > 0 && d.base > 0.0;
+    let chosen = v1_distances
+        .iter()
+        .filter(fits)
+        .find(|d| nodes_fill_depth && d.depth == numa_depth)
+        .or_else(|| v1_distances.iter().find(fits));
+    let Some(d) = chosen else {
+        return Ok(None);
+    };
+    if n > MAX_DISTANCE_NODES {
+        return Err(Error::at_line(
+            source,
+            line_of(text, d.pos),
+            format!(
+                "distances over {n} NUMA nodes: distances are kept for at most \
+                 {MAX_DISTANCE_NODES} nodes"
+            ),
+        ));
     }
-    Ok(None)
+    v1_matrix(d, node_ids, &order, text, source).map(Some)
 }
 
 /// Each node id's position in the model (nodes sorted by id).
@@ -115,25 +144,16 @@ fn v2_matrix(
     Ok(Some(matrix))
 }
 
-/// hwloc v1: a matrix over the objects at one depth, if those are the
-/// nodes; None if they are not.
+/// hwloc v1: the matrix of `d`, whose rows and columns are the NUMA nodes
+/// `node_ids` in document order (as hwloc reads it).
 fn v1_matrix(
     d: &V1Distances,
-    objs: &[RawObj],
-    numa: &[usize],
     node_ids: &[u32],
     order: &NodeOrder,
     text: &str,
     source: &str,
-) -> Result<Option<Vec<u32>>, Error> {
-    let n = numa.len();
-    let node_of: HashMap<usize, usize> = numa.iter().enumerate().map(|(n, &i)| (i, n)).collect();
-    let at_depth: Vec<usize> = (0..objs.len())
-        .filter(|&i| objs[i].depth == d.depth)
-        .collect();
-    if at_depth.len() != n || at_depth.iter().any(|i| !node_of.contains_key(i)) {
-        return Ok(None);
-    }
+) -> Result<Vec<u32>, Error> {
+    let n = node_ids.len();
     let err = |m: String| Error::at_line(source, line_of(text, d.pos), m);
     if d.values.len() != n * n {
         return Err(err(format!(
@@ -141,11 +161,8 @@ fn v1_matrix(
             d.values.len()
         )));
     }
-    // Model position of each object at the depth, in the matrix's order.
-    let pos: Vec<usize> = at_depth
-        .iter()
-        .filter_map(|i| order.pos(node_ids[node_of[i]]))
-        .collect();
+    // Model position of each node, in the matrix's order.
+    let pos: Vec<usize> = node_ids.iter().filter_map(|&id| order.pos(id)).collect();
     let mut matrix = vec![0u32; n * n];
     for (a, &pa) in pos.iter().enumerate() {
         for (c, &pc) in pos.iter().enumerate() {
@@ -160,7 +177,7 @@ fn v1_matrix(
             matrix[pa * n + pc] = v as u32;
         }
     }
-    Ok(Some(matrix))
+    Ok(matrix)
 }
 
 /// The node ids a NUMA `<distances2>` names, in its order, after checking that

@@ -29,7 +29,11 @@
 //!   among equals; the others are memory-only. Node cpusets that overlap without
 //!   nesting cannot come from hwloc and are an error.
 //! - `distances2` of type `NUMANode` (latency, not bandwidth; `os` or `gp`
-//!   indexing) → the distance matrix; v1 `distances` over the NUMA level too.
+//!   indexing) → the distance matrix; else a v1 `distances` with one row
+//!   per NUMA node (the one at the nodes' depth first: hwloc 1.x wrote
+//!   `relative_depth` in the file's tree, hwloc 2 writing v1 in its own).
+//!   A matrix over more than [`MAX_DISTANCE_NODES`] nodes is refused naming
+//!   its line, before its values are kept.
 //!   Every NUMA `distances2` must have `nbobjs` indexes and nbobjs² values and
 //!   name existing nodes, each once, or the file is refused naming the
 //!   element's line (hwloc 2.9 drops such a matrix silently). One over a subset
@@ -51,6 +55,7 @@
 //!
 //! [`MAX_CPUS`]: topology::MAX_CPUS
 //! [`MAX_NODES`]: topology::MAX_NODES
+//! [`MAX_DISTANCE_NODES`]: topology::MAX_DISTANCE_NODES
 //! [`LevelKind::Package`]: topology::LevelKind::Package
 //! [`LevelKind::Die`]: topology::LevelKind::Die
 //! [`LevelKind::Core`]: topology::LevelKind::Core
