@@ -19,7 +19,11 @@
 //!
 //! If the text also holds `lscpu --parse` output (`# CPU,Core,Socket,Node,,L1d,...`
 //! and one row per CPU), the first such block gives every CPU's exact core,
-//! socket, node and cache instances, and nothing below is inferred.
+//! socket, node and cache instances, and nothing below is inferred. lscpu
+//! numbers cores per CPU type (a hybrid Arm SoC prints Core 0 for a CPU of
+//! each type): with the summary's types a core is a (type, Core) pair; a
+//! table alone tells the types' cores apart by their L2, which a core's
+//! threads share and no two core types do (outside POWER).
 //!
 //! # What the summary does not say, and how it is inferred
 //!

@@ -102,6 +102,12 @@ fn cache_sets(t: &Topology, level: u8, kind: CacheKind) -> Sets {
 
 /// Reads one fixture and checks it against its own table.
 fn check(name: &str) -> Topology {
+    check_cores(name, None)
+}
+
+/// As [`check`], with the cores given by another truth when the table's CORE
+/// column cannot tell them (numbered per CPU type).
+fn check_cores(name: &str, cores: Option<Sets>) -> Topology {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/data")
         .join(name);
@@ -148,7 +154,7 @@ fn check(name: &str) -> Topology {
     } else {
         &["CORE"]
     };
-    if let Some(cores) = tab.groups(core_key) {
+    if let Some(cores) = cores.or_else(|| tab.groups(core_key)) {
         assert_eq!(level_sets(&t, LevelKind::Core), cores, "{name}: cores");
     }
     for (col, level, kind) in [
@@ -183,4 +189,74 @@ fn hybrid_i9_13900h_table_reads_as_printed() {
 #[test]
 fn jetson_orin_table_without_a_node_column_reads_as_printed() {
     check("sysinfo-jl-jetson-orin-nx.lscpu-e");
+}
+
+/// A hybrid Arm SoC's table (util-linux's test dump through lscpu 2.38.1):
+/// lscpu numbers cores per CPU type, so CPUs 0, 3, 5 and 7 all print Core 0.
+/// The truth for the cores is util-linux's expected summary of the same dump:
+/// every type has one thread per core and the types' cores add up to the
+/// CPUs, so each CPU is its own core. Read alone, the table merged CPUs of
+/// different types into one core.
+#[test]
+fn hybrid_arm_table_numbering_cores_per_type_reads_one_core_per_cpu() {
+    let expected = readers::corpus::dir(env!("CARGO_MANIFEST_DIR"))
+        .join("util-linux/tests/expected/lscpu/lscpu-arm-A510-A710-A715-X3");
+    let what = "util-linux's expected summary for the hybrid Arm table";
+    if !readers::corpus::present(&readers::corpus::dir(env!("CARGO_MANIFEST_DIR")), what) {
+        return;
+    }
+    let summary = std::fs::read_to_string(expected).unwrap();
+    let field = |name: &str| -> Vec<usize> {
+        summary
+            .lines()
+            .take_while(|l| !l.starts_with('#'))
+            .filter_map(|l| l.strip_prefix(name))
+            .map(|v| v.trim().parse().unwrap())
+            .collect()
+    };
+    let cpus = field("CPU(s):")[0];
+    let cores: usize = field("Core(s) per socket:")
+        .iter()
+        .zip(field("Socket(s):"))
+        .map(|(c, s)| c * s)
+        .sum();
+    assert!(field("Thread(s) per core:").iter().all(|&t| t == 1));
+    assert_eq!(cores, cpus, "the summary's cores are its CPUs");
+    let one_per_cpu: Sets = (0..cpus).map(|c| BTreeSet::from([c])).collect();
+    check_cores("ul2381-arm-A510-A710-A715-X3.lscpu-e", Some(one_per_cpu));
+}
+
+/// The same machine's `lscpu --parse` table from util-linux's expected
+/// output, read alone: the same cores.
+#[test]
+fn hybrid_arm_parse_table_alone_reads_one_core_per_cpu() {
+    let corpus = readers::corpus::dir(env!("CARGO_MANIFEST_DIR"));
+    if !readers::corpus::present(&corpus, "util-linux's hybrid Arm --parse table") {
+        return;
+    }
+    let expected = std::fs::read_to_string(
+        corpus.join("util-linux/tests/expected/lscpu/lscpu-arm-A510-A710-A715-X3"),
+    )
+    .unwrap();
+    // The first parsable block: its comment lines, header and rows.
+    let block: String = expected
+        .lines()
+        .skip_while(|l| !l.starts_with("# The following is the parsable format"))
+        .take_while(|l| !l.trim().is_empty())
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let t = lscpu::parse(&block, "arm-A510 --parse").unwrap_or_else(|e| panic!("{e}"));
+    let rows: Vec<Vec<&str>> = block
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| l.split(',').collect())
+        .collect();
+    assert_eq!(rows.len(), 8);
+    // As the expected summary says (one thread per core of every type):
+    // each CPU its own core.
+    let one_per_cpu: Sets = rows
+        .iter()
+        .map(|r| BTreeSet::from([r[0].parse().unwrap()]))
+        .collect();
+    assert_eq!(level_sets(&t, LevelKind::Core), one_per_cpu);
 }

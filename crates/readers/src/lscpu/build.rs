@@ -363,8 +363,40 @@ fn places_from_csv(
                 p.core = ((k as u32 + 1) << 20) | (p.core & 0xf_ffff);
             }
         }
+    } else if !is_power(arch) {
+        split_cores_by_l2(csv, &rows, &mut places);
     }
     Ok(places)
+}
+
+/// A table without the summary's CPU types cannot tell the types' cores
+/// apart by number, but their caches differ: CPUs of one Core id in
+/// different L2 instances are cores of different types (no Arm SoC shares
+/// an L2 across core types, while a core's threads always share its L2).
+/// The L1 cannot tell: some RISC-V kernels give a core's two harts an L1
+/// each (util-linux's `rv64-linux` dump). POWER is left to
+/// [`split_power_cores_by_l1`], where a Core of two L1s is a big core.
+fn split_cores_by_l2(csv: &super::scan::Csv, rows: &Rows, places: &mut [Place]) {
+    let Some(col) = csv.cache_names.iter().position(|n| n == "L2") else {
+        return;
+    };
+    let l2_of = |p: &Place| rows[&p.cpu].caches[col];
+    let mut l2_of_core: BTreeMap<u32, Option<u32>> = BTreeMap::new();
+    let mut split = false;
+    for p in places.iter().filter(|p| p.core_os.is_some()) {
+        let l2 = l2_of(p);
+        split |= *l2_of_core.entry(p.core).or_insert(l2) != l2;
+    }
+    if !split {
+        return;
+    }
+    // Each (Core, L2) pair becomes a core, numbered by first appearance
+    // above the ids lscpu can print and below those of CPUs without one.
+    let mut number: BTreeMap<(u32, Option<u32>), u32> = BTreeMap::new();
+    for p in places.iter_mut().filter(|p| p.core_os.is_some()) {
+        let next = number.len() as u32;
+        p.core = 0x4000_0000 | *number.entry((p.core, l2_of(p))).or_insert(next);
+    }
 }
 
 type Rows<'a> = BTreeMap<u32, &'a super::scan::CsvRow>;

@@ -295,7 +295,8 @@ impl TypeBlocks {
             }
             "Core(s) per socket" => self.put(|t| &mut t.cores_per_socket, f.count()?, line),
             "Core(s) per cluster" => self.put(|t| &mut t.cores_per_cluster, f.count()?, line),
-            "Socket(s)" => {
+            // util-linux up to 2.19 printed "CPU socket(s)".
+            "Socket(s)" | "CPU socket(s)" => {
                 let v = if f.value == "-" {
                     None
                 } else {
@@ -346,8 +347,11 @@ fn node_or_cache_field(s: &mut Scanned, f: &Field) -> Result<(), Error> {
     let Some((level, suffix)) = cache_label(label) else {
         return Ok(());
     };
-    if f.value.is_empty() {
-        return Ok(()); // a hierarchic section header
+    // lscpu 2.24 to 2.30 print "unknown size" for a cache whose size the
+    // kernel does not give (QEMU's PowerPC 750): the line says nothing the
+    // model keeps.
+    if f.value.is_empty() || f.value.trim() == "unknown size" {
+        return Ok(()); // also a hierarchic section header
     }
     let size =
         parse_size(f.value).map_err(|e| Error::at_line(source, line, format!("{label}: {e}")))?;
@@ -472,6 +476,7 @@ fn scan_csv(lines: &[&str], consumed: &mut [bool], source: &str) -> Result<Optio
             }
         }
         idx += 1;
+        let mut rows: Vec<(usize, Vec<&str>)> = Vec::new();
         while idx < lines.len() {
             let row = lines[idx].trim();
             if row.is_empty() || row.starts_with('#') {
@@ -491,14 +496,23 @@ fn scan_csv(lines: &[&str], consumed: &mut [bool], source: &str) -> Result<Optio
                     ),
                 ));
             }
-            if result.is_none() {
-                block
-                    .rows
-                    .push(csv_row(&columns, &fields, &cache_slots, line, source)?);
-            }
+            rows.push((line, fields));
             idx += 1;
         }
-        if result.is_none() {
+        // lscpu 2.38 on RISC-V printed a table of empty rows (`,,,` per CPU):
+        // such a table says nothing, and the summary is read without it.
+        let blank = !rows.is_empty()
+            && rows
+                .iter()
+                .all(|(_, fields)| fields.iter().all(|f| f.is_empty()));
+        if result.is_none() && !blank {
+            for (line, fields) in &rows {
+                block
+                    .rows
+                    .push(csv_row(&columns, fields, &cache_slots, *line, source)?);
+            }
+        }
+        if result.is_none() && !blank {
             if block.rows.is_empty() {
                 return Err(Error::at_line(
                     source,

@@ -1,0 +1,138 @@
+//! What older util-linux versions' lscpu printed, in excerpts of util-linux's
+//! own expected outputs at the release that wrote them (git tags v2.19,
+//! v2.30 and v2.38 of util-linux, tests/expected/lscpu/; GPL-2.0-or-later).
+//! The truth for each is the `--parse` table lscpu printed for the same
+//! machine in the same file. Each case was refused before the reader knew
+//! the older form.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use readers::lscpu;
+use topology::{CacheKind, LevelKind};
+
+/// util-linux 2.19, `lscpu-x86_64-hpdl585` (4 × Opteron, 16 CPUs): up to
+/// 2.19 lscpu printed "CPU socket(s)" where later versions print
+/// "Socket(s)". The summary alone must give the table's four sockets.
+const HPDL585_SUMMARY: &str = "\
+CPU op-mode(s):        32-bit, 64-bit
+CPU(s):                16
+Thread(s) per core:    1
+Core(s) per socket:    4
+CPU socket(s):         4
+NUMA node(s):          4
+Vendor ID:             AuthenticAMD
+NUMA node0 CPU(s):     0,4,8,12
+NUMA node1 CPU(s):     1,5,9,13
+NUMA node2 CPU(s):     2,6,10,14
+NUMA node3 CPU(s):     3,7,11,15
+";
+
+/// The same file's `--parse` rows: CPU,Core,Socket,Node.
+const HPDL585_TABLE: &str = "\
+0,0,0,0
+1,1,1,1
+2,2,2,2
+3,3,3,3
+4,4,0,0
+5,5,1,1
+6,6,2,2
+7,7,3,3
+8,8,0,0
+9,9,1,1
+10,10,2,2
+11,11,3,3
+12,12,0,0
+13,13,1,1
+14,14,2,2
+15,15,3,3
+";
+
+#[test]
+fn lscpu_2_19_cpu_sockets_label_reads_as_sockets() {
+    let t = lscpu::parse(HPDL585_SUMMARY, "hpdl585").unwrap_or_else(|e| panic!("{e}"));
+    let mut sockets: BTreeMap<&str, BTreeSet<usize>> = BTreeMap::new();
+    let mut nodes: BTreeMap<u32, BTreeSet<usize>> = BTreeMap::new();
+    for row in HPDL585_TABLE.lines() {
+        let f: Vec<&str> = row.split(',').collect();
+        let cpu: usize = f[0].parse().unwrap();
+        sockets.entry(f[2]).or_default().insert(cpu);
+        nodes.entry(f[3].parse().unwrap()).or_default().insert(cpu);
+    }
+    let ours: BTreeSet<BTreeSet<usize>> = t
+        .level(LevelKind::Package)
+        .unwrap()
+        .groups
+        .iter()
+        .map(|g| g.cpus.iter().collect())
+        .collect();
+    assert_eq!(ours, sockets.into_values().collect());
+    let ours: BTreeMap<u32, BTreeSet<usize>> = t
+        .nodes()
+        .iter()
+        .map(|n| (n.id, n.cpus.iter().collect()))
+        .collect();
+    assert_eq!(ours, nodes);
+}
+
+/// util-linux 2.30, `lscpu-ppc-qemu` (QEMU's PowerPC 750): lscpu 2.24 to
+/// 2.30 printed "unknown size" for caches the kernel gives no size for.
+const PPC_QEMU: &str = "\
+CPU(s):              1
+On-line CPU(s) list: 0
+Thread(s) per core:  1
+Core(s) per socket:  1
+Socket(s):           1
+Model name:          740/750
+L1d cache:           unknown size
+L1i cache:           unknown size
+
+# The following is the parsable format, which can be fed to other
+# programs. Each different item in every column has an unique ID
+# starting from zero.
+# CPU,Core,Socket,Node,,L1d,L1i
+0,0,0,,,0,0
+";
+
+#[test]
+fn lscpu_2_30_unknown_cache_size_reads_without_a_size() {
+    let t = lscpu::parse(PPC_QEMU, "ppc-qemu").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(t.online().iter().collect::<Vec<_>>(), [0]);
+    // The table's L1d and L1i columns: one instance each, of CPU 0.
+    let caches: Vec<(u8, CacheKind, Vec<usize>, Option<u64>)> = t
+        .caches()
+        .iter()
+        .map(|c| (c.level, c.kind, c.cpus.iter().collect(), c.size_bytes))
+        .collect();
+    assert_eq!(
+        caches,
+        [
+            (1, CacheKind::Data, vec![0], None),
+            (1, CacheKind::Instruction, vec![0], None)
+        ]
+    );
+}
+
+/// util-linux 2.38, `lscpu-rv64-linux`: that release printed a `--parse`
+/// table of empty rows on this RISC-V dump. The summary's two CPUs are what
+/// the file says.
+const RV64_LINUX: &str = "\
+CPU(s):              2
+On-line CPU(s) list: 0,1
+
+# The following is the parsable format, which can be fed to other
+# programs. Each different item in every column has an unique ID
+# starting usually from zero.
+# CPU,Core,Socket,Node
+,,,
+,,,
+";
+
+#[test]
+fn lscpu_2_38_table_of_empty_rows_reads_from_the_summary() {
+    let t = lscpu::parse(RV64_LINUX, "rv64-linux").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(t.online().iter().collect::<Vec<_>>(), [0, 1]);
+    // A row partly empty is still an error naming its line.
+    let broken = RV64_LINUX.replacen(",,,\n", "0,,,\n", 1);
+    let e = lscpu::parse(&broken, "rv64-linux").unwrap_err();
+    assert_eq!(e.line, Some(9), "{e}");
+}
