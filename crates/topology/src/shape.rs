@@ -6,7 +6,7 @@ use alloc::vec::Vec;
 
 use cpumask::{CompactMask, MAX_CPUS};
 
-use crate::builder::{BuildError, CpuSpec, TopologyBuilder};
+use crate::builder::{BuildError, CpuSpec, TopologyBuilder, MAX_DISTANCE_NODES};
 use crate::model::{Arch, Cache, CacheKind, Topology};
 
 /// How logical CPU numbers are assigned to hardware threads.
@@ -140,7 +140,8 @@ impl Shape {
     }
 
     /// The nodes, 1 GiB each, and their distances: 10 to itself,
-    /// `distances.0` within a package, `distances.1` across packages.
+    /// `distances.0` within a package, `distances.1` across packages; none
+    /// beyond [`MAX_DISTANCE_NODES`] nodes, where the model keeps no matrix.
     fn add_nodes(&self, b: &mut TopologyBuilder, nodes: &[Vec<usize>]) {
         let npp = self.nodes_per_package.max(1);
         for (i, m) in nodes.iter().enumerate() {
@@ -151,6 +152,9 @@ impl Shape {
             );
         }
         let n = nodes.len();
+        if n > MAX_DISTANCE_NODES {
+            return;
+        }
         let mut d = Vec::with_capacity(n * n);
         for i in 0..n {
             for j in 0..n {

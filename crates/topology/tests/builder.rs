@@ -553,3 +553,22 @@ fn online_mask_overrides_the_cpus() {
         BuildError::MaskNotSubset("online CPUs are not all described"),
     );
 }
+
+/// A distance matrix over more nodes than the model keeps one for is refused
+/// by name; a shape of that many nodes is built without one.
+#[test]
+fn distances_over_too_many_nodes_are_refused() {
+    let n = topology::MAX_DISTANCE_NODES + 1;
+    let mut b = TopologyBuilder::new(Arch::Arm64);
+    b.add_cpu(spec(0, 0, 0));
+    b.add_node(0, CpuMask::single(0), None);
+    for id in 1..n as u32 {
+        b.add_node(id, CpuMask::new(), None);
+    }
+    b.distances(vec![10; n * n]);
+    assert_rejects(&b, BuildError::TooManyDistanceNodes(n));
+
+    let shape = topology::Shape::simple(Arch::Arm64, n as u32, 1, 1);
+    let t = shape.build().unwrap();
+    assert_eq!((t.nodes().len(), t.distances().len()), (n, 0));
+}
