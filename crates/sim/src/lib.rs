@@ -19,14 +19,15 @@
 //!   ([`costs::TABLE`]) with a row per platform and parameter and where its
 //!   value comes from (kernel code constant, specification, fitted, or assumed),
 //!   resolved against an explicit fit by [`costs::CostTable::for_platform`].
-//! - [`fit`]: the few free parameters, fitted on ten machines only (seed
+//! - [`fit`]: the few free parameters, fitted on eleven machines only (seed
 //!   002's small boxes, seed 000's two LPARs, seed 003's server, of the
 //!   record's arm64 logs one per firmware that has a second log to predict,
-//!   and of its powerpc rows one per firmware, [`powerpc`]); the assumed
+//!   and three of its powerpc rows, [`powerpc`]); the assumed
 //!   costs ([`costs::Assumptions`]) are inputs of the fit.
 //! - [`powerpc`]: PowerNV, PowerVM and KVM guests, each with its own fitted
-//!   per-CPU cost and `/cpus` visit price, and the mask code of the kernel
-//!   measured counted as Linux's own walks ([`linux_walks`]).
+//!   per-CPU cost, a `/cpus` visit priced per POWER processor, and the mask
+//!   code of the kernel measured counted as Linux's own walks
+//!   ([`linux_walks`]).
 //! - [`record`]: the public record (`data/bringup-record.toml`), published
 //!   bring-up measurements with machine, kernel, what was measured and source.
 //! - [`smt`]: seed 000's `ppc64_cpu --smt=1/8` switches through the hotplug

@@ -27,9 +27,9 @@
 //! <20220629205852.4172212-1-nathanl@linux.ibm.com>, spins instead).
 //!
 //! No source times any of these paths, so each firmware's whole per-CPU
-//! cost outside the mask code is one fitted parameter ([`FirmwareFit`]),
-//! fitted on one machine of that firmware and carried only to machines of
-//! the same firmware.
+//! cost outside the mask code is fitted ([`FirmwareFit`]) on machines of
+//! that firmware and carried only to machines of the same firmware; on
+//! PowerVM it grows with the CPUs already online.
 //!
 //! # The mask code of each kernel
 //!
@@ -110,64 +110,148 @@ impl Kernel {
     }
 }
 
-/// One firmware's fitted costs.
+/// The POWER processor a machine runs on: a `/cpus` visit is priced per
+/// processor, since the same walk code costs 3.4-3.9 us on both POWER8
+/// machines fitted or checked (a PowerVM LPAR, a PowerNV box) and 0.9 us on
+/// both POWER9 ones (a KVM guest, a PowerNV box).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Processor {
+    /// POWER8.
+    Power8,
+    /// POWER9.
+    Power9,
+    /// POWER10: no machine of the record was measured under both mask
+    /// codes, so its visit is priced as its predecessor's (POWER9).
+    Power10,
+}
+
+impl Processor {
+    /// Every processor.
+    pub const ALL: [Processor; 3] = [Processor::Power8, Processor::Power9, Processor::Power10];
+
+    /// The spelling of the record's `sim.processor`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Processor::Power8 => "power8",
+            Processor::Power9 => "power9",
+            Processor::Power10 => "power10",
+        }
+    }
+
+    /// The processor a record row's `sim.processor` names.
+    pub fn parse(text: Option<&str>) -> Result<Processor, String> {
+        let text = text.unwrap_or("");
+        Processor::ALL
+            .into_iter()
+            .find(|p| p.name() == text)
+            .ok_or_else(|| {
+                format!("sim.processor = '{text}' is not one of power8, power9, power10 on powerpc")
+            })
+    }
+
+    /// The processor whose fitted visit price this one takes.
+    fn priced_as(self) -> Processor {
+        match self {
+            Processor::Power10 => Processor::Power9,
+            p => p,
+        }
+    }
+}
+
+/// The fitted costs: a per-CPU cost per firmware, a visit price per
+/// processor.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Fits {
+    /// Each firmware's per-CPU cost.
+    pub firmwares: Vec<FirmwareFit>,
+    /// Each fitted processor's price of one `/cpus` child visited.
+    pub visits: Vec<(Processor, Param)>,
+}
+
+/// One firmware's fitted per-CPU cost.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FirmwareFit {
     /// The firmware.
     pub firmware: Firmware,
     /// The machine and runs fitted on.
     pub on: String,
-    /// One `/cpus` child visited by Linux's walks.
-    pub visit: Param,
-    /// Everything else one secondary CPU costs (kick, call-in, the AP's
-    /// start-up and online states), the kick's code constant included.
+    /// Everything one secondary CPU costs besides the walks (kick, call-in,
+    /// the AP's start-up and online states), the kick's code constant
+    /// included.
     pub per_cpu: Param,
+    /// What each CPU already online adds to that, where the fit machines
+    /// differ in size (0 where they do not).
+    pub per_online: Param,
+}
+
+impl Fits {
+    /// `firmware`'s per-CPU cost.
+    pub fn firmware(&self, firmware: Firmware) -> Result<&FirmwareFit, SimError> {
+        self.firmwares
+            .iter()
+            .find(|f| f.firmware == firmware)
+            .ok_or(SimError::Internal("a powerpc firmware without a fit"))
+    }
+
+    /// The price of one visit on `processor`.
+    pub fn visit(&self, processor: Processor) -> Result<&Param, SimError> {
+        let p = processor.priced_as();
+        self.visits
+            .iter()
+            .find(|(q, _)| *q == p)
+            .map(|(_, v)| v)
+            .ok_or(SimError::Internal(
+                "a POWER processor without a visit price",
+            ))
+    }
 }
 
 /// One measured bring-up window a fit uses.
 struct Measurement {
     label: String,
     shape: Shape,
+    processor: Processor,
     kernel: Kernel,
     window_s: f64,
 }
 
-/// The fitted costs of every firmware (computed once per process).
-pub fn fits() -> Result<&'static [FirmwareFit], SimError> {
-    static FITS: OnceLock<Result<Vec<FirmwareFit>, SimError>> = OnceLock::new();
-    FITS.get_or_init(fit_all)
-        .as_ref()
-        .map(Vec::as_slice)
-        .map_err(Clone::clone)
+/// The fitted costs (computed once per process).
+pub fn fits() -> Result<&'static Fits, SimError> {
+    static FITS: OnceLock<Result<Fits, SimError>> = OnceLock::new();
+    FITS.get_or_init(fit_all).as_ref().map_err(Clone::clone)
 }
 
-/// The fitted costs of `firmware`.
-pub fn fit_of(firmware: Firmware) -> Result<&'static FirmwareFit, SimError> {
-    fits()?
-        .iter()
-        .find(|f| f.firmware == firmware)
-        .ok_or(SimError::Internal("a powerpc firmware without a fit"))
-}
-
-fn fit_all() -> Result<Vec<FirmwareFit>, SimError> {
+/// Each firmware's fit machine: measured under both mask codes (two
+/// windows: the visit price of its processor and the firmware's per-CPU
+/// cost), or once on a processor already priced (one window: the per-CPU
+/// cost). PowerVM (seed 000's LPAR, POWER8) and KVM (POWER9) come first.
+fn fit_all() -> Result<Fits, SimError> {
     let rows = record::load()?;
-    let mut fits = Vec::new();
-    for firmware in Firmware::ALL {
+    let mut fits = Fits {
+        firmwares: Vec::new(),
+        visits: Vec::new(),
+    };
+    // KVM first: its guest prices POWER9, which PowerVM's small LPAR needs.
+    for firmware in [Firmware::KvmGuest, Firmware::PowerVm, Firmware::PowerNv] {
         let mut runs = Vec::new();
         if firmware == Firmware::PowerVm {
             let shape = SeedMachine::Power8Lpar1024.shape();
-            runs.push(Measurement {
-                label: "seed 000 power8-lpar-1024 before".to_string(),
-                shape: shape.clone(),
-                kernel: Kernel::V5_9,
-                window_s: crate::fit::SEED_000_LPAR_NAIVE_S,
-            });
-            runs.push(Measurement {
-                label: "after".to_string(),
-                shape,
-                kernel: Kernel::V5_10,
-                window_s: crate::fit::SEED_000_LPAR_SCOPED_S,
-            });
+            for (label, kernel, window_s) in [
+                (
+                    "seed 000 power8-lpar-1024 before",
+                    Kernel::V5_9,
+                    crate::fit::SEED_000_LPAR_NAIVE_S,
+                ),
+                ("after", Kernel::V5_10, crate::fit::SEED_000_LPAR_SCOPED_S),
+            ] {
+                runs.push(Measurement {
+                    label: label.to_string(),
+                    shape: shape.clone(),
+                    processor: Processor::Power8,
+                    kernel,
+                    window_s,
+                });
+            }
         }
         for r in &rows {
             let Some(spec) = &r.sim else { continue };
@@ -176,12 +260,11 @@ fn fit_all() -> Result<Vec<FirmwareFit>, SimError> {
             }
             let fw = Firmware::parse(spec.firmware.as_deref().unwrap_or(""))
                 .map_err(|m| row_error(r, m))?;
-            if fw != firmware {
-                continue;
+            if fw == firmware {
+                runs.extend(measurements(r, spec)?);
             }
-            runs.extend(measurements(r, spec)?);
         }
-        fits.push(solve(firmware, &runs)?);
+        solve(firmware, &runs, &mut fits)?;
     }
     Ok(fits)
 }
@@ -207,18 +290,21 @@ fn measurements(r: &record::Row, spec: &record::SimSpec) -> Result<Vec<Measureme
         Some(t) => Kernel::parse(Some(t)).map_err(|m| row_error(r, m))?,
         None => before,
     };
+    let processor = Processor::parse(spec.processor.as_deref()).map_err(|m| row_error(r, m))?;
     let shape = shape_of(spec);
     let mut out = Vec::new();
     if let (Some(b), Some(a)) = (r.before_s, r.after_s) {
         out.push(Measurement {
             label: format!("record {} before", r.id),
             shape: shape.clone(),
+            processor,
             kernel: before,
             window_s: b,
         });
         out.push(Measurement {
             label: "after".to_string(),
             shape: shape.clone(),
+            processor,
             kernel: after,
             window_s: a,
         });
@@ -227,6 +313,7 @@ fn measurements(r: &record::Row, spec: &record::SimSpec) -> Result<Vec<Measureme
         out.push(Measurement {
             label: format!("record {}", r.id),
             shape,
+            processor,
             kernel: before,
             window_s: per_cpu * (r.cpus.max(2) - 1) as f64,
         });
@@ -234,74 +321,188 @@ fn measurements(r: &record::Row, spec: &record::SimSpec) -> Result<Vec<Measureme
     Ok(out)
 }
 
-/// Two windows, two unknowns: `T = n·per_cpu + visits·visit`.
-fn solve(firmware: Firmware, runs: &[Measurement]) -> Result<FirmwareFit, SimError> {
-    let [a, b] = runs else {
-        return Err(SimError::Fit(format!(
-            "powerpc {}: the fit needs exactly two measured windows (one machine under \
-             two mask codes), found {}",
-            firmware.name(),
-            runs.len()
-        )));
-    };
-    let count = |m: &Measurement| -> Result<(f64, f64), SimError> {
-        let topo = m
-            .shape
-            .build()
-            .map_err(|e| SimError::Masks(format!("{e:?}")))?;
-        let n = (topo.present().weight().max(2) - 1) as f64;
-        let w = linux_walks::count(&topo, firmware, m.kernel)?;
-        Ok((n, w.visits as f64))
-    };
-    let ((n1, v1), (n2, v2)) = (count(a)?, count(b)?);
-    let (t1, t2) = (a.window_s * 1e9, b.window_s * 1e9);
-    let det = n1 * v2 - n2 * v1;
-    let visit = (n1 * t2 - n2 * t1) / det;
-    let per_cpu = (t1 * v2 - t2 * v1) / det;
-    let on = format!("{}, {}", a.label, b.label);
-    // The per-CPU cost holds the kick's code constant, so it must exceed it.
-    for (what, ns, floor) in [
-        ("visit", visit, 0.0),
-        ("per-CPU cost", per_cpu, PPC_KICK_NS),
-    ] {
-        if !(ns.is_finite() && ns > floor) {
-            return Err(SimError::Fit(format!(
-                "powerpc {} {what} comes out at {ns} ns on {on}: not a positive cost",
-                firmware.name()
-            )));
-        }
+/// Secondary CPUs and Linux's `/cpus` visits of one measured window.
+fn count(firmware: Firmware, m: &Measurement) -> Result<(f64, f64), SimError> {
+    let topo = m
+        .shape
+        .build()
+        .map_err(|e| SimError::Masks(format!("{e:?}")))?;
+    let n = (topo.present().weight().max(2) - 1) as f64;
+    let w = linux_walks::count(&topo, firmware, m.kernel)?;
+    Ok((n, w.visits as f64))
+}
+
+/// CPUs online summed over the bring-up of `n` secondary CPUs: the `k`-th
+/// comes up with `k` online (the boot CPU and the `k - 1` before it).
+pub fn online_sum(n: f64) -> f64 {
+    n * (n + 1.0) / 2.0
+}
+
+/// `T = n·per_cpu + Σk·per_online + visits·visit`, solved exactly: the
+/// per-CPU cost always, the growth with CPUs online when the machines
+/// differ in size, and the visit price of a processor no earlier fit
+/// priced. As many windows as unknowns.
+fn solve(firmware: Firmware, runs: &[Measurement], fits: &mut Fits) -> Result<(), SimError> {
+    let fw = firmware.name();
+    let mut counted = Vec::new();
+    for m in runs {
+        let (n, v) = count(firmware, m)?;
+        counted.push((m, n, v));
     }
+    let sizes_differ = counted.windows(2).any(|w| w[0].1 != w[1].1);
+    let unpriced: Vec<Processor> = {
+        let mut u: Vec<Processor> = runs
+            .iter()
+            .map(|m| m.processor.priced_as())
+            .filter(|p| fits.visit(*p).is_err())
+            .collect();
+        u.dedup();
+        u
+    };
+    let unknowns = 1 + usize::from(sizes_differ) + unpriced.len();
+    if runs.len() != unknowns || unpriced.len() > 1 {
+        return Err(SimError::Fit(format!(
+            "powerpc {fw}: {} windows for {unknowns} unknowns (per-CPU cost{}{})",
+            runs.len(),
+            if sizes_differ {
+                ", growth per CPU online"
+            } else {
+                ""
+            },
+            if unpriced.is_empty() {
+                ""
+            } else {
+                ", a processor's visit price"
+            },
+        )));
+    }
+    // Rows: [n, Σk, visits of the unpriced processor] · x = T − priced visits.
+    let mut a = Vec::new();
+    for (m, n, v) in &counted {
+        let p = m.processor.priced_as();
+        let mut row = vec![*n];
+        if sizes_differ {
+            row.push(online_sum(*n));
+        }
+        let known = match fits.visit(p) {
+            Ok(price) => v * price.ns,
+            Err(_) => 0.0,
+        };
+        if !unpriced.is_empty() {
+            row.push(if unpriced.contains(&p) { *v } else { 0.0 });
+        }
+        row.push(m.window_s * 1e9 - known);
+        a.push(row);
+    }
+    let x = gauss(a).ok_or_else(|| {
+        SimError::Fit(format!(
+            "powerpc {fw}: the windows do not separate the unknowns"
+        ))
+    })?;
+    let on = runs
+        .iter()
+        .map(|m| m.label.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
     let text = format!(
-        "{}: two windows ({:.3} s, {:.3} s), two unknowns, with Linux's /cpus visits counted \
-         for {} ({:.0} and {:.0})",
-        on,
-        a.window_s,
-        b.window_s,
-        firmware.name(),
-        v1,
-        v2
+        "{on}: {} window{} ({}), as many unknowns, with Linux's /cpus visits counted for {fw} \
+         ({})",
+        runs.len(),
+        if runs.len() == 1 { "" } else { "s" },
+        runs.iter()
+            .map(|m| format!("{:.3} s", m.window_s))
+            .collect::<Vec<_>>()
+            .join(", "),
+        counted
+            .iter()
+            .map(|(_, _, v)| format!("{v:.0}"))
+            .collect::<Vec<_>>()
+            .join(", ")
     );
-    Ok(FirmwareFit {
+    let per_online = if sizes_differ { x[1] } else { 0.0 };
+    if let Some(p) = unpriced.first() {
+        let visit = x[unknowns - 1];
+        positive(&format!("{} visit", p.name()), visit, 0.0, &on)?;
+        fits.visits
+            .push((*p, Param::new(visit, Source::Fitted(text.clone()))));
+    }
+    // The per-CPU cost holds the kick's code constant, so it must exceed it.
+    positive(&format!("{fw} per-CPU cost"), x[0], PPC_KICK_NS, &on)?;
+    if !(per_online.is_finite() && per_online >= 0.0) {
+        return Err(SimError::Fit(format!(
+            "powerpc {fw}: the growth per CPU online comes out at {per_online} ns on {on}"
+        )));
+    }
+    fits.firmwares.push(FirmwareFit {
         firmware,
         on,
-        visit: Param::new(visit, Source::Fitted(text.clone())),
-        per_cpu: Param::new(per_cpu, Source::Fitted(text)),
-    })
+        per_cpu: Param::new(x[0], Source::Fitted(text.clone())),
+        per_online: Param::new(per_online, Source::Fitted(text)),
+    });
+    Ok(())
+}
+
+/// Solves a square system given as rows `[coefficients…, right-hand side]`
+/// by Gaussian elimination with partial pivoting (at most three unknowns
+/// here, so no crate is worth it); `None` when it is singular.
+fn gauss(mut a: Vec<Vec<f64>>) -> Option<Vec<f64>> {
+    let n = a.len();
+    if a.iter().any(|row| row.len() != n + 1) {
+        return None;
+    }
+    for col in 0..n {
+        let pivot = (col..n).max_by(|&i, &j| a[i][col].abs().total_cmp(&a[j][col].abs()))?;
+        if a[pivot][col].abs() < f64::MIN_POSITIVE {
+            return None;
+        }
+        a.swap(col, pivot);
+        let top = a[col].clone();
+        for (r, row) in a.iter_mut().enumerate() {
+            if r != col {
+                let f = row[col] / top[col];
+                for (x, t) in row.iter_mut().zip(&top).skip(col) {
+                    *x -= f * t;
+                }
+            }
+        }
+    }
+    Some((0..n).map(|i| a[i][n] / a[i][i]).collect())
+}
+
+fn positive(what: &str, ns: f64, floor: f64, on: &str) -> Result<(), SimError> {
+    if ns.is_finite() && ns > floor {
+        Ok(())
+    } else {
+        Err(SimError::Fit(format!(
+            "powerpc {what} comes out at {ns} ns on {on}: not a positive cost"
+        )))
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// Each firmware's fit reproduces both of its windows exactly (the
-    /// closed form), and the names round-trip.
+    /// Every firmware and processor is priced, and the names round-trip.
     #[test]
-    fn every_firmware_fits_its_two_windows() {
+    fn every_firmware_and_processor_is_priced() {
+        let fits = fits().unwrap();
         for f in Firmware::ALL {
             assert_eq!(Firmware::parse(f.name()), Ok(f));
-            let fit = fit_of(f).unwrap();
-            assert!(fit.visit.ns > 0.0 && fit.per_cpu.ns > 0.0, "{fit:?}");
+            assert!(fits.firmware(f).unwrap().per_cpu.ns > PPC_KICK_NS);
         }
+        for p in Processor::ALL {
+            assert_eq!(Processor::parse(Some(p.name())), Ok(p));
+            assert!(fits.visit(p).unwrap().ns > 0.0);
+        }
+        assert!(Processor::parse(None).is_err());
+        // The elimination solves what it is given.
+        let x = gauss(vec![vec![2.0, 1.0, 5.0], vec![1.0, 3.0, 10.0]]).unwrap();
+        assert!(
+            (x[0] - 1.0).abs() < 1e-12 && (x[1] - 3.0).abs() < 1e-12,
+            "{x:?}"
+        );
+        assert!(gauss(vec![vec![1.0, 2.0, 3.0], vec![2.0, 4.0, 6.0]]).is_none());
         assert!(Firmware::parse("opal").unwrap_err().contains("'opal'"));
         assert_eq!(Kernel::parse(None), Ok(Kernel::V5_10));
         assert_eq!(Kernel::parse(Some("pre-5.10")), Ok(Kernel::V5_9));

@@ -115,6 +115,8 @@ pub struct SimSpec {
     /// powerpc: the `after_s` run's mask code when the series measured
     /// changed it (default: `linux`).
     pub after_linux: Option<String>,
+    /// powerpc: `power8`, `power9` or `power10` (required).
+    pub processor: Option<String>,
     /// Milliseconds one core's microcode load takes, when the source states
     /// it for this machine (x86 only).
     pub microcode_ms: Option<f64>,
@@ -363,8 +365,9 @@ fn check_sim(r: &Row, sim: &SimSpec) -> Result<(), String> {
         crate::powerpc::Kernel::parse(sim.linux.as_deref())?;
         crate::powerpc::Kernel::parse(sim.after_linux.as_deref())?;
         crate::powerpc::Firmware::parse(sim.firmware.as_deref().unwrap_or(""))?;
-    } else if sim.after_linux.is_some() {
-        return Err("sim.after_linux is for the powerpc platform".to_string());
+        crate::powerpc::Processor::parse(sim.processor.as_deref())?;
+    } else if sim.after_linux.is_some() || sim.processor.is_some() {
+        return Err("sim.after_linux and sim.processor are for the powerpc platform".to_string());
     }
     let era = if platform == Platform::PowerPc {
         Era::Current

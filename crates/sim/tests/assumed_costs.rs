@@ -190,7 +190,7 @@ fn fitted_values_trace_to_the_record_and_the_seeds() {
     }
     // The powerpc firmwares' costs are fitted on record rows of their own
     // firmware (PowerVM's on seed 000's LPAR).
-    for f in sim::powerpc::fits().unwrap() {
+    for f in &sim::powerpc::fits().unwrap().firmwares {
         let text = f.per_cpu.source.to_string();
         let ids: Vec<&str> = text
             .match_indices("record ")
