@@ -79,6 +79,9 @@
 //! 7. **Architecture.** util-linux's test outputs drop the "Architecture:"
 //!    line; it is then guessed from the vendor, model name, ISA or flags.
 //!
+//! lscpu printed in another language is refused at its first non-ASCII label
+//! (every English label is ASCII): its counts cannot be read.
+//!
 //! Counts are checked against the on-line CPUs when none is off-line. lscpu
 //! prints the most threads any core has and `cores / sockets` rounded down,
 //! so a machine with `S` sockets, `C` cores per socket and `T` threads per

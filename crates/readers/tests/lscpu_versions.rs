@@ -3,7 +3,7 @@
 //! v2.30 and v2.38 of util-linux, tests/expected/lscpu/; GPL-2.0-or-later).
 //! The truth for each is the `--parse` table lscpu printed for the same
 //! machine in the same file. Each case was refused before the reader knew
-//! the older form.
+//! the older form. Last, lscpu in another language, which must be refused.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -135,4 +135,25 @@ fn lscpu_2_38_table_of_empty_rows_reads_from_the_summary() {
     let broken = RV64_LINUX.replacen(",,,\n", "0,,,\n", 1);
     let e = lscpu::parse(&broken, "rv64-linux").unwrap_err();
     assert_eq!(e.line, Some(9), "{e}");
+}
+
+/// lscpu in Japanese (util-linux 2.27-era labels, an excerpt of a 2-socket
+/// Xeon E5-2603 v4 user's paste): "Thread(s) per core" and "Core(s) per
+/// socket" are translated, so a reading would silently assume one thread per
+/// core. One error names the first translated line.
+const JAPANESE: &str = "\
+Architecture:          x86_64
+CPU 操作モード:   32-bit, 64-bit
+CPU(s):                12
+On-line CPU(s) list:   0-11
+コアあたりのスレッド数:1
+ソケットあたりのコア数:6
+Socket(s):             2
+";
+
+#[test]
+fn lscpu_in_another_language_is_one_error_naming_the_line() {
+    let e = lscpu::parse(JAPANESE, "ja.lscpu").unwrap_err();
+    assert_eq!((e.source.as_str(), e.line), ("ja.lscpu", Some(2)), "{e}");
+    assert!(e.message.contains("LC_ALL=C"), "{e}");
 }

@@ -222,6 +222,20 @@ pub fn scan(text: &str, source: &str) -> Result<Scanned, Error> {
         let Some((label, value)) = split_label(raw) else {
             continue;
         };
+        // Every label lscpu prints in English is ASCII. A translated summary
+        // (`LANG=ja_JP.UTF-8 lscpu`: "コアあたりのスレッド数:1") hides the
+        // counts the placement needs behind labels this reader cannot know,
+        // which would read as one thread per core without a word.
+        if !label.is_ascii() {
+            return Err(Error::at_line(
+                source,
+                idx + 1,
+                format!(
+                    "'{label}' is not an lscpu label in English: lscpu printed in another \
+                     language cannot be read; run it as `LC_ALL=C lscpu`"
+                ),
+            ));
+        }
         let f = Field {
             label,
             value,
