@@ -21,6 +21,8 @@
 //! so a wrong `intervals` with a `per_cpu_s` made to agree with it is caught.
 //! Every row below the record's marker comment must quote its lines.
 
+mod common;
+use common::{float, floats, rows};
 use sim::record::RECORD_TOML;
 use toml::{Table, Value};
 
@@ -124,28 +126,6 @@ fn kind(text: &str) -> Kind {
         }
     }
     Kind::Other
-}
-
-fn rows() -> Vec<Table> {
-    let file: Table = toml::from_str(RECORD_TOML).unwrap();
-    let Some(Value::Array(rows)) = file.get("row") else {
-        panic!("no [[row]] in the record");
-    };
-    rows.iter()
-        .map(|r| r.as_table().expect("a row is a table").clone())
-        .collect()
-}
-
-fn float(v: &Value) -> f64 {
-    v.as_float()
-        .or_else(|| v.as_integer().map(|i| i as f64))
-        .unwrap_or_else(|| panic!("{v:?} is not a number"))
-}
-
-fn floats(row: &Table, key: &str) -> Vec<f64> {
-    row.get(key)
-        .map(|v| v.as_array().unwrap().iter().map(float).collect())
-        .unwrap_or_default()
 }
 
 /// The quoted line with this stamp.

@@ -13,6 +13,8 @@
 //! - The LKP Cascade Lake row's console characters per CPU are recounted
 //!   from the log's formats.
 
+mod common;
+use common::{float, floats, rows};
 use sim::record::{self, RECORD_TOML};
 use toml::{Table, Value};
 
@@ -20,30 +22,8 @@ use toml::{Table, Value};
 /// derived figures to at least four significant digits.
 const TOLERANCE: f64 = 1e-3;
 
-fn rows() -> Vec<Table> {
-    let file: Table = toml::from_str(RECORD_TOML).unwrap();
-    let Some(Value::Array(rows)) = file.get("row") else {
-        panic!("no [[row]] in the record");
-    };
-    rows.iter()
-        .map(|r| r.as_table().expect("a row is a table").clone())
-        .collect()
-}
-
 fn id(row: &Table) -> &str {
     row["id"].as_str().unwrap()
-}
-
-fn float(v: &Value) -> f64 {
-    v.as_float()
-        .or_else(|| v.as_integer().map(|i| i as f64))
-        .unwrap_or_else(|| panic!("{v:?} is not a number"))
-}
-
-fn floats(row: &Table, key: &str) -> Vec<f64> {
-    row.get(key)
-        .map(|v| v.as_array().unwrap().iter().map(float).collect())
-        .unwrap_or_default()
 }
 
 fn agrees(stated: f64, derived: f64) -> bool {
