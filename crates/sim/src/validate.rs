@@ -776,29 +776,52 @@ fn seed_case(
     strategy: Strategy,
     measured_s: f64,
 ) -> Case<'static> {
-    Case {
+    Case::plain(
         case,
         kind,
-        machine: machine.name().to_string(),
-        shape: machine.shape(),
+        (machine.name().to_string(), machine.shape()),
         platform,
         strategy,
         measured_s,
-        note: String::new(),
-        extrapolate_naive: false,
-        per_cpu: false,
-        assumes: &[],
-        guest: false,
-        hz: None,
-        era: Era::Current,
-        microcode_ns: None,
-        prepare_ns: None,
-        tsc_reliable: false,
-        firmware: None,
-        console: None,
-        ppc: None,
-        vendor: Vendor::Intel,
-        waitpkg: false,
+    )
+}
+
+impl Case<'static> {
+    /// A case of `machine` (name, shape) run as Linux's current x86-era
+    /// defaults would: a bare-metal Intel machine, nothing the source states
+    /// beyond the measurement, the whole window compared.
+    fn plain(
+        case: String,
+        kind: Kind,
+        (machine, shape): (String, Shape),
+        platform: Platform,
+        strategy: Strategy,
+        measured_s: f64,
+    ) -> Case<'static> {
+        Case {
+            case,
+            kind,
+            machine,
+            shape,
+            platform,
+            strategy,
+            measured_s,
+            note: String::new(),
+            extrapolate_naive: false,
+            per_cpu: false,
+            assumes: &[],
+            guest: false,
+            hz: None,
+            era: Era::Current,
+            microcode_ns: None,
+            prepare_ns: None,
+            tsc_reliable: false,
+            firmware: None,
+            console: None,
+            ppc: None,
+            vendor: Vendor::Intel,
+            waitpkg: false,
+        }
     }
 }
 
@@ -1269,32 +1292,21 @@ fn powerpc_cases<'a>(r: &record::Row, spec: &record::SimSpec) -> Result<Vec<Case
         Role::Predict => Kind::Predict,
     };
     let case = |label: String, kernel: Kernel, measured_s: f64, per_cpu: bool| Case {
-        case: format!("rec {} {label}", r.id),
-        kind,
-        machine: r.machine.clone(),
-        shape: crate::powerpc::shape_of(spec),
-        platform: Platform::PowerPc,
-        strategy: Strategy {
-            kick: Kick::Serial,
-            calibrate: Calibrate::Skip,
-            masks: Algo::Scoped,
-        },
-        measured_s,
         note: format!("{}; {}; source: {}", r.kernel, r.measured, r.source),
-        extrapolate_naive: false,
         per_cpu,
-        assumes: &[],
-        guest: false,
-        hz: None,
-        era: Era::Current,
-        microcode_ns: None,
-        prepare_ns: None,
-        tsc_reliable: false,
-        firmware: None,
-        console: None,
         ppc: Some((firmware, processor, kernel)),
-        vendor: Vendor::Intel,
-        waitpkg: false,
+        ..Case::plain(
+            format!("rec {} {label}", r.id),
+            kind,
+            (r.machine.clone(), crate::powerpc::shape_of(spec)),
+            Platform::PowerPc,
+            Strategy {
+                kick: Kick::Serial,
+                calibrate: Calibrate::Skip,
+                masks: Algo::Scoped,
+            },
+            measured_s,
+        )
     };
     let mut cases = Vec::new();
     if let (Some(b), Some(a)) = (r.before_s, r.after_s) {
