@@ -65,13 +65,31 @@ fn archive(root: &Path, base: &str, name: &dyn Fn(&str) -> String) -> Vec<u8> {
     b.into_inner().unwrap()
 }
 
-/// Where an archive made by hand starts, as the reader's path to it.
-const BASES: &[&str] = &[
-    "sys",
-    "sys/devices",
-    "sys/devices/system",
-    "sys/devices/system/cpu",
+/// Where an archive made by hand starts, as the reader's path to it, and
+/// what the reader calls a directory there.
+const BASES: &[(&str, &str)] = &[
+    ("sys", "the sys/ directory"),
+    ("sys/devices", "the sys/devices directory"),
+    ("sys/devices/system", "the sys/devices/system directory"),
+    (
+        "sys/devices/system/cpu",
+        "the sys/devices/system/cpu directory",
+    ),
 ];
+
+/// Calls `f` with each corpus snapshot's file name and the root it extracts
+/// to. One snapshot at a time, in memory where the host has a tmpfs:
+/// thousands of small files removed from a loaded disk take minutes.
+fn each_snapshot(mut f: impl FnMut(&str, &Path)) {
+    for snapshot in sysfs_tree::snapshots(&corpus()) {
+        let tmp = tempfile::tempdir_in("/dev/shm")
+            .or_else(|_| tempfile::tempdir())
+            .unwrap();
+        if let Some(root) = sysfs_tree::extract(&snapshot, tmp.path()) {
+            f(&snapshot.file_name().unwrap().to_string_lossy(), &root);
+        }
+    }
+}
 
 #[test]
 fn archives_made_inside_sys_read_as_the_whole_tree() {
@@ -79,24 +97,15 @@ fn archives_made_inside_sys_read_as_the_whole_tree() {
         return;
     }
     let (mut compared, mut both_fail) = (0, 0);
-    for snapshot in sysfs_tree::snapshots(&corpus()) {
-        // One snapshot at a time in memory: thousands of small files removed
-        // from a loaded disk take minutes.
-        let tmp = tempfile::tempdir_in("/dev/shm")
-            .or_else(|_| tempfile::tempdir())
-            .unwrap();
-        let Some(root) = sysfs_tree::extract(&snapshot, tmp.path()) else {
-            continue;
-        };
-        let file = snapshot.file_name().unwrap().to_string_lossy().to_string();
-        for base in BASES {
+    each_snapshot(|file, root| {
+        for (base, _) in BASES {
             if !root.join(base).is_dir() {
                 continue;
             }
-            let whole = archive(&root, base, &|rel| format!("{base}/{rel}"));
-            let part = archive(&root, base, &|rel| format!("./{rel}"));
+            let whole = archive(root, base, &|rel| format!("{base}/{rel}"));
+            let part = archive(root, base, &|rel| format!("./{rel}"));
             // One name for both: the model keeps it as the source.
-            let read = |bytes: &[u8]| readers::sysfs::read_archive_bytes(bytes, &file);
+            let read = |bytes: &[u8]| readers::sysfs::read_archive_bytes(bytes, file);
             match (read(&whole), read(&part)) {
                 (Ok(a), Ok(b)) => {
                     assert!(
@@ -110,7 +119,7 @@ fn archives_made_inside_sys_read_as_the_whole_tree() {
                 (Err(e), Ok(_)) => panic!("{file}: only the archive made inside {base} reads: {e}"),
             }
         }
-    }
+    });
     println!("{compared} archives made inside /sys read alike, {both_fail} fail alike");
     // Every snapshot with a CPU directory gives at least one of each base.
     assert!(compared >= 4 * 80, "only {compared} compared");
@@ -124,28 +133,12 @@ fn a_directory_inside_sys_is_named_for_what_it_is() {
     if !readers::corpus::present(&corpus(), "sysfs directories inside /sys") {
         return;
     }
-    let parts = [
-        ("sys", "the sys/ directory"),
-        ("sys/devices", "the sys/devices directory"),
-        ("sys/devices/system", "the sys/devices/system directory"),
-        (
-            "sys/devices/system/cpu",
-            "the sys/devices/system/cpu directory",
-        ),
-    ];
     let mut checked = 0;
-    for snapshot in sysfs_tree::snapshots(&corpus()) {
-        let tmp = tempfile::tempdir_in("/dev/shm")
-            .or_else(|_| tempfile::tempdir())
-            .unwrap();
-        let Some(root) = sysfs_tree::extract(&snapshot, tmp.path()) else {
-            continue;
-        };
+    each_snapshot(|file, root| {
         if !root.join("sys/devices/system/cpu/cpu0").is_dir() {
-            continue;
+            return;
         }
-        let file = snapshot.file_name().unwrap().to_string_lossy().to_string();
-        for (base, part) in parts {
+        for (base, part) in BASES {
             let e = readers::sysfs::read_dir(&root.join(base)).unwrap_err();
             assert!(
                 e.source.ends_with(base) && e.message.contains(&format!("looks like {part}")),
@@ -153,7 +146,7 @@ fn a_directory_inside_sys_is_named_for_what_it_is() {
             );
         }
         checked += 1;
-    }
+    });
     assert!(
         checked >= 80,
         "only {checked} snapshots with CPU directories"

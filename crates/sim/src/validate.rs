@@ -1476,6 +1476,15 @@ mod tests {
             .unwrap_or_else(|| panic!("no row {case}"))
     }
 
+    /// How a miss's reason words the worst error of `cases`, rounded up.
+    fn within(cases: &[&str]) -> String {
+        let worst = cases
+            .iter()
+            .map(|c| row(c).error_pct.abs())
+            .fold(0.0, f64::max);
+        format!("within {} %", worst.ceil())
+    }
+
     /// The acceptance test: only predicted rows count. Each one is within 25 %
     /// of its measurement, or is a known miss whose error stays within
     /// [`miss_band`] of the error documented for it (so a regression, or an
@@ -1665,13 +1674,6 @@ mod tests {
     #[test]
     fn x86_reasons_quote_the_model() {
         let x86 = CostTable::for_platform(Platform::X86, &fit::fitted().unwrap());
-        let within = |cases: &[&str]| {
-            let worst = cases
-                .iter()
-                .map(|c| row(c).error_pct.abs())
-                .fold(0.0, f64::max);
-            format!("within {} %", worst.ceil())
-        };
         let serial_rest_ms = (x86.online_serial.ns) / 1e6;
         let per_cpu_ms = (x86.kick_bsp.ns + x86.ap_start.ns + x86.online_serial.ns) / 1e6;
         let tsc_ms = x86.tsc_sync.ns / 1e6;
@@ -2123,13 +2125,6 @@ mod tests {
             let r = record::row(&record, id).unwrap();
             let t = if after { r.after_s } else { r.before_s };
             t.unwrap() / (r.cpus - 1) as f64 * 1e3
-        };
-        let within = |cases: &[&str]| {
-            let worst = cases
-                .iter()
-                .map(|c| row(c).error_pct.abs())
-                .fold(0.0, f64::max);
-            format!("within {} %", worst.ceil())
         };
         // The series' saving on the POWER9 PowerNV: predicted (the walks
         // priced at POWER9's visit, fitted on a KVM guest) against measured.

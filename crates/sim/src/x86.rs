@@ -7,7 +7,8 @@
 //!   in start_secondary() on x86 has been measured in the range between
 //!   350us and 3.5ms depending on vendor and CPU type, BIOS microcode size
 //!   etc." (Thomas Gleixner, "[patch V2 00/38] cpu/hotplug, x86: Reworked
-//!   parallel CPU bringup", 2023-05-08). So the AP start-up is fitted per
+//!   parallel CPU bringup", Message-ID
+//!   <20230504185733.126511787@linutronix.de>). So the AP start-up is fitted per
 //!   vendor: Intel's on seed 003's server (Usama Arif's series disabled the
 //!   parallel bring-up "for all AMD CPUs in this version", and that server
 //!   went from 700 ms to 100 ms with it, so it is not an AMD machine), AMD's
