@@ -176,6 +176,78 @@ impl Clock {
     }
 }
 
+/// Which x86 kernel's online path [`online_walks`] counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnlineKernel {
+    /// Linux 2.6.37 (seed 002): the per-CPU walks of `set_cpu_sibling_map()` only.
+    Linux2637,
+    /// Linux 4.13 to 6.x: those, `workqueue_online_cpu()`'s walk over every
+    /// worker pool and the CPU hotplug lock's sum over every possible CPU.
+    Linux6,
+}
+
+/// The per-CPU data that Linux's serialized x86 online path visits, summed
+/// over the bring-up of `cpus` CPUs (the boot CPU is set up before the
+/// window), each visit one CPU's data touched from the CPU being brought up
+/// (on another node for most of them on a machine of many nodes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct OnlineWalks {
+    /// `set_cpu_sibling_map()` (arch/x86/kernel/smpboot.c, every version
+    /// since 2.6.x): two `for_each_cpu(i, cpu_sibling_setup_mask)` loops, each
+    /// reading `cpu_data(i)` of every CPU set up so far, the new one included.
+    pub sibling: u64,
+    /// `workqueue_online_cpu()` (kernel/workqueue.c, worker pools in an IDR
+    /// since 3.9): `for_each_pool()` over every worker pool, taking and
+    /// dropping `wq_pool_attach_mutex` at each; `NR_STD_WORKER_POOLS` (2) per
+    /// possible CPU, created at boot for every possible CPU. The unbound
+    /// pools, a few per node, are left out, so this is a lower bound.
+    pub pools: u64,
+    /// `_cpu_up()` takes `cpus_write_lock()`, a per-CPU rw-semaphore since
+    /// 4.13, whose `percpu_down_write()` waits in `readers_active_check()`
+    /// for `per_cpu_sum()` of the reader counts, a loop over every possible
+    /// CPU (counted once per online; it runs at least once).
+    pub hotplug_lock: u64,
+}
+
+impl OnlineWalks {
+    /// Every visit.
+    pub fn total(&self) -> u64 {
+        self.sibling + self.pools + self.hotplug_lock
+    }
+}
+
+/// Counts [`OnlineWalks`] for a machine of `cpus` CPUs, all of them
+/// possible and brought up, one online after the other as Linux's
+/// serialized online path takes them (the order does not change the counts).
+///
+/// Why these and not the work the scheduler's domains would seem to need:
+/// `sched_cpu_activate()` (kernel/sched/core.c) rebuilds no domains while
+/// the kernel boots: its NUMA mask updates and `cpuset_cpu_active()` run only
+/// once `sched_smp_initialized` is set by `sched_init_smp()`, after
+/// `smp_init()` has brought every CPU up ("we build the real domains after all
+/// CPUs have been brought up", its comment). The MTRR/PAT rendezvous is one
+/// `stop_machine()` after the last AP (`cache_aps_delayed_init`), not one per
+/// AP, and the x2APIC cluster set-up is counted by the simulation itself
+/// ([`crate::run::x2apic_prefill_visits`]).
+pub fn online_walks(cpus: u64, kernel: OnlineKernel) -> OnlineWalks {
+    let possible = cpus;
+    let mut w = OnlineWalks {
+        sibling: 0,
+        pools: 0,
+        hotplug_lock: 0,
+    };
+    // The boot CPU is the first set up; the k-th CPU (k = 2..=cpus) finds
+    // k CPUs in cpu_sibling_setup_mask, itself included.
+    for set_up in 2..=cpus {
+        w.sibling += 2 * set_up;
+        if kernel == OnlineKernel::Linux6 {
+            w.pools += 2 * possible;
+            w.hotplug_lock += possible;
+        }
+    }
+    w
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -209,5 +281,27 @@ mod tests {
             assert_eq!(v.name().parse::<Vendor>(), Ok(v));
         }
         assert!("via".parse::<Vendor>().unwrap_err().contains("'via'"));
+    }
+
+    /// The counts are the loops' own arithmetic: the k-th CPU set up walks
+    /// k CPUs twice, so the sibling walks sum to N(N+1) - 2 (the boot CPU's
+    /// own set-up is before the window), and every one of the N - 1 APs walks
+    /// the 2N standard worker pools and the N possible CPUs' reader counts.
+    #[test]
+    fn online_walks_are_the_loops_of_linux() {
+        for n in [1u64, 2, 12, 128, 1920, 4096] {
+            let old = online_walks(n, OnlineKernel::Linux2637);
+            assert_eq!(old.sibling, n * (n + 1) - 2, "{n}");
+            assert_eq!(old.pools + old.hotplug_lock, 0, "{n}");
+            let new = online_walks(n, OnlineKernel::Linux6);
+            assert_eq!(new.sibling, old.sibling, "{n}");
+            assert_eq!(new.pools, 2 * n * (n - 1), "{n}");
+            assert_eq!(new.hotplug_lock, n * (n - 1), "{n}");
+            assert_eq!(new.total(), new.sibling + new.pools + new.hotplug_lock);
+        }
+        // Two CPUs: the AP walks itself and the boot CPU twice (4), the
+        // boot CPU's and its own two pools each (4) and both reader counts (2).
+        let two = online_walks(2, OnlineKernel::Linux6);
+        assert_eq!((two.sibling, two.pools, two.hotplug_lock), (4, 4, 2));
     }
 }
