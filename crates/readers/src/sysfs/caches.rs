@@ -36,6 +36,7 @@ pub(super) fn read_caches(
         already_read: HashMap::new(),
         covered: HashMap::new(),
         names_seen: Vec::new(),
+        last_index: None,
         first_asked: false,
         core_texts,
     };
@@ -75,6 +76,8 @@ struct CacheScan<'a> {
     covered: HashMap<String, CpuMask>,
     /// Every `indexN` name met so far, in order.
     names_seen: Vec<String>,
+    /// The highest number of those names.
+    last_index: Option<u64>,
     /// Whether [`CacheScan::nobody_has_caches`] was asked.
     first_asked: bool,
     /// The core mask texts read (see [`CoreTexts`]): a sharing map that
@@ -91,6 +94,9 @@ impl CacheScan<'_> {
             return Ok(true);
         }
         let dir = format!("{CPU_DIR}/cpu{}/cache", r.id);
+        if self.read_known(i, r, &dir)? {
+            return Ok(true);
+        }
         let indices = self.index_names(&dir)?;
         if indices.is_empty() && self.names_seen.is_empty() && r.online && !sparc_files {
             if !self.first_asked && self.nobody_has_caches(raws, r.id)? {
@@ -102,6 +108,9 @@ impl CacheScan<'_> {
             if !self.names_seen.contains(name) {
                 self.names_seen.push(name.clone());
             }
+            if let Some(Ok(n)) = numbered(name, "index") {
+                self.last_index = self.last_index.max(Some(n));
+            }
         }
         if indices.is_empty() && sparc_files {
             for cache in sparc_caches(self.files, r.id)? {
@@ -110,10 +119,50 @@ impl CacheScan<'_> {
         }
         for name in indices {
             if !self.is_covered(&name, r.id) {
-                self.read_index(i, r, &dir, &name)?;
+                let idx = format!("{dir}/{name}");
+                let map = self.map_text(&idx)?;
+                self.read_index(i, r, &idx, &name, map)?;
             }
         }
         Ok(true)
+    }
+
+    /// Reads the caches of CPU `raws[i]` from the index names seen on
+    /// earlier CPUs, without listing its `cache/` (four system calls): the
+    /// kernel numbers a CPU's indices from 0 without gaps, so a CPU has
+    /// exactly the names seen when each of those it is not yet covered for
+    /// has a sharing map and the next number is absent. `false` when that
+    /// does not hold (a CPU with fewer or more caches, an index without a
+    /// map): the CPU is then listed and read as the listing says; what was
+    /// read here is read again without effect (a cache already kept is not
+    /// kept twice).
+    fn read_known(&mut self, i: usize, r: &RawCpu, dir: &str) -> Result<bool, Error> {
+        let Some(last) = self.last_index else {
+            return Ok(false);
+        };
+        let mut wanted: Vec<(u64, String)> = self
+            .names_seen
+            .iter()
+            .filter(|n| !self.is_covered(n, r.id))
+            .filter_map(|n| Some((numbered(n, "index")?.ok()?, n.clone())))
+            .collect();
+        wanted.sort_unstable();
+        for (_, name) in wanted {
+            let idx = format!("{dir}/{name}");
+            let Some(map) = self.map_text(&idx)? else {
+                return Ok(false);
+            };
+            self.read_index(i, r, &idx, &name, Some(map))?;
+        }
+        let next = format!("{dir}/index{}", last + 1);
+        Ok(!self.files.root.exists(&next)?)
+    }
+
+    /// The sharing map of the index directory `idx`, as read (the hex
+    /// form first, as [`Files::mask`] prefers it).
+    fn map_text(&self, idx: &str) -> Result<Option<MaskText>, Error> {
+        self.files
+            .mask_text(idx, "shared_cpu_list", "shared_cpu_map")
     }
 
     fn is_covered(&self, name: &str, cpu: u32) -> bool {
@@ -169,41 +218,43 @@ impl CacheScan<'_> {
     /// first one needs reading in full (hwloc reads them the same way), which
     /// saves most file reads on big machines. The map is read once, both as
     /// the key that recognises a cache already read and as its sharing set.
-    fn read_index(&mut self, i: usize, r: &RawCpu, dir: &str, name: &str) -> Result<(), Error> {
-        let idx = format!("{dir}/{name}");
-        let (shared_named, shared_mask) =
-            match self
-                .files
-                .mask_text(&idx, "shared_cpu_list", "shared_cpu_map")?
-            {
-                Some(t) => {
-                    let core = self.core_texts.get(&i).filter(|c| c.says_as(&t));
-                    let core = core.and(r.masks[CORE].as_deref());
-                    let MaskText { path, text, hex } = t;
-                    let key = MapText::new(text);
-                    let read = self.already_read.get(name);
-                    if read.is_some_and(|texts| texts.contains(&key)) {
-                        return Ok(());
-                    }
-                    let mask = match core {
-                        Some(m) => *m,
-                        None => self.files.parse_form(&path, &key.text, hex)?,
-                    };
-                    // An all-zero map (ia64) means "the core", which differs per CPU.
-                    let names_cpus = !mask.is_empty();
-                    if names_cpus {
-                        let texts = self.already_read.entry(name.to_string()).or_default();
-                        texts.insert(key);
-                    }
-                    (names_cpus, mask)
+    fn read_index(
+        &mut self,
+        i: usize,
+        r: &RawCpu,
+        idx: &str,
+        name: &str,
+        map: Option<MaskText>,
+    ) -> Result<(), Error> {
+        let (shared_named, shared_mask) = match map {
+            Some(t) => {
+                let core = self.core_texts.get(&i).filter(|c| c.says_as(&t));
+                let core = core.and(r.masks[CORE].as_deref());
+                let MaskText { path, text, hex } = t;
+                let key = MapText::new(text);
+                let read = self.already_read.get(name);
+                if read.is_some_and(|texts| texts.contains(&key)) {
+                    return Ok(());
                 }
-                None => (false, CpuMask::new()),
-            };
-        let Some((level, kind)) = self.level_and_kind(&idx)? else {
+                let mask = match core {
+                    Some(m) => *m,
+                    None => self.files.parse_form(&path, &key.text, hex)?,
+                };
+                // An all-zero map (ia64) means "the core", which differs per CPU.
+                let names_cpus = !mask.is_empty();
+                if names_cpus {
+                    let texts = self.already_read.entry(name.to_string()).or_default();
+                    texts.insert(key);
+                }
+                (names_cpus, mask)
+            }
+            None => (false, CpuMask::new()),
+        };
+        let Some((level, kind)) = self.level_and_kind(idx)? else {
             return Ok(());
         };
         let files = self.files;
-        let size_path = join(&idx, "size");
+        let size_path = join(idx, "size");
         let size_bytes = match files.value(&size_path)? {
             Some(v) => Some(parse_size(&v).ok_or_else(|| {
                 Error::at_line(
@@ -214,8 +265,8 @@ impl CacheScan<'_> {
             })?),
             None => None,
         };
-        let line_bytes = files.uint(&join(&idx, "coherency_line_size"))?;
-        let ways = files.uint(&join(&idx, "ways_of_associativity"))?;
+        let line_bytes = files.uint(&join(idx, "coherency_line_size"))?;
+        let ways = files.uint(&join(idx, "ways_of_associativity"))?;
         let mut cpus = shared_mask;
         if cpus.is_empty() {
             // ia64 kernels print an all-zero map for the L2i and L3; those

@@ -778,6 +778,9 @@ impl<'a> CpuReader<'a> {
         let dir = format!("{CPU_DIR}/cpu{id}");
         let online = self.cpu_online(&dir, id)?;
         let topo = join(&dir, "topology");
+        if let Some(raw) = self.read_sibling(id, online, &dir, &topo)? {
+            return Ok(Some(raw));
+        }
         // The core mask first: a CPU in an earlier CPU's core (SMT siblings)
         // inherits that CPU's outer ids and masks when its own core mask and
         // core id say the same thing, as the kernel builds them from one
@@ -844,6 +847,58 @@ impl<'a> CpuReader<'a> {
             raw.ids[CORE] = num("core id");
         }
         self.firmware_facts(&dir, block, &mut raw)?;
+        Ok(Some(raw))
+    }
+
+    /// An online CPU that an earlier online CPU's core mask lists (its SMT
+    /// sibling), read from its `core_id` alone: the kernel builds the
+    /// sibling masks of online CPUs in pairs (x86's `link_mask`, arm64's
+    /// `update_siblings_masks`, powerpc's `set_cpus_related` set both
+    /// CPUs' bits), so this CPU's mask is the earlier one's and its outer
+    /// ids and masks are that CPU's too, as [`CpuReader::read_cpu`] takes
+    /// them from a donor whose mask it read equal. The core id is read:
+    /// siblings may have different ones (AMD with TOPOEXT, VMware guests).
+    /// `None` when the CPU is not such a sibling, or has no `core_id`
+    /// where the first CPU listed had one (then it is read in full).
+    fn read_sibling(
+        &mut self,
+        id: u32,
+        online: bool,
+        dir: &str,
+        topo: &str,
+    ) -> Result<Option<RawCpu>, Error> {
+        let Some(d) = self.core_owner.get(id) else {
+            return Ok(None);
+        };
+        let donor = &self.raws[d];
+        if !online || !donor.online || donor.masks[CORE].is_none() {
+            return Ok(None);
+        }
+        let (ids, masks) = (donor.ids, donor.masks.clone());
+        let files = Files {
+            root: self.files.root,
+            only: self.topo_names.as_ref().map(|(_, names)| names.as_slice()),
+        };
+        let core_id = files.int(&join(topo, "core_id"))?;
+        let none_written = files.only.is_some_and(|names| {
+            names
+                .binary_search_by(|n| n.as_str().cmp("core_id"))
+                .is_err()
+        });
+        if core_id.is_none() && !none_written {
+            return Ok(None);
+        }
+        let mut raw = RawCpu {
+            id,
+            online,
+            ids,
+            masks,
+            ..RawCpu::default()
+        };
+        raw.ids[CORE] = core_id;
+        self.last_had_topology = true;
+        let block = self.by_processor.get(&id).copied();
+        self.firmware_facts(dir, block, &mut raw)?;
         Ok(Some(raw))
     }
 

@@ -1,0 +1,103 @@
+//! The reader learns a kernel's layout from the first CPUs it reads and
+//! asks later CPUs only what that layout leaves open. These trees are
+//! written the way Linux writes them where it matters: a CPU's cache
+//! indices numbered from 0 without gaps (drivers/base/cacheinfo.c makes
+//! `index0` … `index<num_leaves - 1>`), SMT sibling masks equal on online
+//! siblings (x86's `link_mask` sets both CPUs' bits), and `core_id` per CPU
+//! (x86 with TOPOEXT matches siblings by compute unit, not core id, so
+//! siblings may report different ones). Each expected reading is the
+//! tree's own numbers, written by hand.
+
+use std::collections::BTreeMap;
+
+use topology::{CacheKind, LevelKind, Topology};
+
+const CPU: &str = "sys/devices/system/cpu";
+
+/// One package of two cores with two threads each (CPUs 0-1 and 2-3),
+/// an L1d per core, and an L2 per core on the cores listed in `l2_on`.
+fn tree(l2_on: &[u32]) -> BTreeMap<String, String> {
+    let mut t = BTreeMap::new();
+    for f in ["possible", "present", "online"] {
+        t.insert(format!("{CPU}/{f}"), "0-3\n".into());
+    }
+    for c in 0..4u32 {
+        let core = c / 2;
+        let topo = format!("{CPU}/cpu{c}/topology");
+        t.insert(format!("{topo}/physical_package_id"), "0\n".into());
+        t.insert(format!("{topo}/core_id"), format!("{core}\n"));
+        let siblings = format!("{}-{}\n", core * 2, core * 2 + 1);
+        t.insert(format!("{topo}/core_cpus_list"), siblings.clone());
+        t.insert(format!("{topo}/package_cpus_list"), "0-3\n".into());
+        let mut caches = vec![(1, "Data", "32K")];
+        if l2_on.contains(&core) {
+            caches.push((2, "Unified", "1024K"));
+        }
+        for (i, (level, kind, size)) in caches.into_iter().enumerate() {
+            let idx = format!("{CPU}/cpu{c}/cache/index{i}");
+            t.insert(format!("{idx}/level"), format!("{level}\n"));
+            t.insert(format!("{idx}/type"), format!("{kind}\n"));
+            t.insert(format!("{idx}/size"), format!("{size}\n"));
+            t.insert(format!("{idx}/shared_cpu_list"), siblings.clone());
+        }
+    }
+    t
+}
+
+fn read(t: &BTreeMap<String, String>) -> Topology {
+    let dir = tempfile::tempdir().unwrap();
+    for (path, text) in t {
+        let p = dir.path().join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    readers::sysfs::read_dir(dir.path()).unwrap()
+}
+
+/// The CPU lists of the caches of `level`, sorted.
+fn caches(t: &Topology, level: u8) -> Vec<String> {
+    let mut v: Vec<String> = t
+        .caches()
+        .iter()
+        .filter(|c| c.level == level)
+        .map(|c| c.cpus.to_list_string())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn a_later_cpu_with_more_cache_indices_has_them_read() {
+    let t = read(&tree(&[1]));
+    assert_eq!(caches(&t, 1), ["0-1", "2-3"]);
+    assert_eq!(caches(&t, 2), ["2-3"]);
+    let l2 = t.caches().iter().find(|c| c.level == 2).unwrap();
+    assert_eq!(
+        (l2.kind, l2.size_bytes),
+        (CacheKind::Unified, Some(1 << 20))
+    );
+}
+
+#[test]
+fn a_later_cpu_with_fewer_cache_indices_reads_without_them() {
+    let t = read(&tree(&[0]));
+    assert_eq!(caches(&t, 1), ["0-1", "2-3"]);
+    assert_eq!(caches(&t, 2), ["0-1"]);
+}
+
+#[test]
+fn siblings_keep_their_own_core_ids() {
+    let mut t = tree(&[]);
+    // CPU 1 shares CPU 0's core but reports another core id; CPUs 2 and 3
+    // agree.
+    t.insert(format!("{CPU}/cpu1/topology/core_id"), "7\n".into());
+    let t = read(&t);
+    let core = |cpu: usize| {
+        let g = t.cpu(cpu).unwrap().group(LevelKind::Core).unwrap();
+        &t.level(LevelKind::Core).unwrap().groups[g as usize]
+    };
+    assert_eq!(core(0).cpus.to_list_string(), "0-1");
+    assert_eq!(core(0).os_id, None, "ids 0 and 7 differ: no one id");
+    assert_eq!(core(2).cpus.to_list_string(), "2-3");
+    assert_eq!(core(2).os_id, Some(1));
+}
