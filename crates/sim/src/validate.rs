@@ -198,7 +198,10 @@ const HPE_WHY: &str = "Russ Anderson's post (HPE, Message-ID <20230205191734.GA6
      is per CPU, not per socket: about 32 ms per CPU \
      before and 7 ms after, against 4.7 ms and 0.04 ms there. The thread asks but does not \
      answer what it is: David Woodhouse asks whether the run had 'all the debug prints' (a \
-     console printing each CPU's lines while the boot CPU waits), and the machine, sixteen \
+     console printing each CPU's lines while the boot CPU waits; at the default log level \
+     each CPU adds its '#N' to the boot CPU's line, 6 characters at 1920 CPUs, 1.0 s a run on \
+     a 115200-baud serial console, while the parallel run's shortfall of 7.06 ms a CPU would \
+     be 81 characters a CPU, lines the serial run prints too), and the machine, sixteen \
      sockets joined by node controllers, states neither its remote memory latency nor its \
      firmware. The work of the serialized online path that grows with the machine, counted \
      exactly for these kernels (sim::x86::online_walks), is 14.7 M visits of other CPUs' data \
@@ -1847,7 +1850,8 @@ mod tests {
     /// would cost if the UV's whole parallel shortfall were its sibling
     /// walks. At either price the rows stay more than 25 % short, which is
     /// what the reason says; the Haswell's and the Zen 3 laptop's reasons
-    /// weigh their own machines' walks at the same ceiling.
+    /// weigh their own machines' walks at the same ceiling. The console
+    /// figures are announce_cpu()'s '#N' at 10 bits a character.
     #[test]
     fn hpe_online_walks_reason_holds_in_the_model() {
         use crate::x86::{online_walks, OnlineKernel};
@@ -1883,6 +1887,21 @@ mod tests {
             ),
         ];
         for q in &quoted {
+            assert!(why.contains(q.as_str()), "{q:?} not in {why}");
+        }
+        // The default log level's '#N' per CPU (announce_cpu(): width
+        // num_digits(CPUs) + 1, and the '#'), at 10 bits a character.
+        let hash_n = 1920_u32.to_string().len() as f64 + 2.0;
+        let char_s = crate::costs::UART_FRAME_BITS / 115_200.0;
+        let short_ms = (after.measured_s - after.predicted_s) / 1919.0 * 1e3;
+        for q in [
+            format!(
+                "{hash_n:.0} characters at 1920 CPUs, {:.1} s a run",
+                1919.0 * hash_n * char_s
+            ),
+            format!("shortfall of {short_ms:.2} ms a CPU would"),
+            format!("be {:.0} characters a CPU", short_ms / 1e3 / char_s),
+        ] {
             assert!(why.contains(q.as_str()), "{q:?} not in {why}");
         }
         let close_ns = (after.measured_s - after.predicted_s) * 1e9 / hpe.total() as f64;
