@@ -101,3 +101,20 @@ fn siblings_keep_their_own_core_ids() {
     assert_eq!(core(2).cpus.to_list_string(), "2-3");
     assert_eq!(core(2).os_id, Some(1));
 }
+
+#[test]
+fn an_offline_first_cpu_without_capacity_does_not_hide_the_others() {
+    // arch_topology may add `cpu_capacity` to a CPU as it comes online and
+    // remove it as it goes offline (its "topology/cpu-capacity" hotplug
+    // state): an offline CPU 0 then lacks the file the online CPUs have.
+    let mut t = tree(&[]);
+    t.insert(format!("{CPU}/online"), "1-3\n".into());
+    for c in 1..4 {
+        let capacity = if c < 2 { "1024\n" } else { "512\n" };
+        t.insert(format!("{CPU}/cpu{c}/cpu_capacity"), capacity.into());
+    }
+    let t = read(&t);
+    assert_eq!(t.cpu(0).unwrap().capacity, None);
+    assert_eq!(t.cpu(1).unwrap().capacity, Some(1024));
+    assert_eq!(t.cpu(3).unwrap().capacity, Some(512));
+}

@@ -91,7 +91,10 @@ pub fn read_dir(path: &Path) -> Result<Topology, Error> {
 /// topology is the same whatever the number: the threads only fetch files
 /// ahead of the one reader that interprets them.
 pub fn read_dir_with(path: &Path, threads: Threads) -> Result<Topology, Error> {
-    if !path.join(CPU_DIR).is_dir() {
+    // The root, once open, answers whether its CPU directory is there
+    // (opened with it), so the path is not looked up once more for that.
+    let root = Root::dir(path, path == Path::new("/"));
+    if !root.exists(CPU_DIR)? {
         if let Some(part) = part_of_a_root(path) {
             return Err(Error::new(
                 path.display().to_string(),
@@ -102,7 +105,7 @@ pub fn read_dir_with(path: &Path, threads: Threads) -> Result<Topology, Error> {
             ));
         }
     }
-    read_root(&Root::dir(path, path == Path::new("/")), threads)
+    read_root(&root, threads)
 }
 
 /// Which part of a sysfs root `dir` is when it is not a whole one: only what
@@ -641,15 +644,19 @@ fn core_kinds(
     builder: &mut TopologyBuilder,
 ) -> Result<HashMap<u32, u16>, Error> {
     let mut kind_of: HashMap<u32, u16> = HashMap::new();
-    let pmus = [("cpu_atom", "intel_atom", 0), ("cpu_core", "intel_core", 1)];
-    let pmus = if ArchFiles::of(arch).hybrid_pmus {
-        &pmus[..]
-    } else {
-        &[]
+    // Every Intel hybrid part has big cores, and perf registers a PMU for
+    // each core type of the part whichever CPUs are online: without
+    // `cpu_core` there is no `cpu_atom` to ask for.
+    let core = match ArchFiles::of(arch).hybrid_pmus {
+        true => files.list_mask("sys/devices/cpu_core/cpus")?,
+        false => None,
     };
-    for &(pmu, name, efficiency) in pmus {
-        let path = format!("sys/devices/{pmu}/cpus");
-        if let Some(mask) = files.list_mask(&path)? {
+    let atom = match core {
+        Some(_) => files.list_mask("sys/devices/cpu_atom/cpus")?,
+        None => None,
+    };
+    for (mask, name, efficiency) in [(atom, "intel_atom", 0), (core, "intel_core", 1)] {
+        if let Some(mask) = mask {
             let idx = builder.add_core_kind(CoreKind {
                 name: name.into(),
                 efficiency: Some(efficiency),
@@ -1037,21 +1044,27 @@ impl<'a> CpuReader<'a> {
     /// Capacity (arm64), and the firmware id: POWER's `physical_id`, x86's
     /// APIC id or RISC-V's hart from cpuinfo.
     fn firmware_facts(
-        &self,
+        &mut self,
         dir: &str,
         block: Option<&cpuinfo::Block<'a>>,
         raw: &mut RawCpu,
     ) -> Result<(), Error> {
         let files = self.files;
+        // Both files are written for every online CPU or for none (the
+        // arch_topology driver adds `cpu_capacity` to each possible CPU, or
+        // to each CPU as it comes online; powerpc adds `physical_id` to
+        // each CPU it registers): an online CPU without one says the kernel
+        // writes none, and later CPUs are not asked.
         if self.arch_files.capacity {
             raw.capacity = files.uint(&join(dir, "cpu_capacity"))?;
+            self.arch_files.capacity = raw.capacity.is_some() || !raw.online;
         }
         if self.arch_files.physical_id {
             // POWER's `physical_id` is the hardware thread id (the PIR /
             // interrupt server number) that bring-up targets.
-            raw.hw_id = files
-                .int(&join(dir, "physical_id"))?
-                .and_then(|v| u64::try_from(v).ok());
+            let id = files.int(&join(dir, "physical_id"))?;
+            self.arch_files.physical_id = id.is_some() || !raw.online;
+            raw.hw_id = id.and_then(|v| u64::try_from(v).ok());
         }
         if let Some(b) = block {
             let hw = match self.arch {

@@ -841,6 +841,9 @@ mod in_root {
         /// walks the components below them only, not the whole path from
         /// the root for every file.
         bases: Vec<Base>,
+        /// The bases the dump lacks (no such file), each with a trailing
+        /// `/`: nothing beneath them is looked up again.
+        absent: Vec<String>,
     }
 
     /// A directory beneath the root, opened once.
@@ -913,6 +916,7 @@ mod in_root {
             let mut root = RootFd {
                 root: fd,
                 bases: Vec::new(),
+                absent: Vec::new(),
             };
             // With no base, the root itself is opened once as the probe.
             let probe = bases.is_empty().then_some(".");
@@ -920,8 +924,14 @@ mod in_root {
                 // Readable, so that its one listing needs no open of its
                 // own; a directory that can be searched but not read is
                 // opened as a path only, and listed (and refused) as before.
-                let (fd, unlisted) = match root.open_at(dir, OFlags::RDONLY | OFlags::DIRECTORY) {
-                    Ok(fd) => (fd, true),
+                let (fd, unlisted) = match root.open_errno(dir, OFlags::RDONLY | OFlags::DIRECTORY)
+                {
+                    Ok(fd) => (Some(fd), true),
+                    Err(Errno::NOENT) => {
+                        root.absent.push(format!("{dir}/"));
+                        (None, false)
+                    }
+                    Err(e) if absent(e) => (None, false),
                     Err(_) => (
                         root.open_at(dir, OFlags::PATH | OFlags::DIRECTORY).ok()?,
                         false,
@@ -951,6 +961,12 @@ mod in_root {
         fn open_errno(&self, path: &str, flags: OFlags) -> Result<OwnedFd, Errno> {
             // `path` is root-relative; a leading `/` would also stay inside.
             let path = if path.is_empty() { "." } else { path };
+            let missing = |prefix: &String| {
+                prefix.strip_suffix('/') == Some(path) || beneath(path, prefix).is_some()
+            };
+            if self.absent.iter().any(missing) {
+                return Err(Errno::NOENT);
+            }
             let below = self
                 .bases
                 .iter()
