@@ -652,7 +652,9 @@ const PREPARE_X86: &str = "the control CPU's cpuhp prepare states for each AP \
      (prepare_ms), on top of online_serial, which may count seed 003's share twice";
 const PREPARE_ARM64: &str = "folded into the fitted ap_start: no arm64 log separates the \
      boot CPU's prepare states from PSCI CPU_ON and the core's power-up, all of which lie \
-     between one CPU's 'Booted' line and the next CPU's 'Detected ... I-cache' line";
+     between one CPU's 'Booted' line and the next CPU's 'Detected ... I-cache' line; a row whose \
+     kernel is a CONFIG_PREEMPT one before Linux 5.7 (sim.linux) adds crate::arm64's one-jiffy \
+     kthread waits here";
 const SCAN_WHY: &str = "one cpumask iteration step or tree-node step plus a compare";
 const BIT_OP_WHY: &str = "one cpumask bit or word write";
 const LOCAL_LOOKUP_WHY: &str = "per-CPU data read (no firmware tree on this platform)";

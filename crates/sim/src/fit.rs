@@ -16,7 +16,7 @@
 //! | arm64 | `online_serial` | the record's 80-core Ampere Altra log (`arm64-altra-80`) | the AP's own interval from "Detected … I-cache on CPUn" to "CPUn: Booted secondary processor" |
 //! | arm64 | `ap_start` | the same log | the whole per-CPU interval between two "Booted" lines, minus that AP interval, the PSCI SMC (Trusted Firmware-A's published round trip on Neoverse N1) and the priced mask work |
 //! | powerpc, per firmware | per-CPU cost, `/cpus` visit price | one machine per firmware measured under both mask codes (see [`crate::powerpc`]) | two windows, two unknowns, with Linux's walks counted for that firmware |
-//! | arm64, per firmware | `ap_start`, `online_serial` | the record's one `fit` row of each firmware family that has more than one row (`sim.firmware`: the Altra's, and Trusted Firmware-A's Raspberry Pi platform on `arm64-a76-4-ra028`) | as above, on that row; the family's other rows are predicted with them ([`Arm64Firmware`]) |
+//! | arm64, per firmware | `ap_start`, `online_serial` | the mean over the record's `fit` rows of each firmware family that has more than one row (`sim.firmware`: the Altra's, and Trusted Firmware-A's Raspberry Pi platform on `arm64-a76-4-ra028`) | as above, on that row; the family's other rows are predicted with them ([`Arm64Firmware`]) |
 //!
 //! The large machines (seed 002's 4096-CPU UV, seed 000's 4096-CPU single
 //! socket) and every record row marked `predict` are never used here: they
@@ -246,7 +246,7 @@ pub fn fitted_with(a: &Assumptions) -> Result<Fitted, SimError> {
     }
     let default = arm64_firmware
         .iter()
-        .find(|f| f.row == ARM64_FIT_ROW)
+        .find(|f| f.row.split(", ").any(|r| r == ARM64_FIT_ROW))
         .ok_or_else(|| {
             SimError::Record(crate::record::RecordError::Row {
                 id: ARM64_FIT_ROW.to_string(),
@@ -593,7 +593,7 @@ pub const ARM64_FIT_ROW: &str = "arm64-altra-80";
 pub struct Arm64Firmware {
     /// The family, as the rows' `sim.firmware` names it.
     pub firmware: String,
-    /// The record row fitted on.
+    /// The record rows fitted on, joined by ", ".
     pub row: String,
     /// `ap_start` for the family's boards.
     pub ap_start: Param,
@@ -619,37 +619,56 @@ const RPI_CPU_ON: &str = "Trusted Firmware-A's Raspberry Pi platform answers CPU
      next (kthreads, workqueue workers) and the next CPU's entry up to \
      secondary_start_kernel";
 
-/// arm64 (`ap_start`, `online_serial`) per firmware family, each fitted on
-/// its family's one `fit` row of the public record; [`ARM64_FIT_ROW`]'s
+/// arm64 (`ap_start`, `online_serial`) per firmware family, each the mean
+/// over its family's `fit` rows of the public record; [`ARM64_FIT_ROW`]'s
 /// family gives the platform's default. Every other arm64 row is predicted.
 fn arm64(a: &Assumptions, work: &Work) -> Result<Vec<Arm64Firmware>, SimError> {
     let rows = work
         .arm64
         .as_ref()
         .map_err(|e| SimError::Record(e.clone()))?;
-    let mut fits = Vec::new();
+    // Per family, in the record's order: (firmware, [(row, ap_start, ap_side)]).
+    type Member<'a> = (&'a crate::record::Row, f64, f64);
+    let mut families: Vec<(String, Vec<Member>)> = Vec::new();
     for (row, n, ops) in rows {
-        let firmware = row
-            .sim
-            .as_ref()
+        let sim = row.sim.as_ref();
+        let firmware = sim
             .and_then(|s| s.firmware.clone())
             .ok_or_else(|| needs(row, "sim.firmware on its fit row"))?;
-        if fits.iter().any(|f: &Arm64Firmware| f.firmware == firmware) {
-            return Err(SimError::Record(needs(
-                row,
-                &format!("one fit row per firmware, and {firmware} has two"),
-            )));
-        }
+        let kernel = crate::arm64::Kernel::parse(sim.and_then(|s| s.linux.as_deref()))
+            .map_err(|m| SimError::Record(needs(row, &m)))?;
+        let waits = crate::arm64::prepare(kernel, sim.and_then(|s| s.hz)).map_or(0.0, |p| p.ns);
         let per_cpu = row.per_cpu_s.ok_or_else(|| needs(row, "per_cpu_s"))? * 1e9;
         let ap_side = row.ap_side_s.ok_or_else(|| needs(row, "ap_side_s"))? * 1e9;
         let mask_per_cpu = masks::price(ops, &partial_table(a, a.local_lookup_ns)) / n;
-        let ap_start = per_cpu - ap_side - ARM64_KICK_NS - mask_per_cpu;
+        let ap_start = per_cpu - ap_side - ARM64_KICK_NS - mask_per_cpu - waits;
         if ap_start <= ARM64_ON_FINISH_NS {
             return Err(SimError::Record(needs(
                 row,
                 "a per-CPU interval longer than its AP side, the kick and the firmware's own part",
             )));
         }
+        match families.iter_mut().find(|(f, _)| *f == firmware) {
+            Some((_, members)) => members.push((row, ap_start, ap_side)),
+            None => families.push((firmware, vec![(row, ap_start, ap_side)])),
+        }
+    }
+    let mut fits = Vec::new();
+    for (firmware, members) in families {
+        let k = members.len() as f64;
+        let ap_start = members.iter().map(|m| m.1).sum::<f64>() / k;
+        let ap_side = members.iter().map(|m| m.2).sum::<f64>() / k;
+        let ids: Vec<&str> = members.iter().map(|m| m.0.id.as_str()).collect();
+        let intervals: Vec<String> = members
+            .iter()
+            .map(|(r, _, side)| {
+                format!(
+                    "{:.1} us − AP side {:.1} us",
+                    r.per_cpu_s.unwrap_or(0.0) * 1e6,
+                    side / 1e3
+                )
+            })
+            .collect();
         let what = if firmware == RPI_FIRMWARE {
             RPI_CPU_ON.to_string()
         } else {
@@ -661,16 +680,16 @@ fn arm64(a: &Assumptions, work: &Work) -> Result<Vec<Arm64Firmware>, SimError> {
                 ARM64_ON_FINISH_NS / 1e3
             )
         };
+        let mean = if members.len() > 1 { "mean of " } else { "" };
         let text = format!(
-            "record {}: per-CPU 'Booted' interval {:.1} us − AP side {:.1} us − the SMC − mask \
-             work; {what}",
-            row.id,
-            per_cpu / 1e3,
-            ap_side / 1e3,
+            "record {}: {mean}per-CPU 'Booted' interval ({}) − the SMC − mask work; {what}",
+            ids.join(", "),
+            intervals.join("; "),
         );
+        let row = ids.join(", ");
         fits.push(Arm64Firmware {
             firmware,
-            row: row.id.clone(),
+            row: row.clone(),
             ap_start: Param {
                 ns: ap_start,
                 source: fitted_on(&text),
@@ -678,8 +697,7 @@ fn arm64(a: &Assumptions, work: &Work) -> Result<Vec<Arm64Firmware>, SimError> {
             online: Param {
                 ns: ap_side,
                 source: fitted_on(&format!(
-                    "record {}: AP's 'Detected … I-cache' → 'Booted' interval",
-                    row.id
+                    "record {row}: {mean}AP's 'Detected … I-cache' → 'Booted' interval"
                 )),
             },
         });

@@ -97,6 +97,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod arm64;
 pub mod costs;
 pub mod engine;
 pub mod fit;

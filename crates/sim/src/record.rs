@@ -110,6 +110,8 @@ pub struct SimSpec {
     /// parallel-bringup series): every CPU kicked at once, microcode loaded on
     /// the serialized path. On powerpc, `"pre-5.10"` for the topology-mask
     /// code before seed 000's series (`"5.10+"`, the default, with it).
+    /// On arm64, `"preempt-pre-5.7"` for a `CONFIG_PREEMPT` kernel before
+    /// Linux 5.7 ([`crate::arm64::Kernel`]).
     /// Default: the platform's current kernel.
     pub linux: Option<String>,
     /// powerpc: the `after_s` run's mask code when the series measured
@@ -369,10 +371,13 @@ fn check_sim(r: &Row, sim: &SimSpec) -> Result<(), String> {
     } else if sim.after_linux.is_some() || sim.processor.is_some() {
         return Err("sim.after_linux and sim.processor are for the powerpc platform".to_string());
     }
-    let era = if platform == Platform::PowerPc {
-        Era::Current
-    } else {
-        sim.era()?
+    let era = match platform {
+        Platform::PowerPc => Era::Current,
+        Platform::Arm64 => {
+            crate::arm64::Kernel::parse(sim.linux.as_deref())?;
+            Era::Current
+        }
+        _ => sim.era()?,
     };
     sim.vendor()?;
     let x86_only = era != Era::Current
@@ -606,7 +611,7 @@ mod tests {
                 "shape = [1, 80, 1], firmware",
                 "shape = [1, 80, 1], linux = \"pre-6.5\", firmware",
                 ALTRA,
-                "x86 platform",
+                "'pre-6.5' is not an arm64 kernel",
             ),
             (
                 amd,

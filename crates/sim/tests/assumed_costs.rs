@@ -178,14 +178,20 @@ fn fitted_values_trace_to_the_record_and_the_seeds() {
     // The arm64 firmware families' costs are fitted on record rows too.
     for family in &fit.arm64_firmware {
         for param in [&family.ap_start, &family.online] {
+            // A family fitted on several rows names them all: "record A, B: ...".
             let text = param.source.to_string();
-            let id = record_id(text.trim_start_matches("fitted: "))
+            let ids = text
+                .trim_start_matches("fitted: ")
+                .strip_prefix("record ")
+                .and_then(|rest| rest.split(':').next())
                 .unwrap_or_else(|| panic!("arm64 {}: {text}", family.firmware));
-            assert_eq!(id, family.row, "{text}");
-            let spec = record::row(&record, id).unwrap().sim.as_ref().unwrap();
-            assert_eq!(spec.role, Role::Fit, "{text}");
-            assert_eq!(spec.firmware.as_deref(), Some(family.firmware.as_str()));
-            named.push(id.to_string());
+            assert_eq!(ids, family.row, "{text}");
+            for id in ids.split(", ") {
+                let spec = record::row(&record, id).unwrap().sim.as_ref().unwrap();
+                assert_eq!(spec.role, Role::Fit, "{text}");
+                assert_eq!(spec.firmware.as_deref(), Some(family.firmware.as_str()));
+                named.push(id.to_string());
+            }
         }
     }
     // The powerpc firmwares' costs are fitted on record rows of their own
@@ -227,8 +233,8 @@ fn fitted_values_trace_to_the_record_and_the_seeds() {
     seed_figures_are_the_fits(&fit);
 }
 
-/// The arm64 fit, per firmware family: `online_serial` is the fit row's AP
-/// side; `ap_start` is the rest of its per-CPU interval after the published
+/// The arm64 fit, per firmware family: `online_serial` is the fit rows' mean
+/// AP side; `ap_start` is the rest of their mean per-CPU interval after the published
 /// SMC cost, less the (small) mask work. The platform's default is
 /// [`fit::ARM64_FIT_ROW`]'s.
 fn arm64_values_are_the_rows_figures(fit: &Fitted, record: &[record::Row]) {
@@ -239,9 +245,15 @@ fn arm64_values_are_the_rows_figures(fit: &Fitted, record: &[record::Row]) {
         (&fit.arm64_ap_start, &fit.arm64_online)
     );
     for family in &fit.arm64_firmware {
-        let row = record::row(record, &family.row).unwrap();
-        let per_cpu = row.per_cpu_s.unwrap() * 1e9;
-        let ap_side = row.ap_side_s.unwrap() * 1e9;
+        // A family fitted on several rows takes the mean of their figures.
+        let rows: Vec<&record::Row> = family
+            .row
+            .split(", ")
+            .map(|id| record::row(record, id).unwrap())
+            .collect();
+        let k = rows.len() as f64;
+        let per_cpu = rows.iter().map(|r| r.per_cpu_s.unwrap()).sum::<f64>() * 1e9 / k;
+        let ap_side = rows.iter().map(|r| r.ap_side_s.unwrap()).sum::<f64>() * 1e9 / k;
         assert!(
             (family.online.ns - ap_side).abs() < 1e-6,
             "{}",
@@ -255,11 +267,13 @@ fn arm64_values_are_the_rows_figures(fit: &Fitted, record: &[record::Row]) {
             family.ap_start.ns
         );
         let text = family.ap_start.source.to_string();
-        for quoted in [
-            format!("{:.1} us", per_cpu / 1e3),
-            format!("{:.1} us", ap_side / 1e3),
-        ] {
-            assert!(text.contains(&quoted), "{quoted} not in {text}");
+        for r in rows {
+            for quoted in [
+                format!("{:.1} us", r.per_cpu_s.unwrap() * 1e6),
+                format!("{:.1} us", r.ap_side_s.unwrap() * 1e6),
+            ] {
+                assert!(text.contains(&quoted), "{quoted} not in {text}");
+            }
         }
     }
 }

@@ -1,0 +1,141 @@
+//! arm64 bring-up: the mechanisms that make one board's per-CPU interval
+//! differ from another's, each with where its number comes from.
+//!
+//! arm64 Linux brings CPUs up one at a time, and every log splits a CPU's
+//! interval between two "Booted secondary processor" lines in two: the AP's
+//! own start-up ("Detected … I-cache on CPUn" to "CPUn: Booted", 30-290 us on
+//! every board of the record) and the gap before it, in which the control
+//! CPU runs the cpuhp prepare states for the next CPU, calls PSCI CPU_ON, and
+//! the core powers up and enters the kernel. The record's arm64 rows, as
+//! their quoted lines give them (the kernel's CONFIG_HZ is in none of them):
+//!
+//! | row | kernel | console in the log | per CPU | gap |
+//! |---|---|---|---|---|
+//! | arm64-h5-4 | Home Assistant OS port, 2019 | not stated | 32.2 ms | 32.2 ms |
+//! | arm64-msm8916-4-nopsci | msm8916-mainline, June 2019 | not stated | 32.2 ms | 32.0-32.4 ms |
+//! | arm64-rk3399-6-armbian-5.6 | Armbian, Linux 5.6 | not stated | 32.1 ms | 32.0-32.2 ms |
+//! | arm64-hikey-8-2015 | 96boards/linux, May 2015 | not stated | 30.1 ms | not split |
+//! | arm64-msm8916-4-mf601 | msm8916-mainline, recent | not stated | 0.94 ms | 0.85 ms |
+//! | Rockchip rows but Armbian's 5.6 (RK3399, RK3566, RK3568, RK3576, RK3588) | AM60: 5.10 vendor; others not stated | AM60: earlycon at 1500000 baud | 0.65-1.91 ms | 0.58-1.80 ms |
+//! | arm64-altra-80 | Flatcar | not stated | 0.40 ms | 0.30 ms |
+//! | arm64-kunpeng920-128 | 5.11-rc3, SMP PREEMPT | ttyS0 115200, four lines a CPU | 38.3 ms | 38 ms |
+//!
+//! The same MSM8916 SoC takes 32 ms under a 2019 kernel and 0.94 ms under a
+//! recent one, and the 32 ms rows share no firmware (TF-A on the H5 and the
+//! RK3399, the kernel itself powering the MSM8916's cores), so the 32 ms is
+//! the kernel's: [`KTHREAD_WAITS_PER_CPU`] sleeps of one jiffy each in
+//! `wait_task_inactive()` while the control CPU creates the next CPU's
+//! per-CPU kthreads, which Linux 5.7 removed.
+
+use crate::costs::{Param, Source};
+
+/// The kernel an arm64 row ran, as far as the bring-up tells kernels apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kernel {
+    /// Linux 5.7 or later, or any kernel without kernel preemption: a new
+    /// kthread is not preempted between waking its creator and sleeping.
+    Current,
+    /// A `CONFIG_PREEMPT` kernel before Linux 5.7 (without commit
+    /// 26c7295be0c5, "kthread: Do not preempt current task if it is going to
+    /// call schedule()"): each kthread the prepare states create or park is
+    /// preempted by its creator, who then sleeps a jiffy for it.
+    PreemptPre57,
+}
+
+/// The `sim.linux` value naming [`Kernel::PreemptPre57`].
+pub const PREEMPT_PRE_5_7: &str = "preempt-pre-5.7";
+
+impl Kernel {
+    /// The kernel a row's `sim.linux` names (none: [`Kernel::Current`]).
+    pub fn parse(text: Option<&str>) -> Result<Kernel, String> {
+        match text {
+            None => Ok(Kernel::Current),
+            Some(PREEMPT_PRE_5_7) => Ok(Kernel::PreemptPre57),
+            Some(other) => Err(format!(
+                "sim.linux = '{other}' is not an arm64 kernel: use '{PREEMPT_PRE_5_7}' (a \
+                 CONFIG_PREEMPT kernel before Linux 5.7) or leave it out (a current kernel)"
+            )),
+        }
+    }
+}
+
+/// One-jiffy sleeps per CPU brought up by a [`Kernel::PreemptPre57`]
+/// kernel, counted in Linux 5.6's source (the Armbian RK3399 row's
+/// version). The control CPU creates the CPU's kthreads one after another,
+/// and while no sched domain exists yet (`smp_init()` runs before
+/// `sched_init_smp()`) a new kthread runs on the control CPU; its
+/// `complete()` wakes the creator, which preempts it before it reaches
+/// `schedule()`, so the creator's next `wait_task_inactive()` finds it still
+/// queued and sleeps one jiffy (`schedule_hrtimeout()` of `NSEC_PER_SEC /
+/// HZ`, kernel/sched/core.c):
+/// - CPUHP_CREATE_THREADS, `smpboot_create_threads()`: for each of the three
+///   per-CPU smpboot threads (cpuhp/N, ksoftirqd/N, migration/N),
+///   `kthread_create_on_cpu()` binds it (`kthread_bind()`: one sleep) and
+///   `__smpboot_create_thread()` parks it (`kthread_park()` waits for
+///   `wait_task_inactive(TASK_PARKED)` since Linux 4.18: one sleep): six;
+/// - CPUHP_WORKQUEUE_PREP, `workqueue_prepare_cpu()`: one worker for each of
+///   the CPU's two pools, each bound by `kthread_bind_mask()`: two.
+///
+/// At HZ=250 that is 32 ms; the commit that removed it names the same
+/// cause ("This patch can save 120ms on rk312x startup with CONFIG_HZ=300",
+/// Liang Chen, tip sched/core 26c7295be0c5, Message-ID
+/// <158470908349.28353.3855924848715964020.tip-bot2@tip-bot2>).
+pub const KTHREAD_WAITS_PER_CPU: u32 = 8;
+
+/// The tick rate taken where a row does not state its kernel's:
+/// `CONFIG_HZ`'s default (kernel/Kconfig.hz, HZ_250), which arm64's
+/// defconfig keeps.
+pub const ASSUMED_HZ: u32 = 250;
+
+const WAITS_CODE: &str = "kernel/kthread.c and kernel/sched/core.c before Linux 5.7 with \
+     CONFIG_PREEMPT: 8 one-jiffy sleeps in wait_task_inactive() per CPU (three smpboot threads \
+     bound and parked, two workqueue workers bound; crate::arm64::KTHREAD_WAITS_PER_CPU), at \
+     the row's own HZ";
+const WAITS_ASSUMED_HZ: &str = "kernel/kthread.c and kernel/sched/core.c before Linux 5.7 with \
+     CONFIG_PREEMPT: 8 one-jiffy sleeps in wait_task_inactive() per CPU (three smpboot threads \
+     bound and parked, two workqueue workers bound; crate::arm64::KTHREAD_WAITS_PER_CPU), at an \
+     assumed HZ=250 (Kconfig.hz's default; the row's log does not state its HZ)";
+
+/// The control CPU's prepare states per AP that `kernel` adds to a current
+/// kernel's, at `hz` (the row's, or [`ASSUMED_HZ`]); `None` for a kernel
+/// that adds nothing.
+pub fn prepare(kernel: Kernel, hz: Option<u32>) -> Option<Param> {
+    match kernel {
+        Kernel::Current => None,
+        Kernel::PreemptPre57 => {
+            let (hz, why) = match hz {
+                Some(hz) => (hz, WAITS_CODE),
+                None => (ASSUMED_HZ, WAITS_ASSUMED_HZ),
+            };
+            Some(Param::new(
+                KTHREAD_WAITS_PER_CPU as f64 * 1e9 / hz as f64,
+                Source::Code(why),
+            ))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_pre_5_7_preempt_kernel_waits() {
+        assert_eq!(prepare(Kernel::Current, Some(100)), None);
+        let p = prepare(Kernel::PreemptPre57, None).unwrap();
+        assert_eq!(p.ns, 32e6);
+        assert!(matches!(p.source, Source::Code(s) if s.contains("assumed HZ=250")));
+        assert_eq!(prepare(Kernel::PreemptPre57, Some(100)).unwrap().ns, 80e6);
+    }
+
+    #[test]
+    fn sim_linux_names_one_kernel_or_is_one_error() {
+        assert_eq!(Kernel::parse(None), Ok(Kernel::Current));
+        assert_eq!(
+            Kernel::parse(Some("preempt-pre-5.7")),
+            Ok(Kernel::PreemptPre57)
+        );
+        let e = Kernel::parse(Some("pre-6.5")).unwrap_err();
+        assert!(e.contains("'pre-6.5' is not an arm64 kernel"), "{e}");
+    }
+}
