@@ -11,12 +11,14 @@
 //!
 //! | row | kernel | console in the log | per CPU | gap |
 //! |---|---|---|---|---|
-//! | arm64-h5-4 | Home Assistant OS port, 2019 | not stated | 32.2 ms | 32.2 ms |
+//! | arm64-h5-4 | mainline 4.18.20 (the port's pull request) | not stated | 32.2 ms | 32.2 ms |
 //! | arm64-msm8916-4-nopsci | msm8916-mainline, June 2019 | not stated | 32.2 ms | 32.0-32.4 ms |
-//! | arm64-rk3399-6-armbian-5.6 | Armbian, Linux 5.6 | not stated | 32.1 ms | 32.0-32.2 ms |
+//! | arm64-rk3399-6-armbian-5.6 | Armbian 5.4.13, SMP PREEMPT | not stated | 32.1 ms | 32.0-32.2 ms |
+//! | arm64-rk3399-6-rocpc-5.4 | Armbian 5.4.0-rc1, SMP PREEMPT | none (boot console disabled before) | 32.1 ms | 32.0 ms |
+//! | arm64-rk3399-6-gc18-6.6 | Armbian 6.6.32, SMP PREEMPT | not stated | 1.61 ms | 1.40 ms |
 //! | arm64-hikey-8-2015 | 96boards/linux, May 2015 | not stated | 30.1 ms | not split |
 //! | arm64-msm8916-4-mf601 | msm8916-mainline, recent | not stated | 0.94 ms | 0.85 ms |
-//! | Rockchip rows but Armbian's 5.6 (RK3399, RK3566, RK3568, RK3576, RK3588) | AM60: 5.10 vendor; others not stated | AM60: earlycon at 1500000 baud | 0.65-1.91 ms | 0.58-1.80 ms |
+//! | other Rockchip rows (RK3399, RK3566, RK3568, RK3576, RK3588) | AM60: 5.10 vendor; others not stated | AM60: earlycon at 1500000 baud | 0.65-1.91 ms | 0.58-1.80 ms |
 //! | arm64-altra-80 | Flatcar | not stated | 0.40 ms | 0.30 ms |
 //! | arm64-kunpeng920-128 | 5.11-rc3, SMP PREEMPT | ttyS0 115200, four lines a CPU | 38.3 ms | 38 ms |
 //!
@@ -37,7 +39,7 @@ pub enum Kernel {
     Current,
     /// A `CONFIG_PREEMPT` kernel before Linux 5.7 (without commit
     /// 26c7295be0c5, "kthread: Do not preempt current task if it is going to
-    /// call schedule()"): each kthread the prepare states create or park is
+    /// call schedule()", which 5.4's stable series took in 5.4.60): each kthread the prepare states create or park is
     /// preempted by its creator, who then sleeps a jiffy for it.
     PreemptPre57,
 }
@@ -60,8 +62,11 @@ impl Kernel {
 }
 
 /// One-jiffy sleeps per CPU brought up by a [`Kernel::PreemptPre57`]
-/// kernel, counted in Linux 5.6's source (the Armbian RK3399 row's
-/// version). The control CPU creates the CPU's kthreads one after another,
+/// kernel, counted in Linux 5.4's source (the two Armbian RK3399 rows'
+/// version; the H5's 4.18.20 and the MSM8916's 2019 kernel are counted
+/// alike, not checked against their own source: a kernel that still ran the
+/// softlockup detector's watchdog/N smpboot thread, which commit
+/// 9cf57731b63e replaced with cpu_stop work, would sleep two jiffies more). The control CPU creates the CPU's kthreads one after another,
 /// and while no sched domain exists yet (`smp_init()` runs before
 /// `sched_init_smp()`) a new kthread runs on the control CPU; its
 /// `complete()` wakes the creator, which preempts it before it reaches
@@ -71,8 +76,8 @@ impl Kernel {
 /// - CPUHP_CREATE_THREADS, `smpboot_create_threads()`: for each of the three
 ///   per-CPU smpboot threads (cpuhp/N, ksoftirqd/N, migration/N),
 ///   `kthread_create_on_cpu()` binds it (`kthread_bind()`: one sleep) and
-///   `__smpboot_create_thread()` parks it (`kthread_park()` waits for
-///   `wait_task_inactive(TASK_PARKED)` since Linux 4.18: one sleep): six;
+///   `__smpboot_create_thread()` parks it (`kthread_park()` then waits in
+///   `wait_task_inactive(TASK_PARKED)`: one sleep): six;
 /// - CPUHP_WORKQUEUE_PREP, `workqueue_prepare_cpu()`: one worker for each of
 ///   the CPU's two pools, each bound by `kthread_bind_mask()`: two.
 ///
