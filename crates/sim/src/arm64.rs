@@ -28,6 +28,23 @@
 //! the kernel's: [`KTHREAD_WAITS_PER_CPU`] sleeps of one jiffy each in
 //! `wait_task_inactive()` while the control CPU creates the next CPU's
 //! per-CPU kthreads, which Linux 5.7 removed.
+//!
+//! Where each arm64 cost comes from (crate::costs' table and crate::fit):
+//! - the boot CPU's PSCI CPU_ON (`kick_bsp`): published, TF-A's SMC round
+//!   trip on Neoverse N1, a lower bound;
+//! - the rest of the gap (`ap_start`) and the AP side (`online_serial`):
+//!   fitted per firmware family on at most half of its rows, the mean over
+//!   its fit rows;
+//! - the prepare states: folded into the fitted gap, except this module's
+//!   kthread waits (code: a count of sleeps from Linux's source, times the
+//!   row's HZ, or HZ=250 assumed where the row does not state it);
+//! - microcode, TSC synchronisation and delay calibration: zero by code or
+//!   specification (no microcode from the OS, the architected timer);
+//! - the remote start-up of a CPU on another socket (`remote_hop`, 20 us per
+//!   10 SLIT units) and the per-operation prices of the mask work (`scan`,
+//!   `bit_op`, `lookup`): assumptions. No source here times an Altra's
+//!   start-up across sockets, and the one log with CPUs on a second socket
+//!   is a predicted row.
 
 use crate::costs::{Param, Source};
 
