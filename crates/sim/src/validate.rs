@@ -145,7 +145,10 @@ const ARM64_WHY: &str = "arm64 Linux brings CPUs up one at a time, and each log 
      under a recent one, and a CONFIG_PREEMPT kernel before Linux 5.7 sleeps 8 jiffies per CPU \
      in wait_task_inactive() while it creates the CPU's kthreads (crate::arm64), 32 ms at \
      HZ=250; with it the H5, the MSM8916 without PSCI and two RK3399 boards under Armbian's \
-     5.4 are predicted within 4 %. On one board the source says what the rest of the gap holds: \
+     5.4 are predicted within 4 %. The two Armbian logs state 'SMP PREEMPT' and none of the \
+     four states its HZ; the H5's and the MSM8916's excerpts state no preemption model and are \
+     taken as CONFIG_PREEMPT, as arm64's defconfig sets it, and HZ=250 is Kconfig's default: \
+     both assumed, each row's kernel being from before the fix (4.18.20 and June 2019). On one board the source says what the rest of the gap holds: \
      Trusted Firmware-A's Raspberry Pi platform answers CPU_ON by releasing a core it holds in \
      a wait loop (plat/rpi/common/rpi3_pm.c rpi3_pwr_domain_on(): a mailbox write and sev; \
      plat/rpi/rpi5 builds it), so on the Pi 5 (Cortex-A76 r4p1, MIDR 0x414fd0b1) the \
