@@ -7,7 +7,7 @@ use clap::{Args, ValueEnum};
 use domains::compare::{compare, Dump};
 use domains::render::{self, Layout};
 use domains::{Domains, KernelVersion};
-use topology::{Arch, Topology, TopologyBuilder};
+use topology::{Topology, TopologyBuilder};
 
 mod picture;
 
@@ -110,7 +110,7 @@ fn with_lpar(topo: Topology, lpar: Option<LparMode>) -> Result<Topology> {
         return Ok(topo);
     };
     // Only pseries has LPARs; elsewhere the option would silently do nothing.
-    if !matches!(topo.arch(), Arch::PowerPc64 | Arch::PowerPc) {
+    if !topo.arch().is_power() {
         bail!(
             "--lpar: {} is {}, not POWER; only POWER LPARs are dedicated or shared-processor",
             topo.source(),

@@ -87,10 +87,7 @@ struct Side {
 pub fn run(args: &PlaceArgs) -> Result<()> {
     let (seconds, kernel, workload) = parse_run_args(args)?;
     let topo = args.source.load()?;
-    let power = matches!(
-        topo.arch(),
-        topology::Arch::PowerPc64 | topology::Arch::PowerPc
-    );
+    let power = topo.arch().is_power();
     let base = Side {
         kernel,
         lpar: partition_mode(args, &topo, power)?,

@@ -174,7 +174,7 @@ pub(crate) fn levels_for(
         nr,
         spans,
     };
-    let is_power = matches!(topo.arch(), Arch::PowerPc64 | Arch::PowerPc);
+    let is_power = topo.arch().is_power();
     let is_x86 = matches!(topo.arch(), Arch::X86_64 | Arch::X86);
     let has_big = topo.level(LevelKind::BigCore).is_some();
     let splpar_asym_pack =

@@ -116,7 +116,7 @@ pub struct Machine {
     /// The architecture.
     pub arch: Arch,
     /// Scheduler ticks per second (`CONFIG_HZ` of the distributions' kernels:
-    /// 100 on ppc64le, 250 elsewhere).
+    /// 100 on POWER, 250 elsewhere).
     pub hz: u32,
     /// Whether SMT is active (`sched_smt_active()`): some core has two threads.
     pub smt_active: bool,
@@ -256,11 +256,7 @@ impl Machine {
             llc_id: vec![0; n],
             asym_level: vec![None; n],
             arch: doms.arch.clone(),
-            hz: if matches!(doms.arch, Arch::PowerPc64 | Arch::PowerPc) {
-                100
-            } else {
-                250
-            },
+            hz: if doms.arch.is_power() { 100 } else { 250 },
             smt_active: false,
         };
         m.smt_active = m.core_cpus.iter().any(|c| c.len() > 1);

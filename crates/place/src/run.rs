@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 use sim::engine::Queue;
-use topology::{Arch, Topology, TopologyBuilder};
+use topology::{Topology, TopologyBuilder};
 
 use crate::hv::{HvParams, Lpar};
 use crate::machine::{Machine, MachineOptions};
@@ -244,7 +244,7 @@ pub fn machine_for(
 
 /// Checks `lpar` against the machine's architecture.
 pub fn check_lpar(topo: &Topology, lpar: Lpar) -> Result<(), RunError> {
-    let power = matches!(topo.arch(), Arch::PowerPc64 | Arch::PowerPc);
+    let power = topo.arch().is_power();
     if lpar != Lpar::None && !power {
         return Err(RunError::LparNotPower(topo.arch().uname().to_string()));
     }

@@ -287,7 +287,7 @@ struct Machine<'a> {
 
 fn assemble(m: Machine<'_>) -> Result<Topology, String> {
     // POWER caches have 128-byte lines, the others here 64-byte ones.
-    let line_bytes = if m.arch == Arch::PowerPc64 { 128 } else { 64 };
+    let line_bytes = if m.arch.is_power() { 128 } else { 64 };
     let mut b = TopologyBuilder::new(m.arch);
     b.source(format!("catalogue:{}", m.name));
     if let Some(model) = m.model {

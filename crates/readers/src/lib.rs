@@ -18,6 +18,7 @@ pub mod corpus;
 pub mod error;
 pub mod limits;
 pub mod lscpu;
+mod power;
 pub mod synthetic;
 pub mod sysfs;
 pub mod tar_stream;

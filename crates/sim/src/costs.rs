@@ -128,7 +128,7 @@ impl Platform {
     pub fn for_arch(arch: &topology::Arch) -> Option<Platform> {
         match arch {
             topology::Arch::X86_64 | topology::Arch::X86 => Some(Platform::X86),
-            topology::Arch::PowerPc64 | topology::Arch::PowerPc => Some(Platform::PowerPc),
+            a if a.is_power() => Some(Platform::PowerPc),
             topology::Arch::Arm64 | topology::Arch::Arm => Some(Platform::Arm64),
             _ => None,
         }

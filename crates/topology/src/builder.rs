@@ -206,7 +206,7 @@ impl TopologyBuilder {
     pub fn new(arch: Arch) -> Self {
         let hw_id_kind = match arch {
             Arch::X86_64 | Arch::X86 => HwIdKind::ApicId,
-            Arch::PowerPc64 | Arch::PowerPc => HwIdKind::PowerPir,
+            Arch::PowerPc64 | Arch::PowerPc64Be | Arch::PowerPc => HwIdKind::PowerPir,
             Arch::Arm64 | Arch::Arm => HwIdKind::Mpidr,
             Arch::RiscV64 => HwIdKind::HartId,
             _ => HwIdKind::Other,

@@ -15,8 +15,12 @@ pub enum Arch {
     X86_64,
     /// 32-bit x86 (`i386`..`i686`).
     X86,
-    /// 64-bit POWER (`ppc64`, `ppc64le`).
+    /// 64-bit POWER, little-endian (`ppc64le`).
     PowerPc64,
+    /// 64-bit POWER, big-endian (`ppc64`): POWER4-POWER7, PPC970, Cell and
+    /// the Freescale e5500/e6500 run nothing else, AIX is big-endian, and
+    /// POWER8 and later run either.
+    PowerPc64Be,
     /// 32-bit PowerPC.
     PowerPc,
     /// 64-bit Arm (`aarch64`).
@@ -43,7 +47,8 @@ impl Arch {
         match name.trim() {
             "x86_64" | "amd64" => Arch::X86_64,
             "i386" | "i486" | "i586" | "i686" | "x86" => Arch::X86,
-            "ppc64" | "ppc64le" | "powerpc64" | "powerpc64le" => Arch::PowerPc64,
+            "ppc64le" | "powerpc64le" => Arch::PowerPc64,
+            "ppc64" | "powerpc64" => Arch::PowerPc64Be,
             "ppc" | "powerpc" => Arch::PowerPc,
             "aarch64" | "arm64" => Arch::Arm64,
             s if s.starts_with("armv") || s == "arm" => Arch::Arm,
@@ -56,12 +61,14 @@ impl Arch {
         }
     }
 
-    /// The `uname -m` name (little-endian POWER is reported as `ppc64le`).
+    /// The `uname -m` name (`ppc64le` and `ppc64` for the two POWER byte
+    /// orders, as the kernel's `UTS_MACHINE` names them).
     pub fn uname(&self) -> &str {
         match self {
             Arch::X86_64 => "x86_64",
             Arch::X86 => "i686",
             Arch::PowerPc64 => "ppc64le",
+            Arch::PowerPc64Be => "ppc64",
             Arch::PowerPc => "ppc",
             Arch::Arm64 => "aarch64",
             Arch::Arm => "armv7l",
@@ -72,6 +79,42 @@ impl Arch {
             Arch::Sparc64 => "sparc64",
             Arch::Other(s) => s,
         }
+    }
+
+    /// The architecture this program was compiled for: a live machine's own.
+    /// (`std::env::consts::ARCH` names both POWER byte orders `powerpc64`.)
+    pub fn of_build() -> Arch {
+        if cfg!(target_arch = "x86_64") {
+            Arch::X86_64
+        } else if cfg!(target_arch = "x86") {
+            Arch::X86
+        } else if cfg!(all(target_arch = "powerpc64", target_endian = "little")) {
+            Arch::PowerPc64
+        } else if cfg!(target_arch = "powerpc64") {
+            Arch::PowerPc64Be
+        } else if cfg!(target_arch = "powerpc") {
+            Arch::PowerPc
+        } else if cfg!(target_arch = "aarch64") {
+            Arch::Arm64
+        } else if cfg!(target_arch = "arm") {
+            Arch::Arm
+        } else if cfg!(target_arch = "riscv64") {
+            Arch::RiscV64
+        } else if cfg!(target_arch = "s390x") {
+            Arch::S390x
+        } else if cfg!(target_arch = "loongarch64") {
+            Arch::LoongArch64
+        } else if cfg!(target_arch = "sparc64") {
+            Arch::Sparc64
+        } else {
+            Arch::Other(String::from("unknown"))
+        }
+    }
+
+    /// POWER or PowerPC, either byte order: the family whose scheduler
+    /// domains, hardware ids and hypervisor model are POWER's.
+    pub fn is_power(&self) -> bool {
+        matches!(self, Arch::PowerPc64 | Arch::PowerPc64Be | Arch::PowerPc)
     }
 }
 

@@ -7,7 +7,7 @@ use cpumask::{CpuMask, MAX_CPUS};
 use topology::{Arch, CoreKind, CpuSpec, Topology, TopologyBuilder};
 
 use super::scan::{At, Scanned};
-use crate::Error;
+use crate::{power, Error};
 
 /// Where one on-line CPU sits.
 #[derive(Debug, Clone, Copy, Default)]
@@ -108,7 +108,9 @@ pub fn build(s: &Scanned, source: &str) -> Result<Topology, Error> {
 }
 
 /// The architecture: the "Architecture:" line, else a guess from the vendor,
-/// model and flags (util-linux's test outputs drop that line).
+/// model and flags (util-linux's test outputs drop that line). A POWER
+/// model's byte order is the "Byte Order:" line's, else its processor's
+/// ([`power::power64_of_cpu`]).
 fn arch_of(s: &Scanned) -> Arch {
     if let Some(a) = &s.architecture {
         return Arch::from_uname(&a.value);
@@ -140,8 +142,13 @@ fn arch_of(s: &Scanned) -> Arch {
         }
         _ => {}
     }
-    if model.starts_with("POWER") || model.starts_with("Power") {
-        return Arch::PowerPc64;
+    let power = ["POWER", "Power", "PPC970", "Cell Broadband Engine"];
+    if power.iter().any(|p| model.starts_with(p)) {
+        return s
+            .byte_order
+            .as_deref()
+            .and_then(power::power64_of_byte_order)
+            .unwrap_or_else(|| power::power64_of_cpu(model));
     }
     if model.starts_with("Loongson") {
         return Arch::LoongArch64;
@@ -315,7 +322,7 @@ fn power_big_core_model(model: Option<&str>) -> bool {
 }
 
 fn is_power(arch: &Arch) -> bool {
-    matches!(arch, Arch::PowerPc64 | Arch::PowerPc)
+    arch.is_power()
 }
 
 /// Placement straight from `lscpu -p` rows: each row checked and indexed by

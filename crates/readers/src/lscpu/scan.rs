@@ -72,6 +72,7 @@ pub struct CsvRow {
 pub struct Scanned {
     pub architecture: Option<At<String>>,
     pub op_modes: Option<String>,
+    pub byte_order: Option<String>,
     pub cpus: Option<At<u32>>,
     pub online: Option<At<CpuMask>>,
     pub offline: Option<At<CpuMask>>,
@@ -256,6 +257,7 @@ fn machine_field(s: &mut Scanned, f: &Field) -> Result<bool, Error> {
     match label {
         "Architecture" => set_once(&mut s.architecture, value.to_string(), line, label, source)?,
         "CPU op-mode(s)" => s.op_modes = Some(value.to_string()),
+        "Byte Order" => s.byte_order = Some(value.to_string()),
         "CPU(s)" => {
             let n = number(value, label, source, line)?;
             set_once(&mut s.cpus, n, line, label, source)?;

@@ -174,6 +174,7 @@ impl<'t> CpuInfo<'t> {
                 return Some(Arch::Sparc64);
             }
             let ppc64_hint = cpu.contains("POWER")
+                || cpu.starts_with("Power")
                 || cpu.contains("PPC970")
                 || cpu.contains("Cell")
                 || cpu.contains("e6500")
@@ -184,7 +185,7 @@ impl<'t> CpuInfo<'t> {
                     .first("MMU")
                     .is_some_and(|m| m == "Radix" || m == "Hash");
             if ppc64_hint {
-                return Some(Arch::PowerPc64);
+                return Some(crate::power::power64_of_cpu(cpu));
             }
             if self.first("timebase").is_some() || self.first("clock").is_some() {
                 return Some(Arch::PowerPc);
@@ -232,6 +233,11 @@ mod tests {
         assert_eq!(
             CpuInfo::parse(p9, "t").unwrap().arch(),
             Some(Arch::PowerPc64)
+        );
+        let p7 = "processor\t: 0\ncpu\t\t: POWER7 (architected), altivec supported\n";
+        assert_eq!(
+            CpuInfo::parse(p7, "t").unwrap().arch(),
+            Some(Arch::PowerPc64Be)
         );
         let s390 = "vendor_id       : IBM/S390\n# processors    : 2\n";
         assert_eq!(CpuInfo::parse(s390, "t").unwrap().arch(), Some(Arch::S390x));

@@ -478,16 +478,50 @@ struct ArchFiles {
 impl ArchFiles {
     fn of(arch: &Arch) -> ArchFiles {
         let unknown = matches!(arch, Arch::Other(_));
-        let power = unknown || matches!(arch, Arch::PowerPc64 | Arch::PowerPc);
+        let power = unknown || arch.is_power();
         ArchFiles {
             capacity: unknown || matches!(arch, Arch::Arm64 | Arch::Arm | Arch::RiscV64),
-            physical_id: matches!(arch, Arch::PowerPc64 | Arch::PowerPc),
+            physical_id: arch.is_power(),
             sparc_caches: unknown || matches!(arch, Arch::Sparc64),
             hybrid_pmus: unknown || matches!(arch, Arch::X86_64 | Arch::X86),
             lparcfg: power,
             sysinfo: unknown || matches!(arch, Arch::S390x),
         }
     }
+}
+
+/// A 64-bit POWER's byte order, which cpuinfo does not state: on a live root
+/// the running kernel's (user space runs in the kernel's byte order); in a
+/// dump the `uname -m` that Linux (6.1 and later) writes to
+/// `proc/sys/kernel/arch` or hwloc-gather-topology to
+/// `proc/hwloc-nofile-info`; else the one cpuinfo's processor implies. The
+/// two files are only looked at: unreadable text in them leaves the guess.
+fn power_byte_order(root: &Root, arch: Arch) -> Result<Arch, Error> {
+    if !matches!(arch, Arch::PowerPc64 | Arch::PowerPc64Be) {
+        return Ok(arch);
+    }
+    if root.is_live() {
+        let own = Arch::of_build();
+        return Ok(if own.is_power() { own } else { arch });
+    }
+    let text = |path| -> Result<Option<String>, Error> {
+        Ok(root
+            .read(path)?
+            .and_then(|b| std::str::from_utf8(&b).ok().map(str::to_string)))
+    };
+    let kernel = text("proc/sys/kernel/arch")?;
+    let hwloc = text("proc/hwloc-nofile-info")?;
+    let said = kernel
+        .as_deref()
+        .and_then(crate::power::power64_of_uname)
+        .or_else(|| {
+            hwloc
+                .as_deref()?
+                .lines()
+                .find_map(|l| l.strip_prefix("Architecture: "))
+                .and_then(crate::power::power64_of_uname)
+        });
+    Ok(said.unwrap_or(arch))
 }
 
 /// The phases of reading a sysfs root, in order: the CPU sets, the CPU
@@ -516,11 +550,12 @@ fn read_root(root: &Root, threads: Threads) -> Result<Topology, Error> {
     };
     let arch = cpuinfo.arch().unwrap_or_else(|| {
         if root.is_live() {
-            Arch::from_uname(std::env::consts::ARCH)
+            Arch::of_build()
         } else {
             Arch::Other("unknown".into())
         }
     });
+    let arch = power_byte_order(root, arch)?;
     let arch_files = ArchFiles::of(&arch);
     let by_processor = cpuinfo.by_processor();
     let ahead = ReadAhead::new(root, threads, cpu_ids.len());

@@ -226,12 +226,20 @@ fn group_ids(objs: &[RawObj], paths: &[Path]) -> Vec<PuIds> {
 
 /// A builder with the file's architecture, source name and CPU model.
 fn builder(raw: &Raw, source: &str) -> TopologyBuilder {
-    let arch = raw
-        .root_infos
-        .iter()
-        .find(|(n, _)| n == "Architecture")
-        .map(|(_, v)| Arch::from_uname(v))
-        .unwrap_or_else(|| Arch::Other("unknown".into()));
+    let info = |name: &str| {
+        raw.root_infos
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    };
+    // hwloc's `Architecture` is `uname -m`, which on AIX is the machine's
+    // serial number (`00C5D4D44C00`), not its processor: AIX runs on 64-bit
+    // POWER only, big-endian.
+    let arch = if info("OSName") == Some("AIX") || info("Backend") == Some("AIX") {
+        Arch::PowerPc64Be
+    } else {
+        info("Architecture").map_or_else(|| Arch::Other("unknown".into()), Arch::from_uname)
+    };
     let mut b = TopologyBuilder::new(arch);
     b.source(source.to_string());
     // Kept byte for byte, as hwloc keeps an info value: CPU model strings
