@@ -160,3 +160,62 @@ fn only_subdirectory(dir: &Path) -> std::path::PathBuf {
     assert_eq!(subs.len(), 1, "one top directory in {}", dir.display());
     subs.pop().unwrap()
 }
+
+/// hwloc's own test recipe `16amd64-4distances.v2tov1` (`--of xml
+/// --export-xml-flags 1` of tests/hwloc/xml/16amd64-4distances.xml, run by
+/// the installed lstopo): the v1 file holds the NUMA matrix and a Package
+/// matrix over as many objects, and hwloc 2 counts the NUMA one's
+/// `relative_depth` from the packages the nodes are attached to, so in the
+/// v1 tree it names the packages' depth and the Package matrix names the
+/// nodes'. The NUMA distances read must be the v2 source's, which is also
+/// the first matrix lstopo finds reading the v1 file back.
+#[test]
+fn hwloc2_v1_export_with_a_package_matrix_as_large_keeps_the_numa_one() {
+    let what = "hwloc's 16amd64-4distances.xml exported by lstopo as XML v1";
+    if !truth::have_corpus(what) || !truth::have_lstopo(what) {
+        return;
+    }
+    // The corpus has hwloc 3's copy of the file; the installed lstopo reads
+    // XML up to version 2, which differs from it only by the version number
+    // and the `id` attributes (hwloc 2.9's own copy is this with
+    // version="2.0" and no ids).
+    let three =
+        fs::read_to_string(corpus().join("hwloc/tests/hwloc/xml/16amd64-4distances.xml")).unwrap();
+    let two = three
+        .replacen(
+            "<topology version=\"3.0\">",
+            "<topology version=\"2.0\">",
+            1,
+        )
+        .split(" id=\"obj")
+        .enumerate()
+        .map(|(i, part)| {
+            if i == 0 {
+                part
+            } else {
+                &part[part.find('"').unwrap() + 1..]
+            }
+        })
+        .collect::<String>();
+    let src_file = tempfile::NamedTempFile::new().unwrap();
+    fs::write(src_file.path(), &two).unwrap();
+    let src = src_file.path().to_str().unwrap();
+    let v1 = truth::run_lstopo(src, &["--of", "xml", "--export-xml-flags", "1"]);
+    let matrices: Vec<&str> = v1
+        .lines()
+        .filter(|l| l.trim_start().starts_with("<distances nbobjs=\"8\""))
+        .collect();
+    assert_eq!(matrices.len(), 2, "two 8-object matrices: {matrices:?}");
+    let want = expected(&parse_xml(&two));
+    assert!(want.distances.is_some());
+    let topo = xml::read(&v1, "16amd64-4distances.v2tov1.xml").unwrap_or_else(|e| panic!("{e}"));
+    let got = facts_of(&topo, &want);
+    assert_eq!(
+        got.distances, want.distances,
+        "NUMA distances of the v1 export"
+    );
+    let tmp = tempfile::NamedTempFile::new().unwrap();
+    fs::write(tmp.path(), &v1).unwrap();
+    let back = truth::run_lstopo(tmp.path().to_str().unwrap(), &["--of", "xml"]);
+    assert_eq!(expected(&parse_xml(&back)).distances, want.distances);
+}

@@ -13,7 +13,7 @@ use topology::MAX_DISTANCE_NODES;
 /// every node, else a v1 `<distances>` over the nodes, else none.
 pub(super) fn numa_distances(
     distances: &mut [Distances],
-    v1_distances: &[V1Distances],
+    v1: V1Matrices<'_>,
     objs: &[RawObj],
     numa: &[usize],
     node_ids: &[u32],
@@ -45,25 +45,29 @@ pub(super) fn numa_distances(
         let err = |m: String| Error::at_line(source, line_of(text, at), m);
         return v2_matrix(d, ids, &order, err);
     }
-    // hwloc v1 `<distances>`. hwloc 1.x gives `relative_depth` as the depth
-    // of the matrix's objects in the file's own tree; hwloc 2 writing v1
-    // counts it in its v2 tree, where NUMA nodes hang beside the objects
-    // they are attached to, so there the depth names other objects
-    // (packages) or none. hwloc 2 reads a v1 matrix as the NUMA one when it
-    // has one row per NUMA node, nodes in document order, whatever its depth.
-    // A matrix at the nodes' depth is taken first (a 1.x file that also has
-    // one over as many packages), then the first with one row per node.
+    // hwloc v1 `<distances>` in the root object. hwloc 2 reads each one with
+    // a row per NUMA node as NUMA latencies, nodes in document order, in
+    // file order, whatever its `relative_depth`. That depth means two
+    // things: hwloc 1.x gives the depth of the matrix's objects in the
+    // file's own tree, hwloc 2 writing v1 counts a NUMA matrix from the
+    // object its nodes are attached to, which the v1 tree puts below the
+    // node, so there a matrix over as many packages has the nodes' depth
+    // (hwloc's 16amd64-4distances.v2tov1.xml). So a file hwloc 2 wrote takes
+    // its first such matrix, as hwloc reads it; a 1.x file the one at the
+    // nodes' depth, then the first.
     let n = numa.len();
     // The depth every node is at, if the nodes are all at one depth and
     // alone there.
     let numa_depth = objs[numa[0]].depth;
     let nodes_fill_depth = numa.iter().all(|&i| objs[i].depth == numa_depth)
         && objs.iter().filter(|o| o.depth == numa_depth).count() == n;
-    let fits = |d: &&V1Distances| d.nbobjs == Some(n) && d.depth > 0 && d.base > 0.0;
+    let fits = |d: &&V1Distances| d.at_root && d.nbobjs == Some(n) && d.depth > 0 && d.base > 0.0;
+    let v1_distances = v1.matrices;
+    let by_depth = !written_by_hwloc2(v1_distances, v1.hwloc_version);
     let chosen = v1_distances
         .iter()
         .filter(fits)
-        .find(|d| nodes_fill_depth && d.depth == numa_depth)
+        .find(|d| by_depth && nodes_fill_depth && d.depth == numa_depth)
         .or_else(|| v1_distances.iter().find(fits));
     let Some(d) = chosen else {
         return Ok(None);
@@ -79,6 +83,31 @@ pub(super) fn numa_distances(
         ));
     }
     v1_matrix(d, node_ids, &order, text, source).map(Some)
+}
+
+/// A file's hwloc v1 `<distances>` and the root's `hwlocVersion` info.
+#[derive(Clone, Copy)]
+pub(super) struct V1Matrices<'a> {
+    pub(super) matrices: &'a [V1Distances],
+    pub(super) hwloc_version: Option<&'a str>,
+}
+
+/// Whether hwloc 2 wrote these v1 matrices. hwloc 1.x stores a matrix
+/// divided by its smallest value, which it writes as `latency_base`, so each
+/// 1.x matrix holds a 1 (src/distances.c); hwloc 2 writes `latency_base`
+/// 1 and the values themselves (Linux's smallest is 10). A file of 1.x-like
+/// matrices with base 1 only is told by the `hwlocVersion` the discovering
+/// hwloc recorded.
+fn written_by_hwloc2(v1_distances: &[V1Distances], hwloc_version: Option<&str>) -> bool {
+    let smallest = |d: &V1Distances| d.values.iter().copied().fold(f64::INFINITY, f64::min);
+    let raw = v1_distances
+        .iter()
+        .any(|d| d.base == 1.0 && !d.values.is_empty() && smallest(d) != 1.0);
+    let scaled = v1_distances.iter().any(|d| d.base != 1.0);
+    let major = hwloc_version
+        .and_then(|v| v.trim().split('.').next()?.parse::<u32>().ok())
+        .unwrap_or(1);
+    raw || (!scaled && major >= 2)
 }
 
 /// Each node id's position in the model (nodes sorted by id).

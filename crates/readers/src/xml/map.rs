@@ -9,7 +9,7 @@ use topology::{
     MAX_NODES,
 };
 
-use super::distances::numa_distances;
+use super::distances::{numa_distances, V1Matrices};
 use super::line_of;
 use super::raw::{
     Bits, ObjType, Raw, RawObj, GROUP_KIND_DISTANCE, GROUP_KIND_IO, GROUP_KIND_MEMORY,
@@ -356,9 +356,17 @@ fn add_nodes(
         b.add_node(node_ids[n], node_cpus[n], objs[i].size);
     }
     // Distances among the NUMA nodes (ordered by id in the model).
+    let v1 = V1Matrices {
+        matrices: &raw.v1_distances,
+        hwloc_version: raw
+            .root_infos
+            .iter()
+            .find(|(n, _)| n == "hwlocVersion")
+            .map(|(_, v)| v.as_str()),
+    };
     let matrix = numa_distances(
         &mut raw.distances,
-        &raw.v1_distances,
+        v1,
         objs,
         &numa,
         &node_ids,

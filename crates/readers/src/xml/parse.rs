@@ -251,6 +251,7 @@ impl Parser<'_> {
                 // hwloc v1: latencies between the objects at one depth.
                 self.v1dist = Some(V1Distances {
                     depth: num(attrs, "relative_depth").map_err(err)?.unwrap_or(0),
+                    at_root: self.stack.len() == 1,
                     nbobjs: num(attrs, "nbobjs").map_err(err)?,
                     base: latency(attrs, "latency_base").map_err(err)?.unwrap_or(1.0),
                     values: Vec::new(),

@@ -94,6 +94,9 @@ pub(super) struct Distances {
 #[derive(Debug, Default)]
 pub(super) struct V1Distances {
     pub(super) depth: usize,
+    /// Given in the root object, where hwloc 2 reads v1 matrices from (a
+    /// nested one's `relative_depth` counts from the object holding it).
+    pub(super) at_root: bool,
     /// The `nbobjs` attribute: at most its square of values are kept.
     pub(super) nbobjs: Option<usize>,
     pub(super) base: f64,
