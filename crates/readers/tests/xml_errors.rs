@@ -104,3 +104,30 @@ fn hwloc_v1_export_reads_like_v2() {
     assert!(want.distances.is_some());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// hwloc 1.x's assembled topology of several machines (hwloc-assembler; a
+/// minimal excerpt of the shape of hwloc's former tests/xml/8em64t-2mi2ma2c.xml:
+/// a System root, Machines each numbering their PUs from 0) is one error
+/// naming the second Machine's line and what to do, not a clash of PU
+/// numbers. hwloc 2.9 refuses the file too.
+#[test]
+fn several_machines_under_a_system_are_one_error() {
+    let machine = |i: u32| {
+        format!(
+            "    <object type=\"Machine\" os_index=\"{i}\">\n      \
+             <object type=\"PU\" os_index=\"0\" cpuset=\"0x00000001\"/>\n    </object>\n"
+        )
+    };
+    let text = format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE topology SYSTEM \"hwloc.dtd\">\n\
+         <topology>\n  <object type=\"System\" os_index=\"0\">\n{}{}  </object>\n</topology>\n",
+        machine(0),
+        machine(1)
+    );
+    let e = readers::xml::read(&text, "two.xml")
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("two.xml:8:"), "{e}");
+    assert!(e.contains("several machines"), "{e}");
+    assert!(e.contains("export each machine"), "{e}");
+}

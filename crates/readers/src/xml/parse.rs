@@ -73,6 +73,8 @@ struct Parser<'t> {
     dist_cap: (usize, usize),
     /// The root `<object>` has been read (it comes first in `<topology>`).
     seen_root_object: bool,
+    /// Under a `System` root (hwloc 1.x), the Machines met so far.
+    system_machines: Option<usize>,
     /// How deep inside a skipped (I/O or Misc) object the reader is.
     ignored_depth: usize,
 }
@@ -96,6 +98,7 @@ pub(super) fn parse_raw(text: &str, source: &str) -> Result<Raw, Error> {
         word: String::new(),
         dist_cap: (0, 0),
         seen_root_object: false,
+        system_machines: None,
         ignored_depth: 0,
     };
     loop {
@@ -384,6 +387,7 @@ impl Parser<'_> {
             associativity(attrs).map_err(err)?,
         );
         if ty == ObjType::Machine && self.stack.is_empty() {
+            self.system_machines = (ty_name == "System").then_some(0);
             // The root: its complete set gives the offline CPUs.
             if let Some(c) = get(attrs, "complete_cpuset") {
                 cpuset = Some(parse_bitmap(c).map_err(err)?);
@@ -393,6 +397,20 @@ impl Parser<'_> {
                 (os_index, size, fields) = (None, None, (None, None, None, None));
             }
         } else if ty == ObjType::Machine {
+            // hwloc 1.x's assembled topologies (hwloc-assembler) put several
+            // machines under a System root; each numbers its own PUs from 0,
+            // so they are one error here rather than a clash of PU numbers.
+            if let Some(machines) = self.system_machines.as_mut() {
+                *machines += 1;
+            }
+            if self.system_machines > Some(1) {
+                return Err(err(
+                    "a second Machine inside a System: a topology of several machines, \
+                     assembled by hwloc 1.x (hwloc 2 reads none either); manycore reads \
+                     one machine: export each machine on its own"
+                        .into(),
+                ));
+            }
             ty = ObjType::Group;
         }
         let (gp_index, group_kind, line_size, assoc) = fields;
