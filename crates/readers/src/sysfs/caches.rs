@@ -35,6 +35,7 @@ pub(super) fn read_caches(
         seen: HashMap::new(),
         already_read: HashMap::new(),
         covered: HashMap::new(),
+        lacking: HashMap::new(),
         names_seen: Vec::new(),
         last_index: None,
         first_asked: false,
@@ -74,6 +75,15 @@ struct CacheScan<'a> {
     /// CPU inside it has that cache already counted: its `indexN` is not read
     /// again (hwloc skips them the same way).
     covered: HashMap<String, CpuMask>,
+    /// `indexN` name → the optional files ([`SIZE`], [`LINE`], [`WAYS`])
+    /// it lacked on the first CPU read in full. The kernel shows each of
+    /// them per cache leaf when the leaf's value is known (cacheinfo's
+    /// `is_visible`: size, line size, and ways with the size), and one
+    /// index number of every CPU is the same level and type of cache,
+    /// whose values the same firmware tables or CPUID leaf give: a file one
+    /// CPU lacks, the others lack too, and asking them is a failed open
+    /// each (old kernels and most dumps lack one or two of these).
+    lacking: HashMap<String, u8>,
     /// Every `indexN` name met so far, in order.
     names_seen: Vec<String>,
     /// The highest number of those names.
@@ -254,8 +264,17 @@ impl CacheScan<'_> {
             return Ok(());
         };
         let files = self.files;
+        // The optional files this index name lacked on the CPU first read
+        // are not asked of later CPUs (see `CacheScan::lacking`).
+        let first_read = !self.lacking.contains_key(name);
+        let lacking = self.lacking.get(name).copied().unwrap_or(0);
+        let wanted = |bit: u8| lacking & bit == 0;
         let size_path = join(idx, "size");
-        let size_bytes = match files.value(&size_path)? {
+        let size_text = match wanted(SIZE) {
+            true => files.value(&size_path)?,
+            false => None,
+        };
+        let size_bytes = match size_text {
             Some(v) => Some(parse_size(&v).ok_or_else(|| {
                 Error::at_line(
                     files.root.describe(&size_path),
@@ -265,8 +284,22 @@ impl CacheScan<'_> {
             })?),
             None => None,
         };
-        let line_bytes = files.uint(&join(idx, "coherency_line_size"))?;
-        let ways = files.uint(&join(idx, "ways_of_associativity"))?;
+        let line_bytes = match wanted(LINE) {
+            true => files.uint(&join(idx, "coherency_line_size"))?,
+            false => None,
+        };
+        let ways = match wanted(WAYS) {
+            true => files.uint(&join(idx, "ways_of_associativity"))?,
+            false => None,
+        };
+        if first_read {
+            let lacks = [(size_bytes.is_none(), SIZE), (line_bytes.is_none(), LINE)]
+                .into_iter()
+                .chain([(ways.is_none(), WAYS)])
+                .filter(|(absent, _)| *absent)
+                .fold(0, |m, (_, bit)| m | bit);
+            self.lacking.insert(name.to_string(), lacks);
+        }
         let mut cpus = shared_mask;
         if cpus.is_empty() {
             // ia64 kernels print an all-zero map for the L2i and L3; those
@@ -347,6 +380,12 @@ impl CacheScan<'_> {
         }
     }
 }
+
+/// The optional files of an index directory, as bits of
+/// [`CacheScan::lacking`].
+const SIZE: u8 = 1;
+const LINE: u8 = 2;
+const WAYS: u8 = 4;
 
 /// A sharing map's text, ordered so that two maps of a big machine differ
 /// early in a comparison: the kernel pads a hex map to every possible CPU,
