@@ -126,20 +126,43 @@ impl Shared {
             if state.stop {
                 return;
             }
-            let mut out = state.spare.pop().unwrap_or_default();
+            let out = state.spare.pop().unwrap_or_default();
             drop(state);
-            out.clear();
-            // A worker that panics hands over what it fetched before (each
-            // entry whole): the reader reads the rest itself.
-            let _ = catch_unwind(AssertUnwindSafe(|| fetch(chunks[c], &mut out)));
-            self.lock().fetched[c] = Some(out);
-            self.changed.notify_all();
+            self.fetch_into(c, chunks[c], out, &fetch);
         }
     }
 
+    /// Fetches chunk `c` into `out` (a spare buffer) and hands it over.
+    fn fetch_into<T>(
+        &self,
+        c: usize,
+        chunk: &[T],
+        mut out: Fetched,
+        fetch: impl Fn(&[T], &mut Fetched),
+    ) {
+        out.clear();
+        // A fetch that panics hands over what it fetched before (each
+        // entry whole): the reader reads the rest itself.
+        let _ = catch_unwind(AssertUnwindSafe(|| fetch(chunk, &mut out)));
+        self.lock().fetched[c] = Some(out);
+        self.changed.notify_all();
+    }
+
     /// The reader, arriving at chunk `c`: what a worker fetched for it, or
-    /// `None` when the reader has taken it to read itself.
-    fn take(&self, c: usize) -> Option<Fetched> {
+    /// `None` when the reader has taken it to read itself. While a worker
+    /// is still fetching `c`, the reader does not wait idle: it fetches the
+    /// next chunk nobody has taken, as a worker would. The reader's own
+    /// work (parsing, grouping) is a fixed share of the read; without this
+    /// the workers' share of the fetching is everything else, and the
+    /// reader, arriving at each chunk while its worker is on it, waits out
+    /// the difference (on 2 threads of a 16384-CPU tree: 0.6 s of the
+    /// reader's own against 1.4 s of fetching).
+    fn take<T>(
+        &self,
+        c: usize,
+        chunks: &[&[T]],
+        fetch: impl Fn(&[T], &mut Fetched),
+    ) -> Option<Fetched> {
         if self
             .next
             .compare_exchange(c, c + 1, Ordering::AcqRel, Ordering::Acquire)
@@ -152,8 +175,35 @@ impl Shared {
             if let Some(files) = state.fetched[c].take() {
                 return Some(files);
             }
-            state = self.wait(state);
+            match self.claim_ahead(c, chunks.len()) {
+                Some(ahead) => {
+                    let out = state.spare.pop().unwrap_or_default();
+                    drop(state);
+                    self.fetch_into(ahead, chunks[ahead], out, &fetch);
+                    state = self.lock();
+                }
+                None => state = self.wait(state),
+            }
         }
+    }
+
+    /// Takes the next chunk nobody has taken, for the reader at chunk
+    /// `reader_at`, within the workers' own bound of [`LEAD`] chunks ahead.
+    fn claim_ahead(&self, reader_at: usize, chunks: usize) -> Option<usize> {
+        let limit = chunks.min(reader_at + LEAD);
+        let mut next = self.next.load(Ordering::Acquire);
+        while next < limit {
+            match self.next.compare_exchange_weak(
+                next,
+                next + 1,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return Some(next),
+                Err(now) => next = now,
+            }
+        }
+        None
     }
 
     /// The reader is done with `chunks` chunks, and with `spare`.
@@ -218,7 +268,7 @@ impl<'a> ReadAhead<'a> {
                 s.spawn(move || shared.work(chunks, |part, out| plan(&fetcher, part, out)));
             }
             for (c, chunk) in chunks.iter().enumerate() {
-                let go_on = match shared.take(c) {
+                let go_on = match shared.take(c, &chunks, |part, out| plan(&fetcher, part, out)) {
                     Some(files) => {
                         root.stash(files);
                         read(chunk)
