@@ -1,34 +1,40 @@
 //! Reading ahead on several threads: while the reader walks the CPUs in
 //! order, worker threads fetch the per-CPU files it is about to ask for
-//! (each a few system calls: open, stat, read, close) and hand them to the
+//! (each a few system calls: open, read, close) and hand them to the
 //! [`Root`], which gives each one out once in place of asking the file
 //! system.
 //!
 //! The work is cut in chunks of [`CHUNK`] items (CPUs) taken in order from
 //! one counter: each worker takes the next chunk nobody has taken, fetches
-//! it and hands it over; the reader, arriving at a chunk, uses what a worker
+//! it and hands it over. The reader, arriving at a chunk, uses what a worker
 //! fetched for it, or, when no worker has taken it yet, takes it and reads
-//! its files itself. So the reader never waits for a chunk that no thread
-//! is fetching, the workers never stop while there is work ahead, and the
-//! reading is shared between all the threads, the reader's own included,
-//! whatever the share of the reader's other work (parsing, grouping). A
-//! worker runs at most [`LEAD`] chunks ahead of the reader, which bounds the
-//! memory held at once (a hex mask of a 16384-CPU machine is 4.6 KB of text,
-//! and there are several per CPU).
+//! its files itself; and while a worker is still fetching it, the reader
+//! fetches the next chunk nobody has taken rather than wait. So no thread
+//! waits while work remains, and the fetching is shared between all the
+//! threads, the reader's own included, whatever the share of the reader's
+//! other work (parsing, grouping). A worker runs at most [`LEAD`] chunks
+//! ahead of the reader, which bounds the memory held at once (a hex mask of
+//! a 16384-CPU machine is 4.6 KB of text, and there are several per CPU).
 //!
 //! The workers only fetch: every decision (which file to read, what a value
 //! means, what is an error) stays in the sequential reader, which consumes
 //! the fetched bytes exactly as it would have read them. So the topology is
 //! the same whatever the number of threads, by construction — and a file the
-//! workers fetched but the reader does not ask for (a worker's guess that a
-//! CPU reads a cache, wrong on an irregular machine) costs a read and nothing
-//! else, while one they did not fetch is read by the reader. Fetches use the
-//! root's own bounded, non-blocking, confined reads.
+//! workers fetched but the reader does not ask for costs a read and nothing
+//! else, while one they did not fetch is read by the reader. The plans
+//! follow the reader's own shortcuts, from what they fetched, so that the
+//! threads do not fetch what it skips: an SMT sibling's core mask, the
+//! `cache/` listing of a CPU whose index names earlier CPUs showed, and the
+//! optional cache files an index lacked. Fetches use the root's own
+//! bounded, non-blocking, confined reads.
 
 use std::num::NonZeroUsize;
+use std::ops::ControlFlow;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+use cpumask::MAX_CPUS;
+use std::sync::{Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use super::vfs::{Fetched, Fetcher, Root};
 use super::{numbered, ArchFiles, RawCpu, CORE, CORE_MASK_NAMES, CPU_DIR};
@@ -288,8 +294,9 @@ impl<'a> ReadAhead<'a> {
 
     /// Reads the CPUs `ids` with `read`, chunk by chunk, while the workers
     /// fetch the per-CPU files [`super::CpuReader`] reads: the core mask
-    /// (trying the file names in the reader's order), `core_id`, `online`
-    /// when `per_cpu_online`, and the architecture's firmware files.
+    /// (trying the file names in the reader's order) unless an earlier
+    /// CPU's lists the CPU, `core_id`, `online` when `per_cpu_online`, and
+    /// the architecture's firmware files until a CPU lacks one.
     pub(super) fn topology<E>(
         &self,
         root: &Root,
@@ -301,31 +308,39 @@ impl<'a> ReadAhead<'a> {
         // The core-mask file pair last found, shared by the workers: one
         // kernel wrote every CPU's directory.
         let pair = AtomicUsize::new(0);
+        let listed = Listed::default();
         let plan = |fetcher: &Fetcher, ids: &[u32], out: &mut Fetched| {
-            let mut fetch = |path: String| out.file(fetcher, &path).is_some();
+            let fetch = |out: &mut Fetched, path: String| out.file(fetcher, &path);
             let mut first = pair.load(Ordering::Relaxed);
+            // As the reader, a chunk stops asking for a firmware file once
+            // a CPU lacks it (see `CpuReader::firmware_facts`).
+            let (mut capacity, mut physical_id) = (arch_files.capacity, arch_files.physical_id);
             for &id in ids {
                 let dir = format!("{CPU_DIR}/cpu{id}");
                 if per_cpu_online {
-                    fetch(format!("{dir}/online"));
+                    fetch(out, format!("{dir}/online"));
                 }
                 let order = std::iter::once(first)
-                    .chain((0..CORE_MASK_NAMES.len()).filter(|&i| i != first));
+                    .chain((0..CORE_MASK_NAMES.len()).filter(|&i| i != first))
+                    .filter(|_| !listed.has(id));
                 for i in order {
                     let (list, map) = CORE_MASK_NAMES[i];
-                    if fetch(format!("{dir}/topology/{map}"))
-                        || fetch(format!("{dir}/topology/{list}"))
-                    {
+                    if let Some(item) = fetch(out, format!("{dir}/topology/{map}")) {
+                        listed.mark_after(id, map_form(out.content(item), true));
+                        first = i;
+                        break;
+                    }
+                    if fetch(out, format!("{dir}/topology/{list}")).is_some() {
                         first = i;
                         break;
                     }
                 }
-                fetch(format!("{dir}/topology/core_id"));
-                if arch_files.capacity {
-                    fetch(format!("{dir}/cpu_capacity"));
+                fetch(out, format!("{dir}/topology/core_id"));
+                if capacity {
+                    capacity = fetch(out, format!("{dir}/cpu_capacity")).is_some();
                 }
-                if arch_files.physical_id {
-                    fetch(format!("{dir}/physical_id"));
+                if physical_id {
+                    physical_id = fetch(out, format!("{dir}/physical_id")).is_some();
                 }
             }
             pair.store(first, Ordering::Relaxed);
@@ -341,11 +356,13 @@ impl<'a> ReadAhead<'a> {
     /// Reads the caches of `raws` with `read` (given each CPU's index in
     /// `raws`, it says whether to go on), chunk by chunk, while the workers
     /// fetch the files [`super::caches::read_caches`] reads: for a CPU
-    /// first in its core, its `cache/` listing and each index's sharing map,
-    /// and the rest of an index whose map it is first in (or an all-zero
-    /// map, read per CPU). A map another CPU of the chunk fetched already
-    /// holds this CPU: the reader counts that cache as read, and the map is
-    /// not fetched.
+    /// first in its core, each index's sharing map (the index names from
+    /// the first `cache/` listing a worker made, as the reader takes them
+    /// from earlier CPUs), the rest of an index whose map it is first in
+    /// (or an all-zero map, read per CPU), and the look-up of the index
+    /// past the last. A map another CPU of the chunk fetched already holds
+    /// this CPU: the reader counts that cache as read, and the map is not
+    /// fetched.
     pub(super) fn caches<E>(
         &self,
         root: &Root,
@@ -362,12 +379,14 @@ impl<'a> ReadAhead<'a> {
                 first.then_some(r.id)
             })
             .collect();
+        // The index names of the first listing a worker made: the reader
+        // reads a CPU's caches from the names earlier CPUs showed, without
+        // listing its `cache/` (see `CacheScan::read_known`).
+        let names = OnceLock::new();
         let plan = |fetcher: &Fetcher, ids: &[Option<u32>], out: &mut Fetched| {
-            // (index name, its map's item in `out`, whether a hex map) for
-            // the maps fetched.
-            let mut maps: Vec<(String, usize, bool)> = Vec::new();
+            let mut chunk = ChunkCaches::default();
             for &id in ids.iter().flatten() {
-                fetch_cpu_caches(fetcher, id, &mut maps, out);
+                fetch_cpu_caches(fetcher, id, &names, &mut chunk, out);
             }
         };
         let mut i = 0;
@@ -383,23 +402,99 @@ impl<'a> ReadAhead<'a> {
     }
 }
 
-/// One CPU's cache files, as [`ReadAhead::caches`] describes; `maps` are
-/// the sharing maps fetched so far.
+/// The CPUs that a core mask fetched for an earlier CPU lists: SMT
+/// siblings, which the reader reads from their `core_id` alone (see
+/// `CpuReader::read_sibling`), so their own mask is not fetched. A bit per
+/// possible CPU number, set by any thread; a bit not yet set when a
+/// worker looks costs a fetch the reader does not use, nothing else.
+struct Listed([AtomicU64; MAX_CPUS / 64]);
+
+impl Default for Listed {
+    fn default() -> Listed {
+        Listed(std::array::from_fn(|_| AtomicU64::new(0)))
+    }
+}
+
+impl Listed {
+    fn has(&self, cpu: u32) -> bool {
+        let cpu = cpu as usize;
+        self.0
+            .get(cpu / 64)
+            .is_some_and(|w| w.load(Ordering::Relaxed) & (1 << (cpu % 64)) != 0)
+    }
+
+    /// Marks the CPUs above `owner` that the hex `map` lists. Only the
+    /// kernel's hex form is read: a list form marks nothing.
+    fn mark_after(&self, owner: u32, map: Option<MapForm>) {
+        let Some(map) = map.filter(|m| m.hex) else {
+            return;
+        };
+        map.each_group(|group, mut bits| {
+            while bits != 0 {
+                let cpu = group * 32 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                if cpu > owner as usize {
+                    if let Some(w) = self.0.get(cpu / 64) {
+                        w.fetch_or(1 << (cpu % 64), Ordering::Relaxed);
+                    }
+                }
+            }
+            ControlFlow::Continue(())
+        });
+    }
+}
+
+/// What the fetching of one chunk's caches has learnt.
+#[derive(Default)]
+struct ChunkCaches {
+    /// (index name, its map's item in the chunk's files, whether a hex
+    /// map) for the maps fetched.
+    maps: Vec<(String, usize, bool)>,
+    /// Index name -> the optional files it lacked where first fetched: the
+    /// reader does not ask the later CPUs for those (see
+    /// `CacheScan::lacking`), so neither do the workers, after one try per
+    /// chunk.
+    lacking: Vec<(String, [bool; OPTIONAL.len()])>,
+}
+
+/// An index's files besides its sharing map: `level` and `type` always
+/// there, then the ones a kernel may leave out.
+const ALWAYS: [&str; 2] = ["level", "type"];
+const OPTIONAL: [&str; 3] = ["size", "coherency_line_size", "ways_of_associativity"];
+
+/// One CPU's cache files, as [`ReadAhead::caches`] describes; `names` are
+/// the index names of the first listing (and the highest index number),
+/// `chunk` what the chunk's earlier CPUs fetched.
 fn fetch_cpu_caches(
     fetcher: &Fetcher,
     id: u32,
-    maps: &mut Vec<(String, usize, bool)>,
+    names: &OnceLock<(Vec<String>, u64)>,
+    chunk: &mut ChunkCaches,
     out: &mut Fetched,
 ) {
     let dir = format!("{CPU_DIR}/cpu{id}/cache");
-    let names = out.list(fetcher, &dir);
+    let (names, last) = match names.get() {
+        Some((names, last)) => (names, *last),
+        None => {
+            let mut listed: Vec<(u64, String)> = out
+                .list(fetcher, &dir)
+                .into_iter()
+                .filter_map(|n| Some((numbered(&n, "index")?.ok()?, n)))
+                .collect();
+            // In index order, as the reader asks for them.
+            listed.sort_unstable();
+            let Some(&(last, _)) = listed.last() else {
+                return;
+            };
+            let listed = listed.into_iter().map(|(_, n)| n).collect();
+            let (names, _) = names.get_or_init(|| (listed, last));
+            (names, last)
+        }
+    };
     let cpu = id as usize;
     for name in names {
-        if !matches!(numbered(&name, "index"), Some(Ok(_))) {
-            continue;
-        }
-        let covered = maps.iter().any(|(n, item, hex)| {
-            *n == name && map_form(out.content(*item), *hex).is_some_and(|m| m.holds(cpu))
+        let covered = chunk.maps.iter().any(|(n, item, hex)| {
+            n == name && map_form(out.content(*item), *hex).is_some_and(|m| m.holds(cpu))
         });
         if covered {
             continue;
@@ -409,23 +504,42 @@ fn fetch_cpu_caches(
         for (file, hex) in [("shared_cpu_map", true), ("shared_cpu_list", false)] {
             if let Some(item) = out.file(fetcher, &format!("{idx}/{file}")) {
                 first = map_form(out.content(item), hex).and_then(|m| m.first());
-                maps.push((name.clone(), item, hex));
+                chunk.maps.push((name.clone(), item, hex));
                 break;
             }
         }
         // Unknown (no map, or a text not in the kernel's form) or all-zero
         // maps are read per CPU.
         if first.flatten().is_none_or(|f| f == cpu) {
-            for file in [
-                "level",
-                "type",
-                "size",
-                "coherency_line_size",
-                "ways_of_associativity",
-            ] {
-                out.file(fetcher, &format!("{idx}/{file}"));
-            }
+            fetch_index_files(fetcher, &idx, name, chunk, out);
         }
+    }
+    // The reader's check that the CPU has no index past those names.
+    out.exists(fetcher, &format!("{dir}/index{}", last.saturating_add(1)));
+}
+
+/// The files of index directory `idx` besides its map, leaving out the
+/// optional ones its name lacked before in the chunk.
+fn fetch_index_files(
+    fetcher: &Fetcher,
+    idx: &str,
+    name: &str,
+    chunk: &mut ChunkCaches,
+    out: &mut Fetched,
+) {
+    for file in ALWAYS {
+        out.file(fetcher, &format!("{idx}/{file}"));
+    }
+    let known = chunk.lacking.iter().find(|(n, _)| n == name).map(|l| l.1);
+    let mut lacks = [false; OPTIONAL.len()];
+    for (i, file) in OPTIONAL.into_iter().enumerate() {
+        if known.is_some_and(|k| k[i]) {
+            continue;
+        }
+        lacks[i] = out.file(fetcher, &format!("{idx}/{file}")).is_none();
+    }
+    if known.is_none() {
+        chunk.lacking.push((name.to_string(), lacks));
     }
 }
 
@@ -452,14 +566,38 @@ fn map_form(bytes: Option<&[u8]>, hex: bool) -> Option<MapForm<'_>> {
 }
 
 impl MapForm<'_> {
-    /// The hex digits from the last (CPUs 0–3) up, skipping the commas
-    /// between 32-bit groups; `None` for a character of no hex map.
-    fn digits(&self) -> impl Iterator<Item = Option<u32>> + '_ {
-        self.text
-            .iter()
-            .rev()
-            .filter(|&&b| b != b',')
-            .map(|&b| (b as char).to_digit(16))
+    /// Calls `f` with each non-zero 32-bit group of a hex map (its number,
+    /// from CPUs 0–31 up, and its bits) until `f` breaks; `None` at a text
+    /// not in the kernel's form (groups of eight digits, a comma between,
+    /// the first group maybe shorter). A group at a time, not a digit: the
+    /// map of one CPU of 16384 is 4.6 KB of zeros and commas.
+    fn each_group(&self, mut f: impl FnMut(usize, u32) -> ControlFlow<()>) -> Option<()> {
+        let text = self.text;
+        let mut end = text.len();
+        let mut group = 0;
+        while end > 0 {
+            let start = end.saturating_sub(8);
+            let digits = &text[start..end];
+            if digits != b"00000000" {
+                let bits = std::str::from_utf8(digits).ok()?;
+                if !bits.bytes().all(|b| b.is_ascii_hexdigit()) {
+                    return None;
+                }
+                let bits = u32::from_str_radix(bits, 16).ok()?;
+                if bits != 0 && f(group, bits).is_break() {
+                    return Some(());
+                }
+            }
+            if start == 0 {
+                break;
+            }
+            if text[start - 1] != b',' {
+                return None;
+            }
+            end = start - 1;
+            group += 1;
+        }
+        Some(())
     }
 
     /// The map's first CPU: `Some(None)` for an all-zero map, `None` when
@@ -471,13 +609,12 @@ impl MapForm<'_> {
             let n = std::str::from_utf8(head).ok()?.trim().parse().ok()?;
             return Some(Some(n));
         }
-        for (at, digit) in self.digits().enumerate() {
-            match digit? {
-                0 => continue,
-                d => return Some(Some(at * 4 + d.trailing_zeros() as usize)),
-            }
-        }
-        Some(None)
+        let mut first = None;
+        self.each_group(|group, bits| {
+            first = Some(group * 32 + bits.trailing_zeros() as usize);
+            ControlFlow::Break(())
+        })?;
+        Some(first)
     }
 
     /// Whether the map surely holds `cpu` (a hex map in the kernel's
@@ -530,5 +667,41 @@ mod tests {
         };
         assert_eq!(list.first(), Some(Some(8)));
         assert!(!list.holds(8));
+    }
+
+    /// The kernel prints the most significant group with only the digits
+    /// nr_cpu_ids needs (`bitmap_print_to_pagebuf` on 36 CPUs: `3,...`);
+    /// every other group has eight.
+    #[test]
+    fn a_short_leading_group_is_the_kernels_form() {
+        assert_eq!(hex("3,00000000").first(), Some(Some(32)));
+        assert_eq!(hex("00000000,3").first(), None);
+        assert_eq!(hex("0,0000000000").first(), None);
+    }
+
+    /// A threads-last core (CPUs 5 and 8197 of 16384) marks its second
+    /// thread only; the owner and CPUs below it stay unmarked, and a list
+    /// form or a broken text marks nothing.
+    #[test]
+    fn siblings_above_the_owner_are_marked() {
+        let mut groups = vec!["00000000"; MAX_CPUS / 32];
+        let n = groups.len();
+        groups[n - 1] = "00000020";
+        groups[n - 1 - 8197 / 32] = "00000020";
+        let text = groups.join(",");
+        let listed = Listed::default();
+        listed.mark_after(5, Some(hex(&text)));
+        let marked: Vec<u32> = (0..MAX_CPUS as u32).filter(|&c| listed.has(c)).collect();
+        assert_eq!(marked, [8197]);
+        let other = Listed::default();
+        other.mark_after(8197, Some(hex(&text)));
+        assert!((0..MAX_CPUS as u32).all(|c| !other.has(c)));
+        let list = MapForm {
+            text: b"5,8197",
+            hex: false,
+        };
+        other.mark_after(5, Some(list));
+        other.mark_after(5, Some(hex("0000002g,00000020")));
+        assert!((0..MAX_CPUS as u32).all(|c| !other.has(c)));
     }
 }

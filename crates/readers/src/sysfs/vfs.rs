@@ -84,6 +84,8 @@ enum Got {
     File(Result<Option<Range<usize>>, String>),
     /// The sorted names, each followed by a `/` (which no name holds).
     List(Result<Range<usize>, String>),
+    /// Whether anything is at the path.
+    Exists(Result<bool, String>),
 }
 
 /// How many items past the last one asked for a look-up tries: the reader
@@ -152,6 +154,15 @@ impl Fetched {
         names
     }
 
+    /// Looks `path` up through `fetcher`: whether anything is there.
+    pub(crate) fn exists(&mut self, fetcher: &Fetcher, path: &str) {
+        let path_at = self.push_path(path);
+        self.items.push(Item {
+            path: path_at,
+            got: Got::Exists(fetcher.exists(path)),
+        });
+    }
+
     /// The item fetched for `path`, once: looked for from the one after
     /// the last found, a few items on.
     fn find_at(&mut self, path: &str) -> Option<usize> {
@@ -170,7 +181,7 @@ impl Fetched {
                 Ok(found) => Ok(found.clone().map(|r| self.data[r].to_vec())),
                 Err(e) => Err(e.clone()),
             }),
-            Got::List(_) => None,
+            Got::List(_) | Got::Exists(_) => None,
         }
     }
 
@@ -186,7 +197,16 @@ impl Fetched {
                     .collect()),
                 Err(e) => Err(e.clone()),
             }),
-            Got::File(_) => None,
+            Got::File(_) | Got::Exists(_) => None,
+        }
+    }
+
+    /// What was fetched for a look-up of `path`, if it was.
+    fn take_exists(&mut self, path: &str) -> Option<Result<bool, String>> {
+        let at = self.find_at(path)?;
+        match &self.items[at].got {
+            Got::Exists(got) => Some(got.clone()),
+            Got::File(_) | Got::List(_) => None,
         }
     }
 }
@@ -214,6 +234,15 @@ impl Fetcher<'_> {
                 let got = read_small_file(&base.join(normalize(path).join("/")), limit)?;
                 Ok(got.map(|bytes| out.extend_from_slice(&bytes)).is_some())
             }
+        }
+    }
+
+    /// Whether anything is at `path`.
+    fn exists(&self, path: &str) -> Result<bool, String> {
+        match self {
+            #[cfg(target_os = "linux")]
+            Fetcher::InRoot(fd) => fd.exists(path).map_err(|e| format!("cannot look up: {e}")),
+            Fetcher::Live(base) => Ok(base.join(normalize(path).join("/")).exists()),
         }
     }
 
@@ -463,6 +492,14 @@ impl Root {
 
     /// Whether `path` exists (as anything).
     pub(crate) fn exists(&self, path: &str) -> Result<bool, Error> {
+        let stashed = self
+            .fetched
+            .borrow_mut()
+            .as_mut()
+            .and_then(|f| f.take_exists(path));
+        if let Some(got) = stashed {
+            return got.map_err(|why| Error::new(self.describe(path), why));
+        }
         #[cfg(target_os = "linux")]
         if let Backing::Dir {
             in_root: Some(fd), ..
@@ -471,6 +508,14 @@ impl Root {
             return fd
                 .exists(path)
                 .map_err(|e| Error::new(self.describe(path), format!("cannot look up: {e}")));
+        }
+        if let Backing::Dir {
+            base, live: true, ..
+        } = &self.backing
+        {
+            // The live kernel's links are followed by the OS, which
+            // `resolve` leaves to the read itself.
+            return Ok(base.join(normalize(path).join("/")).exists());
         }
         Ok(self.resolve(path)?.is_some())
     }
