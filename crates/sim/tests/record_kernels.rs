@@ -318,7 +318,7 @@ fn each_rule_refuses_a_row_that_breaks_it() {
         ),
         (with_sim(&h5, "hz", ""), "without its HZ"),
         (
-            with_sim(&get("x86-skl-112-lkp"), "hz", "v = 250"),
+            with_sim(&get("x86-hyperv-32"), "hz", "v = 250"),
             "sim.hz = 250 rests on no quoted line",
         ),
         (
