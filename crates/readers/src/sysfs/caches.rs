@@ -387,6 +387,13 @@ const SIZE: u8 = 1;
 const LINE: u8 = 2;
 const WAYS: u8 = 4;
 
+/// Those files' names with their bits, for the read-ahead's workers.
+pub(super) const OPTIONAL: [(&str, u8); 3] = [
+    ("size", SIZE),
+    ("coherency_line_size", LINE),
+    ("ways_of_associativity", WAYS),
+];
+
 /// A sharing map's text, ordered so that two maps of a big machine differ
 /// early in a comparison: the kernel pads a hex map to every possible CPU,
 /// so the maps of different caches share a long run of zero groups before

@@ -32,10 +32,11 @@ use std::num::NonZeroUsize;
 use std::ops::ControlFlow;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-
-use cpumask::MAX_CPUS;
 use std::sync::{Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
 
+use cpumask::MAX_CPUS;
+
+use super::caches::OPTIONAL;
 use super::vfs::{Fetched, Fetcher, Root};
 use super::{numbered, ArchFiles, RawCpu, CORE, CORE_MASK_NAMES, CPU_DIR};
 
@@ -161,8 +162,7 @@ impl Shared {
     /// work (parsing, grouping) is a fixed share of the read; without this
     /// the workers' share of the fetching is everything else, and the
     /// reader, arriving at each chunk while its worker is on it, waits out
-    /// the difference (on 2 threads of a 16384-CPU tree: 0.6 s of the
-    /// reader's own against 1.4 s of fetching).
+    /// the difference.
     fn take<T>(
         &self,
         c: usize,
@@ -267,14 +267,15 @@ impl<'a> ReadAhead<'a> {
         };
         let chunks: Vec<&[T]> = items.chunks(CHUNK).collect();
         let shared = Shared::new(chunks.len());
+        let fetch = |part: &[T], out: &mut Fetched| plan(&fetcher, part, out);
         let result = std::thread::scope(|s| {
             let _stop = StopOnDrop(&shared);
             for _ in 1..self.threads.min(chunks.len()) {
-                let (shared, chunks, plan) = (&shared, &chunks, &plan);
-                s.spawn(move || shared.work(chunks, |part, out| plan(&fetcher, part, out)));
+                let (shared, chunks, fetch) = (&shared, &chunks, &fetch);
+                s.spawn(move || shared.work(chunks, fetch));
             }
             for (c, chunk) in chunks.iter().enumerate() {
-                let go_on = match shared.take(c, &chunks, |part, out| plan(&fetcher, part, out)) {
+                let go_on = match shared.take(c, &chunks, fetch) {
                     Some(files) => {
                         root.stash(files);
                         read(chunk)
@@ -454,13 +455,12 @@ struct ChunkCaches {
     /// reader does not ask the later CPUs for those (see
     /// `CacheScan::lacking`), so neither do the workers, after one try per
     /// chunk.
-    lacking: Vec<(String, [bool; OPTIONAL.len()])>,
+    lacking: Vec<(String, u8)>,
 }
 
-/// An index's files besides its sharing map: `level` and `type` always
-/// there, then the ones a kernel may leave out.
+/// An index's files besides its sharing map that every kernel writes; the
+/// optional ones are [`OPTIONAL`].
 const ALWAYS: [&str; 2] = ["level", "type"];
-const OPTIONAL: [&str; 3] = ["size", "coherency_line_size", "ways_of_associativity"];
 
 /// One CPU's cache files, as [`ReadAhead::caches`] describes; `names` are
 /// the index names of the first listing (and the highest index number),
@@ -487,8 +487,8 @@ fn fetch_cpu_caches(
                 return;
             };
             let listed = listed.into_iter().map(|(_, n)| n).collect();
-            let (names, _) = names.get_or_init(|| (listed, last));
-            (names, last)
+            let (names, last) = names.get_or_init(|| (listed, last));
+            (names, *last)
         }
     };
     let cpu = id as usize;
@@ -531,12 +531,14 @@ fn fetch_index_files(
         out.file(fetcher, &format!("{idx}/{file}"));
     }
     let known = chunk.lacking.iter().find(|(n, _)| n == name).map(|l| l.1);
-    let mut lacks = [false; OPTIONAL.len()];
-    for (i, file) in OPTIONAL.into_iter().enumerate() {
-        if known.is_some_and(|k| k[i]) {
+    let mut lacks = 0;
+    for (file, bit) in OPTIONAL {
+        if known.is_some_and(|k| k & bit != 0) {
             continue;
         }
-        lacks[i] = out.file(fetcher, &format!("{idx}/{file}")).is_none();
+        if out.file(fetcher, &format!("{idx}/{file}")).is_none() {
+            lacks |= bit;
+        }
     }
     if known.is_none() {
         chunk.lacking.push((name.to_string(), lacks));

@@ -242,7 +242,7 @@ impl Fetcher<'_> {
         match self {
             #[cfg(target_os = "linux")]
             Fetcher::InRoot(fd) => fd.exists(path).map_err(|e| format!("cannot look up: {e}")),
-            Fetcher::Live(base) => Ok(base.join(normalize(path).join("/")).exists()),
+            Fetcher::Live(base) => Ok(live_exists(base, path)),
         }
     }
 
@@ -364,6 +364,17 @@ impl Root {
         self.fetched.borrow_mut().take()
     }
 
+    /// What the workers fetched for `path` (`take` says which kind), once,
+    /// with an error in words named after the path.
+    fn stashed<T>(
+        &self,
+        path: &str,
+        take: fn(&mut Fetched, &str) -> Option<Result<T, String>>,
+    ) -> Option<Result<T, Error>> {
+        let got = take(self.fetched.borrow_mut().as_mut()?, path)?;
+        Some(got.map_err(|why| Error::new(self.describe(path), why)))
+    }
+
     /// Whether this is the live system (`/`).
     pub(crate) fn is_live(&self) -> bool {
         matches!(self.backing, Backing::Dir { live: true, .. })
@@ -375,13 +386,8 @@ impl Root {
     pub(crate) fn read(&self, path: &str) -> Result<Option<Cow<'_, [u8]>>, Error> {
         let limit = file_limit(path);
         let fail = |why: String| Error::new(self.describe(path), why);
-        let stashed = self
-            .fetched
-            .borrow_mut()
-            .as_mut()
-            .and_then(|f| f.take_file(path));
-        if let Some(got) = stashed {
-            return Ok(got.map_err(fail)?.map(Cow::Owned));
+        if let Some(got) = self.stashed(path, Fetched::take_file) {
+            return Ok(got?.map(Cow::Owned));
         }
         #[cfg(target_os = "linux")]
         if let Backing::Dir {
@@ -411,13 +417,8 @@ impl Root {
 
     /// Names of the entries of a directory (empty if it does not exist), sorted.
     pub(crate) fn list(&self, dir: &str) -> Result<Vec<String>, Error> {
-        let stashed = self
-            .fetched
-            .borrow_mut()
-            .as_mut()
-            .and_then(|f| f.take_list(dir));
-        if let Some(got) = stashed {
-            return got.map_err(|why| Error::new(self.describe(dir), why));
+        if let Some(got) = self.stashed(dir, Fetched::take_list) {
+            return got;
         }
         #[cfg(target_os = "linux")]
         if let Backing::Dir {
@@ -492,13 +493,8 @@ impl Root {
 
     /// Whether `path` exists (as anything).
     pub(crate) fn exists(&self, path: &str) -> Result<bool, Error> {
-        let stashed = self
-            .fetched
-            .borrow_mut()
-            .as_mut()
-            .and_then(|f| f.take_exists(path));
-        if let Some(got) = stashed {
-            return got.map_err(|why| Error::new(self.describe(path), why));
+        if let Some(got) = self.stashed(path, Fetched::take_exists) {
+            return got;
         }
         #[cfg(target_os = "linux")]
         if let Backing::Dir {
@@ -515,7 +511,7 @@ impl Root {
         {
             // The live kernel's links are followed by the OS, which
             // `resolve` leaves to the read itself.
-            return Ok(base.join(normalize(path).join("/")).exists());
+            return Ok(live_exists(base, path));
         }
         Ok(self.resolve(path)?.is_some())
     }
@@ -683,6 +679,12 @@ fn split_components(path: &str) -> Vec<String> {
         .filter(|c| !c.is_empty() && *c != ".")
         .map(str::to_string)
         .collect()
+}
+
+/// Whether anything is at `path` beneath the live root `base`; the OS
+/// follows the kernel's own links.
+fn live_exists(base: &Path, path: &str) -> bool {
+    base.join(normalize(path).join("/")).exists()
 }
 
 /// Normalizes a root-relative lookup path, applying `..` lexically (clamped at
