@@ -40,11 +40,46 @@
 //!   row's HZ, or HZ=250 assumed where the row does not state it);
 //! - microcode, TSC synchronisation and delay calibration: zero by code or
 //!   specification (no microcode from the OS, the architected timer);
-//! - the remote start-up of a CPU on another socket (`remote_hop`, 20 us per
-//!   10 SLIT units) and the per-operation prices of the mask work (`scan`,
-//!   `bit_op`, `lookup`): assumptions. No source here times an Altra's
-//!   start-up across sockets, and the one log with CPUs on a second socket
-//!   is a predicted row.
+//! - a CPU on a socket other than the boot CPU's (`remote_hop`): fitted, as
+//!   a factor on the family's whole per-CPU interval, on the one fit row
+//!   that times both sockets of one run (the KASAN ThunderX2's
+//!   `package_stamps`, crate::fit::RemoteFactor); the 2-socket Altra's far
+//!   socket and the other ThunderX2 run are predicted with it;
+//! - the per-operation prices of the mask work (`scan`, `bit_op`,
+//!   `lookup`): assumptions, a few microseconds of a CPU's interval on every
+//!   row (doubling each moves no arm64 row by 1 %).
+//!
+//! What the logs rule out where no mechanism is modelled (tested against
+//! the record's quoted lines; the rows stay record-only):
+//! - Before `clocksource_done_booting()` (an fs_initcall, after
+//!   `smp_init()`) the timekeeper runs on the jiffies clocksource, so
+//!   hrtimers are in low-resolution mode and a one-jiffy
+//!   `schedule_hrtimeout()` ends on a tick: a bring-up cycle that holds
+//!   such a sleep lasts a whole number of ticks. The 32 ms rows do (8 ticks
+//!   at HZ=250). The Kunpeng 920's gap from one CPU's 'Booted' to the next
+//!   CPU's 'Detected' is 38.2-38.4 ms on every CPU of its log's first
+//!   socket, 9.6 ticks at its HZ=250 (its 'RCU calculated value of
+//!   scheduler-enlistment delay is 25 jiffies' is
+//!   `adjust_jiffies_till_sched_qs()`'s HZ/10 floor at 128 CPUs), never a
+//!   whole number: no tick-bound sleep lies in it. Nor is it its earlycon:
+//!   CPU10's four lines are 5 characters longer than CPU9's (0.43 ms at
+//!   115200 baud), yet the gap after them is 1 us longer, and the log's
+//!   lines before the bring-up are 13 us apart, so the console did not hold
+//!   up the printing CPU. The log's DMI line names a
+//!   TaiShan 2280 V2, a 2-socket server, and its CPUs on the second socket
+//!   take the same 38.25 ms: unlike the ThunderX2 and the Altra, no
+//!   far-socket factor.
+//! - The HiKey's 30.0 ms per CPU (six intervals, 29.9-30.4 ms) is whole
+//!   ticks at HZ=100 (3), 200 (6), 300 (9) or 1000 (30), not at HZ=250
+//!   (7.5): if it is the kthread waits, its kernel ran another HZ and
+//!   another count of waits than [`KTHREAD_WAITS_PER_CPU`]; its log states
+//!   neither.
+//! - The ThunderX2's interval is not the kernel's own work: the run with
+//!   KASAN in sw-tags mode, which instruments every kernel memory access,
+//!   takes 66.6 ms a CPU on socket 0 and the linux-next run without it
+//!   68.2-68.8 ms from kick to 'Detected', almost all before the AP's
+//!   first line; it lies in firmware or the power-up, which no source
+//!   times.
 
 use crate::costs::{Param, Source};
 
@@ -148,6 +183,33 @@ mod tests {
         assert_eq!(p.ns, 32e6);
         assert!(matches!(p.source, Source::Code(s) if s.contains("assumed HZ=250")));
         assert_eq!(prepare(Kernel::PreemptPre57, Some(100)).unwrap().ns, 80e6);
+    }
+
+    /// The Kunpeng 920 log's gaps, from its quoted lines, are never a whole
+    /// number of its ticks (HZ=250, from its RCU line's 25 jiffies), so no
+    /// tick-bound sleep lies in them (see the module's docs).
+    #[test]
+    fn kunpeng_gaps_hold_no_tick_bound_sleep() {
+        let rows = crate::record::load().unwrap();
+        let r = crate::record::row(&rows, "arm64-kunpeng920-128").unwrap();
+        assert!(r
+            .kernel
+            .contains("scheduler-enlistment delay is 25 jiffies"));
+        let tick_ms = 1e3 / 250.0;
+        let gaps: Vec<f64> = r
+            .ap_stamps
+            .windows(2)
+            .map(|w| (w[1][0] - w[0][1]) * 1e3)
+            .collect();
+        assert_eq!(gaps.len(), 2);
+        for gap in gaps {
+            assert!((38.2..38.4).contains(&gap), "{gap}");
+            let ticks = gap / tick_ms;
+            assert!(
+                (ticks - ticks.round()).abs() > 0.3,
+                "{gap} ms is {ticks} ticks"
+            );
+        }
     }
 
     #[test]

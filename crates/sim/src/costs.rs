@@ -20,8 +20,9 @@
 //!   predicted rows of `manycore validate` move with it is not claimed but
 //!   measured: each assumption is perturbed, the fit redone and every row
 //!   re-run, and a row that moves must name the assumption in its `assumes`
-//!   list (crates/sim/tests/assumed_costs.rs). Today one does: the 2-socket
-//!   Altra's per-CPU interval depends on `remote_hop`.
+//!   list (crates/sim/tests/assumed_costs.rs). Today none does: arm64's
+//!   remote-socket cost, the one the 2-socket Altra's interval depended on,
+//!   is fitted (crate::fit::RemoteFactor).
 
 use std::fmt;
 use std::str::FromStr;
@@ -485,6 +486,8 @@ pub enum FitParam {
     Arm64ApStart,
     /// [`Fitted::arm64_online`].
     Arm64Online,
+    /// [`Fitted::arm64_remote_hop`].
+    Arm64RemoteHop,
 }
 
 /// The names of a platform's cost parameters, in the order of each platform's
@@ -780,7 +783,7 @@ pub const TABLE: [[Row; PARAMS]; 4] = [
         row(Name::X2apicVisit, code(0.0, NO_X2APIC)),
         row(Name::ApStart, Value::Fitted(FitParam::Arm64ApStart)),
         row(Name::Microcode, code(0.0, "arm64 loads no microcode from the OS")),
-        row(Name::RemoteHop, Value::Assumed(Assumed::RemoteHop, REMOTE_HOP_WHY)),
+        row(Name::RemoteHop, Value::Fitted(FitParam::Arm64RemoteHop)),
         row(Name::PercpuArea, code(0.0, PERCPU_AREA)),
         row(Name::Prepare, folded(PREPARE_ARM64)),
         row(Name::TscSync, Value::Fixed(0.0, Basis::Spec("arm64 generic timer is architecturally synchronised"))),
@@ -914,6 +917,7 @@ impl CostTable {
     pub fn with_firmware(mut self, fit: &crate::fit::Arm64Firmware) -> CostTable {
         self.ap_start = fit.ap_start.clone();
         self.online_serial = fit.online.clone();
+        self.remote_hop = fit.remote_hop.clone();
         self
     }
 

@@ -187,6 +187,11 @@ pub struct Fitted {
     /// arm64 per firmware family: the costs fitted on each family's fit row
     /// (the default pair above is [`ARM64_FIT_ROW`]'s family).
     pub arm64_firmware: Vec<Arm64Firmware>,
+    /// arm64: how much longer a CPU on a socket other than the boot CPU's
+    /// takes, fitted on the record's fit rows that time both sockets.
+    pub arm64_remote: RemoteFactor,
+    /// arm64 `remote_hop` of the default family ([`ARM64_FIT_ROW`]'s).
+    pub arm64_remote_hop: Param,
     /// The assumed costs the fit was made with.
     pub assumptions: Assumptions,
     /// The real mask code's work on the fitting machines, for the record.
@@ -205,6 +210,7 @@ impl Fitted {
             FitParam::PpcLookup => &self.ppc_lookup,
             FitParam::Arm64ApStart => &self.arm64_ap_start,
             FitParam::Arm64Online => &self.arm64_online,
+            FitParam::Arm64RemoteHop => &self.arm64_remote_hop,
         }
     }
 }
@@ -240,7 +246,7 @@ pub fn fitted_with(a: &Assumptions) -> Result<Fitted, SimError> {
     ] {
         positive(name, p)?;
     }
-    let arm64_firmware = arm64(a, work)?;
+    let (arm64_firmware, arm64_remote) = arm64(a, work)?;
     for f in &arm64_firmware {
         positive(&format!("arm64 {} online_serial", f.firmware), &f.online)?;
     }
@@ -254,6 +260,7 @@ pub fn fitted_with(a: &Assumptions) -> Result<Fitted, SimError> {
             })
         })?;
     let (arm64_ap_start, arm64_online) = (default.ap_start.clone(), default.online.clone());
+    let arm64_remote_hop = default.remote_hop.clone();
     Ok(Fitted {
         x86_2010_calibrate,
         x86_2010_online,
@@ -266,6 +273,8 @@ pub fn fitted_with(a: &Assumptions) -> Result<Fitted, SimError> {
         arm64_ap_start,
         arm64_online,
         arm64_firmware,
+        arm64_remote,
+        arm64_remote_hop,
         assumptions: *a,
         evidence: work.evidence(),
     })
@@ -599,6 +608,20 @@ pub struct Arm64Firmware {
     pub ap_start: Param,
     /// `online_serial` for the family's boards.
     pub online: Param,
+    /// `remote_hop` for the family's boards: [`Fitted::arm64_remote`]'s
+    /// factor applied to the family's own interval.
+    pub remote_hop: Param,
+}
+
+/// The factor by which a CPU on a socket other than the boot CPU's takes
+/// longer to bring up than one on the boot CPU's socket, as the record's
+/// fit rows with `package_stamps` time it in one log.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RemoteFactor {
+    /// Remote over local per-CPU interval (mean over the fit rows).
+    pub factor: f64,
+    /// The record rows fitted on, joined by ", ".
+    pub row: String,
 }
 
 impl Fitted {
@@ -622,14 +645,16 @@ const RPI_CPU_ON: &str = "Trusted Firmware-A's Raspberry Pi platform answers CPU
 /// arm64 (`ap_start`, `online_serial`) per firmware family, each the mean
 /// over its family's `fit` rows of the public record; [`ARM64_FIT_ROW`]'s
 /// family gives the platform's default. Every other arm64 row is predicted.
-fn arm64(a: &Assumptions, work: &Work) -> Result<Vec<Arm64Firmware>, SimError> {
+fn arm64(a: &Assumptions, work: &Work) -> Result<(Vec<Arm64Firmware>, RemoteFactor), SimError> {
     let rows = work
         .arm64
         .as_ref()
         .map_err(|e| SimError::Record(e.clone()))?;
     // Per family, in the record's order: (firmware, [(row, ap_start, ap_side)]).
-    type Member<'a> = (&'a crate::record::Row, f64, f64);
+    // (row, per-CPU interval fitted on, ap_start, AP side), ns.
+    type Member<'a> = (&'a crate::record::Row, f64, f64, f64);
     let mut families: Vec<(String, Vec<Member>)> = Vec::new();
+    let mut remote_factors: Vec<(&str, f64, f64, Vec<f64>)> = Vec::new();
     for (row, n, ops) in rows {
         let sim = row.sim.as_ref();
         let firmware = sim
@@ -638,7 +663,17 @@ fn arm64(a: &Assumptions, work: &Work) -> Result<Vec<Arm64Firmware>, SimError> {
         let kernel = crate::arm64::Kernel::parse(sim.and_then(|s| s.linux.as_deref()))
             .map_err(|m| SimError::Record(needs(row, &m)))?;
         let waits = crate::arm64::prepare(kernel, sim.and_then(|s| s.hz)).map_or(0.0, |p| p.ns);
-        let per_cpu = row.per_cpu_s.ok_or_else(|| needs(row, "per_cpu_s"))? * 1e9;
+        // A row timing each socket apart fits the family on the boot CPU's
+        // socket and the remote factor on the others.
+        let packages = crate::record::package_per_cpu_s(row);
+        let per_cpu = match packages.split_first() {
+            Some((&local, remote)) => {
+                let k = remote.iter().map(|r| r / local).sum::<f64>() / remote.len() as f64;
+                remote_factors.push((row.id.as_str(), k, local, remote.to_vec()));
+                local * 1e9
+            }
+            None => row.per_cpu_s.ok_or_else(|| needs(row, "per_cpu_s"))? * 1e9,
+        };
         let ap_side = row.ap_side_s.ok_or_else(|| needs(row, "ap_side_s"))? * 1e9;
         let mask_per_cpu = masks::price(ops, &partial_table(a, a.local_lookup_ns)) / n;
         let ap_start = per_cpu - ap_side - ARM64_KICK_NS - mask_per_cpu - waits;
@@ -649,24 +684,46 @@ fn arm64(a: &Assumptions, work: &Work) -> Result<Vec<Arm64Firmware>, SimError> {
             )));
         }
         match families.iter_mut().find(|(f, _)| *f == firmware) {
-            Some((_, members)) => members.push((row, ap_start, ap_side)),
-            None => families.push((firmware, vec![(row, ap_start, ap_side)])),
+            Some((_, members)) => members.push((row, per_cpu, ap_start, ap_side)),
+            None => families.push((firmware, vec![(row, per_cpu, ap_start, ap_side)])),
         }
     }
+    if remote_factors.is_empty() {
+        return Err(SimError::Record(crate::record::RecordError::Row {
+            id: ARM64_FIT_ROW.to_string(),
+            message: "the arm64 fit needs a fit row whose package_stamps time a second socket"
+                .to_string(),
+        }));
+    }
+    let remote = RemoteFactor {
+        factor: remote_factors.iter().map(|f| f.1).sum::<f64>() / remote_factors.len() as f64,
+        row: remote_factors
+            .iter()
+            .map(|f| f.0)
+            .collect::<Vec<_>>()
+            .join(", "),
+    };
+    let remote_text: Vec<String> = remote_factors
+        .iter()
+        .map(|(id, k, local, others)| {
+            let others: Vec<String> = others.iter().map(|o| format!("{:.2}", o * 1e3)).collect();
+            format!(
+                "{id}: {:.2} ms a CPU on the boot CPU's socket, {} ms on the other, {k:.3}x",
+                local * 1e3,
+                others.join(", ")
+            )
+        })
+        .collect();
     let mut fits = Vec::new();
     for (firmware, members) in families {
         let k = members.len() as f64;
-        let ap_start = members.iter().map(|m| m.1).sum::<f64>() / k;
-        let ap_side = members.iter().map(|m| m.2).sum::<f64>() / k;
+        let ap_start = members.iter().map(|m| m.2).sum::<f64>() / k;
+        let ap_side = members.iter().map(|m| m.3).sum::<f64>() / k;
         let ids: Vec<&str> = members.iter().map(|m| m.0.id.as_str()).collect();
         let intervals: Vec<String> = members
             .iter()
-            .map(|(r, _, side)| {
-                format!(
-                    "{:.1} us − AP side {:.1} us",
-                    r.per_cpu_s.unwrap_or(0.0) * 1e6,
-                    side / 1e3
-                )
+            .map(|(_, per_cpu, _, side)| {
+                format!("{:.1} us − AP side {:.1} us", per_cpu / 1e3, side / 1e3)
             })
             .collect();
         let what = if firmware == RPI_FIRMWARE {
@@ -687,6 +744,7 @@ fn arm64(a: &Assumptions, work: &Work) -> Result<Vec<Arm64Firmware>, SimError> {
             intervals.join("; "),
         );
         let row = ids.join(", ");
+        let remote_hop = (remote.factor - 1.0) * (ARM64_KICK_NS + ap_start + ap_side);
         fits.push(Arm64Firmware {
             firmware,
             row: row.clone(),
@@ -700,9 +758,20 @@ fn arm64(a: &Assumptions, work: &Work) -> Result<Vec<Arm64Firmware>, SimError> {
                     "record {row}: {mean}AP's 'Detected … I-cache' → 'Booted' interval"
                 )),
             },
+            remote_hop: Param {
+                ns: remote_hop,
+                source: fitted_on(&format!(
+                    "record {}: a CPU on a socket other than the boot CPU's takes {:.3}x the \
+                     local per-CPU interval ({}); charged per remote hop (10 SLIT units) as \
+                     (factor - 1) x (kick + ap_start + online_serial) of this family ({row})",
+                    remote.row,
+                    remote.factor,
+                    remote_text.join("; ")
+                )),
+            },
         });
     }
-    Ok(fits)
+    Ok((fits, remote))
 }
 
 /// The `sim.firmware` name of Trusted Firmware-A's Raspberry Pi platform.

@@ -81,7 +81,11 @@
 //!   held core), elsewhere it is firmware no source times, so each board's
 //!   row names its firmware and a fitted gap carries only within one
 //!   ([`fit::Arm64Firmware`]). The PSCI call itself is priced from Trusted
-//!   Firmware-A's published timings on Neoverse N1 (the Altra's core).
+//!   Firmware-A's published timings on Neoverse N1 (the Altra's core). A CPU
+//!   on a socket other than the boot CPU's takes 2.2x longer, fitted on the
+//!   one log that times both sockets of a run (a KASAN ThunderX2,
+//!   [`fit::RemoteFactor`]); that predicts the 2-socket Altra's far socket
+//!   and a second ThunderX2 run within 13 %.
 //! - x86's prepare stage (the control CPU's cpuhp prepare states, before
 //!   each kick in every order) is the kernel's configuration: folded into
 //!   seed 003's fit, set by a record row that states it (Thomas Gleixner's

@@ -66,6 +66,15 @@ pub struct Row {
     /// derived from.
     #[serde(default)]
     pub ap_stamps: Vec<[f64; 2]>,
+    /// Per package, the boot CPU's first: the "Booted" stamps of the first
+    /// and the last CPU of a run of CPUs on that package, so that every
+    /// interval between them lies on it (a log whose CPUs on another
+    /// socket take longer).
+    #[serde(default)]
+    pub package_stamps: Vec<[f64; 2]>,
+    /// How many CPUs' bring-ups lie between each pair of `package_stamps`.
+    #[serde(default)]
+    pub package_intervals: Vec<u32>,
     /// Where the figure was read.
     pub source: String,
     /// Other places the same figure was read.
@@ -141,6 +150,13 @@ pub struct SimSpec {
     /// Characters the console carried for each CPU's bring-up (its lines,
     /// stamps and line ends), counted from the log's format.
     pub console_chars_per_cpu: Option<f64>,
+    /// `[first, last]`: `per_cpu_s` covers the "Booted" lines of CPU first
+    /// to CPU last only, so the prediction is the simulated interval
+    /// between those two CPUs' onlines over `last - first` (default: the
+    /// whole bring-up over the CPUs brought up). A row whose run brought up
+    /// fewer CPUs than its shape (one failed) may be simulated whole when
+    /// its window ends before the CPUs it lacks.
+    pub window: Option<[u32; 2]>,
 }
 
 impl SimSpec {
@@ -288,7 +304,45 @@ fn check_derived(r: &Row) -> Result<(), String> {
     check_window("before_s", r.before_s, &r.before_stamps)?;
     check_window("after_s", r.after_s, &r.after_stamps)?;
     check_ap_side(r)?;
+    check_packages(r)?;
     check_per_cpu(r)
+}
+
+/// Per-package intervals: their stamps are pairs that increase, one count
+/// a pair, none zero, and at least two packages.
+fn check_packages(r: &Row) -> Result<(), String> {
+    if r.package_stamps.is_empty() && r.package_intervals.is_empty() {
+        return Ok(());
+    }
+    if r.package_stamps.len() != r.package_intervals.len() {
+        return Err(format!(
+            "package_stamps has {} pairs but package_intervals {} counts",
+            r.package_stamps.len(),
+            r.package_intervals.len()
+        ));
+    }
+    if r.package_stamps.len() < 2 {
+        return Err("package_stamps needs the boot CPU's package and another".to_string());
+    }
+    if r.package_stamps.iter().flatten().any(|s| !s.is_finite())
+        || r.package_stamps.iter().any(|[a, b]| b <= a)
+    {
+        return Err("a package_stamps pair is not increasing".to_string());
+    }
+    if r.package_intervals.contains(&0) {
+        return Err("a package_intervals count is 0".to_string());
+    }
+    Ok(())
+}
+
+/// Mean per-CPU interval of each package (the boot CPU's first), seconds,
+/// from a row's `package_stamps`; empty when the row has none.
+pub fn package_per_cpu_s(r: &Row) -> Vec<f64> {
+    r.package_stamps
+        .iter()
+        .zip(&r.package_intervals)
+        .map(|([a, b], &n)| (b - a) / n as f64)
+        .collect()
 }
 
 /// A window figure (`before_s`, `after_s`) given with its stamps is their
@@ -440,7 +494,25 @@ fn check_sim(r: &Row, sim: &SimSpec) -> Result<(), String> {
         return Err("sim.shape has a zero".to_string());
     }
     let cpus = p as u64 * c as u64 * t as u64;
-    if r.cpus != 0 && cpus != r.cpus as u64 {
+    if let Some([first, last]) = sim.window {
+        if r.per_cpu_s.is_none() {
+            return Err("sim.window says which CPUs per_cpu_s covers: give per_cpu_s".to_string());
+        }
+        if first >= last {
+            return Err(format!(
+                "sim.window = [{first}, {last}] does not run from a CPU to a later one"
+            ));
+        }
+        let up = if r.cpus == 0 { cpus } else { r.cpus as u64 };
+        if last as u64 >= up.min(cpus) {
+            return Err(format!(
+                "sim.window = [{first}, {last}] ends beyond the {} CPUs brought up",
+                up.min(cpus)
+            ));
+        }
+    }
+    let short_run = sim.window.is_some() && r.cpus != 0 && (r.cpus as u64) < cpus;
+    if r.cpus != 0 && cpus != r.cpus as u64 && !short_run {
         return Err(format!(
             "sim.shape gives {cpus} CPUs, the row says {}",
             r.cpus
@@ -515,7 +587,10 @@ mod tests {
         let console = "console_baud = 115200, console_chars_per_cpu = 62.0 }";
         // (line of the record, its replacement, the row the error names, what it says)
         let amd = "linux = \"pre-6.5\", vendor = \"amd\" }";
-        let cases: [(&str, &str, Option<&str>, &str); 19] = [
+        const TWO_SOCKET: Option<&str> = Some("arm64-altra-2socket");
+        const KASAN: Option<&str> = Some("arm64-thunderx2-256-kasan");
+        let window = "window = [147, 151] }";
+        let cases: [(&str, &str, Option<&str>, &str); 27] = [
             (
                 "source = \"https://github.com/flatcar/mantle/pull/383\"",
                 "source = \"\"",
@@ -624,6 +699,54 @@ mod tests {
                 "shape = [1, 80, 1], vendor = \"amd\", firmware",
                 ALTRA,
                 "sim.waitpkg are for the x86",
+            ),
+            (
+                "prepare_ms = 0.3523",
+                "prepare_ms = 0.3523, window = [1, 2]",
+                TGLX,
+                "sim.window says which CPUs per_cpu_s covers",
+            ),
+            (
+                window,
+                "window = [151, 147] }",
+                TWO_SOCKET,
+                "does not run from a CPU to a later one",
+            ),
+            (
+                window,
+                "window = [147, 160] }",
+                TWO_SOCKET,
+                "ends beyond the 160 CPUs brought up",
+            ),
+            (
+                "window = [1, 254] }",
+                "window = [1, 255] }",
+                Some("arm64-thunderx2-255-debug"),
+                "ends beyond the 255 CPUs brought up",
+            ),
+            (
+                "window = [1, 254] }",
+                "}",
+                Some("arm64-thunderx2-255-debug"),
+                "sim.shape gives 256 CPUs, the row says 255",
+            ),
+            (
+                "package_intervals = [126, 127]",
+                "package_intervals = [126]",
+                KASAN,
+                "package_stamps has 2 pairs but package_intervals 1 counts",
+            ),
+            (
+                "package_intervals = [126, 127]",
+                "package_intervals = [126, 0]",
+                KASAN,
+                "a package_intervals count is 0",
+            ),
+            (
+                "package_stamps = [[0.182036, 8.577188], [8.725212, 27.452424]]",
+                "package_stamps = [[0.182036, 8.577188], [27.452424, 8.725212]]",
+                KASAN,
+                "a package_stamps pair is not increasing",
             ),
         ];
         for (from, to, row, message) in cases {

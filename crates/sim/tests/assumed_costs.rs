@@ -252,7 +252,14 @@ fn arm64_values_are_the_rows_figures(fit: &Fitted, record: &[record::Row]) {
             .map(|id| record::row(record, id).unwrap())
             .collect();
         let k = rows.len() as f64;
-        let per_cpu = rows.iter().map(|r| r.per_cpu_s.unwrap()).sum::<f64>() * 1e9 / k;
+        // A row that times each socket apart is fitted on the boot CPU's.
+        let local = |r: &record::Row| {
+            record::package_per_cpu_s(r)
+                .first()
+                .copied()
+                .unwrap_or_else(|| r.per_cpu_s.unwrap())
+        };
+        let per_cpu = rows.iter().map(|r| local(r)).sum::<f64>() * 1e9 / k;
         let ap_side = rows.iter().map(|r| r.ap_side_s.unwrap()).sum::<f64>() * 1e9 / k;
         assert!(
             (family.online.ns - ap_side).abs() < 1e-6,
@@ -269,12 +276,50 @@ fn arm64_values_are_the_rows_figures(fit: &Fitted, record: &[record::Row]) {
         let text = family.ap_start.source.to_string();
         for r in rows {
             for quoted in [
-                format!("{:.1} us", r.per_cpu_s.unwrap() * 1e6),
+                format!("{:.1} us", local(r) * 1e6),
                 format!("{:.1} us", r.ap_side_s.unwrap() * 1e6),
             ] {
                 assert!(text.contains(&quoted), "{quoted} not in {text}");
             }
         }
+    }
+    arm64_remote_factor_is_the_far_sockets_interval(fit, record);
+}
+
+/// The remote-socket factor is the far socket's per-CPU interval over the
+/// boot socket's in the fit rows that time both, from the quoted stamps
+/// (the KASAN ThunderX2's 'CPU1: Booted' 0.182036 -> 'CPU127: Booted'
+/// 8.577188 over 126 CPUs, 'CPU128: Booted' 8.725212 -> 'CPU255: Booted'
+/// 27.452424 over 127), and every family's remote hop is that factor on its
+/// own interval; each source names the fit rows.
+fn arm64_remote_factor_is_the_far_sockets_interval(fit: &Fitted, record: &[record::Row]) {
+    let rows: Vec<&record::Row> = record
+        .iter()
+        .filter(|r| r.sim.as_ref().is_some_and(|s| s.role == Role::Fit))
+        .filter(|r| r.arch == "arm64" && !r.package_stamps.is_empty())
+        .collect();
+    assert_eq!(
+        rows.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(),
+        vec!["arm64-thunderx2-256-kasan"]
+    );
+    let kasan = ((27.452424 - 8.725212) / 127.0) / ((8.577188 - 0.182036) / 126.0);
+    assert!(
+        (fit.arm64_remote.factor - kasan).abs() < 1e-9,
+        "{} against {kasan}",
+        fit.arm64_remote.factor
+    );
+    assert_eq!(fit.arm64_remote.row, "arm64-thunderx2-256-kasan");
+    for family in &fit.arm64_firmware {
+        let local = sim::costs::ARM64_KICK_NS + family.ap_start.ns + family.online.ns;
+        let hop = (kasan - 1.0) * local;
+        assert!(
+            (family.remote_hop.ns / hop - 1.0).abs() < 1e-9,
+            "{}: {} against {hop}",
+            family.firmware,
+            family.remote_hop.ns
+        );
+        let text = family.remote_hop.source.to_string();
+        assert!(text.contains("record arm64-thunderx2-256-kasan:"), "{text}");
     }
 }
 
