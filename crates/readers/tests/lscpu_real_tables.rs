@@ -260,3 +260,47 @@ fn hybrid_arm_parse_table_alone_reads_one_core_per_cpu() {
         .collect();
     assert_eq!(level_sets(&t, LevelKind::Core), one_per_cpu);
 }
+
+/// lscpu 2.38.1's `-e` and `-p` tables of a phone's capture whose CPUs 1-7
+/// had lost their cache directories, while CPU 0's L2 lists CPUs 0-3. lscpu
+/// prints a CPU's cache ids only for the caches that list it (util-linux
+/// sys-utils/lscpu.c, `get_cell_data`, `COL_CPU_CACHE`): CPU 0's cell is
+/// `0:0:0` (L1d, L1i, L2), CPUs 1-3 print one id, `0`, which is their L2
+/// (they are in no L1 lscpu knows), and CPUs 4-7 none; in `-p` those rows are
+/// shorter than the header. A lone id cannot say which cache it names, so no
+/// CPU but 0 is in a cache, and the columns after the caches keep their
+/// places.
+#[test]
+fn cache_ids_lscpu_prints_only_for_the_caches_a_cpu_has() {
+    let only_cpu0: Sets = Sets::from([BTreeSet::from([0])]);
+    for name in [
+        "cpuinfo-galaxy-s8-us.lscpu-e",
+        "cpuinfo-galaxy-s8-us.lscpu-p",
+    ] {
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data")
+            .join(name);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let t = lscpu::parse(&text, name).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(t.online().iter().count(), 8, "{name}");
+        for (level, kind) in [
+            (1, CacheKind::Data),
+            (1, CacheKind::Instruction),
+            (2, CacheKind::Unified),
+        ] {
+            assert_eq!(
+                cache_sets(&t, level, kind),
+                only_cpu0,
+                "{name}: L{level} {kind:?}"
+            );
+        }
+        // The Socket column: CPUs 0-3 in socket 0 (4-7 in none it names).
+        let sockets = level_sets(&t, LevelKind::Package);
+        assert!(
+            sockets
+                .iter()
+                .any(|s| BTreeSet::from([0, 1, 2, 3]).is_subset(s)),
+            "{name}: {sockets:?}"
+        );
+    }
+}

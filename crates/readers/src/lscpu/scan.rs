@@ -500,7 +500,7 @@ fn scan_csv(lines: &[&str], consumed: &mut [bool], source: &str) -> Result<Optio
             }
             consumed[idx] = true;
             let line = idx + 1;
-            let fields = table_fields(row, table);
+            let fields = realigned(table_fields(row, table), columns.len(), &cache_slots);
             if fields.len() != columns.len() {
                 return Err(Error::at_line(
                     source,
@@ -540,6 +540,39 @@ fn scan_csv(lines: &[&str], consumed: &mut [bool], source: &str) -> Result<Optio
         }
     }
     Ok(result)
+}
+
+/// A `-p` row whose cache fields are fewer than the header's cache names,
+/// padded back to the header's width; any other row as it is. lscpu (2.37
+/// and later) prints a CPU's cache ids only for the caches that list it, one
+/// field each, and a single empty field for none: a CPU whose cache
+/// directories the kernel did not write (or a capture lost) gets a short
+/// row. Which caches its ids name is then unknown, so they are dropped: the
+/// CPU is left in no cache rather than in the wrong ones. The fields after
+/// the caches are moved back under their own columns.
+fn realigned<'r>(
+    fields: Vec<&'r str>,
+    width: usize,
+    cache_slots: &[(usize, Option<usize>)],
+) -> Vec<&'r str> {
+    let separate: Vec<usize> = cache_slots
+        .iter()
+        .filter(|(_, part)| part.is_none())
+        .map(|(ci, _)| *ci)
+        .collect();
+    let (Some(&first), Some(&last)) = (separate.first(), separate.last()) else {
+        return fields;
+    };
+    let caches = last - first + 1;
+    let short = width.saturating_sub(fields.len());
+    if short == 0 || short >= caches || separate.len() != caches || fields.len() <= first {
+        return fields;
+    }
+    let after = first + caches - short;
+    let mut padded = fields[..first].to_vec();
+    padded.resize(first + caches, "");
+    padded.extend_from_slice(&fields[after..]);
+    padded
 }
 
 fn csv_row(
@@ -588,7 +621,14 @@ fn csv_row(
         let field = fields[*ci];
         let v = match part {
             None => field,
-            Some(p) => field.split(':').nth(*p).unwrap_or(""),
+            // `-e` joins a CPU's cache ids with ':' and, like `-p` (see
+            // [`realigned`]), leaves out the caches that do not list the
+            // CPU: a cell of fewer ids than the header names cannot say
+            // which caches they are.
+            Some(p) if field.split(':').count() == columns[*ci].split(':').count() => {
+                field.split(':').nth(*p).unwrap_or("")
+            }
+            Some(_) => "",
         };
         row.caches.push(id(columns[*ci], v)?);
     }
