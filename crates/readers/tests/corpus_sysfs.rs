@@ -95,7 +95,8 @@ const HWLOC_SKIPS: &[(&str, &str)] = &[
     ),
     (
         "40intel64-4n10c+pci-conflicts",
-        "tarball edited so a package and an L3 conflict; hwloc drops them, we report sysfs",
+        "tarball edited so a package and an L3 conflict; hwloc drops them, we refuse it \
+         (sysfs_captures.rs)",
     ),
     (
         "32ppc-4n4c2c",
@@ -1226,7 +1227,13 @@ fn lscpu_parse_outputs_match() {
 // ---------------------------------------------------------------------------
 
 /// Snapshots that must be rejected, and a fragment of the expected message.
-const EXPECTED_REJECTIONS: &[(&str, &str)] = &[("fakeheterocpunuma.tar.bz2", "already in node")];
+const EXPECTED_REJECTIONS: &[(&str, &str)] = &[
+    ("fakeheterocpunuma.tar.bz2", "already in node"),
+    (
+        "40intel64-4n10c+pci-conflicts.tar.bz2",
+        "package sibling masks of CPU 0",
+    ),
+];
 
 #[test]
 fn every_snapshot_reads() {

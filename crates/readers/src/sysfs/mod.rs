@@ -9,7 +9,8 @@
 //!   Groups are formed from the ids when they agree with the kernel's sibling
 //!   masks on the online CPUs, and from the masks otherwise (hwloc and lscpu both
 //!   trust the masks; the ids are kept because they are the OS's names). Offline
-//!   CPUs without a topology directory stay in possible/present only.
+//!   CPUs without a topology directory stay in possible/present only, and so
+//!   do online ones where other CPUs have one (they went offline mid-dump).
 //! - `cpuN/cache/indexM/`: one [`Cache`] per distinct (level, type, sharing set).
 //! - `cpuN/cpu_capacity`: arm64 relative capacity.
 //! - `sys/devices/system/node/nodeN/{cpulist|cpumap,distance,meminfo}`: NUMA
@@ -409,6 +410,8 @@ impl Owners {
 struct RawCpu {
     id: u32,
     online: bool,
+    /// Whether the CPU has a `topology/` directory.
+    topology: bool,
     hw_id: Option<u64>,
     capacity: Option<u32>,
     /// Ids and sibling masks, outermost level first: package, die, cluster, core.
@@ -559,7 +562,7 @@ fn read_root(root: &Root, threads: Threads) -> Result<Topology, Error> {
     let arch_files = ArchFiles::of(&arch);
     let by_processor = cpuinfo.by_processor();
     let ahead = ReadAhead::new(root, threads, cpu_ids.len());
-    let (raws, core_texts) =
+    let (raws, core_texts, vanished) =
         CpuReader::new(&files, &arch, &sets, &by_processor).read_all(&cpu_ids, &ahead)?;
     let (mut possible, present, online_known) = reconcile_sets(&sets, &cpu_ids, &raws);
 
@@ -570,15 +573,20 @@ fn read_root(root: &Root, threads: Threads) -> Result<Topology, Error> {
     }
     read_virtualization(&files, arch_files, &mut builder)?;
     let kind_of = core_kinds(&files, &arch, &raws, &by_processor, &mut builder)?;
-    add_cpus(&raws, &online_known, &kind_of, &mut builder);
+    add_cpus(&raws, &online_known, &kind_of, &mut builder).map_err(|(cpu, why)| {
+        Error::new(root.describe(&format!("{CPU_DIR}/cpu{cpu}/topology")), why)
+    })?;
     read_nodes(&files, &online_known, &mut possible, &mut builder)?;
     builder.possible(possible);
     builder.present(present);
+    // A CPU that went offline mid-dump left the caches' sharing maps, as
+    // the kernel takes an offline CPU out of them; a map read before it
+    // went still names it.
     builder.add_caches(read_caches(
         &files,
         &raws,
         core_texts,
-        &possible,
+        &possible.and_not(&vanished),
         arch_files.sparc_caches,
         &ahead,
     )?);
@@ -713,8 +721,8 @@ fn add_cpus(
     online_known: &CpuMask,
     kind_of: &HashMap<u32, u16>,
     builder: &mut TopologyBuilder,
-) {
-    let keys = group_keys(raws, online_known);
+) -> Result<(), (u32, String)> {
+    let keys = group_keys(raws, online_known)?;
     for (r, k) in raws.iter().zip(&keys) {
         builder.add_cpu(CpuSpec {
             id: r.id,
@@ -731,6 +739,7 @@ fn add_cpus(
             os_ids: Some(os_ids(r)),
         });
     }
+    Ok(())
 }
 
 /// Reads every CPU's place, in CPU order, sharing what one CPU's files say
@@ -792,7 +801,7 @@ impl<'a> CpuReader<'a> {
         mut self,
         cpu_ids: &[u32],
         ahead: &ReadAhead,
-    ) -> Result<(Vec<RawCpu>, CoreTexts), Error> {
+    ) -> Result<(Vec<RawCpu>, CoreTexts, CpuMask), Error> {
         self.raws.reserve(cpu_ids.len());
         let cpus = cpu_ids.last().map_or(0, |&c| c as usize + 1);
         self.core_owner = Owners::for_cpus(cpus);
@@ -811,7 +820,37 @@ impl<'a> CpuReader<'a> {
                 "no CPU with topology information (no cpuN/topology directory and none online)",
             ));
         }
-        Ok((self.raws, self.core_texts))
+        Ok(self.without_vanished())
+    }
+
+    /// The CPUs read, less the online ones without a `topology/` directory
+    /// where other CPUs have one. The kernel removes a CPU's `topology/`
+    /// when the CPU dies (the teardown of `CPUHP_TOPOLOGY_PREPARE` in
+    /// drivers/base/topology.c), so such a CPU went offline while the dump
+    /// was taken (phones hotplug CPUs by the second) and nothing places it:
+    /// it is read as offline, as hwloc leaves it out of its PUs. A kernel
+    /// that wrote no `topology/` at all (before 2.6.16) keeps every CPU.
+    /// Also returns the CPUs left out.
+    fn without_vanished(self) -> (Vec<RawCpu>, CoreTexts, CpuMask) {
+        let (raws, mut texts) = (self.raws, self.core_texts);
+        let mut vanished = CpuMask::new();
+        if raws.iter().all(|r| r.topology) || !raws.iter().any(|r| r.topology) {
+            return (raws, texts, vanished);
+        }
+        // `CoreTexts` is keyed by index in `raws`: re-keyed as CPUs leave.
+        let mut kept = Vec::with_capacity(raws.len());
+        let mut kept_texts = CoreTexts::new();
+        for (i, r) in raws.into_iter().enumerate() {
+            if r.topology {
+                if let Some(t) = texts.remove(&i) {
+                    kept_texts.insert(kept.len(), t);
+                }
+                kept.push(r);
+            } else {
+                vanished.set(r.id as usize);
+            }
+        }
+        (kept, kept_texts, vanished)
     }
 
     /// One CPU, `None` when it is offline without a topology directory.
@@ -867,6 +906,7 @@ impl<'a> CpuReader<'a> {
         let mut raw = RawCpu {
             id,
             online,
+            topology: has_topology,
             ..RawCpu::default()
         };
         let donor = self
@@ -933,6 +973,7 @@ impl<'a> CpuReader<'a> {
         let mut raw = RawCpu {
             id,
             online,
+            topology: true,
             ids,
             masks,
             ..RawCpu::default()
@@ -1173,7 +1214,8 @@ fn arm_core_kinds(
 /// enclosing groups) gives exactly the kernel's sibling masks; otherwise the
 /// masks decide and a group is keyed by its first CPU. A level nobody reports is
 /// `None`; package and core always exist (one package; one core per CPU).
-fn group_keys(raws: &[RawCpu], online: &CpuMask) -> Vec<[Option<u32>; 4]> {
+/// An error names the CPU whose sibling mask contradicts another's.
+fn group_keys(raws: &[RawCpu], online: &CpuMask) -> Result<Vec<[Option<u32>; 4]>, (u32, String)> {
     let mut keys: Vec<[Option<u32>; 4]> = vec![[None; 4]; raws.len()];
     let mut known = CpuMask::new();
     for r in raws {
@@ -1246,8 +1288,78 @@ fn group_keys(raws: &[RawCpu], online: &CpuMask) -> Vec<[Option<u32>; 4]> {
                 }
             });
         }
+        if !ids_agree {
+            masks_agree(raws, &keys, level, &online)?;
+        }
     }
-    keys
+    Ok(keys)
+}
+
+/// Checks that the masks `group_keys` grouped `level` by name, on the
+/// online CPUs, exactly each CPU's group. The kernel builds every sibling
+/// mask from one relation (x86's `link_mask`, arm64's
+/// `update_siblings_masks` set both CPUs' bits), so a mask naming a CPU
+/// whose own mask does not name it back is a damaged dump (hwloc's
+/// `40intel64-4n10c+pci-conflicts` edits one `core_siblings` so), which no
+/// grouping reads right: one error naming the CPU.
+fn masks_agree(
+    raws: &[RawCpu],
+    keys: &[[Option<u32>; 4]],
+    level: usize,
+    online: &CpuMask,
+) -> Result<(), (u32, String)> {
+    let index_of = |cpu: usize| raws.binary_search_by_key(&cpu, |r| r.id as usize).ok();
+    let mut sizes: HashMap<&[Option<u32>], usize> = HashMap::new();
+    for (r, k) in raws.iter().zip(keys) {
+        if online.contains(r.id as usize) {
+            *sizes.entry(&k[..=level]).or_default() += 1;
+        }
+    }
+    let name = ["package", "die", "cluster", "core"][level];
+    let on_mask = |i: usize| raws[i].masks[level].as_deref().map(|m| m.and(online));
+    // A mask shared (`Rc`) by a group's CPUs is checked once for the group:
+    // 16384 CPUs' package masks are otherwise 10^8 bit visits.
+    let mut checked: std::collections::HashSet<(*const CpuMask, &[Option<u32>])> =
+        std::collections::HashSet::new();
+    for (r, k) in raws.iter().zip(keys) {
+        let Some(shared) = r.masks[level].as_ref() else {
+            continue;
+        };
+        if !online.contains(r.id as usize) || !checked.insert((Rc::as_ptr(shared), &k[..=level])) {
+            continue;
+        }
+        let on = shared.and(online);
+        // A CPU the mask names in another group, or one of this group the
+        // mask leaves out.
+        let named_elsewhere = on
+            .iter()
+            .find_map(|c| index_of(c).filter(|&j| keys[j][..=level] != k[..=level]));
+        let size = sizes.get(&k[..=level]).copied().unwrap_or(0);
+        let left_out = (on.weight() != size)
+            .then(|| {
+                raws.iter().zip(keys).position(|(o, ok)| {
+                    online.contains(o.id as usize)
+                        && ok[..=level] == k[..=level]
+                        && !on.contains(o.id as usize)
+                })
+            })
+            .flatten();
+        if let Some(j) = named_elsewhere.or(left_out) {
+            let theirs = on_mask(j).map_or_else(|| "none".to_string(), |m| m.to_list_string());
+            return Err((
+                r.id,
+                format!(
+                    "the {name} sibling masks of CPU {} ({}) and CPU {} ({theirs}) overlap but \
+                     differ: the kernel writes every such mask from one relation, so the dump \
+                     is damaged",
+                    r.id,
+                    on.to_list_string(),
+                    raws[j].id,
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Whether a die or cluster level carries information: some CPU has a real id

@@ -1,0 +1,178 @@
+//! Sysfs captures of real phones, tablets and boards that were not made for
+//! this project: the mock file systems pytorch/cpuinfo recorded on each
+//! device with its dump tool (`tests/data/captures/`, provenance in
+//! `tests/data/SOURCES.md`). Such captures are what people's own collection
+//! scripts write: Android hotplugs CPUs while the files are read, so a CPU
+//! listed online may have lost its `topology/` directory by the time it is
+//! read. The truth is the installed lstopo reading the same files.
+
+#[path = "xml_support/truth.rs"]
+mod truth;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use readers::sysfs;
+
+fn captures() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/captures");
+    let mut v: Vec<PathBuf> = fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".tar.xz"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// The capture's files in a fresh directory, its root.
+fn extract(archive: &Path) -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    let ok = Command::new("tar")
+        .arg("xJf")
+        .arg(archive)
+        .arg("-C")
+        .arg(tmp.path())
+        .status()
+        .expect("running tar")
+        .success();
+    assert!(ok, "tar {}", archive.display());
+    tmp
+}
+
+/// lstopo's XML of a sysfs root. The x86 backend is left out: on an x86
+/// host it would add the host's own CPUID caches to an Arm phone's capture.
+fn lstopo_xml(root: &Path) -> String {
+    let out = Command::new(truth::lstopo())
+        .env("HWLOC_COMPONENTS", "-x86")
+        .arg("--input")
+        .arg(root)
+        .args(["--no-io", "--of", "xml", "-"])
+        .output()
+        .expect("running lstopo");
+    assert!(
+        out.status.success(),
+        "lstopo --input {}: {}",
+        root.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("lstopo writes UTF-8")
+}
+
+/// Captures where lstopo 2.9 is no truth, and why.
+const LSTOPO_MISREADS: &[(&str, &str)] = &[
+    (
+        "meizu-pro-6",
+        "CPU 8's capture kept core_siblings but not thread_siblings, the mask hwloc takes cores from",
+    ),
+    (
+        "moto-g-gen2",
+        "CPU 3's capture kept core_siblings but not thread_siblings, the mask hwloc takes cores from",
+    ),
+    (
+        "pixel-8",
+        "the capture kept the *_list sibling files but not core_siblings, the mask hwloc takes packages from",
+    ),
+    (
+        "scaleway",
+        "the capture kept the *_list sibling files but no mask hwloc reads, nor any online file: lstopo shows 2 of 6 CPUs",
+    ),
+    (
+        "nexus-s",
+        "one CPU (possible is 0) without topology/: lstopo's fallback shows two PUs",
+    ),
+];
+
+#[test]
+fn captures_read_as_lstopo_reads_them() {
+    let all = captures();
+    assert!(all.len() >= 70, "{} captures", all.len());
+    if !truth::have_lstopo(&format!("{} device captures against lstopo", all.len())) {
+        return;
+    }
+    for archive in &all {
+        let name = archive.file_name().unwrap().to_string_lossy().to_string();
+        if LSTOPO_MISREADS
+            .iter()
+            .any(|(n, _)| name.strip_suffix(".tar.xz") == Some(n))
+        {
+            continue;
+        }
+        let tmp = extract(archive);
+        let mut want = truth::expected(&truth::parse_xml(&lstopo_xml(tmp.path())));
+        // Without a `node/` directory hwloc invents node 0 holding every
+        // PU; the model keeps no node the dump does not show.
+        if !tmp.path().join("sys/devices/system/node").exists() {
+            want.nodes.clear();
+        }
+        let topo = sysfs::read_dir(tmp.path()).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_facts(&name, &topo, &want);
+        // The archive itself reads to the same.
+        let packed = sysfs::read_path(archive).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_facts(&format!("{name} (archive)"), &packed, &want);
+    }
+}
+
+/// The model's facts on its online CPUs: hwloc's PUs, packages, cores and
+/// caches hold only online CPUs, while the model keeps the offline CPUs a
+/// dump places.
+fn assert_facts(what: &str, topo: &topology::Topology, want: &truth::Facts) {
+    let online: truth::Set = topo.online().iter().collect();
+    let on = |s: &truth::Set| -> truth::Set { s.intersection(&online).copied().collect() };
+    let sets = |v: &[truth::Set]| -> Vec<truth::Set> {
+        let mut v: Vec<truth::Set> = v.iter().map(on).filter(|s| !s.is_empty()).collect();
+        v.sort();
+        v
+    };
+    let mut got = truth::facts_of(topo, want);
+    got.pus = on(&got.pus);
+    got.packages = sets(&got.packages);
+    got.dies = sets(&got.dies);
+    got.clusters = sets(&got.clusters);
+    got.cores = sets(&got.cores);
+    truth::assert_facts(what, &got, want);
+}
+
+/// hwloc's `40intel64-4n10c+pci-conflicts` dump is edited so that CPU 3's
+/// `core_siblings` says 0-3 while its `core_siblings_list`, and every other
+/// CPU of package 3, say 3,7,...,39. hwloc's expected listing (made by
+/// hwloc itself) then puts CPUs 3,7,...,39 in no Package at all; a model
+/// whose every CPU has a package cannot say that, so the reader refuses the
+/// dump: one error naming a CPU whose package mask contradicts another's.
+#[test]
+fn contradicting_package_masks_are_one_error() {
+    let corpus = truth::corpus();
+    if !truth::have_corpus("hwloc's pci-conflicts dump against its expected listing") {
+        return;
+    }
+    let dir = corpus.join("hwloc/tests/hwloc/linux");
+    let listing = fs::read_to_string(dir.join("40intel64-4n10c+pci-conflicts.console")).unwrap();
+    let t = truth::parse_console(&listing);
+    let outside: Vec<u32> = t
+        .objects
+        .iter()
+        .filter(|o| o.ty == "PU")
+        .filter(|o| {
+            let mut p = o.parent;
+            while let Some(j) = p {
+                if t.objects[j].ty == "Package" {
+                    return false;
+                }
+                p = t.objects[j].parent;
+            }
+            true
+        })
+        .filter_map(|o| o.os_index)
+        .collect();
+    let want: Vec<u32> = (3..40).step_by(4).collect();
+    assert_eq!(outside, want, "PUs hwloc places in no Package");
+    let text = match sysfs::read_path(&dir.join("40intel64-4n10c+pci-conflicts.tar.bz2")) {
+        Ok(_) => panic!("a dump whose package masks contradict each other must not read"),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        text.contains("/topology") && text.contains("package sibling masks"),
+        "{text}"
+    );
+}
