@@ -85,7 +85,7 @@
 //!   on a socket other than the boot CPU's takes 2.2x longer, fitted on the
 //!   one log that times both sockets of a run (a KASAN ThunderX2,
 //!   [`fit::RemoteFactor`]); that predicts the 2-socket Altra's far socket
-//!   and a second ThunderX2 run within 13 %.
+//!   and two other ThunderX2 runs within 13 %.
 //! - x86's prepare stage (the control CPU's cpuhp prepare states, before
 //!   each kick in every order) is the kernel's configuration: folded into
 //!   seed 003's fit, set by a record row that states it (Thomas Gleixner's
