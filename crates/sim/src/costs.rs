@@ -229,15 +229,17 @@ pub struct CostTable {
     /// `cpuhp_bringup_mask()` runs on the control CPU one AP after another
     /// up to `CPUHP_BP_KICK_AP` (and `_cpu_up()` in the serial order).
     pub prepare: Param,
-    /// x86 TSC warp check, during which boot CPU and AP both spin.
+    /// x86 TSC warp check for the first CPU of a package other than the boot
+    /// CPU's, during which boot CPU and AP both spin.
     pub tsc_sync: Param,
     /// Whether the TSC check is skipped on "clustered APIC" boxes (more than two
     /// clusters of 16 APIC ids), as Linux 2.6.37's `unsynchronized_tsc()` did.
     pub tsc_skip_clustered: bool,
-    /// Whether only the first CPU of each further package runs the TSC check
-    /// (Linux 4.10+ on CPUs with TSC_ADJUST); otherwise every AP runs it
-    /// (2.6.37).
-    pub tsc_first_of_package: bool,
+    /// x86 TSC warp check for an AP whose package already has a CPU online:
+    /// none on a CPU with TSC_ADJUST (Linux 4.10+), `loop_timeout()`'s 2 ms
+    /// on one without it ([`CostTable::for_vendor`]), the whole 20 ms in
+    /// 2.6.37.
+    pub tsc_sibling: Param,
     /// One `calibrate_delay()` run.
     pub calibrate: Param,
     /// The serialized rest of one CPU's online (cpuhp states, idle thread, notifiers,
@@ -431,6 +433,9 @@ pub const ARM64_KICK_NS: f64 = 0.28 * NS_PER_US;
 pub const ARM64_ON_FINISH_NS: f64 = 13.2 * NS_PER_US;
 /// x86 TSC warp check for the first CPU of a package (`loop_timeout()`).
 pub const X86_TSC_NS: f64 = 20.0 * NS_PER_MS;
+/// x86 TSC warp check for a CPU whose package has a CPU online, on a CPU
+/// without TSC_ADJUST (`loop_timeout()`).
+pub const X86_TSC_SIBLING_NS: f64 = 2.0 * NS_PER_MS;
 /// Assumed remote start-up per 10 SLIT units: a few hundred remote cache
 /// misses at ~100 ns.
 pub const REMOTE_HOP_NS: f64 = 20.0 * NS_PER_US;
@@ -513,6 +518,8 @@ pub enum Name {
     Prepare,
     /// [`CostTable::tsc_sync`].
     TscSync,
+    /// [`CostTable::tsc_sibling`].
+    TscSibling,
     /// [`CostTable::calibrate`].
     Calibrate,
     /// [`CostTable::online_serial`].
@@ -526,7 +533,7 @@ pub enum Name {
 }
 
 /// How many parameters each platform has.
-pub const PARAMS: usize = 14;
+pub const PARAMS: usize = 15;
 
 impl Name {
     /// Every parameter, in table order.
@@ -540,6 +547,7 @@ impl Name {
         Name::PercpuArea,
         Name::Prepare,
         Name::TscSync,
+        Name::TscSibling,
         Name::Calibrate,
         Name::OnlineSerial,
         Name::Lookup,
@@ -559,6 +567,7 @@ impl Name {
             Name::PercpuArea => "percpu_area",
             Name::Prepare => "prepare",
             Name::TscSync => "tsc_sync",
+            Name::TscSibling => "tsc_sibling",
             Name::Calibrate => "calibrate",
             Name::OnlineSerial => "online_serial",
             Name::Lookup => "lookup",
@@ -669,6 +678,16 @@ const VM_EXIT_WHY: &str = "one trapped x2APIC ICR write under KVM, write to hand
      INIT/SIPI/SIPI in a guest. An upper bound of the boot CPU's share (it includes delivery \
      and the target's handler); what KVM's INIT and SIPI emulation adds on the target vCPU is \
      not timed there";
+const TSC_ADJUST: &str = "TSC_ADJUST: check_tsc_sync_target() (arch/x86/kernel/tsc_sync.c, \
+     Linux 4.10+) skips the warp check when tsc_store_and_check_tsc_adjust() finds a CPU of the \
+     AP's package online, which every AP but a package's first does; Intel CPUs have the MSR \
+     since Haswell (CPUID.7.0:EBX bit 1 in the hwloc corpus's Haswell, Broadwell, Skylake, \
+     Cascade Lake and Sapphire Rapids dumps, not in its Sandy Bridge or Ivy Bridge ones)";
+const NO_TSC_ADJUST: &str = "no TSC_ADJUST: tsc_store_and_check_tsc_adjust() returns false, so \
+     every AP runs the warp check, for loop_timeout() = 2 ms when its package already has a CPU \
+     online (arch/x86/kernel/tsc_sync.c, Linux 4.2 through 6.x); no AMD CPU of the record's \
+     families has the MSR (CPUID.7.0:EBX bit 1 clear in the hwloc corpus's family 10h, 15h, 17h \
+     and 19h dumps; its family 1Ah Zen 5 dump has it)";
 const TSC_RELIABLE: &str = "tsc=reliable: check_tsc_sync_source() and \
      check_tsc_sync_target() (arch/x86/kernel/tsc_sync.c) return before the warp check when \
      tsc_clocksource_reliable is set, on every AP";
@@ -677,6 +696,11 @@ const CONVERGE: &str = "AMD: bsp_init_amd() switches the delay to MWAITX (use_mw
      the TSC delay), so calibrate_delay_direct() returns 0 and an AP that calibrates runs \
      calibrate_delay_converge() (init/calibrate.c), Linux's loop run here against a virtual \
      tick at the kernel's HZ and the nominal TSC rate (sim::x86::converge_calibration_ns)";
+const NO_MWAITX: &str = "no MWAITX: bsp_init_amd() switches the delay to MWAITX only when the \
+     CPU has it (CPUID 0x80000001:ECX bit 29: set in the hwloc corpus's Zen dumps, clear in its \
+     family 10h Opteron 6164 HE and 8439 SE and family 15h Opteron 6272 and 6348 dumps), so the \
+     TSC delay stays, read_current_timer() works and an AP that calibrates runs init/calibrate.c \
+     calibrate_delay_direct(): 5 rounds of 2 + HZ/100 ticks";
 const TPAUSE: &str = "WAITPKG: x86_late_time_init() switches the delay to TPAUSE \
      (use_tpause_delay(), Linux 5.8+), read_current_timer() then fails, so an AP that calibrates \
      runs calibrate_delay_converge() (init/calibrate.c), priced as on AMD \
@@ -715,10 +739,8 @@ pub const TABLE: [[Row; PARAMS]; 4] = [
         row(Name::Prepare, folded(PREPARE_X86)),
         row(Name::TscSync, code(X86_TSC_NS,
             "arch/x86/kernel/tsc_sync.c: check_tsc_warp() runs loop_timeout() = 20 ms when the AP \
-             is the first of its package; with TSC_ADJUST every later CPU of a package skips the \
-             test (tsc_store_and_check_tsc_adjust() finds an online sibling and returns true; \
-             Thomas Gleixner's TSC_ADJUST series, Linux 4.10); a TSC marked reliable skips it \
-             everywhere")),
+             is the first of its package; a TSC marked reliable skips it everywhere")),
+        row(Name::TscSibling, code(0.0, TSC_ADJUST)),
         row(Name::Calibrate, code(direct_calibration_ns(DEFAULT_HZ),
             "init/calibrate.c calibrate_delay_direct(): 5 rounds of 2 + HZ/100 ticks, at \
              Kconfig's default HZ = 250 (a record row's own HZ replaces it); only used when \
@@ -744,6 +766,8 @@ pub const TABLE: [[Row; PARAMS]; 4] = [
         row(Name::PercpuArea, code(0.0, PERCPU_AREA)),
         row(Name::Prepare, folded("2.6.37's prepare notifiers are folded into online_serial")),
         row(Name::TscSync, code(X86_2010_TSC_NS, "Linux 2.6.37 tsc_sync.c: check_tsc_warp() spins 20 ms")),
+        row(Name::TscSibling, code(X86_2010_TSC_NS,
+            "Linux 2.6.37 tsc_sync.c: every AP spins the same 20 ms, its package's first or not")),
         row(Name::Calibrate, Value::Fitted(FitParam::X86_2010Calibrate)),
         row(Name::OnlineSerial, Value::Fitted(FitParam::X86_2010Online)),
         row(Name::Lookup, Value::Assumed(Assumed::LocalLookup, LOCAL_LOOKUP_WHY)),
@@ -764,6 +788,7 @@ pub const TABLE: [[Row; PARAMS]; 4] = [
         row(Name::PercpuArea, code(0.0, PERCPU_AREA)),
         row(Name::Prepare, folded("folded into online_serial")),
         row(Name::TscSync, code(0.0, "timebase is synchronised by the hypervisor")),
+        row(Name::TscSibling, code(0.0, "timebase is synchronised by the hypervisor")),
         row(Name::Calibrate, code(0.0, "powerpc derives loops_per_jiffy from the timebase")),
         row(Name::OnlineSerial, Value::Fitted(FitParam::PpcOnline)),
         row(Name::Lookup, Value::Fitted(FitParam::PpcLookup)),
@@ -787,6 +812,7 @@ pub const TABLE: [[Row; PARAMS]; 4] = [
         row(Name::PercpuArea, code(0.0, PERCPU_AREA)),
         row(Name::Prepare, folded(PREPARE_ARM64)),
         row(Name::TscSync, Value::Fixed(0.0, Basis::Spec("arm64 generic timer is architecturally synchronised"))),
+        row(Name::TscSibling, Value::Fixed(0.0, Basis::Spec("arm64 generic timer is architecturally synchronised"))),
         row(Name::Calibrate, code(0.0, "arm64 sets lpj from the architected timer")),
         row(Name::OnlineSerial, Value::Fitted(FitParam::Arm64Online)),
         row(Name::Lookup, Value::Assumed(Assumed::LocalLookup, LOCAL_LOOKUP_WHY)),
@@ -841,7 +867,7 @@ impl CostTable {
             prepare: get(Name::Prepare),
             tsc_sync: get(Name::TscSync),
             tsc_skip_clustered: platform == Platform::X86_2010,
-            tsc_first_of_package: platform == Platform::X86,
+            tsc_sibling: get(Name::TscSibling),
             primary_threads_first: platform == Platform::X86,
             microcode_before_alive: platform == Platform::X86,
             calibrate: get(Name::Calibrate),
@@ -875,16 +901,31 @@ impl CostTable {
     }
 
     /// This table for an x86 CPU of `vendor` ([`crate::x86`]): an AMD CPU's
-    /// AP start-up is the one fitted on the record's AMD row, and an AMD AP
-    /// that calibrates runs `calibrate_delay_converge()` at `hz`, its delay
-    /// being MWAITX's. Intel and other platforms are returned unchanged.
+    /// AP start-up is the one fitted on the record's AMD row, every AMD AP
+    /// runs the TSC warp check (no TSC_ADJUST: 2 ms once its package has a
+    /// CPU online), and an AMD AP that calibrates runs
+    /// `calibrate_delay_converge()` at `hz`, its delay being MWAITX's (see
+    /// [`CostTable::with_tsc_delay`] for the AMD CPUs without MWAITX). Intel
+    /// and other platforms are returned unchanged.
     pub fn for_vendor(mut self, vendor: crate::x86::Vendor, fit: &Fitted, hz: u32) -> CostTable {
         if vendor == crate::x86::Vendor::Amd && self.platform == Platform::X86 {
             self.ap_start = fit.x86_amd_ap_start.clone();
+            self.tsc_sibling = Param::new(X86_TSC_SIBLING_NS, Source::Code(NO_TSC_ADJUST));
             self.calibrate = Param::new(
                 crate::x86::converge_calibration_ns(hz, X86_NOMINAL_MHZ),
                 Source::Code(CONVERGE),
             );
+        }
+        self
+    }
+
+    /// This table for an x86 CPU without MWAITX or WAITPKG, such as AMD's
+    /// family 10h and 15h Opterons: Linux keeps the TSC delay, so
+    /// an AP that calibrates runs `calibrate_delay_direct()` at `hz`. Other
+    /// platforms are returned unchanged.
+    pub fn with_tsc_delay(mut self, hz: u32) -> CostTable {
+        if self.platform == Platform::X86 {
+            self.calibrate = Param::new(direct_calibration_ns(hz), Source::Code(NO_MWAITX));
         }
         self
     }
@@ -952,6 +993,9 @@ impl CostTable {
     pub fn with_tsc_reliable(mut self) -> CostTable {
         if self.tsc_sync.ns > 0.0 {
             self.tsc_sync = Param::new(0.0, Source::Code(TSC_RELIABLE));
+        }
+        if self.tsc_sibling.ns > 0.0 {
+            self.tsc_sibling = Param::new(0.0, Source::Code(TSC_RELIABLE));
         }
         self
     }
@@ -1031,6 +1075,7 @@ impl CostTable {
             Name::PercpuArea => &self.percpu_area,
             Name::Prepare => &self.prepare,
             Name::TscSync => &self.tsc_sync,
+            Name::TscSibling => &self.tsc_sibling,
             Name::Calibrate => &self.calibrate,
             Name::OnlineSerial => &self.online_serial,
             Name::Lookup => &self.lookup,

@@ -29,6 +29,7 @@ use serde::Serialize;
 use crate::costs::{
     direct_calibration_ns, Assumptions, FitParam, Param, Source, ARM64_KICK_NS, ARM64_ON_FINISH_NS,
     DEFAULT_HZ, PPC_KICK_NS, X86_2010_KICK_NS, X86_2010_TSC_NS, X86_KICK_NS, X86_TSC_NS,
+    X86_TSC_SIBLING_NS,
 };
 use crate::machines::SeedMachine;
 use crate::masks::{self, Ops};
@@ -476,11 +477,12 @@ fn x86(a: &Assumptions, work: &Work) -> (Param, Param) {
 /// x86 `ap_start` of AMD CPUs, fitted on the record's one x86 `fit` row
 /// that names vendor amd: its per-CPU interval less the kick (code), the
 /// serialized online work fitted on seed 003 (kernel work, the same on either
-/// vendor), the priced mask work, its console if it states one, and the
-/// per-package costs its kernel runs (one TSC check and, where the row says
-/// the first CPU of a further package calibrates, one
-/// `calibrate_delay_converge()` per further package), which on a
-/// single-package row are none.
+/// vendor), the priced mask work, its console if it states one, the 2 ms
+/// TSC check of every AP whose package has a CPU online (AMD CPUs have no
+/// TSC_ADJUST) and the per-package costs its kernel runs (one 20 ms TSC
+/// check and, where the row says the first CPU of a further package
+/// calibrates, one `calibrate_delay_converge()` per further package), which
+/// on a single-package row are none.
 fn x86_amd(a: &Assumptions, work: &Work, online: &Param) -> Result<(String, Param), SimError> {
     let rows = work
         .x86_amd
@@ -514,6 +516,9 @@ fn x86_amd(a: &Assumptions, work: &Work, online: &Param) -> Result<(String, Para
     let further_packages = (spec.shape[0] - 1) as f64;
     let per_package =
         X86_TSC_NS + calibrations * converge_calibration_ns(hz, crate::costs::X86_NOMINAL_MHZ);
+    // Without TSC_ADJUST every other AP runs the short check
+    // (crate::costs::CostTable::for_vendor).
+    let siblings_tsc = (n - further_packages) * X86_TSC_SIBLING_NS;
     let console = match (spec.console_baud, spec.console_chars_per_cpu) {
         (Some(baud), Some(chars)) => chars * crate::costs::UART_FRAME_BITS * 1e9 / baud as f64,
         _ => 0.0,
@@ -523,10 +528,11 @@ fn x86_amd(a: &Assumptions, work: &Work, online: &Param) -> Result<(String, Para
         - online.ns
         - mask_per_cpu
         - console
-        - further_packages * per_package / n;
+        - (further_packages * per_package + siblings_tsc) / n;
     let text = format!(
         "record {}: per-CPU interval {:.3} ms − the {:.0} us kick − seed 003's {:.3} ms of \
-         serialized online work − mask work{}; the AP's answer to INIT/SIPI/SIPI is its CPU's \
+         serialized online work − mask work − the {:.0} ms TSC check every AP of a package \
+         with a CPU online runs without TSC_ADJUST{}; the AP's answer to INIT/SIPI/SIPI is its CPU's \
          and firmware's ('350us to 3.5ms depending on vendor and CPU type, BIOS microcode \
          size', Thomas Gleixner, [patch V2 00/38] cpu/hotplug, x86: Reworked parallel CPU \
          bringup), so it is fitted per vendor",
@@ -534,6 +540,7 @@ fn x86_amd(a: &Assumptions, work: &Work, online: &Param) -> Result<(String, Para
         per_cpu / 1e6,
         X86_KICK_NS / 1e3,
         online.ns / 1e6,
+        X86_TSC_SIBLING_NS / 1e6,
         if further_packages > 0.0 {
             " − the further packages' TSC checks and calibrations"
         } else {
@@ -795,7 +802,7 @@ fn partial_table(a: &Assumptions, lookup_ns: f64) -> crate::costs::CostTable {
         prepare: p(0.0),
         tsc_sync: p(0.0),
         tsc_skip_clustered: false,
-        tsc_first_of_package: false,
+        tsc_sibling: p(0.0),
         calibrate: p(0.0),
         online_serial: p(0.0),
         console: p(0.0),

@@ -144,6 +144,10 @@ pub struct SimSpec {
     /// x86: the CPU has WAITPKG (TPAUSE), so Linux 5.8+ delays with TPAUSE
     /// and an AP that calibrates takes `calibrate_delay_converge()`.
     pub waitpkg: Option<bool>,
+    /// x86 AMD: `false` when the CPU lacks MWAITX (the family 10h and 15h
+    /// Opterons), so Linux keeps the TSC delay and an AP that calibrates
+    /// takes `calibrate_delay_direct()`; default true (every Zen has it).
+    pub mwaitx: Option<bool>,
     /// The serial console's baud rate, when the kernel's command line
     /// names one and the log's bring-up lines went out on it.
     pub console_baud: Option<u32>,
@@ -438,13 +442,17 @@ fn check_sim(r: &Row, sim: &SimSpec) -> Result<(), String> {
         || sim.microcode_ms.is_some()
         || sim.prepare_ms.is_some()
         || sim.vendor.is_some()
-        || sim.waitpkg.is_some();
+        || sim.waitpkg.is_some()
+        || sim.mwaitx.is_some();
     if x86_only && platform != Platform::X86 {
         return Err(
-            "sim.linux, sim.microcode_ms, sim.prepare_ms, sim.vendor and sim.waitpkg are for the x86 \
-             platform"
+            "sim.linux, sim.microcode_ms, sim.prepare_ms, sim.vendor, sim.waitpkg and sim.mwaitx \
+             are for the x86 platform"
                 .to_string(),
         );
+    }
+    if sim.mwaitx.is_some() && sim.vendor()? != crate::x86::Vendor::Amd {
+        return Err("sim.mwaitx is for vendor \"amd\" (MWAITX is AMD's)".to_string());
     }
     for (field, value) in [
         ("microcode_ms", sim.microcode_ms),
@@ -590,7 +598,7 @@ mod tests {
         const TWO_SOCKET: Option<&str> = Some("arm64-altra-2socket");
         const KASAN: Option<&str> = Some("arm64-thunderx2-256-kasan");
         let window = "window = [147, 151] }";
-        let cases: [(&str, &str, Option<&str>, &str); 27] = [
+        let cases: [(&str, &str, Option<&str>, &str); 28] = [
             (
                 "source = \"https://github.com/flatcar/mantle/pull/383\"",
                 "source = \"\"",
@@ -698,7 +706,13 @@ mod tests {
                 "shape = [1, 80, 1], firmware",
                 "shape = [1, 80, 1], vendor = \"amd\", firmware",
                 ALTRA,
-                "sim.waitpkg are for the x86",
+                "sim.mwaitx are for the x86",
+            ),
+            (
+                amd,
+                "linux = \"pre-6.5\", mwaitx = false }",
+                Some("x86-epyc7601-128"),
+                "sim.mwaitx is for vendor \"amd\"",
             ),
             (
                 "prepare_ms = 0.3523",

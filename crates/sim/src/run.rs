@@ -360,14 +360,22 @@ impl hotplug::Platform for SimPlatform<'_> {
 }
 
 /// `Stage::Starting` callback: the x86 TSC warp check, boot CPU and AP
-/// together — on every AP (2.6.37), or only on the first AP of each package
-/// other than the boot CPU's ([`CostTable::tsc_first_of_package`]).
+/// together: the full check on the first AP of each package other than the
+/// boot CPU's, [`CostTable::tsc_sibling`] on the others (none with
+/// TSC_ADJUST, 2 ms without it, the full check in 2.6.37).
 fn tsc_sync(p: &mut SimPlatform<'_>, cpu: usize) -> Result<(), String> {
     let i = p.idx(cpu)?;
     let first_of_package = p.tsc_packages.insert(p.package[i]);
-    if p.tsc_ns > 0.0 && (first_of_package || !p.costs.tsc_first_of_package) {
-        let d = p.jitter.apply(p.tsc_ns);
-        p.busy(i, Phase::TscSync, d);
+    if p.tsc_ns > 0.0 {
+        let ns = if first_of_package {
+            p.tsc_ns
+        } else {
+            p.costs.tsc_sibling.ns
+        };
+        if ns > 0.0 {
+            let d = p.jitter.apply(ns);
+            p.busy(i, Phase::TscSync, d);
+        }
     }
     Ok(())
 }
@@ -954,6 +962,48 @@ mod tests {
             .sum();
         let want = 3.0 * crate::costs::X86_TSC_NS;
         assert!((spent as f64 / want - 1.0).abs() < 0.02, "{spent} ns");
+    }
+
+    /// Without TSC_ADJUST (an AMD table) every AP runs the warp check:
+    /// the full 20 ms on the first AP of each further package,
+    /// loop_timeout()'s 2 ms on every other AP, the boot package's included.
+    #[test]
+    fn amd_runs_the_short_tsc_check_on_every_other_ap() {
+        let topo = topology::Shape::simple(topology::Arch::X86_64, 4, 4, 2)
+            .build()
+            .unwrap();
+        let fit = crate::fit::fitted().unwrap();
+        let amd = CostTable::for_platform(Platform::X86, &fit).for_vendor(
+            crate::x86::Vendor::Amd,
+            &fit,
+            crate::costs::DEFAULT_HZ,
+        );
+        let s = strategy(Kick::Serial, Calibrate::Skip);
+        let r = simulate(&topo, &amd, &s, &Options { seed: 1 }).unwrap();
+        let mut checks: Vec<u64> = r
+            .timeline
+            .iter()
+            .flat_map(|t| &t.spans)
+            .filter(|s| s.phase == Phase::TscSync)
+            .map(|s| s.end_ns - s.start_ns)
+            .collect();
+        assert_eq!(checks.len(), 31);
+        checks.sort_unstable();
+        let near = |ns: u64, want: f64| (ns as f64 / want - 1.0).abs() < 0.02;
+        assert!(checks[..28]
+            .iter()
+            .all(|&ns| near(ns, crate::costs::X86_TSC_SIBLING_NS)));
+        assert!(checks[28..]
+            .iter()
+            .all(|&ns| near(ns, crate::costs::X86_TSC_NS)));
+        // tsc=reliable skips both.
+        let reliable = amd.with_tsc_reliable();
+        let r = simulate(&topo, &reliable, &s, &Options { seed: 1 }).unwrap();
+        assert!(r
+            .timeline
+            .iter()
+            .flat_map(|t| &t.spans)
+            .all(|s| s.phase != Phase::TscSync));
     }
 
     /// A 2-package, 4-core, 2-thread x86 box numbered as x86 numbers it

@@ -21,7 +21,21 @@
 //!   `calibrate_delay_converge()` (init/calibrate.c) instead: a tick-driven
 //!   ramp and binary search, [`converge_calibration_ns`], 22 ms at HZ=250
 //!   where the direct one takes 78 ms. Intel CPUs without WAITPKG keep the
-//!   TSC delay and calibrate directly.
+//!   TSC delay and calibrate directly, and so do the AMD CPUs without
+//!   MWAITX, the family 10h and 15h Opterons (record rows with
+//!   `mwaitx = false`; the hwloc corpus's CPUID dumps, tests/x86_cpuid.rs).
+//! - **Which APs run the TSC warp check**: `check_tsc_sync_target()`
+//!   (arch/x86/kernel/tsc_sync.c) skips it when `tsc_store_and_check_tsc_adjust()`
+//!   finds a CPU of the AP's package online, which needs the TSC_ADJUST MSR;
+//!   Intel has it from Haswell on, no AMD CPU before Zen 5 does. So on AMD
+//!   every AP runs the check: `loop_timeout()`'s 20 ms for a package's first
+//!   CPU, 2 ms for the others. The Opteron logs show it: the X4600's boot
+//!   socket takes 2.2 ms a CPU, the R815's 2.6-2.9 ms with its console.
+//!   Two Zen logs run faster than the check allows (the Supermicro EPYC
+//!   7601's boot package 1.55 ms a CPU, the Zen 3 laptop's sibling wave
+//!   1.39 ms), which Linux permits only once the TSC has been marked
+//!   unstable (`unsynchronized_tsc()` then skips every later check) or the
+//!   command line says `tsc=reliable`; neither excerpt shows which.
 
 use std::fmt;
 use std::str::FromStr;

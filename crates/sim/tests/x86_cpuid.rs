@@ -1,0 +1,181 @@
+//! The two CPU features the x86 model keys the TSC check and the delay
+//! calibration on, read from real CPUs: the CPUID dumps of hwloc's x86 test
+//! data (`hwloc/tests/hwloc/x86/*.tar.bz2` in the corpus, one `puN` file per
+//! logical CPU, each line the mask of input registers given, the inputs
+//! `eax ebx ecx edx` (leaf in EAX, subleaf in ECX), `=>` and the outputs),
+//! decoded with the raw-cpuid crate.
+//!
+//! - TSC_ADJUST (CPUID.7.0:EBX bit 1): without it Linux runs the TSC warp
+//!   check on every AP, 2 ms once its package has a CPU online
+//!   (`sim::costs::CostTable::for_vendor`). No AMD CPU of the record's
+//!   families (10h, 15h, 17h, 19h) has it; Zen 5 (1Ah) does; Intel has it
+//!   from Haswell on.
+//! - MWAITX (CPUID 0x80000001:ECX bit 29): with it Linux delays with MWAITX
+//!   and an AMD AP that calibrates converges; without it (the family 10h
+//!   and 15h Opterons) the TSC delay stays and the AP calibrates directly.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::Path;
+
+use raw_cpuid::{CpuId, CpuIdResult};
+use sim::costs::{CostTable, X86_TSC_SIBLING_NS};
+use sim::x86::Vendor;
+use sim::Platform;
+
+type Table = BTreeMap<(u32, u32), [u32; 4]>;
+
+/// CPU 0's CPUID table from one hwloc x86 dump archive.
+fn pu0(archive: &Path) -> Table {
+    let file = std::fs::File::open(archive).unwrap();
+    let mut tar = tar::Archive::new(bzip2::read::BzDecoder::new(file));
+    for entry in tar.entries().unwrap() {
+        let mut entry = entry.unwrap();
+        let path = entry.path().unwrap().into_owned();
+        if path.file_name().and_then(|n| n.to_str()) != Some("pu0") {
+            continue;
+        }
+        let mut text = String::new();
+        entry.read_to_string(&mut text).unwrap();
+        return parse(&text);
+    }
+    panic!("{}: no pu0", archive.display());
+}
+
+fn parse(text: &str) -> Table {
+    let hex = |s: &str| u32::from_str_radix(s, 16).unwrap();
+    let mut table = Table::new();
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        let (input, output) = line.split_once("=>").unwrap();
+        let input: Vec<u32> = input.split_whitespace().map(hex).collect();
+        let output: Vec<u32> = output.split_whitespace().map(hex).collect();
+        // Leaf in EAX, subleaf in ECX.
+        table.insert(
+            (input[1], input[3]),
+            [output[0], output[1], output[2], output[3]],
+        );
+    }
+    table
+}
+
+struct Features {
+    family: u8,
+    tsc_adjust: bool,
+    mwaitx: bool,
+}
+
+fn features(table: Table) -> Features {
+    let cpuid = CpuId::with_cpuid_reader(move |leaf: u32, sub: u32| {
+        let [eax, ebx, ecx, edx] = table.get(&(leaf, sub)).copied().unwrap_or_default();
+        CpuIdResult { eax, ebx, ecx, edx }
+    });
+    Features {
+        family: cpuid.get_feature_info().unwrap().family_id(),
+        tsc_adjust: cpuid
+            .get_extended_feature_info()
+            .is_some_and(|f| f.has_tsc_adjust_msr()),
+        mwaitx: cpuid
+            .get_extended_processor_and_feature_identifiers()
+            .is_some_and(|f| f.has_monitorx_mwaitx()),
+    }
+}
+
+#[test]
+fn amd_families_of_the_record_lack_tsc_adjust_and_only_zen_has_mwaitx() {
+    let corpus = readers::corpus::dir(env!("CARGO_MANIFEST_DIR"));
+    if !readers::corpus::present(&corpus, "hwloc x86 CPUID dumps") {
+        return;
+    }
+    let dir = corpus.join("hwloc/tests/hwloc/x86");
+    // (dump, family, TSC_ADJUST, MWAITX)
+    let expect = [
+        ("AMD-K10-Istanbul-8xOpteron-8439SE", 0x10, false, false),
+        ("AMD-K10-MagnyCours-2xOpteron-6164HE", 0x10, false, false),
+        ("AMD-15h-Bulldozer-4xOpteron-6272", 0x15, false, false),
+        ("AMD-15h-Piledriver-4xOpteron-6348", 0x15, false, false),
+        ("AMD-17h-Zen-2xEpyc-7451", 0x17, false, true),
+        ("AMD-19h-Zen3-2xEpyc-7763", 0x19, false, true),
+        ("AMD-19h-Zen4-2xEpyc-9654", 0x19, false, true),
+        ("AMD-1Ah-Zen5StrixPoint-RyzenAI9HX370", 0x1a, true, true),
+        ("Intel-SandyBridge-2xXeon-E5-2650", 6, false, false),
+        ("Intel-IvyBridge-12xXeon-E5-4620v2", 6, false, false),
+        ("Intel-Haswell-2xXeon-E5-2680v3", 6, true, false),
+        ("Intel-Broadwell-2xXeon-E5-2650Lv4", 6, true, false),
+        ("Intel-Skylake-2xXeon6140", 6, true, false),
+        ("Intel-CascadeLake-2xXeon6230", 6, true, false),
+        ("Intel-SapphireRapids-2xXeonMax9460", 6, true, false),
+    ];
+    for (dump, family, tsc_adjust, mwaitx) in expect {
+        let f = features(pu0(&dir.join(format!("{dump}.tar.bz2"))));
+        assert_eq!(f.family, family, "{dump}");
+        assert_eq!(f.tsc_adjust, tsc_adjust, "{dump}: TSC_ADJUST");
+        assert_eq!(f.mwaitx, mwaitx, "{dump}: MWAITX");
+    }
+}
+
+/// What the model does with those features: an AMD table runs the 2 ms
+/// check on every AP after a package's first (no TSC_ADJUST), an Intel one
+/// none (TSC_ADJUST), and the record's rows that say `mwaitx = false` are
+/// the family 10h and 15h Opterons their logs name.
+#[test]
+fn the_model_follows_the_features() {
+    let fit = sim::fit::fitted().unwrap();
+    let intel = CostTable::for_platform(Platform::X86, &fit);
+    assert_eq!(intel.tsc_sibling.ns, 0.0);
+    let amd = intel.clone().for_vendor(Vendor::Amd, &fit, 250);
+    assert_eq!(amd.tsc_sibling.ns, X86_TSC_SIBLING_NS);
+    assert_eq!(X86_TSC_SIBLING_NS, 2e6);
+    // Without MWAITX the AMD AP calibrates directly, as an Intel one does.
+    let tsc_delay = amd.clone().with_tsc_delay(250);
+    assert!(amd.calibrate.ns < tsc_delay.calibrate.ns);
+    assert_eq!(tsc_delay.calibrate.ns, intel.calibrate.ns);
+    let record = sim::record::load().unwrap();
+    let no_mwaitx: Vec<_> = record
+        .iter()
+        .filter(|r| r.sim.as_ref().and_then(|s| s.mwaitx) == Some(false))
+        .collect();
+    assert!(!no_mwaitx.is_empty());
+    for r in no_mwaitx {
+        assert!(
+            r.machine.contains("(family: 0x10,") || r.machine.contains("(family: 0x15,"),
+            "{}: {}",
+            r.id,
+            r.machine
+        );
+    }
+}
+
+/// The R815 row's console characters per CPU, recounted from the lines its
+/// `measured` quotes: every line between 'smp: Bringing up' and 'smp:
+/// Brought up' with its stamp and the 8250 console's \r\n, plus the two
+/// 'Converting physical' lines of CPUs 32 and 48 the excerpt leaves out
+/// (the row's topology: CPUs 16, 32 and 48 each print one), as long as CPU
+/// 16's.
+#[test]
+fn r815_console_characters_follow_its_lines() {
+    let record = sim::record::load().unwrap();
+    let r = sim::record::row(&record, "x86-opteron6276-64-r815").unwrap();
+    let lines: Vec<&str> = r.measured.split('`').skip(1).step_by(2).collect();
+    let first = lines
+        .iter()
+        .position(|l| l.ends_with("smp: Bringing up secondary CPUs ..."))
+        .unwrap();
+    let last = lines
+        .iter()
+        .position(|l| l.contains("smp: Brought up 8 nodes, 64 CPUs"))
+        .unwrap();
+    let window = &lines[first + 1..last];
+    let converting: Vec<&&str> = window
+        .iter()
+        .filter(|l| l.contains("Converting physical"))
+        .collect();
+    assert_eq!(converting.len(), 1);
+    assert!(r.topology.contains("CPU 16, 32 and 48"));
+    let chars: usize =
+        window.iter().map(|l| l.len() + 2).sum::<usize>() + 2 * (converting[0].len() + 2);
+    let per_cpu = chars as f64 / 63.0;
+    let sim = r.sim.as_ref().unwrap();
+    assert_eq!(sim.console_baud, Some(115_200));
+    let stated = sim.console_chars_per_cpu.unwrap();
+    assert!((stated - per_cpu).abs() < 0.05, "{stated} vs {per_cpu}");
+}
