@@ -7,7 +7,9 @@
 //! every board of the record) and the gap before it, in which the control
 //! CPU runs the cpuhp prepare states for the next CPU, calls PSCI CPU_ON, and
 //! the core powers up and enters the kernel. The record's arm64 rows, as
-//! their quoted lines give them (the kernel's CONFIG_HZ is in none of them):
+//! their quoted lines give them (the 32 ms rows' HZ and preemption model
+//! are sourced in their record rows: published configurations, or the log's
+//! own jiffies clocksource line; the H5's preemption model alone is not):
 //!
 //! | row | kernel | console in the log | per CPU | gap |
 //! |---|---|---|---|---|

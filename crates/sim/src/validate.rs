@@ -145,10 +145,12 @@ const ARM64_WHY: &str = "arm64 Linux brings CPUs up one at a time, and each log 
      under a recent one, and a CONFIG_PREEMPT kernel before Linux 5.7 sleeps 8 jiffies per CPU \
      in wait_task_inactive() while it creates the CPU's kthreads (crate::arm64), 32 ms at \
      HZ=250; with it the H5, the MSM8916 without PSCI and two RK3399 boards under Armbian's \
-     5.4 are predicted within 4 %. The two Armbian logs state 'SMP PREEMPT' and none of the \
-     four states its HZ; the H5's and the MSM8916's excerpts state no preemption model and are \
-     taken as CONFIG_PREEMPT, as arm64's defconfig sets it, and HZ=250 is Kconfig's default: \
-     both assumed, each row's kernel being from before the fix (4.18.20 and June 2019). On one board the source says what the rest of the gap holds: \
+     5.4 are predicted within 4 %. Each of the four runs HZ=250 by its record row's source \
+     (the two Armbian kernels' published configurations, the MSM8916 fork's nearest published \
+     one, the H5 log's own jiffies clocksource line), and three are CONFIG_PREEMPT by the same \
+     sources; the H5's 4.18.20, built from arm64's defconfig, is taken as CONFIG_PREEMPT, the \
+     one input of the four rows still assumed. On one board the source says what the rest of \
+     the gap holds: \
      Trusted Firmware-A's Raspberry Pi platform answers CPU_ON by releasing a core it holds in \
      a wait loop (plat/rpi/common/rpi3_pm.c rpi3_pwr_domain_on(): a mailbox write and sev; \
      plat/rpi/rpi5 builds it), so on the Pi 5 (Cortex-A76 r4p1, MIDR 0x414fd0b1) the \
@@ -400,7 +402,13 @@ const POWERPC_WHY: &str = "The model (crate::powerpc) prices Linux's own /cpus w
      POWER8, 4.18); a growth per CPU online fitted on the two POWER8s comes out with a \
      negative per-CPU cost, so PowerNV has none and its 160-CPU rows miss low. A Talos II \
      under Fedora Rawhide's 6.15 takes 44.9 ms a CPU at 64 CPUs, which nothing in the model \
-     or the mail explains. No source here times what differs per CPU: OPAL start-cpu, RTAS \
+     or the mail explains; its log (Message-ID \
+     <20250416104552.1b2c63939d42a9bc20f2ef8d@danny.cz>) rules out what explains arm64's slow \
+     rows: 'RCU calculated value of scheduler-enlistment delay is 10 jiffies' is \
+     adjust_jiffies_till_sched_qs()'s HZ/10 floor at 64 CPUs (HZ=100), the kernel is \
+     'VOLUNTARY' (no kernel preemption, and after Linux 5.7's kthread fix), and the only \
+     console before the bring-up is 'printk: legacy console [tty1] enabled', powerpc printing \
+     nothing per CPU anyway. No source here times what differs per CPU: OPAL start-cpu, RTAS \
      start-cpu (the threads outside of_spin_mask), QEMU's H_RTAS exit.";
 
 /// The Supermicro EPYC 7601's reason (see [`KNOWN_MISSES`]).
