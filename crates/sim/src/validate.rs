@@ -342,11 +342,6 @@ pub const KNOWN_MISSES: &[KnownMiss] = &[
         why: HYPERV_32_WHY,
     },
     KnownMiss {
-        case: "rec x86-cpx-144-coresched",
-        errors: &[("rec x86-cpx-144-coresched per-CPU interval", -29.1)],
-        why: CPX_144_WHY,
-    },
-    KnownMiss {
         case: "rec powerpc-",
         errors: &[
             ("rec powerpc-p9-160-powernv pre-5.10 masks (before)", -39.3),
@@ -372,14 +367,6 @@ const HYPERV_32_WHY: &str = "The mail gives 'about 26 milliseconds' serial and '
      serial and 10.9 ms parallel: this guest's serial bring-up is 0.84 ms per vCPU, far below \
      the model's, and its parallel run saves only 2 ms of it, so the work that stays serial per \
      vCPU dominates here. The source does not break either figure down.";
-
-/// Aubrey Li's 4-socket Cooper Lake board's reason (see [`KNOWN_MISSES`]).
-const CPX_144_WHY: &str = "The kernel measured is 5.7.6 with the core-scheduling RFC under \
-     test, whose per-CPU 'core: N -> M' line breaks every '#N' onto a line of its own, on a \
-     command line with console=ttyS0,115200n8: 9.60 ms per CPU measured, 6.81 ms predicted. The \
-     row has no console in the model, since the mail does not give the log level that decides \
-     whether those lines reached the 115200-baud console, and the RFC's own per-CPU work is not \
-     in Linux.";
 
 /// The powerpc record rows' reason (see [`KNOWN_MISSES`]).
 const POWERPC_WHY: &str = "The model (crate::powerpc) prices Linux's own /cpus walks per \

@@ -179,3 +179,28 @@ fn r815_console_characters_follow_its_lines() {
     let stated = sim.console_chars_per_cpu.unwrap();
     assert!((stated - per_cpu).abs() < 0.05, "{stated} vs {per_cpu}");
 }
+
+/// The Cooper Lake row's console characters per CPU, from the formats of the
+/// lines its window prints (announce_cpu()'s '%*s#%d' at width
+/// num_digits(144) + 1, the core-scheduling RFC's 'core: N -> N', the node
+/// and 'Converting physical' lines), each with a printk stamp and \r\n.
+#[test]
+fn cpx_console_characters_follow_the_formats() {
+    let stamp = "[    5.811825] ".len();
+    let digits = |n: usize| n.to_string().len();
+    let width = digits(144) + 1;
+    let hash_n = stamp + width + 1 + 2;
+    let core = |n: usize| stamp + format!("core: {n} -> {n}").len() + 2;
+    let mut chars: usize = (1..=143).map(|n| hash_n + core(n)).sum();
+    chars += stamp + "x86: Booting SMP configuration:".len() + 2;
+    let node_head = ".... node  #1, CPUs:  ".len();
+    chars += 8 * node_head + (width + 1);
+    chars += 3 * (stamp + "smpboot: CPU 18 Converting physical 0 to logical die 1".len() + 2);
+    let per_cpu = chars as f64 / 143.0;
+    let record = sim::record::load().unwrap();
+    let r = sim::record::row(&record, "x86-cpx-144-coresched").unwrap();
+    let sim = r.sim.as_ref().unwrap();
+    assert_eq!(sim.console_baud, Some(115_200));
+    let stated = sim.console_chars_per_cpu.unwrap();
+    assert!((stated - per_cpu).abs() < 0.05, "{stated} vs {per_cpu}");
+}
