@@ -5,6 +5,7 @@
 //!   `.tar.gz` / `.tar.bz2` / `.tar.xz` snapshot (the layout of `lscpu --sysroot` dumps and
 //!   hwloc's fsroot tarballs).
 //! - [`lscpu`]: lscpu's human-readable summary text.
+//! - [`cpuid`]: x86 CPUID dumps (hwloc-gather-cpuid's `puN` files).
 //! - [`synthetic`]: hwloc synthetic description strings.
 //! - [`xml`]: hwloc XML v2, read and written.
 //! - [`catalogue`]: the seeds' machines, built in.
@@ -15,6 +16,7 @@
 
 pub mod catalogue;
 pub mod corpus;
+pub mod cpuid;
 pub mod error;
 pub mod limits;
 pub mod lscpu;

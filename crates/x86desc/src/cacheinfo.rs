@@ -473,14 +473,17 @@ pub struct Placed {
     pub caches: CpuCaches,
 }
 
+/// What tells one cache instance from another: (leaf index, level, kind,
+/// rule, width, id, node).
+type InstanceKey = (usize, u8, CacheKind, u8, u32, u64, u32);
+
 /// Groups every CPU's leaves of level `min_level` and up into shared cache
 /// instances for the topology model: CPUs share an instance when they report
 /// it at the same leaf index with the same level and kind, and their sharing
-/// rule puts them together. Each instance keeps the description of its first
+/// rule, with the same width, puts them together. Each instance keeps the description of its first
 /// CPU; instances come in the order first seen.
 pub fn shared_instances(cpus: impl IntoIterator<Item = Placed>, min_level: u8) -> Vec<Cache> {
-    // (leaf index, level, kind, rule, id, node) -> instance number.
-    let mut index_of: BTreeMap<(usize, u8, CacheKind, u8, u64, u32), usize> = BTreeMap::new();
+    let mut index_of: BTreeMap<InstanceKey, usize> = BTreeMap::new();
     // Each instance's description, from its first CPU, and its CPUs.
     let mut descriptions: Vec<(u8, CacheKind, u64, u32, Option<u32>)> = Vec::new();
     let mut members: Vec<Vec<usize>> = Vec::new();
@@ -490,13 +493,21 @@ pub fn shared_instances(cpus: impl IntoIterator<Item = Placed>, min_level: u8) -
             if leaf.level < min_level {
                 continue;
             }
+            // Linux compares APIC ids by each CPU's own width, so CPUs
+            // whose leaves share by different widths (a hybrid part's big
+            // and small cores) never share an instance.
+            let width = match leaf.sharing {
+                Sharing::ApicShift(bits) | Sharing::LlcShift { bits, .. } => bits,
+                Sharing::ApicBlock(n) => n,
+                Sharing::Alone | Sharing::LlcId(_) => 0,
+            };
             let (rule, id, node) = match sharing_id(apic, leaf.sharing) {
                 None => (2, u64::from(p.cpu), 0),
                 Some((rule, id)) if rule >= 3 => (rule, id, p.node),
                 Some((rule, id)) => (rule, id, 0),
             };
             let at = *index_of
-                .entry((index, leaf.level, leaf.kind, rule, id, node))
+                .entry((index, leaf.level, leaf.kind, rule, width, id, node))
                 .or_insert_with(|| {
                     descriptions.push((
                         leaf.level,

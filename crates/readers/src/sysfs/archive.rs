@@ -55,7 +55,7 @@ fn read_head(r: &mut impl Read, n: usize) -> io::Result<Vec<u8>> {
 }
 
 /// The decompressor for the stream's magic bytes (not its name).
-fn decoder<'a, R: Read + 'a>(
+pub(crate) fn decoder<'a, R: Read + 'a>(
     mut input: R,
     name: &str,
 ) -> Result<(Box<dyn Read + 'a>, &'static str), Error> {
@@ -91,7 +91,7 @@ fn decoder<'a, R: Read + 'a>(
 
 /// An I/O failure while decoding, in words that tell damage from a full
 /// memory or a failing disk.
-fn read_error(name: &str, format: &str, e: &io::Error) -> Error {
+pub(crate) fn read_error(name: &str, format: &str, e: &io::Error) -> Error {
     let why = match e.kind() {
         // Our cap, not the machine's memory: the stream's header asks for it.
         _ if format == "xz" && e.to_string().contains("memory limit") => format!(
@@ -253,7 +253,7 @@ impl DirIndex {
 }
 
 /// The "archive too large" error for a budget the stream ran into.
-fn budget_error(name: &str, limits: &ArchiveLimits, stop: Stop) -> Option<Error> {
+pub(crate) fn budget_error(name: &str, limits: &ArchiveLimits, stop: Stop) -> Option<Error> {
     let why = match stop {
         Stop::None => return None,
         Stop::StreamTooLong => format!(
@@ -395,7 +395,7 @@ fn numbered(name: &str, stem: &str) -> bool {
 
 /// Validates and normalizes an archive member name: relative, no `..`, no empty
 /// or `.` components.
-fn member_path(member: &str) -> Result<String, String> {
+pub(crate) fn member_path(member: &str) -> Result<String, String> {
     if member.starts_with('/') {
         return Err("absolute member path rejected (must stay inside the archive)".into());
     }

@@ -26,7 +26,8 @@
 //!
 //! Every problem is one [`Error`] naming the file (or `archive:member`) and line.
 
-mod archive;
+// The CPUID-dump reader decodes its archives the same way.
+pub(crate) mod archive;
 mod caches;
 mod cpuinfo;
 mod nodes;

@@ -1,0 +1,487 @@
+//! x86 CPUID dumps as hwloc-gather-cpuid writes them: a directory (or a
+//! `.tar`, `.tar.gz`, `.tar.bz2`, `.tar.xz` of one) holding `puN`, the
+//! answers of the PU whose OS index is N to every CPUID leaf and sub-leaf,
+//! and `hwloc-cpuid-info` (`Architecture: x86`).
+//!
+//! Each PU's table answers CPUID through `x86desc`, the decoder the
+//! bare-metal kernel uses, so a dump reads as the kernel would read that
+//! machine: the APIC id (leaf 0x1F/0xB's x2APIC id, AMD's 0x8000_001E
+//! extended one, else leaf 1's), its package, die, core and SMT fields cut
+//! by leaf 0x1F/0xB's shifts (else leaf 1's count, and on AMD 0x8000_0008's
+//! core-id size and 0x8000_001E's threads per core, as Linux's
+//! topology_amd.c), the caches by Linux 6.12's rules (`x86desc::cacheinfo`),
+//! and Intel hybrid core kinds from leaf 0x1A. A dump says nothing of NUMA
+//! nodes (no firmware tables), so the machine has one.
+//!
+//! Every file is read through a limit, the directory's entries and the
+//! archive's members are counted against [`ArchiveLimits`], and an archive
+//! goes through the sysfs reader's decoding and confinement: bad input is
+//! one [`Error`] naming the file (or `archive:member`) and line.
+
+mod table;
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::Read;
+use std::path::Path;
+
+use cpumask::MAX_CPUS;
+use raw_cpuid::CpuId;
+use topology::{Arch, CoreKind, CpuSpec, HwIdKind, Topology, TopologyBuilder};
+use x86desc::cacheinfo::{self, count_order, CpuCaches, Placed};
+use x86desc::shifts::{apic_shifts, ApicShifts};
+
+use crate::limits::{open_input, read_capped, ArchiveLimits};
+use crate::sysfs::archive::{budget_error, decoder, member_path, read_error};
+use crate::tar_stream::Watched;
+use crate::Error;
+use table::Table;
+
+/// The largest `puN` file read. hwloc-gather-cpuid writes a few KiB per PU
+/// (2.2 KiB for a Sapphire Rapids thread) and at most 256 sub-leaves of any
+/// leaf, some 20 KiB.
+pub const PU_FILE_LIMIT: u64 = 1 << 20;
+
+/// The summary file beside the `puN` files.
+const INFO: &str = "hwloc-cpuid-info";
+
+/// A dump's files, before they are interpreted.
+#[derive(Default)]
+struct Dump {
+    /// PU OS index → (name for errors, bytes).
+    pus: BTreeMap<u32, (String, Vec<u8>)>,
+    /// `hwloc-cpuid-info`, when present.
+    info: Option<(String, Vec<u8>)>,
+    /// Where the `puN` files were found (an archive's directory), for errors.
+    dir: Option<String>,
+    /// Bytes kept so far, against [`ArchiveLimits::kept_bytes`].
+    kept: u64,
+}
+
+/// What a file name is in a dump: `puN` (N the PU's OS index), the
+/// summary, or something else (skipped, as hwloc skips it).
+enum Member {
+    Pu(u32),
+    Info,
+    Other,
+}
+
+/// Classifies a file name; `shown` names it in errors.
+fn member_kind(name: &str, shown: &str) -> Result<Member, Error> {
+    if name == INFO {
+        return Ok(Member::Info);
+    }
+    let Some(digits) = name.strip_prefix("pu") else {
+        return Ok(Member::Other);
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Ok(Member::Other);
+    }
+    if digits.len() > 1 && digits.starts_with('0') {
+        return Err(Error::new(
+            shown,
+            "a PU number with a leading zero: hwloc-gather-cpuid writes puN with N in decimal",
+        ));
+    }
+    match digits.parse::<u32>() {
+        Ok(n) if (n as usize) < MAX_CPUS => Ok(Member::Pu(n)),
+        _ => Err(Error::new(
+            shown,
+            format!("PU number {digits} is not below the {MAX_CPUS}-CPU limit"),
+        )),
+    }
+}
+
+impl Dump {
+    /// Keeps one file's bytes, counting them against the budget.
+    fn keep(
+        &mut self,
+        kind: Member,
+        shown: String,
+        bytes: Vec<u8>,
+        limits: &ArchiveLimits,
+    ) -> Result<(), Error> {
+        self.kept += bytes.len() as u64;
+        if self.kept > limits.kept_bytes {
+            return Err(Error::new(
+                shown,
+                format!(
+                    "dump too large: more than {} bytes of puN files",
+                    limits.kept_bytes
+                ),
+            ));
+        }
+        match kind {
+            Member::Pu(n) => {
+                if let Some((first, _)) = self.pus.get(&n) {
+                    return Err(Error::new(
+                        shown,
+                        format!("PU {n} appears twice (also {first})"),
+                    ));
+                }
+                self.pus.insert(n, (shown, bytes));
+            }
+            Member::Info => self.info = Some((shown, bytes)),
+            Member::Other => {}
+        }
+        Ok(())
+    }
+}
+
+/// Reads a CPUID dump: a directory, or an archive of one, within the
+/// default [`ArchiveLimits`].
+pub fn read_path(path: &Path) -> Result<Topology, Error> {
+    read_path_with(path, &ArchiveLimits::default())
+}
+
+/// [`read_path`] with an explicit budget (entries, bytes kept, and for an
+/// archive its compressed and decompressed size).
+pub fn read_path_with(path: &Path, limits: &ArchiveLimits) -> Result<Topology, Error> {
+    let name = path.display().to_string();
+    let dump = if path.is_dir() {
+        load_dir(path, limits)?
+    } else {
+        load_archive(path, limits)?
+    };
+    build(dump, &name)
+}
+
+/// Reads a dump held in memory: each file's name (`pu0`, `hwloc-cpuid-info`;
+/// others are skipped) with its bytes; `name` is used in errors.
+pub fn read_files(
+    files: impl IntoIterator<Item = (String, Vec<u8>)>,
+    name: &str,
+) -> Result<Topology, Error> {
+    let limits = ArchiveLimits::default();
+    let mut dump = Dump::default();
+    for (file_name, bytes) in files {
+        let shown = format!("{name}:{file_name}");
+        if bytes.len() as u64 > PU_FILE_LIMIT {
+            return Err(Error::new(
+                shown,
+                format!("more than the {PU_FILE_LIMIT}-byte limit for a CPUID dump file"),
+            ));
+        }
+        let kind = member_kind(&file_name, &shown)?;
+        dump.keep(kind, shown, bytes, &limits)?;
+    }
+    build(dump, name)
+}
+
+/// Whether `path` holds a CPUID dump (a directory or archive with `puN` or
+/// `hwloc-cpuid-info` files): lets a reader of another format say which
+/// option reads it.
+pub fn is_dump(path: &Path) -> bool {
+    let limits = ArchiveLimits::default();
+    let dump = if path.is_dir() {
+        load_dir(path, &limits)
+    } else {
+        load_archive(path, &limits)
+    };
+    dump.is_ok_and(|d| !d.pus.is_empty() || d.info.is_some())
+}
+
+/// The dump files of a directory: regular files only (a link is refused, so
+/// nothing outside the directory is read).
+fn load_dir(dir: &Path, limits: &ArchiveLimits) -> Result<Dump, Error> {
+    let shown_dir = dir.display().to_string();
+    let entries =
+        std::fs::read_dir(dir).map_err(|e| Error::new(&shown_dir, format!("cannot list: {e}")))?;
+    let mut dump = Dump::default();
+    for (count, entry) in entries.enumerate() {
+        if count as u64 >= limits.members {
+            return Err(Error::new(
+                &shown_dir,
+                format!("dump too large: more than {} entries", limits.members),
+            ));
+        }
+        let entry = entry.map_err(|e| Error::new(&shown_dir, format!("cannot list: {e}")))?;
+        let path = entry.path();
+        let shown = path.display().to_string();
+        let Some(file_name) = entry.file_name().to_str().map(str::to_owned) else {
+            continue;
+        };
+        let kind = member_kind(&file_name, &shown)?;
+        if matches!(kind, Member::Other) {
+            continue;
+        }
+        let file_type = entry
+            .file_type()
+            .map_err(|e| Error::new(&shown, format!("cannot stat: {e}")))?;
+        if file_type.is_symlink() {
+            return Err(Error::new(
+                shown,
+                "is a symbolic link: a dump is read without following links",
+            ));
+        }
+        let file = open_input(&path, PU_FILE_LIMIT, "a CPUID dump file")?;
+        let bytes = read_capped(file, PU_FILE_LIMIT, &shown, "a CPUID dump file")?;
+        dump.keep(kind, shown, bytes, limits)?;
+    }
+    Ok(dump)
+}
+
+/// The dump files of an archive, decoded as the sysfs reader decodes its
+/// snapshots: the stream and member count within budget, every member path
+/// confined, each file read through [`PU_FILE_LIMIT`].
+fn load_archive(path: &Path, limits: &ArchiveLimits) -> Result<Dump, Error> {
+    let name = path.display().to_string();
+    let file = open_input(path, limits.input_bytes, "an archive (archive too large)")?;
+    let (inner, format) = decoder(std::io::BufReader::new(file), &name)?;
+    let (stream, stop) = Watched::new(inner, limits.stream_bytes, limits.members);
+    let failed = |e: std::io::Error| {
+        budget_error(&name, limits, stop.get()).unwrap_or_else(|| read_error(&name, format, &e))
+    };
+    let mut archive = tar::Archive::new(stream);
+    let mut dump = Dump::default();
+    for entry in archive.entries().map_err(failed)? {
+        let entry = entry.map_err(failed)?;
+        let raw = entry.path_bytes().into_owned();
+        let member = String::from_utf8_lossy(&raw).into_owned();
+        let shown = format!("{name}:{member}");
+        let member = member_path(&member).map_err(|why| Error::new(&shown, why))?;
+        let (dir, file_name) = member.rsplit_once('/').unwrap_or(("", &member));
+        let kind = member_kind(file_name, &shown)?;
+        if matches!(kind, Member::Other) || !entry.header().entry_type().is_file() {
+            continue;
+        }
+        match &dump.dir {
+            Some(first) if first != dir => {
+                return Err(Error::new(
+                    shown,
+                    format!(
+                        "CPUID dump files in two directories ({:?} and {dir:?}): \
+                         an archive holds one dump",
+                        first
+                    ),
+                ))
+            }
+            _ => dump.dir = Some(dir.to_string()),
+        }
+        let bytes = read_member(entry, &shown).map_err(|e| match stop.get() {
+            crate::tar_stream::Stop::None => e,
+            _ => budget_error(&name, limits, stop.get()).unwrap_or(e),
+        })?;
+        dump.keep(kind, shown, bytes, limits)?;
+    }
+    Ok(dump)
+}
+
+/// One member's bytes through the file limit, whatever its header says.
+fn read_member(entry: impl Read, shown: &str) -> Result<Vec<u8>, Error> {
+    read_capped(entry, PU_FILE_LIMIT, shown, "a CPUID dump file")
+}
+
+/// UTF-8 text of a dump file, or an error naming its line.
+fn text<'a>(bytes: &'a [u8], shown: &str) -> Result<&'a str, Error> {
+    std::str::from_utf8(bytes).map_err(|e| {
+        let at = e.valid_up_to();
+        let line = bytes[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+        Error::at_line(
+            shown,
+            line,
+            format!("not valid UTF-8 text (bad byte at offset {at})"),
+        )
+    })
+}
+
+/// What one PU's CPUID says about where it is.
+struct PuFacts {
+    apic: u32,
+    shifts: ApicShifts,
+    caches: CpuCaches,
+    /// Leaf 0x1A's core type, on hybrid parts.
+    core_type: Option<u8>,
+    model_name: Option<String>,
+    long_mode: bool,
+}
+
+/// The vendor string of leaf 0 (EBX, EDX, ECX).
+fn vendor(t: &Table) -> [u8; 12] {
+    let [_, b, c, d] = t.query(0, 0);
+    let mut v = [0u8; 12];
+    for (i, r) in [b, d, c].into_iter().enumerate() {
+        v[i * 4..i * 4 + 4].copy_from_slice(&r.to_le_bytes());
+    }
+    v
+}
+
+/// Linux's x86 family: the base family, plus the extended one when it is 0xf.
+fn family(leaf1_eax: u32) -> u32 {
+    let base = (leaf1_eax >> 8) & 0xf;
+    if base == 0xf {
+        base + ((leaf1_eax >> 20) & 0xff)
+    } else {
+        base
+    }
+}
+
+impl PuFacts {
+    fn of(t: &Table) -> PuFacts {
+        let max_leaf = t.query(0, 0)[0];
+        let max_ext = t.query(0x8000_0000, 0)[0];
+        let has_ext = |leaf: u32| max_ext >= leaf && max_ext < 0x8001_0000;
+        let leaf1 = t.query(1, 0);
+        let amd_like = matches!(&vendor(t), b"AuthenticAMD" | b"HygonGenuine");
+        let topoext =
+            amd_like && has_ext(0x8000_0001) && t.query(0x8000_0001, 0)[2] & (1 << 22) != 0;
+        let mut shifts = apic_shifts(t);
+        if shifts.leaf == 1 && !amd_like {
+            // parse_legacy() (Linux's topology_common.c): the package's
+            // logical processors (leaf 1, with HT) hold leaf 4's cores, and
+            // what is left over numbers the threads of a core.
+            let ht = leaf1[3] & (1 << 28) != 0;
+            let nproc_shift = if ht {
+                count_order((leaf1[1] >> 16) & 0xff)
+            } else {
+                0
+            };
+            let leaf4 = t.query(4, 0)[0];
+            let cores = if max_leaf >= 4 && leaf4 & 0x1f != 0 {
+                (leaf4 >> 26) + 1
+            } else {
+                1
+            };
+            let core_shift = count_order(cores);
+            shifts.smt = nproc_shift.saturating_sub(core_shift);
+            shifts.core = core_shift + shifts.smt;
+            shifts.package = shifts.core;
+        }
+        if shifts.leaf == 1 && amd_like {
+            // topology_amd.c: without leaf 0xB the package is the core-id
+            // space of 0x8000_0008, and from family 0x17 the SMT field is
+            // 0x8000_001E's threads per core.
+            if has_ext(0x8000_0008) {
+                let ecx = t.query(0x8000_0008, 0)[2];
+                let size = (ecx >> 12) & 0xf;
+                shifts.package = if size != 0 {
+                    size
+                } else {
+                    count_order((ecx & 0xff) + 1)
+                };
+                shifts.core = shifts.package;
+            }
+            if topoext && family(leaf1[0]) >= 0x17 && has_ext(0x8000_001e) {
+                let threads = ((t.query(0x8000_001e, 0)[1] >> 8) & 0xff) + 1;
+                shifts.smt = count_order(threads).min(shifts.core);
+            }
+        }
+        let apic = if shifts.leaf != 1 {
+            t.query(shifts.leaf, 0)[3]
+        } else if topoext && has_ext(0x8000_001e) {
+            t.query(0x8000_001e, 0)[0]
+        } else {
+            leaf1[1] >> 24
+        };
+        let cpuid = CpuId::with_cpuid_reader(t);
+        let caches = cacheinfo::read(&cpuid, apic, shifts.xtopology_core_shift());
+        let hybrid = max_leaf >= 7 && t.query(7, 0)[3] & (1 << 15) != 0;
+        let core_type = (hybrid && max_leaf >= 0x1a)
+            .then(|| (t.query(0x1a, 0)[0] >> 24) as u8)
+            .filter(|&k| k != 0);
+        let model_name = cpuid
+            .get_processor_brand_string()
+            .map(|b| b.as_str().trim().to_string())
+            .filter(|s| !s.is_empty());
+        let long_mode = has_ext(0x8000_0001) && t.query(0x8000_0001, 0)[3] & (1 << 29) != 0;
+        PuFacts {
+            apic,
+            shifts,
+            caches,
+            core_type,
+            model_name,
+            long_mode,
+        }
+    }
+}
+
+/// `bits` of `value` from bit `lo` up to (not including) bit `hi`.
+fn field(value: u32, lo: u32, hi: u32) -> u32 {
+    if hi <= lo || lo >= 32 {
+        0
+    } else {
+        value.checked_shr(lo).unwrap_or(0) & (u32::MAX >> (32 - (hi - lo).min(32)))
+    }
+}
+
+/// Intel's leaf 0x1A core types, named as perf names the hybrid PMUs.
+fn core_kind(core_type: u8) -> CoreKind {
+    let (name, efficiency) = match core_type {
+        0x20 => ("intel_atom".to_string(), Some(0)),
+        0x40 => ("intel_core".to_string(), Some(1)),
+        other => (format!("core_type_{other:#x}"), None),
+    };
+    CoreKind { name, efficiency }
+}
+
+/// The topology of a loaded dump.
+fn build(dump: Dump, name: &str) -> Result<Topology, Error> {
+    if let Some((shown, bytes)) = &dump.info {
+        let first = text(bytes, shown)?.lines().next().unwrap_or("");
+        if !first.starts_with("Architecture: x86") {
+            return Err(Error::at_line(
+                shown,
+                1,
+                format!(
+                    "expected \"Architecture: x86\", found {:?}: not an x86 CPUID dump",
+                    first.chars().take(80).collect::<String>()
+                ),
+            ));
+        }
+    }
+    if dump.pus.is_empty() {
+        return Err(Error::new(
+            name,
+            "no puN files: not a CPUID dump (hwloc-gather-cpuid writes one per PU)",
+        ));
+    }
+    let mut facts = Vec::with_capacity(dump.pus.len());
+    let mut by_apic: HashMap<u32, &str> = HashMap::new();
+    for (&pu, (shown, bytes)) in &dump.pus {
+        let table = Table::parse(text(bytes, shown)?, shown)?;
+        let f = PuFacts::of(&table);
+        if let Some(other) = by_apic.insert(f.apic, shown) {
+            return Err(Error::new(
+                shown,
+                format!(
+                    "APIC id {:#x} is also {other}'s: every PU of a machine has its own",
+                    f.apic
+                ),
+            ));
+        }
+        facts.push((pu, f));
+    }
+    let long_mode = facts.first().is_some_and(|(_, f)| f.long_mode);
+    let mut b = TopologyBuilder::new(if long_mode { Arch::X86_64 } else { Arch::X86 });
+    b.source(format!("cpuid:{name}"))
+        .hw_id_kind(HwIdKind::ApicId);
+    if let Some(model) = facts.iter().find_map(|(_, f)| f.model_name.clone()) {
+        b.model_name(model);
+    }
+    let mut kinds: BTreeMap<u8, u16> = BTreeMap::new();
+    for &t in facts.iter().filter_map(|(_, f)| f.core_type.as_ref()) {
+        kinds.entry(t).or_insert(0);
+    }
+    for (&t, idx) in kinds.iter_mut() {
+        *idx = b.add_core_kind(core_kind(t));
+    }
+    for (pu, f) in &facts {
+        let (a, s) = (f.apic, f.shifts);
+        b.add_cpu(CpuSpec {
+            id: *pu,
+            hw_id: Some(u64::from(a)),
+            online: true,
+            package: a.checked_shr(s.package).unwrap_or(0),
+            die: (s.core < s.package).then(|| field(a, s.core, s.package)),
+            core: field(a, s.smt, s.core),
+            kind: f.core_type.and_then(|t| kinds.get(&t).copied()),
+            ..CpuSpec::default()
+        });
+    }
+    let placed = facts.iter().map(|(pu, f)| Placed {
+        cpu: *pu,
+        node: 0,
+        caches: f.caches,
+    });
+    b.add_caches(cacheinfo::shared_instances(placed, 1));
+    b.finish().map_err(|e| Error::new(name, e.to_string()))
+}
