@@ -36,10 +36,10 @@ pub struct IrqArgs {
     pub source: SourceArgs,
     /// Raw ACPI tables: a directory holding APIC (the MADT), SRAT and SLIT, as
     /// /sys/firmware/acpi/tables or `acpidump -b` (apic.dat...) lay them out.
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["dtb", "sysfs", "lscpu", "synthetic", "xml", "machine"])]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["dtb", "sysfs", "cpuid", "lscpu", "synthetic", "xml", "machine"])]
     pub acpi: Option<PathBuf>,
     /// A flattened device tree blob (/sys/firmware/fdt, QEMU's -machine dumpdtb=FILE).
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["sysfs", "lscpu", "synthetic", "xml", "machine"])]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["sysfs", "cpuid", "lscpu", "synthetic", "xml", "machine"])]
     pub dtb: Option<PathBuf>,
     /// A device that asks for MSIs: `[ITS/]DEVICEID:VECTORS` (ITS index, default
     /// 0; DeviceID decimal or 0x hex). Repeatable, in probe order: each gets its
@@ -136,7 +136,11 @@ fn load(args: &IrqArgs) -> Result<Source> {
         return catalogue(name);
     }
     let s = &args.source;
-    let host = s.sysfs.is_none() && s.lscpu.is_none() && s.synthetic.is_none() && s.xml.is_none();
+    let host = s.sysfs.is_none()
+        && s.cpuid.is_none()
+        && s.lscpu.is_none()
+        && s.synthetic.is_none()
+        && s.xml.is_none();
     let root = match (&s.sysfs, host) {
         (Some(p), _) if p.is_dir() => Some(p.clone()),
         (None, true) => Some(PathBuf::from("/")),

@@ -11,6 +11,10 @@ pub struct SourceArgs {
     /// A sysfs/procfs root: a directory or a .tar.gz/.tar.bz2/.tar.xz snapshot.
     #[arg(long, value_name = "PATH", group = "source")]
     pub sysfs: Option<PathBuf>,
+    /// An x86 CPUID dump (hwloc-gather-cpuid's puN files): a directory or a
+    /// .tar/.tar.gz/.tar.bz2/.tar.xz of one.
+    #[arg(long, value_name = "PATH", group = "source")]
+    pub cpuid: Option<PathBuf>,
     /// lscpu's text output, saved to a file.
     #[arg(long, value_name = "FILE", group = "source")]
     pub lscpu: Option<PathBuf>,
@@ -29,7 +33,23 @@ impl SourceArgs {
     /// Reads the topology the options name.
     pub fn load(&self) -> Result<Topology> {
         if let Some(path) = &self.sysfs {
-            return Ok(readers::sysfs::read_path(path)?);
+            // Asked only once the sysfs reader has failed: a CPUID dump is
+            // not a sysfs root, and the user is told which option reads it.
+            return readers::sysfs::read_path(path).map_err(|e| {
+                if readers::cpuid::is_dump(path) {
+                    readers::Error::new(
+                        path.display().to_string(),
+                        "an x86 CPUID dump (hwloc-gather-cpuid's puN files), not a sysfs \
+                         snapshot: read it with --cpuid",
+                    )
+                    .into()
+                } else {
+                    e.into()
+                }
+            });
+        }
+        if let Some(path) = &self.cpuid {
+            return Ok(readers::cpuid::read_path(path)?);
         }
         if let Some(path) = &self.lscpu {
             return Ok(readers::lscpu::read_path(path)?);
