@@ -1,0 +1,80 @@
+//! Bad CPUID dumps: each is one error naming the file (and line), from the
+//! rules of hwloc-gather-cpuid's format and of the machines it describes.
+
+use readers::cpuid;
+
+const PU: &str = "# mask e[abcd]x => e[abcd]x
+1 0 0 0 0 => d 756e6547 6c65746e 49656e69
+1 1 0 0 0 => 306e4 200800 7fbee3ff bfebfbff
+";
+
+fn read(files: &[(&str, &str)]) -> Result<topology::Topology, readers::Error> {
+    cpuid::read_files(
+        files
+            .iter()
+            .map(|(n, t)| (n.to_string(), t.as_bytes().to_vec())),
+        "dump",
+    )
+}
+
+fn refused(files: &[(&str, &str)], source: &str, needle: &str) {
+    let e = read(files).expect_err("refused");
+    assert_eq!(e.source, source, "{e}");
+    assert!(
+        e.to_string().contains(needle),
+        "{needle:?} missing from {e}"
+    );
+}
+
+#[test]
+fn a_good_pu_reads() {
+    let t = read(&[("pu0", PU), ("hwloc-cpuid-info", "Architecture: x86\n")]).unwrap();
+    assert_eq!(t.online().weight(), 1);
+}
+
+#[test]
+fn bad_dumps_are_refused_by_name() {
+    // Two PUs with leaf 1's APIC id 0: no machine has that.
+    refused(&[("pu0", PU), ("pu1", PU)], "dump:pu1", "APIC id 0x0");
+    refused(&[("pu007", PU)], "dump:pu007", "leading zero");
+    refused(&[("pu16384", PU)], "dump:pu16384", "16384");
+    refused(
+        &[("pu0", PU), ("hwloc-cpuid-info", "Architecture: ppc64\n")],
+        "dump:hwloc-cpuid-info",
+        "x86",
+    );
+    refused(
+        &[("hwloc-cpuid-info", "Architecture: x86\n")],
+        "dump",
+        "no puN files",
+    );
+    refused(
+        &[("pu0", "# header only\n")],
+        "dump:pu0",
+        "no CPUID records",
+    );
+    refused(
+        &[("pu0", "1 0 0 0 0 => 1 2 3 4\n1 1 0 0\n")],
+        "dump:pu0",
+        ":2:",
+    );
+    let e = cpuid::read_files([("pu0".to_string(), b"1 0 0 0 0 => \xff".to_vec())], "dump")
+        .expect_err("refused");
+    assert!(
+        e.to_string().starts_with("dump:pu0:1: not valid UTF-8"),
+        "{e}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn links_in_a_dump_directory_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("pu0"), PU).unwrap();
+    std::os::unix::fs::symlink("/etc/hostname", dir.path().join("pu1")).unwrap();
+    let e = cpuid::read_path(dir.path()).expect_err("a link is refused");
+    assert!(e.source.ends_with("/pu1"), "{e}");
+    assert!(e.message.contains("symbolic link"), "{e}");
+    std::fs::remove_file(dir.path().join("pu1")).unwrap();
+    cpuid::read_path(dir.path()).unwrap();
+}
