@@ -118,3 +118,17 @@ fn an_offline_first_cpu_without_capacity_does_not_hide_the_others() {
     assert_eq!(t.cpu(1).unwrap().capacity, Some(1024));
     assert_eq!(t.cpu(3).unwrap().capacity, Some(512));
 }
+
+#[test]
+fn a_cache_index_numbered_at_the_largest_number_is_read() {
+    // No kernel writes such a name (the leaves are numbered from 0), but a
+    // dump may hold one: the number after it is not asked for, each CPU's
+    // cache directory is listed instead.
+    let mut t = BTreeMap::new();
+    for (path, text) in tree(&[]) {
+        let path = path.replace("/index0/", "/index18446744073709551615/");
+        t.insert(path, text);
+    }
+    let t = read(&t);
+    assert_eq!(caches(&t, 1), ["0-1", "2-3"]);
+}

@@ -164,7 +164,12 @@ impl CacheScan<'_> {
             };
             self.read_index(i, r, &idx, &name, Some(map))?;
         }
-        let next = format!("{dir}/index{}", last + 1);
+        // After the largest number there is none to ask for: the CPU is
+        // listed.
+        let Some(next) = last.checked_add(1) else {
+            return Ok(false);
+        };
+        let next = format!("{dir}/index{next}");
         Ok(!self.files.root.exists(&next)?)
     }
 
