@@ -16,9 +16,9 @@ mod validate;
 
 use std::io::Write;
 
-use clap::{CommandFactory, Parser, Subcommand};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
-#[derive(Parser)]
+#[derive(Parser, Debug)]
 #[command(
     name = "manycore",
     version,
@@ -29,7 +29,7 @@ struct Cli {
     command: Option<Command>,
 }
 
-#[derive(Subcommand)]
+#[derive(Subcommand, Debug)]
 enum Command {
     /// Show a machine's topology (default: this host).
     #[command(after_help = "Examples:
@@ -128,8 +128,40 @@ fn man(dir: Option<&std::path::Path>) -> anyhow::Result<()> {
     clap_mangen::generate_to(cmd, dir).with_context(|| format!("{}: cannot write", dir.display()))
 }
 
+/// The command line, parsed. A subcommand named first is parsed by a
+/// definition holding its own arguments alone: building every
+/// subcommand's arguments, and freeing them, was a third of the user-space
+/// instructions of `manycore topo --sysfs DIR` on a small machine. Whatever
+/// that definition does not accept, help and version requests included,
+/// is parsed again by the whole one, so every message is the same.
+fn parse_args() -> Cli {
+    parse_one_subcommand(std::env::args_os()).unwrap_or_else(Cli::parse)
+}
+
+/// [`parse_args`]' short way: `None` unless `args` name a subcommand first
+/// and its own arguments accept the rest.
+fn parse_one_subcommand(args: impl IntoIterator<Item = std::ffi::OsString>) -> Option<Cli> {
+    let args: Vec<std::ffi::OsString> = args.into_iter().collect();
+    let name = args.get(1)?.to_str()?;
+    type Augment = fn(clap::Command) -> clap::Command;
+    let (name, augment): (&'static str, Augment) = match name {
+        "topo" => ("topo", topo::TopoArgs::augment_args),
+        "domains" => ("domains", domains::DomainsArgs::augment_args),
+        "qemu" => ("qemu", qemu::QemuArgs::augment_args),
+        "hotplug" => ("hotplug", hotplug::HotplugArgs::augment_args),
+        "irq" => ("irq", irq::IrqArgs::augment_args),
+        "boot" => ("boot", boot::BootArgs::augment_args),
+        "place" => ("place", place::PlaceArgs::augment_args),
+        "validate" => ("validate", validate::ValidateArgs::augment_args),
+        _ => return None,
+    };
+    let mut one = clap::Command::new("manycore").subcommand(augment(clap::Command::new(name)));
+    let matches = one.try_get_matches_from_mut(&args).ok()?;
+    Cli::from_arg_matches(&matches).ok()
+}
+
 fn main() {
-    let cli = Cli::parse();
+    let cli = parse_args();
     let result = match cli.command {
         Some(Command::Topo(args)) => topo::run(&args).map(|()| 0),
         Some(Command::Domains(args)) => domains::run(&args),
@@ -206,5 +238,84 @@ pub(crate) fn plural(n: usize, noun: &str) -> String {
         format!("1 {noun}")
     } else {
         format!("{n} {noun}s")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The argument lines of every example in the subcommands' help (the
+    /// `Examples:` of `after_help`), without their comments and redirections.
+    fn examples() -> Vec<Vec<String>> {
+        let mut lines = Vec::new();
+        for sub in Cli::command().get_subcommands() {
+            let Some(help) = sub.get_after_help() else {
+                continue;
+            };
+            for line in help.to_string().lines() {
+                let Some(rest) = line.trim_start().strip_prefix("manycore ") else {
+                    continue;
+                };
+                // What follows two spaces is the example's comment.
+                let rest = rest.split("  ").next().unwrap_or(rest);
+                let mut args = vec!["manycore".to_string()];
+                let mut word = String::new();
+                let mut quoted = false;
+                for c in rest.chars() {
+                    match c {
+                        '"' => quoted = !quoted,
+                        ' ' if !quoted => args.extend((!word.is_empty()).then(|| word.split_off(0))),
+                        _ => word.push(c),
+                    }
+                }
+                args.extend((!word.is_empty()).then_some(word));
+                if let Some(at) = args.iter().position(|a| a == ">" || a == "&&" || a == "|") {
+                    args.truncate(at);
+                }
+                lines.push(args);
+            }
+        }
+        lines
+    }
+
+    #[test]
+    fn one_subcommand_parses_every_example_as_the_whole_definition_does() {
+        let lines = examples();
+        assert!(lines.len() >= 20, "{lines:?}");
+        let mut short = 0;
+        for args in &lines {
+            let whole = Cli::try_parse_from(args).unwrap_or_else(|e| panic!("{args:?}: {e}"));
+            if matches!(
+                whole.command,
+                Some(Command::Completions { .. } | Command::Man { .. })
+            ) {
+                continue;
+            }
+            let one = parse_one_subcommand(args.iter().map(Into::into))
+                .unwrap_or_else(|| panic!("{args:?}: not parsed by its subcommand alone"));
+            assert_eq!(format!("{one:?}"), format!("{whole:?}"), "{args:?}");
+            short += 1;
+        }
+        assert!(short >= 15, "{short}");
+    }
+
+    #[test]
+    fn help_version_and_errors_go_to_the_whole_definition() {
+        for args in [
+            &["manycore", "topo", "--help"][..],
+            &["manycore", "topo", "-h"],
+            &["manycore", "topo", "--version"],
+            &["manycore", "topo", "--no-such-option"],
+            &["manycore", "topo", "--format", "nonsense"],
+            &["manycore", "--help"],
+            &["manycore", "help", "topo"],
+            &["manycore"],
+        ] {
+            assert!(
+                parse_one_subcommand(args.iter().map(Into::into)).is_none(),
+                "{args:?}"
+            );
+        }
     }
 }

@@ -739,10 +739,13 @@ fn read_small_file(path: &Path, limit: u64) -> Result<Option<Vec<u8>>, String> {
     read_through(|buf| file.read(buf), limit).map(Some)
 }
 
-/// How much the first read of a file asks for: all of any mask or list file
-/// of a machine of [`cpumask::MAX_CPUS`] CPUs but the longest cpulists (a hex
-/// map of 16384 CPUs is 4.6 KB), so that almost every file takes one read.
-const FIRST_READ: usize = 64 << 10;
+/// How much the first read of a file asks for: all of any mask file of a
+/// machine of [`cpumask::MAX_CPUS`] CPUs (a hex map of 16384 CPUs is 4.6 KB)
+/// and of all but the longest cpulists, so that almost every file takes one
+/// read. No larger: the buffer is zeroed when a thread first reads, and each
+/// page of it is a page fault, which costs more than the further reads of
+/// the few longer files (`cpuinfo`) that a larger buffer would save.
+const FIRST_READ: usize = 8 << 10;
 
 /// A read shorter than this ends a file even when it did not fill the
 /// buffer: some procfs files return at most a page per read.
