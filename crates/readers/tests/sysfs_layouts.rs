@@ -132,3 +132,39 @@ fn a_cache_index_numbered_at_the_largest_number_is_read() {
     let t = read(&t);
     assert_eq!(caches(&t, 1), ["0-1", "2-3"]);
 }
+
+#[test]
+fn an_offline_first_cpu_without_sparc_cache_files_does_not_hide_the_others() {
+    // sparc64 adds its per-CPU cache files as a CPU comes online and removes
+    // them as it goes offline (arch/sparc/kernel/sysfs.c): an offline CPU 0
+    // lacks the files that the online CPU 1 has. No cpuinfo: the
+    // architecture is unknown, so sparc64's files are looked for.
+    let mut t = BTreeMap::new();
+    for (f, list) in [("possible", "0-1"), ("present", "0-1"), ("online", "1")] {
+        t.insert(format!("{CPU}/{f}"), format!("{list}\n"));
+    }
+    for c in 0..2 {
+        let topo = format!("{CPU}/cpu{c}/topology");
+        t.insert(format!("{topo}/physical_package_id"), "0\n".into());
+        t.insert(format!("{topo}/core_id"), format!("{c}\n"));
+        t.insert(format!("{topo}/thread_siblings_list"), format!("{c}\n"));
+        t.insert(format!("{topo}/core_siblings_list"), "0-1\n".into());
+    }
+    t.insert(format!("{CPU}/cpu0/online"), "0\n".into());
+    t.insert(format!("{CPU}/cpu1/online"), "1\n".into());
+    for (f, v) in [
+        ("l1_dcache_size", "8192"),
+        ("l1_dcache_line_size", "16"),
+        ("l1_icache_size", "16384"),
+        ("l1_icache_line_size", "32"),
+        ("l2_cache_size", "3145728"),
+        ("l2_cache_line_size", "64"),
+    ] {
+        t.insert(format!("{CPU}/cpu1/{f}"), format!("{v}\n"));
+    }
+    let t = read(&t);
+    assert_eq!(caches(&t, 1), ["1", "1"]);
+    assert_eq!(caches(&t, 2), ["1"]);
+    let l2 = t.caches().iter().find(|c| c.level == 2).unwrap();
+    assert_eq!((l2.size_bytes, l2.line_bytes), (Some(3 << 20), Some(64)));
+}

@@ -39,6 +39,7 @@ pub(super) fn read_caches(
         names_seen: Vec::new(),
         last_index: None,
         first_asked: false,
+        no_sparc_files: false,
         core_texts,
     };
     // Read ahead only once some CPU has shown cache entries: a machine
@@ -90,6 +91,8 @@ struct CacheScan<'a> {
     last_index: Option<u64>,
     /// Whether [`CacheScan::nobody_has_caches`] was asked.
     first_asked: bool,
+    /// Whether an online CPU lacked sparc64's cache files.
+    no_sparc_files: bool,
     /// The core mask texts read (see [`CoreTexts`]): a sharing map that
     /// says the same as its CPU's core mask is that mask, already parsed.
     core_texts: CoreTexts,
@@ -122,9 +125,13 @@ impl CacheScan<'_> {
                 self.last_index = self.last_index.max(Some(n));
             }
         }
-        if indices.is_empty() && sparc_files {
-            for cache in sparc_caches(self.files, r.id)? {
-                self.keep(cache);
+        if indices.is_empty() && sparc_files && !self.no_sparc_files {
+            match sparc_caches(self.files, r.id)? {
+                Some(caches) => caches.into_iter().for_each(|c| self.keep(c)),
+                // sparc64 gives every online CPU these files (and takes
+                // them from a CPU going offline): an online CPU without
+                // them says that no CPU has them.
+                None => self.no_sparc_files = r.online,
             }
         }
         for name in indices {
@@ -452,7 +459,10 @@ impl PartialOrd for MapText {
 /// sparc64 kernels have no `cache/` directory but per-CPU `l1_dcache_size`,
 /// `l1_icache_size`, `l2_cache_size` (bytes) and `*_line_size` files; sharing is
 /// not reported, so each is taken as private to its CPU (as lscpu does).
-fn sparc_caches(files: &Files, cpu: u32) -> Result<Vec<Cache>, Error> {
+/// `None` when the CPU has no `l1_dcache_size`: the kernel adds and removes
+/// these files together (arch/sparc/kernel/sysfs.c, `cpu_core_attrs`), so
+/// the others are not asked for.
+fn sparc_caches(files: &Files, cpu: u32) -> Result<Option<Vec<Cache>>, Error> {
     let dir = format!("{CPU_DIR}/cpu{cpu}");
     let mut out = Vec::new();
     for (stem, level, kind) in [
@@ -461,6 +471,9 @@ fn sparc_caches(files: &Files, cpu: u32) -> Result<Vec<Cache>, Error> {
         ("l2_cache", 2, CacheKind::Unified),
     ] {
         let size = files.int(&format!("{dir}/{stem}_size"))?;
+        if size.is_none() && level == 1 && kind == CacheKind::Data {
+            return Ok(None);
+        }
         let Some(size) = size.filter(|&s| s > 0) else {
             continue;
         };
@@ -474,7 +487,7 @@ fn sparc_caches(files: &Files, cpu: u32) -> Result<Vec<Cache>, Error> {
             cpus: CompactMask::single(cpu as usize),
         });
     }
-    Ok(out)
+    Ok(Some(out))
 }
 
 /// Parses a sysfs cache size: a number with an optional K, M or G suffix.
