@@ -265,7 +265,9 @@ mod tests {
                 for c in rest.chars() {
                     match c {
                         '"' => quoted = !quoted,
-                        ' ' if !quoted => args.extend((!word.is_empty()).then(|| word.split_off(0))),
+                        ' ' if !quoted => {
+                            args.extend((!word.is_empty()).then(|| word.split_off(0)))
+                        }
                         _ => word.push(c),
                     }
                 }
