@@ -30,7 +30,10 @@
 //! whole-process pairs, default 5; `MANYCORE_BENCH_BIG=0` leaves out the
 //! 16384-CPU tree; `BENCH_TMP=DIR` where trees are extracted and written,
 //! default the system's temporary directory; `ONLY=TEXT` only inputs whose
-//! name contains TEXT). Whole-process columns need `perf`, syscall columns
+//! name contains TEXT; `MANYCORE_BIN=PATH` the `manycore` binary of the
+//! whole-process columns, default the build's `target/release/manycore`;
+//! `PROCESS_ONLY=1` the whole-process comparison with lstopo alone, every
+//! input, `PROC_PAIRS` pairs each). Whole-process columns need `perf`, syscall columns
 //! `strace`; without them those columns print `–`.
 //!
 //! For a profiler: `--write-tree P C T DIR` writes a generated tree,
@@ -272,6 +275,48 @@ fn versus(n: usize, theirs: &[&std::ffi::OsStr], ours: &[&std::ffi::OsStr]) -> O
     Some(percentile(&mut ratios, 0.5))
 }
 
+/// `PROCESS_ONLY=1`: whole process alone, `lstopo` against `manycore topo
+/// --format json --sysfs DIR`, `n` pairs by CPU time: the median of the
+/// per-pair ratios theirs / ours, its lowest pair, and each side's median
+/// CPU time (s). `None` when either command fails on the input.
+fn process_row(dir: &Path, n: usize, cli: &Path) -> Option<(f64, f64, f64, f64)> {
+    let os = std::ffi::OsStr::new;
+    let ours = [
+        cli.as_os_str(),
+        os("topo"),
+        os("--format"),
+        os("json"),
+        os("--sysfs"),
+        dir.as_os_str(),
+    ];
+    let lstopo = [
+        os("lstopo-no-graphics"),
+        os("--if"),
+        os("fsroot"),
+        os("--input"),
+        dir.as_os_str(),
+        os("--no-io"),
+        os("--of"),
+        os("xml"),
+        os("-"),
+    ];
+    process_cpu(&lstopo)?;
+    process_cpu(&ours)?;
+    let (mut ratios, mut theirs, mut mine) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..n {
+        let (t, o) = (process_cpu(&lstopo)?, process_cpu(&ours)?);
+        ratios.push(t / o);
+        theirs.push(t);
+        mine.push(o);
+    }
+    Some((
+        percentile(&mut ratios, 0.5),
+        percentile(&mut ratios, 0.0),
+        percentile(&mut theirs, 0.5),
+        percentile(&mut mine, 0.5),
+    ))
+}
+
 fn measure(name: &str, dir: &Path, n: usize, proc_n: usize, cli: Option<&Path>) -> Option<Row> {
     let t = readers::sysfs::read_path(dir).ok()?;
     let floor = model_files(dir, &t);
@@ -391,15 +436,21 @@ fn main() {
     let only = std::env::var("ONLY").unwrap_or_default();
     let (n, proc_n) = (env("PAIRS", 31), env("PROC_PAIRS", 5));
     let exe = std::env::current_exe().unwrap();
-    let cli = exe
-        .parent()
-        .and_then(Path::parent)
-        .map(|d| d.join("manycore"));
+    let cli = match std::env::var_os("MANYCORE_BIN") {
+        Some(bin) => Some(PathBuf::from(bin)),
+        None => exe
+            .parent()
+            .and_then(Path::parent)
+            .map(|d| d.join("manycore")),
+    };
     let cli = cli.filter(|p| p.is_file());
     let tmp = match std::env::var_os("BENCH_TMP") {
         Some(d) => tempfile::tempdir_in(d).unwrap(),
         None => tempfile::tempdir().unwrap(),
     };
+    if env("PROCESS_ONLY", 0) == 1 {
+        return process_only(&only, tmp.path(), proc_n, &cli.expect("no manycore binary"));
+    }
     let mut rows = Vec::new();
     let mut skipped = Vec::new();
     for (i, archive) in snapshots(&corpus()).iter().enumerate() {
@@ -443,6 +494,56 @@ fn main() {
     println!(
         "\nskipped (our reader refuses them): {}",
         skipped.join(", ")
+    );
+}
+
+/// The `PROCESS_ONLY=1` run: every snapshot and generated tree, whole
+/// process against lstopo, rows worst first.
+fn process_only(only: &str, tmp: &Path, n: usize, cli: &Path) {
+    let mut inputs: Vec<(String, PathBuf)> = Vec::new();
+    for (i, archive) in snapshots(&corpus()).iter().enumerate() {
+        let name = archive.file_name().unwrap().to_string_lossy().to_string();
+        if name.contains(only) {
+            if let Some(dir) = extract(archive, &tmp.join(format!("s{i}"))) {
+                inputs.push((name, dir));
+            }
+        }
+    }
+    for (p, c, th) in [(4, 128, 2), (4, 512, 2), (8, 1024, 2)] {
+        let name = format!("generated {p}p×{c}c×{th}t ({} CPUs)", p * c * th);
+        if name.contains(only) {
+            let dir = tmp.join(format!("gen-{p}-{c}-{th}"));
+            write_machine(&dir, p, c, th);
+            inputs.push((name, dir));
+        }
+    }
+    let mut rows = Vec::new();
+    let mut failed = Vec::new();
+    for (name, dir) in inputs {
+        match process_row(&dir, n, cli) {
+            Some(r) => rows.push((name, r)),
+            None => failed.push(name),
+        }
+    }
+    rows.sort_by(|a, b| a.1 .0.total_cmp(&b.1 .0));
+    let met = rows.iter().filter(|r| r.1 .0 >= 2.0).count();
+    println!(
+        "{} inputs, lstopo / ours >= 2 on {met}; whole process, {n} pairs each by CPU time (perf stat task-clock), {}",
+        rows.len(),
+        cli.display()
+    );
+    println!("| input | lstopo ms | ours ms | lstopo / ours (median pair) | lowest pair |");
+    println!("|---|---:|---:|---:|---:|");
+    for (name, (ratio, low, theirs, ours)) in &rows {
+        println!(
+            "| {name} | {:.3} | {:.3} | {ratio:.2}× | {low:.2}× |",
+            theirs * 1e3,
+            ours * 1e3
+        );
+    }
+    println!(
+        "\nnot compared (lstopo or ours fails): {}",
+        failed.join(", ")
     );
 }
 
