@@ -130,32 +130,37 @@ fn man(dir: Option<&std::path::Path>) -> anyhow::Result<()> {
 
 /// The command line, parsed. A subcommand named first is parsed by a
 /// definition holding its own arguments alone: building every
-/// subcommand's arguments, and freeing them, was a third of the user-space
-/// instructions of `manycore topo --sysfs DIR` on a small machine. Whatever
-/// that definition does not accept, help and version requests included,
-/// is parsed again by the whole one, so every message is the same.
+/// subcommand's arguments, and freeing them, is a large part of the
+/// user-space work of a short run such as `manycore topo --sysfs DIR` on a
+/// small machine (BENCHMARKS.md). Whatever that definition does not
+/// accept, help and version requests included, is parsed again by the
+/// whole one, so every message is the same.
 fn parse_args() -> Cli {
     parse_one_subcommand(std::env::args_os()).unwrap_or_else(Cli::parse)
 }
+
+/// Each subcommand that runs on a machine, with the function adding its own
+/// arguments: [`parse_one_subcommand`]'s definitions. `completions` and `man`
+/// are left to the whole definition (they describe it). A test holds this
+/// list to [`Command`]'s subcommands and their arguments.
+const SUBCOMMAND_ARGS: &[(&str, fn(clap::Command) -> clap::Command)] = &[
+    ("topo", topo::TopoArgs::augment_args),
+    ("domains", domains::DomainsArgs::augment_args),
+    ("qemu", qemu::QemuArgs::augment_args),
+    ("hotplug", hotplug::HotplugArgs::augment_args),
+    ("irq", irq::IrqArgs::augment_args),
+    ("boot", boot::BootArgs::augment_args),
+    ("place", place::PlaceArgs::augment_args),
+    ("validate", validate::ValidateArgs::augment_args),
+];
 
 /// [`parse_args`]' short way: `None` unless `args` name a subcommand first
 /// and its own arguments accept the rest.
 fn parse_one_subcommand(args: impl IntoIterator<Item = std::ffi::OsString>) -> Option<Cli> {
     let args: Vec<std::ffi::OsString> = args.into_iter().collect();
     let name = args.get(1)?.to_str()?;
-    type Augment = fn(clap::Command) -> clap::Command;
-    let (name, augment): (&'static str, Augment) = match name {
-        "topo" => ("topo", topo::TopoArgs::augment_args),
-        "domains" => ("domains", domains::DomainsArgs::augment_args),
-        "qemu" => ("qemu", qemu::QemuArgs::augment_args),
-        "hotplug" => ("hotplug", hotplug::HotplugArgs::augment_args),
-        "irq" => ("irq", irq::IrqArgs::augment_args),
-        "boot" => ("boot", boot::BootArgs::augment_args),
-        "place" => ("place", place::PlaceArgs::augment_args),
-        "validate" => ("validate", validate::ValidateArgs::augment_args),
-        _ => return None,
-    };
-    let mut one = clap::Command::new("manycore").subcommand(augment(clap::Command::new(name)));
+    let (name, augment) = SUBCOMMAND_ARGS.iter().find(|(n, _)| *n == name)?;
+    let mut one = clap::Command::new("manycore").subcommand(augment(clap::Command::new(*name)));
     let matches = one.try_get_matches_from_mut(&args).ok()?;
     Cli::from_arg_matches(&matches).ok()
 }
@@ -300,6 +305,37 @@ mod tests {
             short += 1;
         }
         assert!(short >= 15, "{short}");
+    }
+
+    /// A subcommand added to [`Command`] without a short way, or whose
+    /// variant gains arguments of its own, fails here.
+    #[test]
+    fn every_subcommand_but_completions_and_man_has_its_own_arguments_alone() {
+        let whole = Cli::command();
+        let mut named = Vec::new();
+        for sub in whole.get_subcommands() {
+            let name = sub.get_name();
+            if matches!(name, "completions" | "man") {
+                continue;
+            }
+            named.push(name);
+            let (listed, augment) = SUBCOMMAND_ARGS
+                .iter()
+                .find(|(n, _)| *n == name)
+                .unwrap_or_else(|| panic!("{name}: no entry in SUBCOMMAND_ARGS"));
+            let ids = |c: &clap::Command| {
+                let mut v: Vec<String> =
+                    c.get_arguments().map(|a| a.get_id().to_string()).collect();
+                v.sort();
+                v
+            };
+            let alone = augment(clap::Command::new(*listed));
+            assert_eq!(ids(&alone), ids(sub), "{name}: arguments differ");
+        }
+        let mut listed: Vec<&str> = SUBCOMMAND_ARGS.iter().map(|(n, _)| *n).collect();
+        listed.sort_unstable();
+        named.sort_unstable();
+        assert_eq!(listed, named);
     }
 
     #[test]
