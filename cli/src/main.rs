@@ -139,11 +139,14 @@ fn parse_args() -> Cli {
     parse_one_subcommand(std::env::args_os()).unwrap_or_else(Cli::parse)
 }
 
+/// Adds one subcommand's own arguments to its `clap::Command`.
+type AddArgs = fn(clap::Command) -> clap::Command;
+
 /// Each subcommand that runs on a machine, with the function adding its own
 /// arguments: [`parse_one_subcommand`]'s definitions. `completions` and `man`
 /// are left to the whole definition (they describe it). A test holds this
 /// list to [`Command`]'s subcommands and their arguments.
-const SUBCOMMAND_ARGS: &[(&str, fn(clap::Command) -> clap::Command)] = &[
+const SUBCOMMAND_ARGS: &[(&str, AddArgs)] = &[
     ("topo", topo::TopoArgs::augment_args),
     ("domains", domains::DomainsArgs::augment_args),
     ("qemu", qemu::QemuArgs::augment_args),
