@@ -46,23 +46,14 @@ fn add_cpus(b: &mut TopologyBuilder, cpus: &[CpuInfo], online: &CpuMask, shifts:
     let mut present = CpuMask::new();
     let mut possible = CpuMask::new();
     for c in cpus {
-        let a = c.apic_id;
-        let field = |lo: u32, hi: u32| -> u32 {
-            if hi <= lo || lo >= 32 {
-                0
-            } else {
-                (a >> lo) & ((1u32 << (hi - lo).min(31)) - 1)
-            }
-        };
-        let package = a.checked_shr(shifts.package).unwrap_or(0);
-        let die = (shifts.core < shifts.package).then(|| field(shifts.core, shifts.package));
+        let ids = shifts.ids(c.apic_id);
         b.add_cpu(CpuSpec {
             id: c.cpu,
-            hw_id: Some(a as u64),
+            hw_id: Some(u64::from(c.apic_id)),
             online: online.contains(c.cpu as usize),
-            package,
-            die,
-            core: field(shifts.smt, shifts.core),
+            package: ids.package,
+            die: ids.die,
+            core: ids.core,
             node: Some(c.node),
             ..CpuSpec::default()
         });

@@ -4,10 +4,11 @@
 //! `tests/hwloc/x86+linux` dump with an expected XML (hwloc's x86 backend
 //! first, its Linux backend adding the NUMA nodes).
 //!
-//! Compared: the PUs, the packages and the cores (as PU sets), and every
-//! cache kind both sides have (level, type, size and PU set of each
-//! instance). The XML is read by `readers::xml`, checked on its own against
-//! an independent parser in `xml_corpus.rs`.
+//! Compared: the PUs, the packages, dies and cores (as PU sets), the core
+//! kinds of hybrid parts (efficiency and PU set of each), and every cache
+//! kind both sides have (level, type, size and PU set of each instance).
+//! The XML is read by `readers::xml`, checked on its own against an
+//! independent parser in `xml_corpus.rs`.
 //!
 //! Where hwloc's x86 backend and Linux's rules (which the reader follows, as
 //! the bare-metal kernel does) disagree, the dump is in `DIFFERENCES` with
@@ -21,15 +22,38 @@ use readers::corpus;
 use topology::{CacheKind, LevelKind, Topology};
 
 /// (dump, aspects that differ from hwloc's, why).
-const DIFFERENCES: &[(&str, &[&str], &str)] = &[(
-    "AMD-K10-MagnyCours-2xOpteron-6164HE",
-    &["L3"],
-    "a family 0x10 package of two nodes (dies) of 6 cores, an L3 each: Linux learns the \
-     node from the northbridge's node-id MSR (MSR_FAM10H_NODE_ID), which no CPUID leaf \
-     holds, and halves 0x8000_0006's L3 size only then (X86_FEATURE_AMD_DCM); so from \
-     CPUID alone the L3 is the package's, 10 MiB. hwloc knows this model's layout \
-     (family 0x10 model 9, 8 or 12 cores) and gives each half of the package 5 MiB",
-)];
+const DIFFERENCES: &[(&str, &[&str], &str)] = &[
+    (
+        "AMD-K10-MagnyCours-2xOpteron-6164HE",
+        &["L3"],
+        "a family 0x10 package of two nodes (dies) of 6 cores, an L3 each: Linux learns the \
+         node from the northbridge's node-id MSR (MSR_FAM10H_NODE_ID), which no CPUID leaf \
+         holds, and halves 0x8000_0006's L3 size only then (X86_FEATURE_AMD_DCM); so from \
+         CPUID alone the L3 is the package's, 10 MiB. hwloc knows this model's layout \
+         (family 0x10 model 9, 8 or 12 cores) and gives each half of the package 5 MiB",
+    ),
+    (
+        "AMD-19h-Zen4-2xEpyc-9654",
+        &["dies"],
+        "hwloc's dies are leaf 0x8000_0026's CCDs (12 a package); the reader splits APIC \
+         ids by leaf 0xB alone, which has no level between cores and the package",
+    ),
+    (
+        "AMD-1Ah-Zen5StrixPoint-RyzenAI9HX370",
+        &["kinds"],
+        "hwloc reads AMD's core type (leaf 0x8000_0026 EBX) into Zen 5 and Zen 5c kinds; \
+         Linux keeps it in topo.cpu_type for its own use and lists no kinds in sysfs, and \
+         the reader's kinds are Intel's leaf 0x1A ones, which Linux lists (cpu_atom, cpu_core)",
+    ),
+    (
+        "Intel-ArrowLake-CoreUltra5-225U",
+        &["kinds"],
+        "hwloc gives the two E-cores without an L3 (PUs 12-13: leaf 4 lists no level-3 \
+         cache) a third kind, IntelLowPower; their leaf 0x1A core type and native model id \
+         are the other E-cores' (0x20, 2), and Linux's hybrid PMUs split by core type \
+         (cpu_atom, cpu_core): two kinds, as the reader gives",
+    ),
+];
 
 /// CPUID dumps with an expected XML in the corpus.
 const DUMPS: usize = 32;
@@ -72,6 +96,26 @@ fn level_sets(t: &Topology, kind: LevelKind) -> Sets {
         .unwrap_or_default()
 }
 
+/// The core kinds of a hybrid machine, by efficiency: (efficiency, PU
+/// set) each. One kind holding every PU (hwloc's Linux backend gives one
+/// for the maximum frequency) is no hybrid, as no kind at all.
+fn kinds(t: &Topology) -> Vec<(Option<u32>, Vec<usize>)> {
+    let mut out: Vec<(Option<u32>, Vec<usize>)> = t
+        .core_kinds()
+        .iter()
+        .enumerate()
+        .map(|(i, k)| {
+            let cpus = t.cpus().iter().filter(|c| c.kind == Some(i as u16));
+            (k.efficiency, cpus.map(|c| c.id as usize).collect())
+        })
+        .collect();
+    out.sort();
+    if out.len() == 1 && out[0].1.len() == t.online().weight() {
+        out.clear();
+    }
+    out
+}
+
 /// Each cache kind's instances: (level, type) → {(size, PU set)}.
 type Caches = BTreeMap<(u8, CacheKind), BTreeSet<(u64, Vec<usize>)>>;
 
@@ -97,7 +141,11 @@ fn differences(ours: &Topology, theirs: &Topology) -> Vec<(String, String)> {
             format!("{:?} vs {:?}", pus(ours), pus(theirs)),
         ));
     }
-    for (name, kind) in [("packages", LevelKind::Package), ("cores", LevelKind::Core)] {
+    for (name, kind) in [
+        ("packages", LevelKind::Package),
+        ("dies", LevelKind::Die),
+        ("cores", LevelKind::Core),
+    ] {
         let (a, b) = (level_sets(ours, kind), level_sets(theirs, kind));
         if a != b {
             out.push((
@@ -111,6 +159,12 @@ fn differences(ours: &Topology, theirs: &Topology) -> Vec<(String, String)> {
                 ),
             ));
         }
+    }
+    if kinds(ours) != kinds(theirs) {
+        out.push((
+            "kinds".into(),
+            format!("{:?} vs {:?}", kinds(ours), kinds(theirs)),
+        ));
     }
     let (a, b) = (caches(ours), caches(theirs));
     let compared = a.keys().filter(|k| b.contains_key(k)).count();

@@ -3,7 +3,7 @@
 
 use raw_cpuid::{CpuId, CpuIdReader};
 
-/// Bit widths that split an APIC id into SMT, core and package fields.
+/// Bit widths that split an APIC id into SMT, core, die and package fields.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ApicShifts {
     /// Bits of the APIC id that number threads within a core.
@@ -11,10 +11,37 @@ pub struct ApicShifts {
     /// Bits (from bit 0) that number threads within a package.
     pub package: u32,
     /// Bits (from bit 0) that number threads within the level above cores
-    /// (module/die, or the package when CPUID reports no such level).
+    /// (module, tile, die, or the package when CPUID reports none of them).
     pub core: u32,
+    /// Bits (from bit 0) below the die field, when leaf 0x1F enumerates a
+    /// die level (type 5); `None` when it does not, as then Linux's die is
+    /// the package.
+    pub die: Option<u32>,
     /// Which CPUID leaf the shifts came from.
     pub leaf: u32,
+}
+
+/// Where one APIC id sits, as Linux numbers it (topology_common.c
+/// `topo_set_ids`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ApicIds {
+    /// The package: the id above the package shift.
+    pub package: u32,
+    /// The die within the package, on CPUs that enumerate dies.
+    pub die: Option<u32>,
+    /// The core within the package: every bit between the SMT and the
+    /// package fields (module, tile and die bits included), so that cores
+    /// of different modules or dies never share a number.
+    pub core: u32,
+}
+
+/// `value`'s bits from `lo` up to (not including) `hi`; 0 when empty.
+fn field(value: u32, lo: u32, hi: u32) -> u32 {
+    if hi <= lo || lo >= 32 {
+        0
+    } else {
+        value.checked_shr(lo).unwrap_or(0) & (u32::MAX >> (32 - (hi - lo).min(32)))
+    }
 }
 
 impl ApicShifts {
@@ -23,7 +50,20 @@ impl ApicShifts {
     pub fn xtopology_core_shift(&self) -> Option<u32> {
         (self.leaf != 1).then_some(self.core)
     }
+
+    /// The package, die and core of the CPU with APIC id `apic`.
+    pub fn ids(&self, apic: u32) -> ApicIds {
+        ApicIds {
+            package: apic.checked_shr(self.package).unwrap_or(0),
+            die: self.die.map(|below| field(apic, below, self.package)),
+            core: field(apic, self.smt, self.package),
+        }
+    }
 }
+
+/// Leaf 0x1F's level type for a die (Intel SDM vol. 2A, CPUID leaf 1FH;
+/// Linux's topology_ext.c `DIE_TYPE`).
+const DIE_TYPE: u32 = 5;
 
 /// Reads the shifts through `reader` (the executing CPU, or a recorded table).
 ///
@@ -45,12 +85,14 @@ pub fn apic_shifts<R: CpuIdReader>(reader: R) -> ApicShifts {
                 break;
             }
             let shift = r.eax & 0x1f;
-            any = true;
             match kind {
                 1 => out.smt = shift,
                 2 => out.core = shift,
+                // The die field starts where the level below it ends.
+                DIE_TYPE if leaf == 0x1f => out.die = Some(out.package),
                 _ => {}
             }
+            any = true;
             out.package = shift;
         }
         if any {

@@ -375,7 +375,9 @@ impl PuFacts {
         let cpuid = CpuId::with_cpuid_reader(t);
         let caches = cacheinfo::read(&cpuid, apic, shifts.xtopology_core_shift());
         let hybrid = max_leaf >= 7 && t.query(7, 0)[3] & (1 << 15) != 0;
-        let core_type = (hybrid && max_leaf >= 0x1a)
+        // Linux reads leaf 0x1A on every hybrid CPU, whatever its leaf 0
+        // says (get_this_hybrid_cpu_type()).
+        let core_type = hybrid
             .then(|| (t.query(0x1a, 0)[0] >> 24) as u8)
             .filter(|&k| k != 0);
         let model_name = cpuid
@@ -391,15 +393,6 @@ impl PuFacts {
             model_name,
             long_mode,
         }
-    }
-}
-
-/// `bits` of `value` from bit `lo` up to (not including) bit `hi`.
-fn field(value: u32, lo: u32, hi: u32) -> u32 {
-    if hi <= lo || lo >= 32 {
-        0
-    } else {
-        value.checked_shr(lo).unwrap_or(0) & (u32::MAX >> (32 - (hi - lo).min(32)))
     }
 }
 
@@ -465,14 +458,14 @@ fn build(dump: Dump, name: &str) -> Result<Topology, Error> {
         *idx = b.add_core_kind(core_kind(t));
     }
     for (pu, f) in &facts {
-        let (a, s) = (f.apic, f.shifts);
+        let ids = f.shifts.ids(f.apic);
         b.add_cpu(CpuSpec {
             id: *pu,
-            hw_id: Some(u64::from(a)),
+            hw_id: Some(u64::from(f.apic)),
             online: true,
-            package: a.checked_shr(s.package).unwrap_or(0),
-            die: (s.core < s.package).then(|| field(a, s.core, s.package)),
-            core: field(a, s.smt, s.core),
+            package: ids.package,
+            die: ids.die,
+            core: ids.core,
             kind: f.core_type.and_then(|t| kinds.get(&t).copied()),
             ..CpuSpec::default()
         });
