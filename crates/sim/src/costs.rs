@@ -20,9 +20,10 @@
 //!   predicted rows of `manycore validate` move with it is not claimed but
 //!   measured: each assumption is perturbed, the fit redone and every row
 //!   re-run, and a row that moves must name the assumption in its `assumes`
-//!   list (crates/sim/tests/assumed_costs.rs). Today none does: arm64's
-//!   remote-socket cost, the one the 2-socket Altra's interval depended on,
-//!   is fitted (crate::fit::RemoteFactor).
+//!   list (crates/sim/tests/assumed_costs.rs). A cost that a predicted row
+//!   depends on is fitted or sourced rather than assumed wherever a row
+//!   can supply it (arm64's remote-socket cost is fitted:
+//!   crate::fit::RemoteFactor).
 
 use std::fmt;
 use std::str::FromStr;
@@ -685,9 +686,9 @@ const TSC_ADJUST: &str = "TSC_ADJUST: check_tsc_sync_target() (arch/x86/kernel/t
      Cascade Lake and Sapphire Rapids dumps, not in its Sandy Bridge or Ivy Bridge ones)";
 const NO_TSC_ADJUST: &str = "no TSC_ADJUST: tsc_store_and_check_tsc_adjust() returns false, so \
      every AP runs the warp check, for loop_timeout() = 2 ms when its package already has a CPU \
-     online (arch/x86/kernel/tsc_sync.c, Linux 4.2 through 6.x); no AMD CPU of the record's \
-     families has the MSR (CPUID.7.0:EBX bit 1 clear in the hwloc corpus's family 10h, 15h, 17h \
-     and 19h dumps; its family 1Ah Zen 5 dump has it)";
+     online (arch/x86/kernel/tsc_sync.c, Linux 4.2 through 6.x); the MSR (CPUID.7.0:EBX bit 1) is \
+     clear in the hwloc corpus's AMD family 10h, 15h, 17h and 19h dumps and its Intel Sandy \
+     Bridge and Ivy Bridge ones (a record row's sim.tsc_adjust, else its vendor's default)";
 const TSC_RELIABLE: &str = "tsc=reliable: check_tsc_sync_source() and \
      check_tsc_sync_target() (arch/x86/kernel/tsc_sync.c) return before the warp check when \
      tsc_clocksource_reliable is set, on every AP";
@@ -908,13 +909,29 @@ impl CostTable {
     /// [`CostTable::with_tsc_delay`] for the AMD CPUs without MWAITX). Intel
     /// and other platforms are returned unchanged.
     pub fn for_vendor(mut self, vendor: crate::x86::Vendor, fit: &Fitted, hz: u32) -> CostTable {
+        self = self.with_tsc_adjust(vendor.tsc_adjust());
         if vendor == crate::x86::Vendor::Amd && self.platform == Platform::X86 {
             self.ap_start = fit.x86_amd_ap_start.clone();
-            self.tsc_sibling = Param::new(X86_TSC_SIBLING_NS, Source::Code(NO_TSC_ADJUST));
             self.calibrate = Param::new(
                 crate::x86::converge_calibration_ns(hz, X86_NOMINAL_MHZ),
                 Source::Code(CONVERGE),
             );
+        }
+        self
+    }
+
+    /// This table for an x86 CPU with or without the TSC_ADJUST MSR: with
+    /// it, `check_tsc_sync_target()` skips the warp check on every AP whose
+    /// package has a CPU online; without it every such AP runs
+    /// `loop_timeout()`'s 2 ms check. Other platforms (and x86-2010, whose
+    /// every AP runs the whole check) are returned unchanged.
+    pub fn with_tsc_adjust(mut self, has: bool) -> CostTable {
+        if self.platform == Platform::X86 {
+            self.tsc_sibling = if has {
+                Param::new(0.0, Source::Code(TSC_ADJUST))
+            } else {
+                Param::new(X86_TSC_SIBLING_NS, Source::Code(NO_TSC_ADJUST))
+            };
         }
         self
     }

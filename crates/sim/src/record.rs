@@ -148,6 +148,12 @@ pub struct SimSpec {
     /// Opterons), so Linux keeps the TSC delay and an AP that calibrates
     /// takes `calibrate_delay_direct()`; default true (every Zen has it).
     pub mwaitx: Option<bool>,
+    /// x86: whether the CPU has the TSC_ADJUST MSR (CPUID.7.0:EBX bit 1),
+    /// where it differs from its vendor's default
+    /// ([`crate::x86::Vendor::tsc_adjust`]: Intel Haswell and later have it,
+    /// AMD before Zen 5 lacks it); without it every AP runs the TSC warp
+    /// check.
+    pub tsc_adjust: Option<bool>,
     /// The serial console's baud rate, when the kernel's command line
     /// names one and the log's bring-up lines went out on it.
     pub console_baud: Option<u32>,
@@ -443,11 +449,12 @@ fn check_sim(r: &Row, sim: &SimSpec) -> Result<(), String> {
         || sim.prepare_ms.is_some()
         || sim.vendor.is_some()
         || sim.waitpkg.is_some()
-        || sim.mwaitx.is_some();
+        || sim.mwaitx.is_some()
+        || sim.tsc_adjust.is_some();
     if x86_only && platform != Platform::X86 {
         return Err(
-            "sim.linux, sim.microcode_ms, sim.prepare_ms, sim.vendor, sim.waitpkg and sim.mwaitx \
-             are for the x86 platform"
+            "sim.linux, sim.microcode_ms, sim.prepare_ms, sim.vendor, sim.waitpkg, sim.mwaitx \
+             and sim.tsc_adjust are for the x86 platform"
                 .to_string(),
         );
     }
@@ -706,7 +713,7 @@ mod tests {
                 "shape = [1, 80, 1], firmware",
                 "shape = [1, 80, 1], vendor = \"amd\", firmware",
                 ALTRA,
-                "sim.mwaitx are for the x86",
+                "sim.tsc_adjust are for the x86",
             ),
             (
                 amd,

@@ -194,26 +194,29 @@ const ARM64_WHY: &str = "arm64 Linux brings CPUs up one at a time, and each log 
      talk, https://pretalx.com/kvm-forum-2025/speaker/ECQMVJ).";
 
 /// The 28-thread Haswell's reason (see [`KNOWN_MISSES`]).
-const HASWELL_WHY: &str = "With the two per-package costs of the kernels of the time taken \
-     out of seed 003's figures (one delay calibration and one 20 ms TSC check, code constants; \
-     the same server's 30 ms run without calibration gives the rest), what stays serialized \
-     after a parallel kick is 0.04 ms per CPU, and the model predicts this machine's serial \
-     120 ms within 7 % and the c5.metal's two figures within 10 %. This Haswell's 80 ms after \
-     the kick is 3.0 ms per CPU, and the commit message states neither its sockets nor its HZ. \
-     Simulated as one 14-core package (the largest Haswell-EP part has 14 cores) it has neither \
-     per-package cost. One reading would explain the 80 ms, not stated: two 14-core packages \
-     without SMT at HZ=1000 (one 59.5 ms calibration and one 20 ms TSC check). A CPU without \
-     TSC_ADJUST, on which every AP runs the TSC check (2 ms once its package has a CPU online: \
-     54 ms), would too, but Haswell-EP has TSC_ADJUST (the hwloc corpus's Xeon E5-2680 v3 CPUID \
-     dump, tests/x86_cpuid.rs). The reading would also add the same time to the serial run, \
-     pushing it 50-75 % over its 120 ms unless this machine's AP start-up is a third of seed \
-     003's. So would a \
-     per-core microcode load, which that tree does after wait_for_master_cpu(), in both runs. \
-     What the parallel kick takes away is 40 ms here and 122 ms in the model: this machine's AP \
-     start-up is 1.5 ms per CPU, not seed 003's 4.66 ms, the same quick INIT/SIPI answer as the \
-     secondary threads of Thomas Gleixner's Skylake (1.794 ms each, serial). Nor is it work \
-     that grows with the machine: the per-online walks of that kernel (sim::x86::online_walks) \
-     are 3078 visits here, at most 0.23 ms at the 75 ns a visit seed 003's fit allows.";
+const HASWELL_WHY: &str = "The series' v1 message times this machine by how its kernel was \
+     started: from EFI 120 ms serial and 49.5 ms with every AP kicked first, by kexec 100 ms and \
+     80 ms. The series' later commit for the same change says '120ms to 80ms', the EFI boot's \
+     serial figure beside the kexec boot's parallel one, so that row (x86-haswell-28) is kept \
+     in the record only and the model is checked against the EFI pair. With the two \
+     per-package costs of the kernels of the time taken out of seed 003's figures (one delay \
+     calibration and one 20 ms TSC check, code constants; the same server's 30 ms run without \
+     calibration gives the rest), what stays serialized after a parallel kick is 0.04 ms per \
+     CPU, and the model predicts this machine's serial 120 ms within 7 % and the c5.metal's two \
+     figures within 10 %. After the kick this Haswell takes 49.5 ms, 1.8 ms per CPU, in one \
+     14-core package (its own log: one node, 'Max logical packages: 1'), where neither \
+     per-package cost applies and Haswell-EP's TSC_ADJUST (the hwloc corpus's Xeon E5-2680 v3 \
+     CPUID dump, tests/x86_cpuid.rs) spares every sibling the warp check. Nor is it what the \
+     model serializes that the v1 series did not: its x86/cpu:wait-init stage releases each AP \
+     from wait_for_master_cpu() in turn, and the AP then runs cpu_init(), its microcode load \
+     and smp_callin() alongside the others until check_tsc_sync_target(), while the model's \
+     kernels before 6.5 keep all of that on the serialized path, which can only lengthen the \
+     prediction. What the parallel kick takes away is 70 ms here and 122 ms in the model: 2.6 ms \
+     per CPU, not seed 003's 4.66 ms of AP start-up. Nor is the rest work that \
+     grows with the machine: the per-online walks of that kernel (sim::x86::online_walks) are \
+     3078 visits here, at most 0.23 ms at the 75 ns a visit seed 003's fit allows. The message \
+     itself leaves both runs' split open ('It isn't clear (yet) why kexec is faster than boot \
+     for the serial bringup, while boot is faster then kexec for the parallel bringup').";
 
 /// HPE's 1920-CPU Sapphire Rapids' reason (see [`KNOWN_MISSES`]).
 const HPE_WHY: &str = "Russ Anderson's post (HPE, Message-ID <20230205191734.GA6027@hpe.com>, \
@@ -270,6 +273,18 @@ const SKL_WHY: &str = "Thomas Gleixner's cover letter splits both runs by thread
      alike, and its fitted start-up holds whatever microcode that kernel loaded, unseparated; \
      with this letter's per-thread times the serial run would be its own fit.";
 
+/// The Zen 3 laptop's reason (see [`KNOWN_MISSES`]).
+const ZEN3_WHY: &str = "Within 25 % on average only, and not by the model's mechanism: the \
+     model charges every AP of this one-package laptop about the same, 2 ms of it the TSC warp \
+     check every AMD AP runs (no TSC_ADJUST: arch/x86/kernel/tsc_sync.c), while the log splits \
+     the window at 'Spectre V2 : Update user space SMT mitigation: STIBP always-on', printed as \
+     the first sibling thread comes up: the 7 other primary threads take 4.26 ms each and the \
+     8 siblings 1.39 ms each, less than the check alone. The Supermicro EPYC 7601's boot \
+     package says the same (1.55 ms a CPU). So the agreement is no evidence for the AMD AP \
+     start-up fitted on the R6515 (0.37 ms, the rest of that row's interval being the check). \
+     Linux skips the check only once the TSC is marked unstable (unsynchronized_tsc()) or \
+     reliable (tsc=reliable), and this excerpt, at loglevel=4, shows neither.";
+
 /// Predictions that miss by more than 25 %, each with its documented error and
 /// the reason. The acceptance test holds each to [`miss_band`] around its
 /// documented error, so that a regression or an accidental improvement shows.
@@ -298,8 +313,8 @@ pub const KNOWN_MISSES: &[KnownMiss] = &[
         why: SEED_000_WHY,
     },
     KnownMiss {
-        case: "rec x86-haswell-28",
-        errors: &[("rec x86-haswell-28 parallel kick (after)", -92.7)],
+        case: "rec x86-haswell-28-efi",
+        errors: &[("rec x86-haswell-28-efi parallel kick (after)", -88.2)],
         why: HASWELL_WHY,
     },
     KnownMiss {
@@ -334,6 +349,11 @@ pub const KNOWN_MISSES: &[KnownMiss] = &[
         why: EPYC7601_WHY,
     },
     KnownMiss {
+        case: "rec x86-zen3-16-laptop-6.6",
+        errors: &[("rec x86-zen3-16-laptop-6.6 per-CPU interval", -23.3)],
+        why: ZEN3_WHY,
+    },
+    KnownMiss {
         case: "rec x86-hyperv-32",
         errors: &[
             ("rec x86-hyperv-32 serial kick (before)", 465.5),
@@ -362,11 +382,23 @@ pub const KNOWN_MISSES: &[KnownMiss] = &[
 
 /// Michael Kelley's 32-vCPU Hyper-V guest's reason (see [`KNOWN_MISSES`]).
 const HYPERV_32_WHY: &str = "The mail gives 'about 26 milliseconds' serial and 'about 24 \
-     ms' parallel for 32 vCPUs, without start and end lines. The model prices each INIT/SIPI \
-     register write of a guest as a VM exit at the costs its KVM rows give, and predicts 147 ms \
-     serial and 10.9 ms parallel: this guest's serial bring-up is 0.84 ms per vCPU, far below \
-     the model's, and its parallel run saves only 2 ms of it, so the work that stays serial per \
-     vCPU dominates here. The source does not break either figure down.";
+     ms' parallel for 32 vCPUs, without start and end lines, but the log of a parallel boot it \
+     shows splits that run by wave: 'smp: Bringing up secondary CPUs' at 0.444345, 'x86: \
+     Booting SMP configuration:' at 0.454112 (that tree's announce_cpu() prints it for CPU 1, \
+     which Hyper-V numbers as the first sibling thread, so it marks the siblings' kick, after \
+     every primary thread is online: kernel/cpu.c cpuhp_bringup_cpus_parallel(), Linux 6.5) \
+     and 'Brought up' at 0.466120: 9.77 ms for the 15 primary threads and 12.01 ms for the 16 \
+     siblings, 0.65 and 0.75 ms a vCPU. In the model a wave is its kicks, one AP start-up over \
+     which the others overlap (4.66 ms, fitted on seed 003's bare-metal server) and the \
+     serialized online work, 0.04 ms a CPU; its parallel run comes to 10.9 ms. So this guest \
+     serializes 17 to 19 times the bare-metal server's work per vCPU, while its AP start-up, \
+     the difference between the mail's two figures, is about 0.06 ms a vCPU: a vCPU's \
+     INIT/SIPI goes through no firmware, and Linux loads no microcode in a guest \
+     (check_loader_disabled_bsp(), arch/x86/kernel/cpu/microcode/core.c, stands the early \
+     loader down when CPUID leaf 1 ECX bit 31, the hypervisor bit, is set). With the \
+     bare-metal start-up the serial run comes to 147 ms. No fitted row times a guest's AP \
+     start-up or its serialized online work, and the mail's two figures are rounded, so \
+     neither is fitted on this row.";
 
 /// The powerpc record rows' reason (see [`KNOWN_MISSES`]).
 const POWERPC_WHY: &str = "The model (crate::powerpc) prices Linux's own /cpus walks per \
@@ -549,6 +581,9 @@ struct Case<'a> {
     /// The AMD CPU has MWAITX (every Zen; not the family 10h and 15h
     /// Opterons, which keep the TSC delay).
     mwaitx: bool,
+    /// Whether the x86 CPU has TSC_ADJUST, where the record row says
+    /// (default: its vendor's, [`Vendor::tsc_adjust`]).
+    tsc_adjust: Option<bool>,
 }
 
 /// The source of a record row's own microcode figure.
@@ -578,6 +613,8 @@ fn row(
         tables.fit(),
         c.hz.unwrap_or(crate::costs::DEFAULT_HZ),
     );
+    let tsc_adjust = c.tsc_adjust.unwrap_or(c.vendor.tsc_adjust());
+    costs = costs.with_tsc_adjust(tsc_adjust);
     if c.waitpkg {
         costs = costs.with_tpause(c.hz.unwrap_or(crate::costs::DEFAULT_HZ));
     }
@@ -614,9 +651,13 @@ fn row(
         note = join(
             &note,
             &format!(
-                "AMD: ap_start fitted on {}; no TSC_ADJUST, so every AP runs the TSC check; \
-                 an AP that calibrates runs {}",
+                "AMD: ap_start fitted on {}; {}; an AP that calibrates runs {}",
                 tables.fit().x86_amd_row,
+                if tsc_adjust {
+                    "TSC_ADJUST, so an AP whose package has a CPU online skips the TSC check"
+                } else {
+                    "no TSC_ADJUST, so every AP runs the TSC check"
+                },
                 if c.mwaitx {
                     "calibrate_delay_converge() (MWAITX delay)"
                 } else {
@@ -921,6 +962,7 @@ impl Case<'static> {
             waitpkg: false,
             window: None,
             mwaitx: true,
+            tsc_adjust: None,
         }
     }
 }
@@ -1332,6 +1374,7 @@ fn record_cases<'a>(
         vendor,
         waitpkg: spec.waitpkg.unwrap_or(false),
         mwaitx: spec.mwaitx.unwrap_or(true),
+        tsc_adjust: spec.tsc_adjust,
     };
     let mut cases = Vec::new();
     if let (Some(before), Some(after)) = (r.before_s, r.after_s) {
@@ -1820,12 +1863,13 @@ mod tests {
         let serial_rest_ms = (x86.online_serial.ns) / 1e6;
         let per_cpu_ms = (x86.kick_bsp.ns + x86.ap_start.ns + x86.online_serial.ns) / 1e6;
         let tsc_ms = x86.tsc_sync.ns / 1e6;
-        let haswell = known_miss("rec x86-haswell-28").unwrap().why;
+        let haswell = known_miss("rec x86-haswell-28-efi").unwrap().why;
+        let haswell_after = row("rec x86-haswell-28-efi parallel kick (after)");
         for quoted in [
             format!("{serial_rest_ms:.2} ms per CPU"),
             format!(
                 "serial 120 ms {}",
-                within(&["rec x86-haswell-28 serial kick (before)"])
+                within(&["rec x86-haswell-28-efi serial kick (before)"])
             ),
             format!(
                 "two figures {}",
@@ -1834,13 +1878,12 @@ mod tests {
                     "rec x86-skylake-96-c5metal parallel kick (after)",
                 ])
             ),
-            format!("{:.1} ms per CPU", 80.0 / 27.0),
             format!(
-                "{:.1} ms calibration",
-                crate::costs::direct_calibration_ns(1000) / 1e6
+                "takes {} ms, {:.1} ms per CPU",
+                haswell_after.measured_s * 1e3,
+                haswell_after.measured_s * 1e3 / 27.0
             ),
             format!("{tsc_ms:.0} ms TSC check"),
-            format!("{:.0} ms)", 27.0 * 2.0),
         ] {
             assert!(haswell.contains(&quoted), "{quoted:?} not in {haswell}");
         }
@@ -1890,8 +1933,8 @@ mod tests {
             )
         };
         let ap_start_ms = format!("{:.2} ms", x86.ap_start.ns / 1e6);
-        let haswell = known_miss("rec x86-haswell-28").unwrap().why;
-        let (measured, model) = hidden("x86-haswell-28");
+        let haswell = known_miss("rec x86-haswell-28-efi").unwrap().why;
+        let (measured, model) = hidden("x86-haswell-28-efi");
         for quoted in [
             format!(
                 "{:.0} ms here and {:.0} ms in the model",
@@ -1968,14 +2011,109 @@ mod tests {
         }
     }
 
+    /// The Haswell's commit pairs one boot's serial figure with another
+    /// boot's parallel one, so validate simulates the series' own EFI pair
+    /// instead. The commit's row has no simulation and no case; its serial
+    /// figure is the EFI boot's and its parallel figure the kexec boot's, as
+    /// the v1 message quoted in the EFI row gives them; the reason says so.
+    #[test]
+    fn haswell_row_simulated_is_one_boot_method() {
+        let record = record::load().unwrap();
+        let mixed = record::row(&record, "x86-haswell-28").unwrap();
+        let efi = record::row(&record, "x86-haswell-28-efi").unwrap();
+        assert!(mixed.sim.is_none(), "x86-haswell-28 mixes two boots");
+        assert!(
+            efi.sim.is_some(),
+            "x86-haswell-28-efi is the simulated pair"
+        );
+        let cases = &report().rows;
+        assert!(!cases
+            .iter()
+            .any(|r| r.case.starts_with("rec x86-haswell-28 ")));
+        assert_eq!(
+            cases
+                .iter()
+                .filter(|r| r.case.starts_with("rec x86-haswell-28-efi "))
+                .count(),
+            2
+        );
+        let ms = |s: Option<f64>| s.unwrap() * 1e3;
+        let efi_pair = format!("({}ms to {}ms)", ms(efi.before_s), ms(efi.after_s));
+        let kexec_after = format!("to {}ms)", ms(mixed.after_s));
+        for quoted in [&efi_pair, &kexec_after] {
+            assert!(efi.measured.contains(quoted.as_str()), "{quoted:?}");
+        }
+        assert_eq!(mixed.before_s, efi.before_s, "the commit's serial is EFI's");
+        assert_ne!(
+            mixed.after_s, efi.after_s,
+            "the commit's parallel is kexec's"
+        );
+        let why = known_miss("rec x86-haswell-28-efi").unwrap().why;
+        for quoted in [
+            format!(
+                "from EFI {} ms serial and {} ms",
+                ms(efi.before_s),
+                ms(efi.after_s)
+            ),
+            format!("ms and {} ms.", ms(mixed.after_s)),
+            "(x86-haswell-28) is kept".to_string(),
+        ] {
+            assert!(why.contains(&quoted), "{quoted:?} not in {why}");
+        }
+    }
+
+    /// The Hyper-V guest's reason: its per-wave figures are the differences
+    /// of the log stamps the record row quotes, the model's per-CPU prices
+    /// are the table's, and the AP start-up it implies is the mail's serial
+    /// less parallel figure over the 31 APs.
+    #[test]
+    fn hyperv_reason_quotes_the_mails_log_and_the_model() {
+        let x86 = CostTable::for_platform(Platform::X86, &fit::fitted().unwrap());
+        let record = record::load().unwrap();
+        let r = record::row(&record, "x86-hyperv-32").unwrap();
+        let [up, siblings, brought] = [0.444345, 0.454112, 0.466120];
+        for (line, t) in [
+            ("'smp: Bringing up secondary CPUs'", up),
+            ("'x86: Booting SMP configuration:'", siblings),
+            ("'smp: Brought up 1 node, 32 CPUs'", brought),
+        ] {
+            let quoted = format!("{line} {t:.6}");
+            assert!(r.measured.contains(&quoted), "{quoted:?}");
+        }
+        let (primaries_ms, siblings_ms) = ((siblings - up) * 1e3, (brought - siblings) * 1e3);
+        let online_ms = x86.online_serial.ns / 1e6;
+        let serial = row("rec x86-hyperv-32 serial kick (before)");
+        let parallel = row("rec x86-hyperv-32 parallel kick (after)");
+        let why = known_miss("rec x86-hyperv-32").unwrap().why;
+        for quoted in [
+            format!("{primaries_ms:.2} ms for the 15 primary threads and {siblings_ms:.2} ms for the 16"),
+            format!("{:.2} and {:.2} ms a vCPU", primaries_ms / 15.0, siblings_ms / 16.0),
+            format!("({:.2} ms, fitted", x86.ap_start.ns / 1e6),
+            format!("work, {online_ms:.2} ms a CPU"),
+            format!("comes to {:.1} ms. So", parallel.predicted_s * 1e3),
+            format!(
+                "serializes {:.0} to {:.0} times",
+                primaries_ms / 15.0 / online_ms,
+                siblings_ms / 16.0 / online_ms
+            ),
+            format!(
+                "about {:.2} ms a vCPU",
+                (r.before_s.unwrap() - r.after_s.unwrap()) * 1e3 / 31.0
+            ),
+            format!("comes to {:.0} ms. No", serial.predicted_s * 1e3),
+        ] {
+            assert!(why.contains(&quoted), "{quoted:?} not in {why}");
+        }
+    }
+
     /// The HPE reason's count of Linux's online walks is the model's
     /// ([`crate::x86::online_walks`] on this machine's 1920 CPUs), and the
     /// two prices it is weighed at come from other machines: the most seed
     /// 003's fitted serialized online work allows a visit, and what a visit
     /// would cost if the UV's whole parallel shortfall were its sibling
     /// walks. At either price the rows stay more than 25 % short, which is
-    /// what the reason says; the Haswell's and the Zen 3 laptop's reasons
-    /// weigh their own machines' walks at the same ceiling. The console
+    /// what the reason says; the Haswell's reason weighs its own machine's
+    /// walks at the same ceiling. The console
     /// figures are announce_cpu()'s '#N' at 10 bits a character.
     #[test]
     fn hpe_online_walks_reason_holds_in_the_model() {
@@ -2041,7 +2179,7 @@ mod tests {
             "{w} visits here, at most {:.2} ms at the {ceiling_ns:.0} ns",
             w as f64 * ceiling_ns / 1e6
         );
-        let why = known_miss("rec x86-haswell-28").unwrap().why;
+        let why = known_miss("rec x86-haswell-28-efi").unwrap().why;
         assert!(why.contains(q.as_str()), "{q:?} not in {why}");
         // What the reason claims: even at the UV's price both rows stay
         // more than 25 % short, and seed 003's ceiling is below the UV's price.
@@ -2186,27 +2324,45 @@ mod tests {
         assert!(predicted.error_pct > 25.0 && r7425_row.error_pct.abs() < 25.0);
     }
 
-    /// The Zen 3 laptop is predicted within 25 % with the 2 ms TSC check
-    /// every AMD AP runs (no TSC_ADJUST), yet its log's sibling wave is
-    /// shorter than that check: the caveat crate::x86's docs state, with the
-    /// figures recomputed here from the record and the model.
+    /// The Zen 3 laptop is listed as a known miss although it lands within
+    /// 25 %: its log's sibling wave is shorter than the 2 ms TSC check the
+    /// model charges every AMD AP, so the agreement does not support the
+    /// mechanism. The figures its reason and crate::x86's docs quote are
+    /// recomputed here from the record and the model.
     #[test]
     fn zen3_laptop_sibling_wave_is_shorter_than_the_check_the_model_charges() {
         let record = record::load().unwrap();
         let r = record::row(&record, "x86-zen3-16-laptop-6.6").unwrap();
-        let end = r.stamps[1];
+        let (start, end) = (0.272986, r.stamps[1]);
         let spectre = 0.302809;
-        assert!(r
-            .measured
-            .contains(&format!("STIBP always-on' at {spectre:.6}")));
+        for quoted in [
+            format!("`[    {start:.6}] smp: Bringing up secondary CPUs"),
+            format!("STIBP always-on' at {spectre:.6}"),
+        ] {
+            assert!(r.measured.contains(&quoted), "{quoted:?}");
+        }
+        let primaries = (spectre - start) / 7.0 * 1e3;
         let siblings = (end - spectre) / 8.0 * 1e3;
-        let model = row("rec x86-zen3-16-laptop-6.6 per-CPU interval");
-        assert!(model.error_pct.abs() < 25.0, "{}", model.error_pct);
         let fit = fit::fitted().unwrap();
         let amd = CostTable::for_platform(Platform::X86, &fit).for_vendor(Vendor::Amd, &fit, 250);
-        assert!(siblings < amd.tsc_sibling.ns / 1e6, "{siblings}");
-        let docs = include_str!("x86.rs");
-        let quoted = format!("sibling wave\n//!   {siblings:.2} ms)");
+        let check_ms = amd.tsc_sibling.ns / 1e6;
+        assert!(siblings < check_ms, "{siblings}");
+        let why = known_miss("rec x86-zen3-16-laptop-6.6").unwrap().why;
+        for quoted in [
+            format!("take {primaries:.2} ms each and the"),
+            format!("8 siblings {siblings:.2} ms each"),
+            format!("{check_ms:.0} ms of it the TSC"),
+            format!("R6515 ({:.2} ms", amd.ap_start.ns / 1e6),
+        ] {
+            assert!(why.contains(&quoted), "{quoted:?} not in {why}");
+        }
+        // crate::x86's docs, their comment markers and line breaks folded.
+        let docs = include_str!("x86.rs")
+            .lines()
+            .map(|l| l.trim().trim_start_matches("//!").trim())
+            .collect::<Vec<_>>()
+            .join(" ");
+        let quoted = format!("sibling wave {siblings:.2} ms)");
         assert!(
             docs.contains(&quoted),
             "{quoted:?} not in crate::x86's docs"
@@ -2216,12 +2372,14 @@ mod tests {
         assert!(supermicro.measured.contains("node #0 '#1' 0.140738"));
         assert!(supermicro.measured.contains("node #4 '#32' 0.188738"));
         let rate = (0.188738 - 0.140738) / 31.0 * 1e3;
-        assert!(rate < amd.tsc_sibling.ns / 1e6, "{rate}");
+        assert!(rate < check_ms, "{rate}");
         let quoted = format!("7601's boot package {rate:.2} ms a CPU");
         assert!(
             docs.contains(&quoted),
             "{quoted:?} not in crate::x86's docs"
         );
+        let quoted = format!("boot package says the same ({rate:.2} ms a CPU)");
+        assert!(why.contains(&quoted), "{quoted:?} not in {why}");
     }
 
     /// Seed 003's server, on which the Intel AP start-up is fitted, is not an

@@ -64,6 +64,16 @@ impl Vendor {
         }
     }
 
+    /// Whether this vendor's CPUs have the TSC_ADJUST MSR (CPUID.7.0:EBX
+    /// bit 1) unless a record row says otherwise (`sim.tsc_adjust`): the
+    /// hwloc corpus's CPUID dumps show it on Intel from Haswell on, not on
+    /// Sandy or Ivy Bridge, and on AMD only from Zen 5 (family 1Ah), not on
+    /// the families 10h to 19h the record's AMD rows run
+    /// (tests/x86_cpuid.rs).
+    pub fn tsc_adjust(self) -> bool {
+        self == Vendor::Intel
+    }
+
     /// Whether an AP of this vendor that calibrates takes
     /// `calibrate_delay_converge()` (its delay is not the TSC's).
     pub fn converges(self) -> bool {

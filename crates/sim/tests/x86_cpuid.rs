@@ -7,7 +7,7 @@
 //!
 //! - TSC_ADJUST (CPUID.7.0:EBX bit 1): without it Linux runs the TSC warp
 //!   check on every AP, 2 ms once its package has a CPU online
-//!   (`sim::costs::CostTable::for_vendor`). No AMD CPU of the record's
+//!   (`sim::costs::CostTable::with_tsc_adjust`). No AMD CPU of the record's
 //!   families (10h, 15h, 17h, 19h) has it; Zen 5 (1Ah) does; Intel has it
 //!   from Haswell on.
 //! - MWAITX (CPUID 0x80000001:ECX bit 29): with it Linux delays with MWAITX
@@ -113,36 +113,104 @@ fn amd_families_of_the_record_lack_tsc_adjust_and_only_zen_has_mwaitx() {
     }
 }
 
-/// What the model does with those features: an AMD table runs the 2 ms
-/// check on every AP after a package's first (no TSC_ADJUST), an Intel one
-/// none (TSC_ADJUST), and the record's rows that say `mwaitx = false` are
-/// the family 10h and 15h Opterons their logs name.
+/// The family a record row's own log prints for its CPU
+/// ('smpboot: CPU0: <name> (family: 0xNN, ...', quoted in the row's
+/// `machine`), or, for a row quoting only the CPU's name, the family
+/// another row's log prints for the same name.
+fn logged_family(rows: &[sim::record::Row], r: &sim::record::Row) -> Option<u8> {
+    let family_of = |machine: &str| {
+        let at = machine.find("(family: 0x")? + "(family: 0x".len();
+        let hex = machine[at..].split(',').next()?;
+        u8::from_str_radix(hex, 16).ok()
+    };
+    family_of(&r.machine).or_else(|| {
+        let at = r.machine.find("'smpboot: CPU0: ")? + "'smpboot: CPU0: ".len();
+        let name = r.machine[at..].split('\'').next()?;
+        rows.iter()
+            .filter(|o| {
+                o.machine
+                    .contains(&format!("smpboot: CPU0: {name} (family: 0x"))
+            })
+            .find_map(|o| family_of(&o.machine))
+    })
+}
+
+/// Every AMD row the record simulates is tied to a corpus CPUID dump of the
+/// family its log prints, and the row's MWAITX and TSC_ADJUST (its own
+/// `sim.mwaitx` / `sim.tsc_adjust`, else the defaults) are that dump's
+/// bits; validate's note for the row says which TSC check it ran.
 #[test]
-fn the_model_follows_the_features() {
+fn amd_rows_take_the_features_of_their_familys_cpuid_dump() {
+    let corpus = readers::corpus::dir(env!("CARGO_MANIFEST_DIR"));
+    if !readers::corpus::present(&corpus, "hwloc x86 CPUID dumps") {
+        return;
+    }
+    let dir = corpus.join("hwloc/tests/hwloc/x86");
+    let dump_of_family = [
+        (0x10, "AMD-K10-Istanbul-8xOpteron-8439SE"),
+        (0x15, "AMD-15h-Bulldozer-4xOpteron-6272"),
+        (0x17, "AMD-17h-Zen-2xEpyc-7451"),
+        (0x19, "AMD-19h-Zen3-2xEpyc-7763"),
+    ];
+    let record = sim::record::load().unwrap();
+    let report = sim::validate::validate(&mut |_| {}).unwrap();
+    let mut tied = 0;
+    for r in &record {
+        let Some(spec) = &r.sim else { continue };
+        if spec.vendor().unwrap() != Vendor::Amd {
+            continue;
+        }
+        let family = logged_family(&record, r)
+            .unwrap_or_else(|| panic!("{}: its log's CPU family is not quoted", r.id));
+        let (_, dump) = dump_of_family
+            .iter()
+            .find(|(f, _)| *f == family)
+            .unwrap_or_else(|| panic!("{}: no corpus dump of family {family:#x}", r.id));
+        let f = features(pu0(&dir.join(format!("{dump}.tar.bz2"))));
+        assert_eq!(f.family, family, "{dump}");
+        assert_eq!(spec.mwaitx.unwrap_or(true), f.mwaitx, "{}: MWAITX", r.id);
+        let tsc_adjust = spec.tsc_adjust.unwrap_or(Vendor::Amd.tsc_adjust());
+        assert_eq!(tsc_adjust, f.tsc_adjust, "{}: TSC_ADJUST", r.id);
+        let note = if f.tsc_adjust {
+            "TSC_ADJUST, so an AP whose package has a CPU online skips the TSC check"
+        } else {
+            "no TSC_ADJUST, so every AP runs the TSC check"
+        };
+        let rows: Vec<_> = report
+            .rows
+            .iter()
+            .filter(|row| row.case.starts_with(&format!("rec {} ", r.id)))
+            .collect();
+        assert!(!rows.is_empty(), "{}: not simulated", r.id);
+        for row in rows {
+            assert!(row.note.contains(note), "{}: {}", row.case, row.note);
+        }
+        tied += 1;
+    }
+    assert!(tied >= 7, "{tied} AMD rows");
+}
+
+/// What the model does with TSC_ADJUST: with it no AP after a package's
+/// first runs the warp check, without it each runs the short one, shorter
+/// than a package's first; a row's `sim.tsc_adjust` overrides its vendor's
+/// default both ways.
+#[test]
+fn tsc_adjust_decides_the_sibling_check() {
     let fit = sim::fit::fitted().unwrap();
     let intel = CostTable::for_platform(Platform::X86, &fit);
     assert_eq!(intel.tsc_sibling.ns, 0.0);
     let amd = intel.clone().for_vendor(Vendor::Amd, &fit, 250);
     assert_eq!(amd.tsc_sibling.ns, X86_TSC_SIBLING_NS);
-    assert_eq!(X86_TSC_SIBLING_NS, 2e6);
+    assert!(0.0 < X86_TSC_SIBLING_NS && X86_TSC_SIBLING_NS < amd.tsc_sync.ns);
+    assert_eq!(amd.clone().with_tsc_adjust(true).tsc_sibling.ns, 0.0);
+    assert_eq!(
+        intel.clone().with_tsc_adjust(false).tsc_sibling.ns,
+        X86_TSC_SIBLING_NS
+    );
     // Without MWAITX the AMD AP calibrates directly, as an Intel one does.
     let tsc_delay = amd.clone().with_tsc_delay(250);
     assert!(amd.calibrate.ns < tsc_delay.calibrate.ns);
     assert_eq!(tsc_delay.calibrate.ns, intel.calibrate.ns);
-    let record = sim::record::load().unwrap();
-    let no_mwaitx: Vec<_> = record
-        .iter()
-        .filter(|r| r.sim.as_ref().and_then(|s| s.mwaitx) == Some(false))
-        .collect();
-    assert!(!no_mwaitx.is_empty());
-    for r in no_mwaitx {
-        assert!(
-            r.machine.contains("(family: 0x10,") || r.machine.contains("(family: 0x15,"),
-            "{}: {}",
-            r.id,
-            r.machine
-        );
-    }
 }
 
 /// The R815 row's console characters per CPU, recounted from the lines its
