@@ -78,3 +78,36 @@ fn links_in_a_dump_directory_are_refused() {
     std::fs::remove_file(dir.path().join("pu1")).unwrap();
     cpuid::read_path(dir.path()).unwrap();
 }
+
+/// A tar archive holding `pu0` and, as `pu1`, a link of the kind given.
+fn archive_with_link(path: &std::path::Path, link: tar::EntryType) {
+    let mut tar = tar::Builder::new(std::fs::File::create(path).unwrap());
+    let mut header = tar::Header::new_gnu();
+    header.set_size(PU.len() as u64);
+    header.set_mode(0o644);
+    header.set_cksum();
+    tar.append_data(&mut header, "dump/pu0", PU.as_bytes())
+        .unwrap();
+    let mut header = tar::Header::new_gnu();
+    header.set_entry_type(link);
+    header.set_size(0);
+    header.set_mode(0o644);
+    tar.append_link(&mut header, "dump/pu1", "dump/pu0")
+        .unwrap();
+    tar.finish().unwrap();
+}
+
+#[test]
+fn links_in_a_dump_archive_are_refused_by_member() {
+    let dir = tempfile::tempdir().unwrap();
+    for (link, how) in [
+        (tar::EntryType::Symlink, "symbolic link"),
+        (tar::EntryType::Link, "hard link"),
+    ] {
+        let path = dir.path().join("dump.tar");
+        archive_with_link(&path, link);
+        let e = cpuid::read_path(&path).expect_err("a link is refused");
+        assert_eq!(e.source, format!("{}:dump/pu1", path.display()), "{e}");
+        assert!(e.message.contains(how), "{e}");
+    }
+}

@@ -208,16 +208,22 @@ fn load_dir(dir: &Path, limits: &ArchiveLimits) -> Result<Dump, Error> {
             .file_type()
             .map_err(|e| Error::new(&shown, format!("cannot stat: {e}")))?;
         if file_type.is_symlink() {
-            return Err(Error::new(
-                shown,
-                "is a symbolic link: a dump is read without following links",
-            ));
+            return Err(link_refused(shown, "symbolic"));
         }
         let file = open_input(&path, PU_FILE_LIMIT, "a CPUID dump file")?;
         let bytes = read_capped(file, PU_FILE_LIMIT, &shown, "a CPUID dump file")?;
         dump.keep(kind, shown, bytes, limits)?;
     }
     Ok(dump)
+}
+
+/// A `puN` or summary file that is a link: refused rather than skipped
+/// (a PU would go missing) or followed (it could point outside the dump).
+fn link_refused(shown: String, how: &str) -> Error {
+    Error::new(
+        shown,
+        format!("is a {how} link: a dump is read without following links"),
+    )
 }
 
 /// The dump files of an archive, decoded as the sysfs reader decodes its
@@ -241,8 +247,23 @@ fn load_archive(path: &Path, limits: &ArchiveLimits) -> Result<Dump, Error> {
         let member = member_path(&member).map_err(|why| Error::new(&shown, why))?;
         let (dir, file_name) = member.rsplit_once('/').unwrap_or(("", &member));
         let kind = member_kind(file_name, &shown)?;
-        if matches!(kind, Member::Other) || !entry.header().entry_type().is_file() {
+        if matches!(kind, Member::Other) {
             continue;
+        }
+        let entry_type = entry.header().entry_type();
+        if entry_type.is_symlink() || entry_type.is_hard_link() {
+            let how = if entry_type.is_symlink() {
+                "symbolic"
+            } else {
+                "hard"
+            };
+            return Err(link_refused(shown, how));
+        }
+        if !entry_type.is_file() {
+            return Err(Error::new(
+                shown,
+                format!("is not a regular file (tar entry type {:?})", entry_type),
+            ));
         }
         match &dump.dir {
             Some(first) if first != dir => {
