@@ -76,6 +76,12 @@
 //!   (7.5): if it is the kthread waits, its kernel ran another HZ and
 //!   another count of waits than [`KTHREAD_WAITS_PER_CPU`]; its log states
 //!   neither.
+//! - A serial console on the small boards that miss (tests/arm64_misses.rs):
+//!   an AP's lines go to a console only once it is online, so a console
+//!   would print them in the gap after its 'Booted' line; at 1,500,000
+//!   baud, without time stamps, each CPU's lines outlast that gap on the
+//!   AM60, the Amlogic board, a Pi 5 and the RK3399 under 6.6. Only the
+//!   RK3566 box's gap leaves room for them.
 //! - The ThunderX2's interval is not the kernel's own work: the run with
 //!   KASAN in sw-tags mode, which instruments every kernel memory access,
 //!   takes 66.6 ms a CPU on socket 0 and the linux-next run without it

@@ -164,7 +164,10 @@ const ARM64_WHY: &str = "arm64 Linux brings CPUs up one at a time, and each log 
      half of its rows, those with the most intervals in view, and predicts the others. The Pi \
      5, fitted on arm64-a76-4-ra028 (two intervals), predicts the other Pi 5 log (one \
      interval) at -27 %: their kernels differ (raspberrypi/linux, and one not stated) and the \
-     fitted log's own two intervals differ by 10 %. A CPU on a socket other than the boot \
+     fitted log's own two intervals differ by 10 %. Three more Pi 5 logs, record-only, take \
+     0.32, 0.22 and 0.19 ms a CPU: the five logs of one SoC and one firmware span 0.19-0.32 ms, \
+     1.67x, so no per-CPU figure is within 25 % of all five (it would have to be below \
+     0.236 ms and above 0.237 ms). A CPU on a socket other than the boot \
      CPU's takes longer by a factor fitted on the one log that times both sockets of one run, \
      the KASAN ThunderX2's (66.63 ms a CPU on socket 0, 147.46 ms on socket 1, 2.213x). With it \
      the Altra, fitted on the 80-core log (Flatcar), predicts the 2-socket Altra's CPUs on \
@@ -188,7 +191,23 @@ const ARM64_WHY: &str = "arm64 Linux brings CPUs up one at a time, and each log 
      per CPU. Boards with no second row \
      of their firmware take the Altra's costs and miss by their own gap: the Phytium FT-2000+ \
      (5.4 ms), an Amlogic A53 board (0.58 ms) and NVIDIA's Grace under 6.16 (1.72 ms, its \
-     console enabled only after the bring-up). No mechanism of x86's newer kernels applies: \
+     console enabled only after the bring-up). What the missed rows' own lines rule out \
+     (crates/sim/tests/arm64_misses.rs): the AP's own GICv3 work, the redistributor and LPI \
+     pending-table lines it prints between 'Detected' and 'Booted', lies in its AP side, \
+     0.7-13 % of each missed row's interval; and a serial console. An AP's lines reach no \
+     console while it is not yet online (kernel/printk: console_is_usable(), can_use_console() \
+     before 6.1, skips a console without CON_ANYTIME on such a CPU), so a console would send \
+     them in the gap after its 'Booted' line, and the early 8250 console sends one character \
+     at a time, waiting for the transmitter to empty (serial_putc(), \
+     drivers/tty/serial/8250/8250_early.c). Without time stamps and at 1,500,000 baud (the \
+     fastest rate a log of the record names, the AM60's earlycon) each CPU's lines take longer \
+     than the gap after them: arm64-a55-4 1.50 ms against 0.58-0.59 ms, arm64-amlogic-a53-4 \
+     0.61 ms against 0.58 ms, arm64-a76-4-rpi 0.61 ms against 0.25 ms, arm64-rk3399-6-gc18-6.6 \
+     1.49 ms against 1.37-1.42 ms, so none of these printed on a serial console during its \
+     bring-up. On the RK3566 box the lines would take 1.50 ms of its 1.77 ms gap: a console at \
+     that rate is not ruled out there, nor stated. The Phytium's gaps range 2.6-8.8 ms between \
+     CPUs whose lines are 223-229 characters long, and at 115200 baud those lines alone would \
+     take 19.4 ms: its gap does not follow its console. No mechanism of x86's newer kernels applies: \
      arm64 loads no microcode and brings CPUs up one at a time (the parallel prefix, \
      CONFIG_HOTPLUG_PARALLEL, is x86's; enabling it for arm64 vCPUs was still a KVM Forum 2025 \
      talk, https://pretalx.com/kvm-forum-2025/speaker/ECQMVJ).";

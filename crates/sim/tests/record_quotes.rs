@@ -22,59 +22,15 @@
 //! Every row below the record's marker comment must quote its lines.
 
 mod common;
+#[path = "common/quotes.rs"]
+mod quotes;
 use common::{float, floats, rows};
+use quotes::{booted, detected, quoted, Line};
 use sim::record::RECORD_TOML;
 use toml::{Table, Value};
 
 /// The comment that opens the part of the record whose rows all quote.
 const MARKER: &str = "# --- rows whose `measured` quotes the log lines it used";
-
-/// One quoted log line: its printk stamp and what follows it.
-#[derive(Debug, Clone, PartialEq)]
-struct Line {
-    stamp: f64,
-    text: String,
-}
-
-/// The quoted lines of a `measured` text: every backtick-delimited span.
-fn quoted(measured: &str) -> Result<Vec<Line>, String> {
-    let spans: Vec<&str> = measured.split('`').collect();
-    if spans.len().is_multiple_of(2) {
-        return Err("an unpaired backtick".to_string());
-    }
-    spans
-        .iter()
-        .skip(1)
-        .step_by(2)
-        .map(|span| {
-            let rest = span
-                .strip_prefix('[')
-                .ok_or_else(|| format!("quote '{span}' is not a stamped log line"))?;
-            let (stamp, text) = rest
-                .split_once("] ")
-                .ok_or_else(|| format!("quote '{span}' has no ']' after its stamp"))?;
-            let stamp = stamp
-                .trim()
-                .parse()
-                .map_err(|_| format!("quote '{span}': '{stamp}' is not a stamp"))?;
-            Ok(Line {
-                stamp,
-                text: text.to_string(),
-            })
-        })
-        .collect()
-}
-
-/// The CPU number `n` of a line that begins "CPU<n>" followed by `rest`.
-fn cpu_then(text: &str, rest: &str) -> Option<u32> {
-    let digits = text.strip_prefix("CPU")?;
-    let end = digits
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(digits.len());
-    digits[end..]
-        .starts_with(rest)
-        .then(|| digits[..end].parse().ok())?
-}
 
 /// What a quoted line reports.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -95,15 +51,11 @@ enum Kind {
 }
 
 fn kind(text: &str) -> Kind {
-    if let Some(n) = cpu_then(text, ": Booted secondary processor") {
+    if let Some(n) = booted(text) {
         return Kind::Booted(n);
     }
-    if text.starts_with("Detected ") {
-        if let Some((_, cpu)) = text.split_once(" I-cache on ") {
-            if let Some(n) = cpu_then(cpu, "") {
-                return Kind::Detected(n);
-            }
-        }
+    if let Some(n) = detected(text) {
+        return Kind::Detected(n);
     }
     if text.starts_with("smp: Bringing up secondary CPUs") {
         return Kind::BringingUp;
