@@ -368,6 +368,11 @@ pub const KNOWN_MISSES: &[KnownMiss] = &[
         why: EPYC7601_WHY,
     },
     KnownMiss {
+        case: "rec x86-epyc7601-128-r7425",
+        errors: &[("rec x86-epyc7601-128-r7425 per-CPU interval", -6.1)],
+        why: EPYC7601_WHY,
+    },
+    KnownMiss {
         case: "rec x86-zen3-16-laptop-6.6",
         errors: &[("rec x86-zen3-16-laptop-6.6 per-CPU interval", -23.3)],
         why: ZEN3_WHY,
@@ -478,7 +483,15 @@ const EPYC7601_WHY: &str = "AMD CPUs take the AP start-up fitted on the single-s
      stamp and line end; charged as the Skylake LKP row's console is (a 10-bit frame a character \
      at 115200 baud), that alone would be 3.82 ms per CPU, more than the 2.81 ms measured, so \
      those lines did not all go out on that console at that rate (a quiet or loglevel= the \
-     excerpt does not show, or a BMC's virtual UART).";
+     excerpt does not show, or a BMC's virtual UART). Both logs show what a line did cost \
+     there just before the bring-up: the seven lines of the PMU's report, 29 to 44 \
+     characters, stand 1.00 ms apart in each (0.127739 to 0.133737 on the Supermicro, \
+     10.864551 to 10.870548 on the R7425), whatever their length. At a line a millisecond \
+     the R7425's line per CPU costs it 1.00 ms a CPU and the Supermicro's line per eight CPUs \
+     0.12 ms, 0.87 of the 1.03 ms a CPU between the two boards; less their lines both bring a \
+     CPU up in 1.8 and 1.7 ms, each short of the 2 ms check alone. So the R7425's agreement \
+     within 7 % is listed with this miss: it does not show the check any more than the \
+     Supermicro's log does.";
 
 const LPJ_WHY: &str =
     "With lpj= Linux 2.6.37 skips calibrate_delay() entirely, so the model expects lpj= \
@@ -2340,7 +2353,39 @@ mod tests {
         assert!(0.75 * ms(r7425) < 1.25 * ms(supermicro));
         assert!(rate < 0.75 * ms(r6515), "{rate}");
         assert!(jump < tsc_ms && jump < direct_ms, "{jump}");
-        assert!(predicted.error_pct > 25.0 && r7425_row.error_pct.abs() < 25.0);
+        assert!(predicted.error_pct > 25.0);
+        // The console lines: the PMU's seven lines just before the bring-up,
+        // as each row quotes their stamps, one a millisecond; at that rate
+        // the R7425's line per CPU and the Supermicro's per eight CPUs.
+        let line_ms = |r: &record::Row, first: f64, last: f64| {
+            for (line, t) in [("'... version:'", first), ("'... event mask:'", last)] {
+                let quoted = format!("{line} {t:.6}");
+                assert!(r.measured.contains(&quoted), "{quoted:?} not in {}", r.id);
+            }
+            (last - first) * 1e3 / 6.0
+        };
+        let (line_s, line_r) = (
+            line_ms(supermicro, 0.127739, 0.133737),
+            line_ms(r7425, 10.864551, 10.870548),
+        );
+        let line = 0.5 * (line_s + line_r);
+        assert!((line_s - line_r).abs() < 0.01, "{line_s} {line_r}");
+        let (bare_r, bare_s) = (ms(r7425) - line, ms(supermicro) - line / 8.0);
+        for quoted in [
+            format!("stand {line:.2} ms apart"),
+            format!("costs it {line:.2} ms a CPU"),
+            format!("eight CPUs {:.2} ms", line / 8.0),
+            format!(
+                "{:.2} of the {:.2} ms a CPU",
+                line * 7.0 / 8.0,
+                ms(r7425) - ms(supermicro)
+            ),
+            format!("in {bare_r:.1} and {bare_s:.1} ms"),
+        ] {
+            assert!(why.contains(&quoted), "{quoted:?} not in {why}");
+        }
+        let check_ms = crate::costs::X86_TSC_SIBLING_NS / 1e6;
+        assert!(bare_r < check_ms && bare_s < check_ms);
     }
 
     /// The Zen 3 laptop is listed as a known miss although it lands within
