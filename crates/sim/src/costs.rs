@@ -426,6 +426,12 @@ pub const X86_2010_KICK_NS: f64 = 11.0 * NS_PER_MS;
 pub const X86_2010_TSC_NS: f64 = 20.0 * NS_PER_MS;
 /// pseries release of a thread spinning in the firmware loop.
 pub const PPC_KICK_NS: f64 = 1.0 * NS_PER_US;
+/// powerpc before Linux 6.1: `__cpu_up()` (arch/powerpc/kernel/smp.c) looks
+/// at `cpu_callin_map` and then waits `udelay(100)` before looking again, so
+/// the boot CPU sees a kicked CPU's call-in only at the next multiple of
+/// 100 us. Nathan Lynch's "powerpc/smp: poll cpu_callin_map more aggressively
+/// in __cpu_up()" (commit b37ac1894ac3, Linux 6.1) spins instead.
+pub const PPC_CALLIN_POLL_NS: f64 = 100.0 * NS_PER_US;
 /// arm64: the boot CPU's PSCI call, priced at the fast SMC round trip
 /// Trusted Firmware-A measured on Neoverse N1 (see the arm64 rows of [`TABLE`]).
 pub const ARM64_KICK_NS: f64 = 0.28 * NS_PER_US;

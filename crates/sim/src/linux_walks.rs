@@ -127,6 +127,9 @@ pub enum Kernel {
     V5_9,
     /// With the series (merged for v5.10): the seed's "after".
     V5_10,
+    /// Linux 6.1 and later: 5.10's walks, and the boot CPU spins on the
+    /// AP's call-in instead of polling it ([`crate::costs::PPC_CALLIN_POLL_NS`]).
+    V6_1,
 }
 
 /// Device-tree work of a whole bring-up (every secondary CPU onlined in order).
@@ -187,7 +190,7 @@ pub fn count(topology: &Topology, firmware: Firmware, kernel: Kernel) -> Result<
                 w.walks += per_online * online_count;
                 w.visits += per_online * online_sum;
             }
-            Kernel::V5_10 => {
+            Kernel::V5_10 | Kernel::V6_1 => {
                 // cpu_to_l2cache(cpu).
                 w.walks += 1;
                 w.visits += own;
@@ -232,6 +235,46 @@ fn online_cores_in_node(
                 == Some(node)
         })
         .count() as u64
+}
+
+/// Mask bits `remove_cpu_from_masks()` (arch/powerpc/kernel/smp.c) clears
+/// while the CPUs of `order` go offline one after another, every other
+/// present CPU of `topology` online. It runs on the dying CPU inside
+/// `__cpu_disable()` and walks no device tree in either kernel:
+///
+/// - v5.9 (seed 000's "before"): for every CPU `i` of the dying CPU's
+///   `cpu_core_mask` (its online CPUs with the same package id: the node on
+///   PowerVM, which has no `ibm,chip-id`; the chip elsewhere),
+///   `set_cpus_unrelated()` clears `i` and the dying CPU from each other's
+///   core, L2, sibling and small-core masks (two bits a mask; small cores as
+///   on POWER9 under PowerVM, whose SMT8 cores are two SMT4 halves).
+/// - v5.10 (patch 04 of the series, "powerpc/smp: Optimize
+///   remove_cpu_from_masks"): the same loop over the dying CPU's L2 mask
+///   (its online core here), cpu_core_mask no longer kept.
+pub fn offline_clears(
+    topology: &Topology,
+    firmware: Firmware,
+    kernel: Kernel,
+    order: &[usize],
+) -> u64 {
+    let mut online = *topology.present();
+    let mut clears = 0;
+    for &cpu in order {
+        let (group, masks) = match kernel {
+            Kernel::V5_9 if firmware == Firmware::PowerVm => (
+                topology
+                    .node_of(cpu)
+                    .map_or_else(|| topology.package_mask(cpu), |n| n.cpus.to_cpumask()),
+                4,
+            ),
+            Kernel::V5_9 => (topology.package_mask(cpu), 4),
+            Kernel::V5_10 | Kernel::V6_1 => (topology.smt_mask(cpu), 3),
+        };
+        let visited = group.iter().filter(|&i| online.contains(i)).count() as u64;
+        clears += 2 * masks * visited;
+        online.clear(cpu);
+    }
+    clears
 }
 
 /// The cross-check of seed 000's 4096-CPU prediction with exact walk counts.
@@ -337,7 +380,7 @@ mod tests {
                         }
                     }
                 }
-                Kernel::V5_10 => {
+                Kernel::V5_10 | Kernel::V6_1 => {
                     walk(cpu, &mut w);
                     if firmware.has_l2_node() {
                         // for_each_cpu over (online ∩ node) \ own L2 mask, lowest
@@ -374,7 +417,7 @@ mod tests {
         for shape in shapes {
             let topo = shape.build().unwrap();
             for firmware in [Firmware::PowerVm, Firmware::KvmGuest, Firmware::PowerNv] {
-                for kernel in [Kernel::V5_9, Kernel::V5_10] {
+                for kernel in [Kernel::V5_9, Kernel::V5_10, Kernel::V6_1] {
                     assert_eq!(
                         count(&topo, firmware, kernel).unwrap(),
                         replay(&topo, firmware, kernel),
@@ -401,6 +444,22 @@ mod tests {
             exact += 3 * pos(k) + 3 * prefix;
         }
         assert_eq!(w.visits, exact);
+    }
+
+    /// `--smt=1` on seed 000's POWER9 LPAR (2 nodes x 8 cores x SMT8), by
+    /// hand: before the series each of a node's 56 offlines visits the
+    /// node's online CPUs (64 down to 9) and clears 4 masks; after it, each
+    /// of a core's 7 visits the core's online threads (8 down to 2) and
+    /// clears 3. Two bits a mask.
+    #[test]
+    fn smt1_offline_clears_follow_the_closed_form() {
+        let lpar = SeedMachine::Power9Lpar128.topology();
+        let threads: Vec<usize> = (0..128).filter(|c| c % 8 != 0).collect();
+        let node: u64 = (9..=64).sum();
+        let core: u64 = (2..=8).sum();
+        let count = |k| offline_clears(&lpar, Firmware::PowerVm, k, &threads);
+        assert_eq!(count(Kernel::V5_9), 2 * node * 2 * 4);
+        assert_eq!(count(Kernel::V5_10), 16 * core * 2 * 3);
     }
 
     /// With one price per visit and per CPU fitted on the LPAR, the exact counts

@@ -21,10 +21,15 @@
 //!   the `H_RTAS` hypercall, which leaves the guest for QEMU's user space
 //!   (hw/ppc/spapr_rtas.c `rtas_start_cpu()`) before the vCPU runs.
 //!
-//! Kernels before 6.0 also poll `cpu_callin_map` every 100 us during boot
-//! (`udelay(100)`; Nathan Lynch's "powerpc/smp: poll cpu_callin_map more
-//! aggressively in __cpu_up()", Message-ID
-//! <20220629205852.4172212-1-nathanl@linux.ibm.com>, spins instead).
+//! Kernels before 6.1 also poll `cpu_callin_map` every 100 us during boot
+//! (`udelay(100)`), so the boot CPU sees each call-in up to 100 us late, 50 us
+//! on average; Nathan Lynch's "powerpc/smp: poll cpu_callin_map more
+//! aggressively in __cpu_up()" (commit b37ac1894ac3, merged for 6.1; v3,
+//! Message-ID <20220926220250.157022-1-nathanl@linux.ibm.com>) spins
+//! instead. Every fit machine ran an older kernel, so the fitted per-CPU
+//! cost is taken without that wait and a record row whose kernel is 6.1 or
+//! later (`sim.linux = "6.1+"`) is charged none
+//! ([`Kernel::callin_wait_ns`]).
 //!
 //! No source times any of these paths, so each firmware's whole per-CPU
 //! cost outside the mask code is fitted ([`FirmwareFit`]) on machines of
@@ -46,14 +51,21 @@
 //! |---|---|---|
 //! | PowerVM | seed 000's 1024-CPU POWER8 LPAR, 233.0 s and 3.71 s | the seed's own log, before and after the series |
 //! | KVM guest | the record's 2048-vCPU POWER9 guest, 347.5 s and 5.35 s | the one guest measured before and after the series with log stamps (seed 000's 4096-vCPU figures are prose: "about 30 mins", "6 seconds") |
-//! | PowerNV | the record's 80-CPU POWER8 (`powerpc-p8-80-powernv-2019` / `-2022`): 5.3 and 5.19 on the same machine | the one bare-metal machine measured under both mask codes with release kernels (the 160-CPU POWER9's "after" is the series' first version on a development tree) |
+//! | PowerNV | the record's 80-CPU POWER8 under 5.19 (`powerpc-p8-80-powernv-2022`), one window, its visits priced at POWER8's (PowerVM's fit) | the same machine's 5.3 log (`-2019`, the other mask code) is then a prediction; the 160-CPU POWER9's "after" is the series' first version on a development tree |
+//!
+//! On PowerNV the walk lengths are as on the other firmwares (a CPU node's
+//! place among the CPU nodes): skiboot puts each core's `l2-cache` and
+//! `l3-cache` nodes under `/cpus` too (hdata/pcia.c `add_core_cache_info()`),
+//! but its device tree keeps a node's children sorted by name
+//! (core/device.c `dt_attach_root()`), so every `PowerPC,POWER…@` CPU node
+//! comes before the `l2-cache@`/`l3-cache@` nodes.
 
 use std::sync::OnceLock;
 
 use serde::Serialize;
 use topology::Shape;
 
-use crate::costs::{Param, Source, PPC_KICK_NS};
+use crate::costs::{Param, Source, PPC_CALLIN_POLL_NS, PPC_KICK_NS};
 pub use crate::linux_walks::{Firmware, Kernel};
 
 use crate::linux_walks;
@@ -92,20 +104,34 @@ impl Kernel {
         match self {
             Kernel::V5_9 => "pre-5.10",
             Kernel::V5_10 => "5.10+",
+            Kernel::V6_1 => "6.1+",
         }
     }
 
-    /// The mask code a record row's `sim.linux` names: `"pre-5.10"` before
-    /// seed 000's series, `"5.10+"` (the default) with it.
+    /// The kernel a record row's `sim.linux` names: `"pre-5.10"` before
+    /// seed 000's series, `"5.10+"` (the default) with it, `"6.1+"` from
+    /// Linux 6.1 on.
     pub fn parse(text: Option<&str>) -> Result<Kernel, String> {
         match text {
             None => Ok(Kernel::V5_10),
-            Some(t) => [Kernel::V5_9, Kernel::V5_10]
+            Some(t) => [Kernel::V5_9, Kernel::V5_10, Kernel::V6_1]
                 .into_iter()
                 .find(|k| k.name() == t)
                 .ok_or_else(|| {
-                    format!("sim.linux = '{t}' is not \"pre-5.10\" or \"5.10+\" on powerpc")
+                    format!(
+                        "sim.linux = '{t}' is not \"pre-5.10\", \"5.10+\" or \"6.1+\" on powerpc"
+                    )
                 }),
+        }
+    }
+
+    /// What the boot CPU waits per secondary CPU between the AP's call-in
+    /// and seeing it: half a poll interval on average before Linux 6.1
+    /// (the call-in falls anywhere between two looks), nothing once it spins.
+    pub fn callin_wait_ns(self) -> f64 {
+        match self {
+            Kernel::V5_9 | Kernel::V5_10 => PPC_CALLIN_POLL_NS / 2.0,
+            Kernel::V6_1 => 0.0,
         }
     }
 }
@@ -175,9 +201,10 @@ pub struct FirmwareFit {
     pub firmware: Firmware,
     /// The machine and runs fitted on.
     pub on: String,
-    /// Everything one secondary CPU costs besides the walks (kick, call-in,
-    /// the AP's start-up and online states), the kick's code constant
-    /// included.
+    /// Everything one secondary CPU costs besides the walks and the wait for
+    /// the boot CPU's next look at the call-in ([`Kernel::callin_wait_ns`]):
+    /// the kick, the AP's start-up and online states, the kick's code
+    /// constant included.
     pub per_cpu: Param,
     /// What each CPU already online adds to that, where the fit machines
     /// differ in size (0 where they do not).
@@ -391,7 +418,7 @@ fn solve(firmware: Firmware, runs: &[Measurement], fits: &mut Fits) -> Result<()
         if !unpriced.is_empty() {
             row.push(if unpriced.contains(&p) { *v } else { 0.0 });
         }
-        row.push(m.window_s * 1e9 - known);
+        row.push(m.window_s * 1e9 - known - n * m.kernel.callin_wait_ns());
         a.push(row);
     }
     let x = gauss(a).ok_or_else(|| {
@@ -483,6 +510,52 @@ fn positive(what: &str, ns: f64, floor: f64, on: &str) -> Result<(), SimError> {
 mod tests {
     use super::*;
 
+    /// The first Linux version `text` names ("6.2.0-rc8ssh", "before: v6.5",
+    /// "5.13.0-05357-g…"): a major of 2 to 9 and a minor of one or two digits,
+    /// not preceded by a digit or a dot (so "0.099241" is no version).
+    fn first_version(text: &str) -> Option<(u32, u32)> {
+        let b = text.as_bytes();
+        (0..b.len()).find_map(|i| {
+            let fresh = i == 0 || !(b[i - 1].is_ascii_digit() || b[i - 1] == b'.');
+            if !fresh || !(b'2'..=b'9').contains(&b[i]) || b.get(i + 1) != Some(&b'.') {
+                return None;
+            }
+            let minor: String = text[i + 2..]
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            let next = text[i + 2 + minor.len()..].chars().next();
+            if minor.is_empty() || minor.len() > 2 || next.is_some_and(|c| c.is_ascii_digit()) {
+                return None;
+            }
+            Some((u32::from(b[i] - b'0'), minor.parse().ok()?))
+        })
+    }
+
+    /// A record row is simulated as "6.1+" (no call-in poll) exactly when the
+    /// kernel its `kernel` text names first is 6.1 or later; rows naming no
+    /// version (a powerpc/next tree of 2020) are older.
+    #[test]
+    fn rows_marked_6_1_name_a_kernel_from_6_1_on() {
+        assert_eq!(first_version("6.2.0-rc8ssh (the log's"), Some((6, 2)));
+        assert_eq!(first_version("before: v6.5; after"), Some((6, 5)));
+        assert_eq!(first_version("6.15.0-0.rc2.22.fc43"), Some((6, 15)));
+        assert_eq!(first_version("alone as 0.099241 -> 0.835627"), None);
+        let mut marked = 0;
+        for r in record::load()
+            .unwrap()
+            .iter()
+            .filter(|r| r.arch == "powerpc")
+        {
+            let Some(spec) = &r.sim else { continue };
+            let spins = Kernel::parse(spec.linux.as_deref()).unwrap() == Kernel::V6_1;
+            let from_6_1 = first_version(&r.kernel).is_some_and(|v| v >= (6, 1));
+            assert_eq!(spins, from_6_1, "{}: {}", r.id, r.kernel);
+            marked += usize::from(spins);
+        }
+        assert_eq!(marked, 5);
+    }
+
     /// Every firmware and processor is priced, and the names round-trip.
     #[test]
     fn every_firmware_and_processor_is_priced() {
@@ -507,5 +580,6 @@ mod tests {
         assert_eq!(Kernel::parse(None), Ok(Kernel::V5_10));
         assert_eq!(Kernel::parse(Some("pre-5.10")), Ok(Kernel::V5_9));
         assert!(Kernel::parse(Some("5.9")).is_err());
+        assert_eq!(Kernel::parse(Some("6.1+")), Ok(Kernel::V6_1));
     }
 }
