@@ -317,8 +317,7 @@ pub struct Delays {
 /// This CPU's caches from its own CPUID (Linux 6.12's rules), for the CPU
 /// with APIC id `apic_id` that executes it.
 pub fn read_caches(apic_id: u32) -> x86desc::cacheinfo::CpuCaches {
-    let shifts = cpu::apic_shifts();
-    x86desc::cacheinfo::read(&cpu::cpuid(), apic_id, shifts.xtopology_core_shift())
+    x86desc::cacheinfo::read(&cpu::cpuid(), apic_id, &cpu::topology())
 }
 
 const SIPI: Ipi = Ipi::Startup {

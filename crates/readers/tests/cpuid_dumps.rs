@@ -33,12 +33,6 @@ const DIFFERENCES: &[(&str, &[&str], &str)] = &[
          (family 0x10 model 9, 8 or 12 cores) and gives each half of the package 5 MiB",
     ),
     (
-        "AMD-19h-Zen4-2xEpyc-9654",
-        &["dies"],
-        "hwloc's dies are leaf 0x8000_0026's CCDs (12 a package); the reader splits APIC \
-         ids by leaf 0xB alone, which has no level between cores and the package",
-    ),
-    (
         "AMD-1Ah-Zen5StrixPoint-RyzenAI9HX370",
         &["kinds"],
         "hwloc reads AMD's core type (leaf 0x8000_0026 EBX) into Zen 5 and Zen 5c kinds; \
@@ -52,6 +46,13 @@ const DIFFERENCES: &[(&str, &[&str], &str)] = &[
          cache) a third kind, IntelLowPower; their leaf 0x1A core type and native model id \
          are the other E-cores' (0x20, 2), and Linux's hybrid PMUs split by core type \
          (cpu_atom, cpu_core): two kinds, as the reader gives",
+    ),
+    (
+        "Zhaoxin-2xCentaurHauls-KaiSheng-KH-40000",
+        &["dies"],
+        "hwloc takes the dies from leaf 0x1F's die level; Linux reads no extended topology \
+         leaf on Centaur and Zhaoxin CPUs (topology_common.c parse_topology: parse_legacy, \
+         leaves 1 and 4 only), so its die is the package, as the reader's",
     ),
 ];
 

@@ -6,48 +6,41 @@
 //! QEMU machine builds.
 //!
 //! Which leaves, by vendor (as Linux's `cpuid4_cache_lookup_regs`):
-//! - Intel and every vendor other than AMD: leaf 4. A cache is shared by the CPUs
-//!   whose APIC ids agree above `order(EAX[25:14] + 1)` bits.
-//! - AMD with TOPOEXT: leaf 0x8000_001D, same fields. Below the fourth leaf a
-//!   cache is shared by the aligned block of `EAX[25:14] + 1` APIC ids; the
-//!   fourth (the L3) is shared by the CPUs with the same *LLC id* on the same
-//!   NUMA node (`cpu_llc_shared_mask`, which `topology_sane()` cuts at the node).
+//! - Intel and every vendor other than AMD and Hygon: leaf 4. A cache is shared
+//!   by the CPUs whose APIC ids agree above `order(EAX[25:14] + 1)` bits.
+//! - AMD and Hygon with TOPOEXT: leaf 0x8000_001D, same fields. Below the fourth
+//!   leaf a cache is shared by the aligned block of `EAX[25:14] + 1` APIC ids;
+//!   the fourth (the L3) is shared by the CPUs with the same *LLC id* on the
+//!   same NUMA node (`cpu_llc_shared_mask`, which `topology_sane()` cuts at the
+//!   node).
 //! - AMD without TOPOEXT (QEMU TCG's `qemu64` and `max` models): the legacy leaves
 //!   0x8000_0005 (L1d, L1i) and 0x8000_0006 (L2, and an L3 when its associativity
 //!   field is non-zero). They say nothing about sharing: L1 and L2 are private to
 //!   the CPU, the L3 goes by the LLC id as above.
 //!
-//! The AMD LLC id (`topo.llc_id`): with TOPOEXT and an L3, by family — below 0x17
-//! the node id of leaf 0x8000_001E, 0x17 models up to 0x1F `APIC id >> 3`, later
-//! ones `APIC id >> order(L3 sharing)`; otherwise (`legacy_set_llc`) the initial
-//! APIC id shifted right by the core domain's width: leaf 0x1F/0xB's core-level
-//! shift when the CPU has them (Linux 6.12.117 parses those on AMD with or
-//! without TOPOEXT — the Debian guest's SMT siblings under `qemu64` show it), else
-//! 0x8000_0008's `ApicIdCoreIdSize` or `order(NC + 1)`.
+//! The LLC id (`topo.llc_id`): with TOPOEXT and an L3, on Hygon `APIC id >> 3`,
+//! on AMD by family — below 0x17 the node id of leaf 0x8000_001E, 0x17 models up
+//! to 0x1F `APIC id >> 3`, later ones `APIC id >> order(L3 sharing)`; otherwise
+//! (`legacy_set_llc`) the initial APIC id shifted right by the core domain's
+//! width, both as [`crate::shifts::read`] finds them.
 //!
 //! Not modelled, because no CPU QEMU emulates needs it: leaf 2 descriptors (Intel
-//! CPUs without leaf 4, where Linux takes the package as the LLC), Hygon's leaf
-//! handling, the family 10h-16h node-id MSR, and AMD's leaf 0x8000_0026.
+//! CPUs without leaf 4, where Linux takes the package as the LLC) and the family
+//! 10h-16h node-id MSR.
 
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 use raw_cpuid::{Associativity, CacheParameter, CacheType, CpuId, CpuIdReader};
 use topology::{Cache, CacheKind};
 
+use crate::family_model;
+use crate::shifts::CpuTopology;
+
 /// Cache leaves kept per CPU; real CPUs report 4 or 5, leaf 4 allows more, and
 /// anything beyond is dropped rather than allocated for.
 pub const MAX_LEAVES: usize = 8;
 
-/// Whose rules apply (Linux picks its cache parser by vendor).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Vendor {
-    /// `GenuineIntel`.
-    Intel,
-    /// `AuthenticAMD`.
-    Amd,
-    /// Anything else: read like Intel, through leaf 4.
-    Other,
-}
+pub use crate::Vendor;
 
 /// The CPUID leaves the caches came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -190,22 +183,14 @@ fn ways_of(a: Associativity) -> Option<u32> {
 
 /// Reads this CPU's caches through `cpuid` (the CPU executing it, or recorded
 /// values on the host). `apic_id` is the CPU's APIC id (x2APIC id when it has
-/// one); `xtopology_core_shift` is leaf 0x1F/0xB's core-level shift when the
-/// CPU has either leaf (`None` otherwise).
-pub fn read<R: CpuIdReader>(
-    cpuid: &CpuId<R>,
-    apic_id: u32,
-    xtopology_core_shift: Option<u32>,
-) -> CpuCaches {
-    let vendor = match cpuid.get_vendor_info().as_ref().map(|v| v.as_str()) {
-        Some("GenuineIntel") => Vendor::Intel,
-        Some("AuthenticAMD") => Vendor::Amd,
-        _ => Vendor::Other,
-    };
-    if vendor == Vendor::Amd {
-        read_amd(cpuid, apic_id, xtopology_core_shift)
+/// one); `topology` is what [`crate::shifts::read`] found on the same CPU
+/// (its vendor, and for AMD's legacy LLC id its core-domain shift and
+/// initial APIC id's width).
+pub fn read<R: CpuIdReader>(cpuid: &CpuId<R>, apic_id: u32, topology: &CpuTopology) -> CpuCaches {
+    if topology.vendor.amd_like() {
+        read_amd(cpuid, apic_id, topology)
     } else {
-        read_leaf4(cpuid, vendor, apic_id)
+        read_leaf4(cpuid, topology.vendor, apic_id)
     }
 }
 
@@ -260,19 +245,20 @@ fn read_leaf4<R: CpuIdReader>(cpuid: &CpuId<R>, vendor: Vendor, apic_id: u32) ->
     out
 }
 
-fn read_amd<R: CpuIdReader>(
-    cpuid: &CpuId<R>,
-    apic_id: u32,
-    xtopology_core_shift: Option<u32>,
-) -> CpuCaches {
+fn read_amd<R: CpuIdReader>(cpuid: &CpuId<R>, apic_id: u32, topology: &CpuTopology) -> CpuCaches {
     let topoext = cpuid
         .get_extended_processor_and_feature_identifiers()
         .is_some_and(|f| f.has_topology_extensions());
-    let legacy_llc = legacy_llc(cpuid, xtopology_core_shift, topoext);
+    // legacy_set_llc(): the initial APIC id shifted right by the core
+    // domain's width, when no other rule set the LLC id.
+    let legacy_llc = Sharing::LlcShift {
+        bits: topology.shifts.core,
+        low8: topology.apic_id_8bit,
+    };
     let out = if topoext {
-        read_amd_topoext(cpuid, apic_id, legacy_llc)
+        read_amd_topoext(cpuid, apic_id, topology.vendor, legacy_llc)
     } else {
-        read_amd_legacy(cpuid, apic_id, legacy_llc)
+        read_amd_legacy(cpuid, apic_id, topology.vendor, legacy_llc)
     };
     if out.count == 0 {
         CpuCaches {
@@ -284,63 +270,15 @@ fn read_amd<R: CpuIdReader>(
     }
 }
 
-/// Linux's x86_family()/x86_model(), in u32: raw-cpuid's family_id() adds
-/// the two u8 fields and overflows on an extended family above 0xf0 (found
-/// by the host fuzz test).
-fn family_model<R: CpuIdReader>(cpuid: &CpuId<R>) -> (u32, u32) {
-    let Some(f) = cpuid.get_feature_info() else {
-        return (0, 0);
-    };
-    let base_family = u32::from(f.base_family_id());
-    let family = if base_family == 0xf {
-        base_family + u32::from(f.extended_family_id())
-    } else {
-        base_family
-    };
-    let base_model = u32::from(f.base_model_id());
-    let model = if family >= 6 {
-        base_model | u32::from(f.extended_model_id()) << 4
-    } else {
-        base_model
-    };
-    (family, model)
-}
-
-/// legacy_set_llc(): the initial APIC id shifted right by the core domain's
-/// width. The id is leaf 0xB/0x1F's x2APIC id when those leaves were parsed,
-/// else 0x8000_001E's extended one (TOPOEXT), else leaf 1's 8 bits (`low8`).
-/// The width is leaf 0x1F/0xB's core-level shift, else 0x8000_0008's
-/// (ApicIdCoreIdSize, or the order of NC + 1), else the order of leaf 1's
-/// logical processor count (CPUs older than 0x8000_0008).
-fn legacy_llc<R: CpuIdReader>(
-    cpuid: &CpuId<R>,
-    xtopology_core_shift: Option<u32>,
-    topoext: bool,
-) -> Sharing {
-    let core_shift =
-        xtopology_core_shift.unwrap_or_else(|| match cpuid.get_processor_capacity_feature_info() {
-            Some(c) if c.apic_id_size() != 0 => u32::from(c.apic_id_size()),
-            Some(c) => count_order(c.num_phys_threads() as u32),
-            None => count_order(
-                cpuid
-                    .get_feature_info()
-                    .map_or(1, |f| u32::from(f.max_logical_processor_ids())),
-            ),
-        });
-    Sharing::LlcShift {
-        bits: core_shift,
-        low8: xtopology_core_shift.is_none() && !topoext,
-    }
-}
-
 /// TOPOEXT: leaf 0x8000_001D lists the caches as leaf 4 does; the L3's
 /// sharing is cacheinfo_amd_init_llc_id()'s, from parse_8000_001e().
 fn read_amd_topoext<R: CpuIdReader>(
     cpuid: &CpuId<R>,
     apic_id: u32,
+    vendor: Vendor,
     legacy_llc: Sharing,
 ) -> CpuCaches {
-    let mut out = CpuCaches::new(Vendor::Amd, Source::Amd8000001d, apic_id);
+    let mut out = CpuCaches::new(vendor, Source::Amd8000001d, apic_id);
     let mut last_sharing = 1;
     if let Some(params) = cpuid.get_cache_parameters() {
         for p in params.take(MAX_LEAVES) {
@@ -363,6 +301,12 @@ fn read_amd_topoext<R: CpuIdReader>(
     let (family, model) = family_model(cpuid);
     let llc = if !l3_leaf_nonzero {
         legacy_llc
+    } else if vendor == Vendor::Hygon {
+        // cacheinfo_hygon_init_llc_id(): a CCX of 8 threads.
+        Sharing::LlcShift {
+            bits: 3,
+            low8: false,
+        }
     } else if family < 0x17 {
         cpuid
             .get_processor_topology_info()
@@ -390,9 +334,10 @@ fn read_amd_topoext<R: CpuIdReader>(
 fn read_amd_legacy<R: CpuIdReader>(
     cpuid: &CpuId<R>,
     apic_id: u32,
+    vendor: Vendor,
     legacy_llc: Sharing,
 ) -> CpuCaches {
-    let mut out = CpuCaches::new(Vendor::Amd, Source::AmdLegacy, apic_id);
+    let mut out = CpuCaches::new(vendor, Source::AmdLegacy, apic_id);
     if let Some(l1) = cpuid.get_l1_cache_and_tlb_info() {
         let d = (
             CacheKind::Data,

@@ -16,18 +16,36 @@ use topology::{Cache, CacheKind};
 use x86desc::cacheinfo::{
     self, read, shared_instances, CpuCaches, Placed, Sharing, Source, Vendor,
 };
+use x86desc::shifts;
 
 /// A CPU's CPUID as a table of (leaf, subleaf) → registers; absent = zeros.
 #[derive(Clone, Debug, Default)]
 struct Table(Arc<BTreeMap<(u32, u32), [u32; 4]>>);
 
 impl Table {
-    fn cpuid(&self) -> CpuId<impl raw_cpuid::CpuIdReader> {
+    fn reader(&self) -> impl raw_cpuid::CpuIdReader {
         let t = self.0.clone();
-        CpuId::with_cpuid_reader(move |leaf: u32, sub: u32| {
+        move |leaf: u32, sub: u32| {
             let [eax, ebx, ecx, edx] = t.get(&(leaf, sub)).copied().unwrap_or_default();
             CpuIdResult { eax, ebx, ecx, edx }
-        })
+        }
+    }
+
+    fn cpuid(&self) -> CpuId<impl raw_cpuid::CpuIdReader> {
+        CpuId::with_cpuid_reader(self.reader())
+    }
+
+    /// The caches of the CPU with APIC id `apic` with this CPUID. The tables
+    /// here hold no extended topology leaf: `xtopology` stands for leaf 0xB's
+    /// core-level shift on a CPU that has one (its x2APIC id is then the
+    /// full one); without it the topology is read from the table.
+    fn caches(&self, apic: u32, xtopology: Option<u32>) -> CpuCaches {
+        let mut topology = shifts::read(self.reader());
+        if let Some(core) = xtopology {
+            topology.shifts.core = core;
+            topology.apic_id_8bit = false;
+        }
+        read(&self.cpuid(), apic, &topology)
     }
 }
 
@@ -83,7 +101,7 @@ fn instances(
 ) -> (Vec<CpuCaches>, Vec<Cache>) {
     let read_all: Vec<CpuCaches> = cpus
         .iter()
-        .map(|&(_, apic, _)| read(&table_for(apic).cpuid(), apic, xtopology))
+        .map(|&(_, apic, _)| table_for(apic).caches(apic, xtopology))
         .collect();
     let placed = cpus
         .iter()
@@ -262,7 +280,7 @@ fn intel_without_leaf_4_reports_no_caches() {
     let mut t = BTreeMap::new();
     leaf0(&mut t, 2, b"GenuineIntel");
     t.insert((4, 0), deterministic(1, 1, 2, 12, 64, 64)); // beyond the max leaf
-    let c = read(&Table(Arc::new(t)).cpuid(), 0, None);
+    let c = Table(Arc::new(t)).caches(0, None);
     assert_eq!(c.source, Source::Nothing);
     assert_eq!(c.leaves().count(), 0);
 }
@@ -342,7 +360,7 @@ fn leaves_that_never_end_are_bounded() {
         }
         Table(Arc::new(m))
     };
-    let c = read(&t.cpuid(), 0, None);
+    let c = t.caches(0, None);
     assert_eq!(c.leaves().count(), cacheinfo::MAX_LEAVES);
 }
 
@@ -408,7 +426,7 @@ proptest! {
         let read_all: Vec<CpuCaches> = tables
             .iter()
             .zip(&apics)
-            .map(|(t, &a)| read(&t.cpuid(), a, shift))
+            .map(|(t, &a)| t.caches(a, shift))
             .collect();
         let mut given = CpuMask::new();
         let placed: Vec<Placed> = read_all

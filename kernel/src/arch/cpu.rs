@@ -69,9 +69,14 @@ pub fn x2apic_supported() -> Option<X2apicSupported> {
         .then_some(X2apicSupported(()))
 }
 
+/// This CPU's topology from its own CPUID, by Linux's rules.
+pub fn topology() -> x86desc::shifts::CpuTopology {
+    x86desc::shifts::read(CpuIdReaderNative)
+}
+
 /// This CPU's APIC-id field widths from its own CPUID.
 pub fn apic_shifts() -> x86desc::shifts::ApicShifts {
-    x86desc::shifts::apic_shifts(CpuIdReaderNative)
+    topology().shifts
 }
 
 /// This CPU's own CPUID, for decoders that take a reader.

@@ -4,14 +4,12 @@
 //! and `hwloc-cpuid-info` (`Architecture: x86`).
 //!
 //! Each PU's table answers CPUID through `x86desc`, the decoder the
-//! bare-metal kernel uses, so a dump reads as the kernel would read that
-//! machine: the APIC id (leaf 0x1F/0xB's x2APIC id, AMD's 0x8000_001E
-//! extended one, else leaf 1's), its package, die, core and SMT fields cut
-//! by leaf 0x1F/0xB's shifts (else leaf 1's count, and on AMD 0x8000_0008's
-//! core-id size and 0x8000_001E's threads per core, as Linux's
-//! topology_amd.c), the caches by Linux 6.12's rules (`x86desc::cacheinfo`),
-//! and Intel hybrid core kinds from leaf 0x1A. A dump says nothing of NUMA
-//! nodes (no firmware tables), so the machine has one.
+//! bare-metal kernel uses: the vendor, the APIC id and how it splits into
+//! package, die, core and SMT fields by Linux's topology scan
+//! (`x86desc::shifts::read`), the caches by Linux 6.12's rules
+//! (`x86desc::cacheinfo`), and Intel hybrid core kinds from leaf 0x1A. A
+//! dump says nothing of NUMA nodes (no firmware tables), so the machine has
+//! one.
 //!
 //! Every file is read through a limit, the directory's entries and the
 //! archive's members are counted against [`ArchiveLimits`], and an archive
@@ -27,8 +25,8 @@ use std::path::Path;
 use cpumask::MAX_CPUS;
 use raw_cpuid::CpuId;
 use topology::{Arch, CoreKind, CpuSpec, HwIdKind, Topology, TopologyBuilder};
-use x86desc::cacheinfo::{self, count_order, CpuCaches, Placed};
-use x86desc::shifts::{apic_shifts, ApicShifts};
+use x86desc::cacheinfo::{self, CpuCaches, Placed};
+use x86desc::shifts::ApicShifts;
 
 use crate::limits::{open_input, read_capped, ArchiveLimits};
 use crate::sysfs::archive::{budget_error, decoder, member_path, read_error};
@@ -316,101 +314,23 @@ struct PuFacts {
     long_mode: bool,
 }
 
-/// The vendor string of leaf 0 (EBX, EDX, ECX).
-fn vendor(t: &Table) -> [u8; 12] {
-    let [_, b, c, d] = t.query(0, 0);
-    let mut v = [0u8; 12];
-    for (i, r) in [b, d, c].into_iter().enumerate() {
-        v[i * 4..i * 4 + 4].copy_from_slice(&r.to_le_bytes());
-    }
-    v
-}
-
-/// Linux's x86 family: the base family, plus the extended one when it is 0xf.
-fn family(leaf1_eax: u32) -> u32 {
-    let base = (leaf1_eax >> 8) & 0xf;
-    if base == 0xf {
-        base + ((leaf1_eax >> 20) & 0xff)
-    } else {
-        base
-    }
-}
-
 impl PuFacts {
     fn of(t: &Table) -> PuFacts {
-        let max_leaf = t.query(0, 0)[0];
-        let max_ext = t.query(0x8000_0000, 0)[0];
-        let has_ext = |leaf: u32| max_ext >= leaf && max_ext < 0x8001_0000;
-        let leaf1 = t.query(1, 0);
-        let amd_like = matches!(&vendor(t), b"AuthenticAMD" | b"HygonGenuine");
-        let topoext =
-            amd_like && has_ext(0x8000_0001) && t.query(0x8000_0001, 0)[2] & (1 << 22) != 0;
-        let mut shifts = apic_shifts(t);
-        if shifts.leaf == 1 && !amd_like {
-            // parse_legacy() (Linux's topology_common.c): the package's
-            // logical processors (leaf 1, with HT) hold leaf 4's cores, and
-            // what is left over numbers the threads of a core.
-            let ht = leaf1[3] & (1 << 28) != 0;
-            let nproc_shift = if ht {
-                count_order((leaf1[1] >> 16) & 0xff)
-            } else {
-                0
-            };
-            let leaf4 = t.query(4, 0)[0];
-            let cores = if max_leaf >= 4 && leaf4 & 0x1f != 0 {
-                (leaf4 >> 26) + 1
-            } else {
-                1
-            };
-            let core_shift = count_order(cores);
-            shifts.smt = nproc_shift.saturating_sub(core_shift);
-            shifts.core = core_shift + shifts.smt;
-            shifts.package = shifts.core;
-        }
-        if shifts.leaf == 1 && amd_like {
-            // topology_amd.c: without leaf 0xB the package is the core-id
-            // space of 0x8000_0008, and from family 0x17 the SMT field is
-            // 0x8000_001E's threads per core.
-            if has_ext(0x8000_0008) {
-                let ecx = t.query(0x8000_0008, 0)[2];
-                let size = (ecx >> 12) & 0xf;
-                shifts.package = if size != 0 {
-                    size
-                } else {
-                    count_order((ecx & 0xff) + 1)
-                };
-                shifts.core = shifts.package;
-            }
-            if topoext && family(leaf1[0]) >= 0x17 && has_ext(0x8000_001e) {
-                let threads = ((t.query(0x8000_001e, 0)[1] >> 8) & 0xff) + 1;
-                shifts.smt = count_order(threads).min(shifts.core);
-            }
-        }
-        let apic = if shifts.leaf != 1 {
-            t.query(shifts.leaf, 0)[3]
-        } else if topoext && has_ext(0x8000_001e) {
-            t.query(0x8000_001e, 0)[0]
-        } else {
-            leaf1[1] >> 24
-        };
+        let topology = x86desc::shifts::read(t);
         let cpuid = CpuId::with_cpuid_reader(t);
-        let caches = cacheinfo::read(&cpuid, apic, shifts.xtopology_core_shift());
-        let hybrid = max_leaf >= 7 && t.query(7, 0)[3] & (1 << 15) != 0;
-        // Linux reads leaf 0x1A on every hybrid CPU, whatever its leaf 0
-        // says (get_this_hybrid_cpu_type()).
-        let core_type = hybrid
-            .then(|| (t.query(0x1a, 0)[0] >> 24) as u8)
-            .filter(|&k| k != 0);
+        let caches = cacheinfo::read(&cpuid, topology.apic_id, &topology);
         let model_name = cpuid
             .get_processor_brand_string()
             .map(|b| b.as_str().trim().to_string())
             .filter(|s| !s.is_empty());
-        let long_mode = has_ext(0x8000_0001) && t.query(0x8000_0001, 0)[3] & (1 << 29) != 0;
+        let long_mode = cpuid
+            .get_extended_processor_and_feature_identifiers()
+            .is_some_and(|f| f.has_64bit_mode());
         PuFacts {
-            apic,
-            shifts,
+            apic: topology.apic_id,
+            shifts: topology.shifts,
             caches,
-            core_type,
+            core_type: x86desc::hybrid_core_type(&t),
             model_name,
             long_mode,
         }
