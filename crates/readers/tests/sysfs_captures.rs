@@ -176,3 +176,41 @@ fn contradicting_package_masks_are_one_error() {
         "{text}"
     );
 }
+
+/// jaypipes/ghw's snapshots of real machines (`tests/data/ghw/`, provenance
+/// in `tests/data/SOURCES.md`): two x86 machines of Linux 5.3+ kernels,
+/// whose `die_cpus` equal their `package_cpus` (a level hwloc merges into
+/// the package, so lstopo shows no Die), an arm64 board and an s390x guest.
+/// Each reads as the installed lstopo reads its files.
+#[test]
+fn ghw_snapshots_read_as_lstopo_reads_them() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/ghw");
+    let mut all: Vec<PathBuf> = fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .collect();
+    all.sort();
+    assert_eq!(all.len(), 4, "{} snapshots", all.len());
+    if !truth::have_lstopo("ghw's sysfs snapshots against lstopo") {
+        return;
+    }
+    for archive in &all {
+        let name = archive.file_name().unwrap().to_string_lossy().to_string();
+        let tmp = tempfile::tempdir().unwrap();
+        let ok = Command::new("tar")
+            .arg("xzf")
+            .arg(archive)
+            .arg("-C")
+            .arg(tmp.path())
+            .status()
+            .expect("running tar")
+            .success();
+        assert!(ok, "tar {name}");
+        let mut want = truth::expected(&truth::parse_xml(&lstopo_xml(tmp.path())));
+        if !tmp.path().join("sys/devices/system/node").exists() {
+            want.nodes.clear();
+        }
+        let topo = sysfs::read_path(archive).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_facts(&name, &topo, &want);
+    }
+}

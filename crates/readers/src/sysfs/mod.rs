@@ -1365,7 +1365,8 @@ fn masks_agree(
 
 /// Whether a die or cluster level carries information: some CPU has a real id
 /// (architectures without the level print `-1` and a mask of the CPU alone),
-/// some group holds more than one CPU, and,
+/// some group holds more than one CPU, a die level is not the packages again,
+/// and,
 /// on the online CPUs, every core mask fits in its die/cluster mask, which fits
 /// in the package mask. A level that does not nest is dropped rather than
 /// allowed to split cores (riscv reports per-CPU "dies" around 2-thread cores).
@@ -1385,6 +1386,29 @@ fn middle_level_is_real(raws: &[RawCpu], level: usize, online: &CpuMask) -> bool
         });
     if single {
         return false;
+    }
+    // A die level whose every die is its package carries nothing either:
+    // x86 kernels since 5.3 write die_cpus equal to package_cpus on
+    // single-die parts, and hwloc merges such a level into the packages.
+    if level == DIE {
+        // Masks shared (`Rc`) by a group's CPUs are compared once per pair.
+        let mut equal: std::collections::HashSet<(*const CpuMask, *const CpuMask)> =
+            std::collections::HashSet::new();
+        let same_as_package =
+            raws.iter()
+                .filter(|r| online.contains(r.id as usize))
+                .all(|r| match (&r.masks[DIE], &r.masks[PACKAGE]) {
+                    (Some(d), Some(p)) => {
+                        let pair = (Rc::as_ptr(d), Rc::as_ptr(p));
+                        equal.contains(&pair)
+                            || ((Rc::ptr_eq(d, p) || d.and(online) == p.and(online))
+                                && equal.insert(pair))
+                    }
+                    _ => false,
+                });
+        if same_as_package {
+            return false;
+        }
     }
     raws.iter()
         .filter(|r| online.contains(r.id as usize))

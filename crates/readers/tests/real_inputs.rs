@@ -1,0 +1,219 @@
+//! Real inputs gathered from outside the corpus, read against lstopo: set
+//! `MANYCORE_REAL_INPUTS=DIR` to a directory holding `xml/*.xml` (hwloc XML,
+//! v1 or v2), `sysfs/*` (sysfs/procfs roots: directories holding `sys/`, or
+//! `.tar.gz`/`.tar.bz2`/`.tar.xz` of one) and `lscpu/*` (lscpu outputs of any
+//! form). Without it the test says so and passes; it is how BENCHMARKS.md's
+//! tally of real inputs is made again. Each input is one line: `read` (and
+//! equal to lstopo's reading of the same input), `refused` with the reader's
+//! error, `WRONG` with the first field that differs, or `PANIC`. The test
+//! fails on a wrong reading or a panic, never on a refusal.
+//!
+//! lstopo is the truth for XML (its own re-export of the file) and for
+//! sysfs roots (its reading of the extracted files, the x86 backend left
+//! out as in `sysfs_captures.rs`); an lscpu output has no second reader, so
+//! it is only read or refused.
+
+#[path = "xml_support/truth.rs"]
+mod truth;
+
+use std::fs;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use readers::{lscpu, sysfs, xml};
+
+#[derive(Default)]
+struct Tally {
+    tried: usize,
+    read: usize,
+    refused: usize,
+    wrong: Vec<String>,
+}
+
+impl Tally {
+    fn add(&mut self, what: &str, outcome: Result<Result<(), String>, String>) {
+        self.tried += 1;
+        match outcome {
+            Ok(Ok(())) => {
+                self.read += 1;
+                println!("read     {what}");
+            }
+            Ok(Err(e)) => {
+                self.refused += 1;
+                println!("refused  {what}: {e}");
+            }
+            Err(why) => {
+                println!("WRONG    {what}: {why}");
+                self.wrong.push(what.to_string());
+            }
+        }
+    }
+}
+
+fn listing(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = fs::read_dir(dir)
+        .map(|r| r.map(|e| e.unwrap().path()).collect())
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// Runs `f`, turning a failed assertion or a panic into the `Err` of a wrong
+/// reading.
+fn checked(f: impl FnOnce() -> Result<(), String>) -> Result<Result<(), String>, String> {
+    catch_unwind(AssertUnwindSafe(f)).map_err(|p| {
+        p.downcast_ref::<String>()
+            .cloned()
+            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_else(|| "panic".into())
+            .lines()
+            .take(6)
+            .collect::<Vec<_>>()
+            .join(" | ")
+    })
+}
+
+fn lstopo_xml(input: &Path, x86_off: bool) -> Option<String> {
+    let mut c = Command::new(truth::lstopo());
+    if x86_off {
+        c.env("HWLOC_COMPONENTS", "-x86");
+    }
+    let out = c
+        .arg("--input")
+        .arg(input)
+        .args(["--no-io", "--of", "xml", "-"])
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+fn check_xml(path: &Path) -> Result<(), String> {
+    let topo = xml::read_path(path).map_err(|e| e.to_string())?;
+    let Some(text) = lstopo_xml(path, false) else {
+        println!(
+            "note     {}: lstopo cannot read it; ours did, unchecked",
+            path.display()
+        );
+        return Ok(());
+    };
+    let want = truth::expected(&truth::parse_xml(&text));
+    truth::assert_facts("", &truth::facts_of(&topo, &want), &want);
+    Ok(())
+}
+
+/// A sysfs root as a directory lstopo can read: the directory itself, or a
+/// copy of it or of the archive's files (its top directory holding `sys/`
+/// when it has one) with a `proc/` directory.
+fn as_root(path: &Path) -> (PathBuf, Option<tempfile::TempDir>) {
+    if path.join("proc").is_dir() {
+        return (path.to_path_buf(), None);
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let ok = if path.is_dir() {
+        Command::new("cp")
+            .arg("-a")
+            .arg(path)
+            .arg(tmp.path())
+            .status()
+    } else {
+        Command::new("tar")
+            .arg("xaf")
+            .arg(path)
+            .arg("-C")
+            .arg(tmp.path())
+            .status()
+    }
+    .is_ok_and(|s| s.success());
+    assert!(ok, "copying {}", path.display());
+    let root = if tmp.path().join("sys").exists() {
+        tmp.path().to_path_buf()
+    } else {
+        listing(tmp.path())
+            .into_iter()
+            .find(|d| d.join("sys").exists())
+            .unwrap_or_else(|| tmp.path().to_path_buf())
+    };
+    // lstopo takes a directory for a Linux root only when it has `proc/`.
+    let _ = fs::create_dir_all(root.join("proc"));
+    (root, Some(tmp))
+}
+
+fn check_sysfs(path: &Path) -> Result<(), String> {
+    let topo = sysfs::read_path(path).map_err(|e| e.to_string())?;
+    let (root, _keep) = as_root(path);
+    let Some(text) = lstopo_xml(&root, true) else {
+        println!(
+            "note     {}: lstopo cannot read it; ours did, unchecked",
+            path.display()
+        );
+        return Ok(());
+    };
+    let mut want = truth::expected(&truth::parse_xml(&text));
+    if !root.join("sys/devices/system/node").exists() {
+        want.nodes.clear();
+        want.distances = None;
+    }
+    // hwloc's PUs, packages, cores and caches hold only online CPUs.
+    let online: truth::Set = topo.online().iter().collect();
+    let on = |v: &[truth::Set]| -> Vec<truth::Set> {
+        let mut v: Vec<truth::Set> = v
+            .iter()
+            .map(|s| s.intersection(&online).copied().collect::<truth::Set>())
+            .filter(|s| !s.is_empty())
+            .collect();
+        v.sort();
+        v
+    };
+    let mut got = truth::facts_of(&topo, &want);
+    got.pus = got.pus.intersection(&online).copied().collect();
+    got.packages = on(&got.packages);
+    got.dies = on(&got.dies);
+    got.clusters = on(&got.clusters);
+    got.cores = on(&got.cores);
+    truth::assert_facts("", &got, &want);
+    Ok(())
+}
+
+/// One kind of input's check: `Ok` read (and equal to lstopo's reading),
+/// `Err` refused with the reader's error.
+type Check = fn(&Path) -> Result<(), String>;
+
+fn check_lscpu(path: &Path) -> Result<(), String> {
+    lscpu::read_path(path)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
+#[test]
+fn real_inputs_read_as_lstopo_reads_them() {
+    let Some(dir) = std::env::var_os("MANYCORE_REAL_INPUTS") else {
+        eprintln!("SKIPPED real_inputs: MANYCORE_REAL_INPUTS is not set");
+        return;
+    };
+    let dir = PathBuf::from(dir);
+    let kinds: [(&str, Check); 3] = [
+        ("xml", check_xml),
+        ("sysfs", check_sysfs),
+        ("lscpu", check_lscpu),
+    ];
+    let mut all = Vec::new();
+    for (kind, check) in kinds {
+        let mut t = Tally::default();
+        for p in listing(&dir.join(kind)) {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            t.add(&format!("{kind}/{name}"), checked(|| check(&p)));
+        }
+        println!(
+            "TALLY {kind}: {} tried, {} read, {} refused, {} wrong",
+            t.tried,
+            t.read,
+            t.refused,
+            t.wrong.len()
+        );
+        all.extend(t.wrong);
+    }
+    assert!(all.is_empty(), "read wrong: {all:?}");
+}
