@@ -219,3 +219,93 @@ fn hwloc2_v1_export_with_a_package_matrix_as_large_keeps_the_numa_one() {
     let back = truth::run_lstopo(tmp.path().to_str().unwrap(), &["--of", "xml"]);
     assert_eq!(expected(&parse_xml(&back)).distances, want.distances);
 }
+
+/// A hwloc 1.x file in the shape of flux-framework/flux-sched's AMD EPYC
+/// exports (`t/data/hwloc-data/001N/...`), written by hand: one package of
+/// two NUMA nodes of two cores, each node an object of the main tree with,
+/// below it, a Group of the very same CPUs (the die) holding an L3.
+fn epyc_like_v1() -> String {
+    let sets = |cpus: u32, nodes: u32| {
+        format!(
+            "cpuset=\"0x{cpus:08x}\" complete_cpuset=\"0x{cpus:08x}\" online_cpuset=\"0x{cpus:08x}\" \
+             allowed_cpuset=\"0x{cpus:08x}\" nodeset=\"0x{nodes:08x}\" complete_nodeset=\"0x{nodes:08x}\" \
+             allowed_nodeset=\"0x{nodes:08x}\""
+        )
+    };
+    let core = |c: u32, n: u32| {
+        let s = sets(1 << c, 1 << n);
+        format!("<object type=\"Core\" os_index=\"{c}\" {s}><object type=\"PU\" os_index=\"{c}\" {s}/></object>")
+    };
+    let node = |n: u32| {
+        let s = sets(0b11 << (2 * n), 1 << n);
+        format!(
+            "<object type=\"NUMANode\" os_index=\"{n}\" {s} local_memory=\"1073741824\">\
+             <page_type size=\"4096\" count=\"262144\"/><object type=\"Group\" {s} depth=\"0\">\
+             <object type=\"Cache\" {s} cache_size=\"8388608\" depth=\"3\" cache_linesize=\"64\" \
+             cache_associativity=\"16\" cache_type=\"0\">{}{}</object></object></object>",
+            core(2 * n, n),
+            core(2 * n + 1, n)
+        )
+    };
+    let all = sets(0xf, 0b11);
+    format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE topology SYSTEM \"hwloc.dtd\">\n\
+         <topology>\n<object type=\"Machine\" os_index=\"0\" {all}><object type=\"Socket\" \
+         os_index=\"0\" {all}>{}{}</object></object>\n</topology>\n",
+        node(0),
+        node(1)
+    )
+}
+
+/// lstopo's facts of an XML text, and ours.
+fn both(text: &str, name: &str) -> (truth::Facts, truth::Facts) {
+    let file = tempfile::NamedTempFile::new().unwrap();
+    fs::write(file.path(), text).unwrap();
+    let want = expected(&parse_xml(&truth::run_lstopo(
+        file.path().to_str().unwrap(),
+        &["--of", "xml"],
+    )));
+    let topo = xml::read(text, name).unwrap_or_else(|e| panic!("{e}"));
+    (facts_of(&topo, &want), want)
+}
+
+/// The die's group under each NUMA node: hwloc 2 merges it into the node's
+/// memory group on import, so lstopo shows no CPU grouping there and the
+/// model has no cluster either.
+#[test]
+fn hwloc1_group_of_its_numa_nodes_cpus_is_no_cluster() {
+    if !truth::have_lstopo("a hwloc 1.x XML with a group under each NUMA node, against lstopo") {
+        return;
+    }
+    let (got, want) = both(&epyc_like_v1(), "epyc-like.xml");
+    assert!(want.clusters.is_empty(), "lstopo keeps no CPU group");
+    assert_eq!(want.nodes.len(), 2);
+    truth::assert_facts("epyc-like v1", &got, &want);
+}
+
+/// hwloc 1.x wrote a NUMA node the exporting process could not allocate
+/// from (outside its cgroup's mems: flux-sched's `chimera.xml` has nodes 1
+/// and 3 so) with `nodeset="0x0"`; hwloc 2.9 imports no such node, its CPUs
+/// in no node, and neither does the model.
+#[test]
+fn hwloc1_numa_node_outside_its_nodeset_is_no_node() {
+    if !truth::have_lstopo("a hwloc 1.x XML with a disallowed NUMA node, against lstopo") {
+        return;
+    }
+    let text = epyc_like_v1()
+        .replace(" nodeset=\"0x00000002\"", " nodeset=\"0x0\"")
+        .replace("allowed_nodeset=\"0x00000002\"", "allowed_nodeset=\"0x0\"")
+        .replace(" nodeset=\"0x00000003\"", " nodeset=\"0x00000001\"")
+        .replace(
+            "allowed_nodeset=\"0x00000003\"",
+            "allowed_nodeset=\"0x00000001\"",
+        );
+    let (got, want) = both(&text, "epyc-like-disallowed.xml");
+    assert_eq!(
+        want.nodes.keys().collect::<Vec<_>>(),
+        [&0],
+        "lstopo's nodes"
+    );
+    assert_eq!(want.pus.len(), 4, "lstopo's PUs");
+    truth::assert_facts("epyc-like v1, node 1 disallowed", &got, &want);
+}

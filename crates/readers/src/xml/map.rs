@@ -111,9 +111,17 @@ fn ancestor(objs: &[RawObj], mut i: usize, want: impl Fn(&RawObj) -> bool) -> Op
     None
 }
 
-/// A group that groups CPUs, not one of hwloc's helper groups.
-fn is_cluster_group(o: &RawObj) -> bool {
+/// A group that groups CPUs: not one of hwloc's helper groups, nor a group
+/// whose cpuset is its parent's. Such a group adds no level, and hwloc 2
+/// merges it into its parent on import (groups keep only structure); hwloc
+/// 1.x wrote one under a NUMA node of the same CPUs (an AMD die's group
+/// below its node), which hwloc 2 turns into the node's memory group.
+fn is_cluster_group(objs: &[RawObj], o: &RawObj) -> bool {
+    let same_as_parent = o
+        .parent
+        .is_some_and(|p| o.cpuset.is_some() && objs[p].cpuset == o.cpuset);
     o.ty == ObjType::Group
+        && !same_as_parent
         && !matches!(
             o.group_kind,
             Some(GROUP_KIND_DISTANCE | GROUP_KIND_IO | GROUP_KIND_MEMORY)
@@ -128,7 +136,7 @@ fn path_of(objs: &[RawObj], i: usize) -> Path {
     let core = ancestor(objs, i, |o| o.ty == ObjType::Core);
     let outer = die.or(pkg);
     let cluster = outer.and_then(|outer| {
-        let g = ancestor(objs, i, is_cluster_group)?;
+        let g = ancestor(objs, i, |o| is_cluster_group(objs, o))?;
         let inside = ancestor(objs, g, |_| true).is_some()
             && std::iter::successors(objs[g].parent, |&p| objs[p].parent).any(|p| p == outer);
         inside.then_some(g)
@@ -173,7 +181,7 @@ fn group_ids(objs: &[RawObj], paths: &[Path]) -> Vec<PuIds> {
     let mut counters: HashMap<(u8, bool), u32> = HashMap::new();
     for (i, o) in objs.iter().enumerate() {
         let c = counters
-            .entry((o.ty as u8, is_cluster_group(o)))
+            .entry((o.ty as u8, is_cluster_group(objs, o)))
             .or_insert(0);
         logical[i] = *c;
         *c += 1;

@@ -18,7 +18,7 @@ use topology::{CacheKind, MAX_DISTANCE_NODES};
 use super::line_of;
 use super::raw::{
     attrs_of, get, latency, num, obj_type, parse_bitmap, Attrs, Distances, ObjType, Raw, RawKind,
-    RawObj, V1Distances,
+    RawObj, V1Distances, GROUP_KIND_MEMORY,
 };
 use crate::limits::XML_DEPTH_LIMIT;
 use crate::Error;
@@ -413,7 +413,17 @@ impl Parser<'_> {
             }
             ty = ObjType::Group;
         }
-        let (gp_index, group_kind, line_size, assoc) = fields;
+        let (gp_index, mut group_kind, line_size, assoc) = fields;
+        if ty == ObjType::Numa && !in_own_nodeset(attrs, os_index).map_err(err)? {
+            // hwloc 1.x exported a NUMA node the exporting process may not
+            // allocate from (outside its cgroup's mems) with an empty
+            // nodeset; hwloc 2.9 imports it as no node, leaving its CPUs in
+            // none. It stays in the tree as what hwloc 2 makes of a v1 node
+            // object: a memory group, which groups no CPUs.
+            ty = ObjType::Group;
+            group_kind = Some(GROUP_KIND_MEMORY);
+            size = None;
+        }
         self.raw.objects.push(RawObj {
             ty,
             os_index,
@@ -666,6 +676,20 @@ fn cache_level(
 
 /// `cache_associativity`: hwloc writes the ways, 0 when unknown and -1 when
 /// fully associative; any other negative number cannot be a cache.
+/// Whether a NUMA node object's `nodeset` holds its own `os_index` (true
+/// when either is missing: v2 files always hold it).
+fn in_own_nodeset(attrs: &Attrs<'_>, os_index: Option<u32>) -> Result<bool, String> {
+    let (Some(text), Some(id)) = (get(attrs, "nodeset"), os_index) else {
+        return Ok(true);
+    };
+    let id = id as usize;
+    let word = u16::try_from(id / 64).ok();
+    Ok(parse_bitmap(text)?
+        .0
+        .iter()
+        .any(|&(w, v)| Some(w) == word && v & (1 << (id % 64)) != 0))
+}
+
 fn associativity(attrs: &Attrs<'_>) -> Result<Option<i64>, String> {
     let ways: Option<i64> = num(attrs, "cache_associativity")?;
     match ways {
