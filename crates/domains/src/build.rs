@@ -7,7 +7,7 @@ use alloc::vec;
 use alloc::vec::Vec;
 use core::fmt;
 
-use cpumask::CpuMask;
+use cpumask::{CompactMask, CpuMask};
 use topology::{Arch, Topology};
 
 use crate::config::KernelConfig;
@@ -195,25 +195,8 @@ pub struct Domains {
     /// The CPUs domains were built on (`cpu_active_mask`).
     pub cpu_map: CpuMask,
     spans: Spans,
-    group_lists: Vec<Vec<GroupSpan>>,
-    /// Whether `group_lists[i]` is in wrap order from its owner (overlap levels)
-    /// rather than sorted by first CPU (shared groups, rotated per CPU on output).
-    group_list_built_order: Vec<bool>,
+    group_lists: GroupLists,
     cpu_pos: Vec<u32>,
-}
-
-/// A domain under construction (per CPU, before attaching).
-#[derive(Debug, Clone)]
-struct Sd {
-    level: u8,
-    span: u32,
-    weight: u32,
-    flags: Flags,
-    imbalance_pct: u32,
-    cache_nice_tries: u32,
-    busy_factor: u32,
-    groups: u32,
-    group_key: GroupKey,
 }
 
 /// Builds the domains `kernel` would build on `topo`'s online CPUs.
@@ -241,7 +224,7 @@ pub fn build_with(
     let LevelSet { levels, rules } =
         levels_for(topo, kernel, &options.config, &mut spans, in_masks);
     topology_span_sane(&levels)?;
-    let full = spans.intern(cpu_map);
+    let full = spans.intern(&cpu_map);
     let nr = levels[0].of_cpu.len();
     let online: Vec<u32> = cpu_map.iter().map(|c| c as u32).collect();
     let mut cpu_pos = vec![u32::MAX; nr];
@@ -255,7 +238,7 @@ pub fn build_with(
     } else {
         None
     };
-    let mut chains = ChainBuilder {
+    let mut cpus = ChainBuilder {
         kernel,
         levels: &levels,
         rules: &rules,
@@ -269,25 +252,19 @@ pub fn build_with(
     }
     .build_chains(&online, &mut spans);
     let mut groups = Groups::new(levels.len(), spans.len(), nr);
-    groups.build(kernel, &levels, &mut chains, &online, &cpu_pos, &spans);
+    groups.build(kernel, &levels, &mut cpus, &cpu_pos, &spans);
     let degenerate = Degenerate {
         needs_groups: kernel.degenerate_needs_groups(),
         parent_ignores: kernel.parent_ignores_with_one_group(rules.single_node),
         spans: &spans,
         lists: &groups.lists,
     };
-    let cpus = attach(chains, &online, &degenerate, &mut groups.flags);
-    let cpus = cpus
-        .into_iter()
-        .map(|(cpu, chain, removed)| CpuDomains {
-            cpu,
-            domains: chain
-                .into_iter()
-                .map(|sd| sd.into_domain(kernel, &groups.flags))
-                .collect(),
-            removed,
-        })
-        .collect();
+    for c in &mut cpus {
+        c.removed = cpu_attach_domain(&mut c.domains, &degenerate, &mut groups.flags);
+    }
+    for d in cpus.iter_mut().flat_map(|c| &mut c.domains) {
+        d.groups_flags = first_group_flags(kernel, d.group_key, &groups.flags);
+    }
 
     spans.forget_index();
     Ok(Domains {
@@ -300,7 +277,6 @@ pub fn build_with(
         cpu_map,
         spans,
         group_lists: groups.lists,
-        group_list_built_order: groups.built_order,
         cpu_pos,
     })
 }
@@ -367,12 +343,21 @@ struct ChainBuilder<'a> {
 
 impl ChainBuilder<'_> {
     /// Per CPU, one domain per level up to the first spanning every CPU.
-    fn build_chains(&mut self, online: &[u32], spans: &mut Spans) -> Vec<Vec<Sd>> {
-        online.iter().map(|&cpu| self.chain(cpu, spans)).collect()
+    /// They are the CPU's result once [`Groups`] and [`cpu_attach_domain`]
+    /// are done with them: nothing is copied into another vector.
+    fn build_chains(&mut self, online: &[u32], spans: &mut Spans) -> Vec<CpuDomains> {
+        online
+            .iter()
+            .map(|&cpu| CpuDomains {
+                cpu,
+                domains: self.chain(cpu, spans),
+                removed: Vec::new(),
+            })
+            .collect()
     }
 
-    fn chain(&mut self, cpu: u32, spans: &mut Spans) -> Vec<Sd> {
-        let mut chain: Vec<Sd> = Vec::with_capacity(self.levels.len());
+    fn chain(&mut self, cpu: u32, spans: &mut Spans) -> Vec<Domain> {
+        let mut chain: Vec<Domain> = Vec::with_capacity(self.levels.len());
         for (li, level) in self.levels.iter().enumerate() {
             let in_mask = level.of_cpu[cpu as usize];
             let span = self.span(li, in_mask, chain.last(), spans);
@@ -401,13 +386,13 @@ impl ChainBuilder<'_> {
     /// being deactivated (`tl->mask(cpu)` may hold it, the span never does),
     /// and widened to hold the child's span when the architecture's masks do
     /// not nest (`build_sched_domain()`'s "arch topology borken" fix-up).
-    fn span(&mut self, li: usize, in_mask: u32, child: Option<&Sd>, spans: &mut Spans) -> u32 {
+    fn span(&mut self, li: usize, in_mask: u32, child: Option<&Domain>, spans: &mut Spans) -> u32 {
         let raw = if self.deactivating {
             let cpu_map = &self.cpu_map;
             *self
                 .active_of
                 .entry(in_mask)
-                .or_insert_with(|| spans.intern(spans.get(in_mask).and(cpu_map)))
+                .or_insert_with(|| spans.intern(&spans.get(in_mask).and(cpu_map)))
         } else {
             in_mask
         };
@@ -417,7 +402,10 @@ impl ChainBuilder<'_> {
         }
         let memo = &mut self.subset_memo[li];
         if memo.len() <= child.span as usize {
-            memo.resize(child.span as usize + 1, (u32::MAX, u32::MAX));
+            // Sized for every span known so far at once rather than span by
+            // span, which would reallocate it many times per level.
+            let len = spans.len().max(child.span as usize + 1);
+            memo.resize(len, (u32::MAX, u32::MAX));
         }
         let (last_raw, last) = memo[child.span as usize];
         if last_raw == raw {
@@ -427,7 +415,7 @@ impl ChainBuilder<'_> {
             raw
         } else {
             let m = spans.get(raw).or(spans.get(child.span));
-            spans.intern(m)
+            spans.intern(&m)
         };
         memo[child.span as usize] = (raw, span);
         span
@@ -435,37 +423,76 @@ impl ChainBuilder<'_> {
 }
 
 /// A table indexed by (level, id), for ids below a bound known up front:
-/// every CPU asks it once per level, so it is a flat array rather than a map.
+/// every CPU asks it once per level, so it is a flat array rather than a
+/// map. A level's row is allocated when first written: each table is used
+/// at overlapping levels only or at the others only, and a row of a
+/// 16384-CPU machine is hundreds of kilobytes of fresh pages.
 struct PerLevel<T> {
-    stride: usize,
-    cells: Vec<Option<T>>,
+    ids: usize,
+    rows: Vec<Vec<Option<T>>>,
 }
 
 impl<T: Copy> PerLevel<T> {
     fn new(levels: usize, ids: usize) -> Self {
         PerLevel {
-            stride: ids,
-            cells: vec![None; levels * ids],
+            ids,
+            rows: (0..levels).map(|_| Vec::new()).collect(),
         }
     }
     fn get(&self, level: u8, id: u32) -> Option<T> {
-        self.cells[level as usize * self.stride + id as usize]
+        self.rows[level as usize]
+            .get(id as usize)
+            .copied()
+            .flatten()
     }
     fn set(&mut self, level: u8, id: u32, value: T) {
-        self.cells[level as usize * self.stride + id as usize] = Some(value);
+        let row = &mut self.rows[level as usize];
+        if row.is_empty() {
+            *row = vec![None; self.ids];
+        }
+        row[id as usize] = Some(value);
     }
 }
 
 /// Flags of the shared `sched_group`s, by (level, first CPU).
 type GroupFlags = PerLevel<Flags>;
 
+/// Every distinct group list, stored end to end: a large machine has
+/// thousands of lists of two CPUs, and one allocation each would cost more
+/// than the lists.
+#[derive(Debug, Clone, Default)]
+struct GroupLists {
+    items: Vec<GroupSpan>,
+    /// Where list `i` ends in `items`; it starts where list `i - 1` ends.
+    ends: Vec<u32>,
+    /// Whether list `i` is in wrap order from its owner (overlap levels)
+    /// rather than sorted by first CPU (shared groups, rotated per CPU on
+    /// output).
+    built_order: Vec<bool>,
+}
+
+impl GroupLists {
+    /// Appends the list of `items` added since `start`; returns its id.
+    fn close(&mut self, start: usize, built_order: bool) -> u32 {
+        debug_assert_eq!(start, self.ends.last().map_or(0, |&e| e as usize));
+        self.ends.push(self.items.len() as u32);
+        self.built_order.push(built_order);
+        (self.ends.len() - 1) as u32
+    }
+    fn get(&self, id: u32) -> &[GroupSpan] {
+        let i = id as usize;
+        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+        &self.items[start..self.ends[i] as usize]
+    }
+    fn built_order(&self, id: u32) -> bool {
+        self.built_order[id as usize]
+    }
+}
+
 /// Phase 2: the groups of every domain, as lists shared between domains
 /// with the same groups.
 struct Groups {
-    lists: Vec<Vec<GroupSpan>>,
-    /// Whether `lists[i]` is in wrap order from its owner (overlap levels)
-    /// rather than sorted by first CPU.
-    built_order: Vec<bool>,
+    lists: GroupLists,
     /// (level, span) → list, for non-overlapping levels.
     shared_lists: PerLevel<u32>,
     /// Each distinct overlapping list, stored once.
@@ -473,15 +500,14 @@ struct Groups {
     flags: GroupFlags,
     /// (level, span) → the last overlap walk: (from CPU, its child span,
     /// list, first group's flags, whether that child lies inside the span
-    /// once known: a 2 KiB subset test every CPU of the child would repeat).
+    /// once known: a subset test every CPU of the child would repeat).
     last_walk: PerLevel<(u32, u32, u32, Flags, Option<bool>)>,
 }
 
 impl Groups {
     fn new(levels: usize, spans: usize, nr_cpus: usize) -> Self {
         Groups {
-            lists: Vec::new(),
-            built_order: Vec::new(),
+            lists: GroupLists::default(),
             shared_lists: PerLevel::new(levels, spans),
             private_lists: BTreeMap::new(),
             flags: PerLevel::new(levels, nr_cpus),
@@ -493,47 +519,43 @@ impl Groups {
         &mut self,
         kernel: KernelVersion,
         levels: &[LevelDef],
-        chains: &mut [Vec<Sd>],
-        online: &[u32],
+        cpus: &mut [CpuDomains],
         cpu_pos: &[u32],
         spans: &Spans,
     ) {
-        for ci in 0..chains.len() {
-            for li in 0..chains[ci].len() {
-                let (groups, key) = if levels[li].overlap {
+        for ci in 0..cpus.len() {
+            let chain_len = cpus[ci].domains.len();
+            for (li, level) in levels.iter().enumerate().take(chain_len) {
+                let (groups, key) = if level.overlap {
                     let descend = kernel >= KernelVersion::V6_8;
-                    self.overlapping(descend, online[ci], li, ci, chains, cpu_pos, spans)
+                    self.overlapping(descend, li, ci, cpus, cpu_pos, spans)
                 } else {
-                    self.shared(online[ci], li, ci, chains, cpu_pos, spans)
+                    self.shared(li, ci, cpus, cpu_pos, spans)
                 };
-                chains[ci][li].groups = groups;
-                chains[ci][li].group_key = key;
+                let d = &mut cpus[ci].domains[li];
+                d.groups = groups;
+                d.group_key = key;
             }
         }
     }
 
-    /// `build_overlap_sched_groups()` for `cpu`'s domain at level `li`.
-    #[allow(clippy::too_many_arguments)]
+    /// `build_overlap_sched_groups()` for CPU `cpus[ci]`'s domain at level `li`.
     fn overlapping(
         &mut self,
         descend: bool,
-        cpu: u32,
         li: usize,
         ci: usize,
-        chains: &[Vec<Sd>],
+        cpus: &[CpuDomains],
         cpu_pos: &[u32],
         spans: &Spans,
     ) -> (u32, GroupKey) {
-        let span = chains[ci][li].span;
+        let (cpu, chain) = (cpus[ci].cpu, &cpus[ci].domains);
+        let span = chain[li].span;
         // The walk from `cpu` equals the walk from the previous member of the
         // span when nothing lies between them and both start in the same
         // child domain: the walk from the previous one skips straight over
         // `cpu`, already covered by that first group.
-        let child = if li > 0 {
-            chains[ci][li - 1].span
-        } else {
-            u32::MAX
-        };
+        let child = if li > 0 { chain[li - 1].span } else { u32::MAX };
         let memo = self.last_walk.get(li as u8, span);
         let same_child = memo.is_some_and(|m| m.1 == child);
         // Only when the child lies inside the span: otherwise the first
@@ -552,11 +574,12 @@ impl Groups {
             Some(x) => x,
             None => {
                 let (list, first_flags) =
-                    overlap_groups(descend, cpu, li, span, chains, cpu_pos, spans);
-                let id = *self.private_lists.entry(list.clone()).or_insert_with(|| {
-                    self.lists.push(list);
-                    self.built_order.push(true);
-                    (self.lists.len() - 1) as u32
+                    overlap_groups(descend, cpu, li, span, cpus, cpu_pos, spans);
+                let lists = &mut self.lists;
+                let id = *self.private_lists.entry(list).or_insert_with_key(|list| {
+                    let start = lists.items.len();
+                    lists.items.extend_from_slice(list);
+                    lists.close(start, true)
                 });
                 (id, first_flags)
             }
@@ -566,26 +589,26 @@ impl Groups {
         (id, GroupKey::Private(first_flags))
     }
 
-    /// `build_sched_groups()` for `cpu`'s domain at level `li`: one list per
-    /// (level, span), and `get_group()`'s `sched_group` of the first CPU of
-    /// the child span, initialised with the child's flags on first visit.
+    /// `build_sched_groups()` for CPU `cpus[ci]`'s domain at level `li`: one
+    /// list per (level, span), and `get_group()`'s `sched_group` of the first
+    /// CPU of the child span, initialised with the child's flags on first
+    /// visit.
     fn shared(
         &mut self,
-        cpu: u32,
         li: usize,
         ci: usize,
-        chains: &[Vec<Sd>],
+        cpus: &[CpuDomains],
         cpu_pos: &[u32],
         spans: &Spans,
     ) -> (u32, GroupKey) {
-        let span = chains[ci][li].span;
+        let (cpu, chain) = (cpus[ci].cpu, &cpus[ci].domains);
+        let span = chain[li].span;
         let id = match self.shared_lists.get(li as u8, span) {
             Some(id) => id,
             None => {
-                self.lists
-                    .push(shared_groups(li, span, chains, cpu_pos, spans));
-                self.built_order.push(false);
-                let id = (self.lists.len() - 1) as u32;
+                let start = self.lists.items.len();
+                shared_groups(li, span, cpus, cpu_pos, spans, &mut self.lists.items);
+                let id = self.lists.close(start, false);
                 self.shared_lists.set(li as u8, span, id);
                 id
             }
@@ -593,7 +616,7 @@ impl Groups {
         let (first, flags) = if li == 0 {
             (cpu, Flags::EMPTY)
         } else {
-            let child = &chains[ci][li - 1];
+            let child = &chain[li - 1];
             (spans.first(child.span).unwrap_or(0), child.flags)
         };
         if self.flags.get(li as u8, first).is_none() {
@@ -610,16 +633,16 @@ struct Degenerate<'a> {
     /// Flags a parent with one group is not compared on.
     parent_ignores: Flags,
     spans: &'a Spans,
-    lists: &'a [Vec<GroupSpan>],
+    lists: &'a GroupLists,
 }
 
 impl Degenerate<'_> {
-    fn ngroups(&self, sd: &Sd) -> usize {
-        self.lists[sd.groups as usize].len()
+    fn ngroups(&self, sd: &Domain) -> usize {
+        self.lists.get(sd.groups).len()
     }
 
     /// `sd_degenerate()`: why `sd` is useless on its own, if it is.
-    fn sd(&self, sd: &Sd) -> Option<Reason> {
+    fn sd(&self, sd: &Domain) -> Option<Reason> {
         if self.spans.weight(sd.span) == 1 {
             return Some(Reason::SingleCpu);
         }
@@ -633,7 +656,7 @@ impl Degenerate<'_> {
     }
 
     /// `sd_parent_degenerate()`: why `parent` adds nothing to `child`, if so.
-    fn parent(&self, child: &Sd, parent: &Sd) -> Option<Reason> {
+    fn parent(&self, child: &Domain, parent: &Domain) -> Option<Reason> {
         if let Some(r) = self.sd(parent) {
             return Some(r);
         }
@@ -652,29 +675,13 @@ impl Degenerate<'_> {
     }
 }
 
-/// Phase 3, `cpu_attach_domain()` for each CPU in order.
-fn attach(
-    chains: Vec<Vec<Sd>>,
-    online: &[u32],
-    degenerate: &Degenerate,
-    group_flags: &mut GroupFlags,
-) -> Vec<(u32, Vec<Sd>, Vec<Removed>)> {
-    chains
-        .into_iter()
-        .zip(online)
-        .map(|(chain, &cpu)| {
-            let (chain, removed) = cpu_attach_domain(chain, degenerate, group_flags);
-            (cpu, chain, removed)
-        })
-        .collect()
-}
-
-/// Drops each degenerate parent, bottom up, then a degenerate lowest domain.
+/// Phase 3, `cpu_attach_domain()`: drops each degenerate parent, bottom up,
+/// then a degenerate lowest domain; returns what was removed.
 fn cpu_attach_domain(
-    mut chain: Vec<Sd>,
+    chain: &mut Vec<Domain>,
     degenerate: &Degenerate,
     group_flags: &mut GroupFlags,
-) -> (Vec<Sd>, Vec<Removed>) {
+) -> Vec<Removed> {
     let mut removed = Vec::new();
     let mut t = 0;
     while t + 1 < chain.len() {
@@ -708,34 +715,20 @@ fn cpu_attach_domain(
             set_first_group_flags(sd, group_flags, Flags::EMPTY);
         }
     }
-    (chain, removed)
+    removed
 }
 
-impl Sd {
-    /// The finished domain, with its first group's flags where the kernel
-    /// has them.
-    fn into_domain(self, kernel: KernelVersion, group_flags: &GroupFlags) -> Domain {
-        let groups_flags = match self.group_key {
-            _ if !kernel.has_group_flags() => Flags::EMPTY,
-            GroupKey::Shared(l, f) => group_flags.get(l, f).unwrap_or_default(),
-            GroupKey::Private(f) => f,
-        };
-        Domain {
-            level: self.level,
-            flags: self.flags,
-            weight: self.weight,
-            imbalance_pct: self.imbalance_pct,
-            cache_nice_tries: self.cache_nice_tries,
-            busy_factor: self.busy_factor,
-            groups_flags,
-            span: self.span,
-            groups: self.groups,
-            group_key: self.group_key,
-        }
+/// A domain's first group's flags where the kernel has them: its own
+/// (overlapping levels) or its shared group's.
+fn first_group_flags(kernel: KernelVersion, key: GroupKey, group_flags: &GroupFlags) -> Flags {
+    match key {
+        _ if !kernel.has_group_flags() => Flags::EMPTY,
+        GroupKey::Shared(l, f) => group_flags.get(l, f).unwrap_or_default(),
+        GroupKey::Private(f) => f,
     }
 }
 
-fn set_first_group_flags(sd: &mut Sd, shared: &mut GroupFlags, flags: Flags) {
+fn set_first_group_flags(sd: &mut Domain, shared: &mut GroupFlags, flags: Flags) {
     match &mut sd.group_key {
         GroupKey::Shared(l, f) => shared.set(*l, *f, flags),
         GroupKey::Private(f) => *f = flags,
@@ -755,8 +748,8 @@ fn sd_init(
     capacities: &Capacities,
     cpu_map: &CpuMask,
     tl_asym_v59: Option<usize>,
-    chain: &mut [Sd],
-) -> Sd {
+    chain: &mut [Domain],
+) -> Domain {
     let v59 = kernel == KernelVersion::V5_9;
     let mut flags = Flags::of(&[
         Flag::BalanceNewidle,
@@ -796,7 +789,7 @@ fn sd_init(
     if level.overlap {
         flags.insert(Flag::Overlap);
     }
-    Sd {
+    Domain {
         level: li as u8,
         span,
         weight: spans.weight(raw),
@@ -804,6 +797,7 @@ fn sd_init(
         imbalance_pct,
         cache_nice_tries,
         busy_factor,
+        groups_flags: Flags::EMPTY,
         groups: 0,
         group_key: GroupKey::Private(Flags::EMPTY),
     }
@@ -861,7 +855,7 @@ fn numa_flags(flags: &mut Flags, beyond_reclaim: bool) {
 /// A level that spans CPUs of different capacities: the level below stops
 /// spreading across them (no PREFER_SIBLING), and v5.9 also made every lower
 /// domain balance on wakeup.
-fn asym_capacity_below(v59: bool, chain: &mut [Sd]) {
+fn asym_capacity_below(v59: bool, chain: &mut [Domain]) {
     if let Some(child) = chain.last_mut() {
         child.flags.remove(Flag::PreferSibling);
     }
@@ -873,27 +867,29 @@ fn asym_capacity_below(v59: bool, chain: &mut [Sd]) {
 }
 
 /// build_sched_groups(): the child spans covering `span`, sorted by first CPU
-/// (each CPU's list is this one rotated to start at its own group).
+/// (each CPU's list is this one rotated to start at its own group), appended
+/// to `out`.
 fn shared_groups(
     li: usize,
     span: u32,
-    chains: &[Vec<Sd>],
+    cpus: &[CpuDomains],
     cpu_pos: &[u32],
     spans: &Spans,
-) -> Vec<GroupSpan> {
+    out: &mut Vec<GroupSpan>,
+) {
     let mask = spans.get(span);
     if li == 0 {
-        return mask.iter().map(|c| GroupSpan::Cpu(c as u32)).collect();
+        out.extend(mask.iter().map(|c| GroupSpan::Cpu(c as u32)));
+        return;
     }
     let mut covered = CpuMask::new();
-    let mut out = Vec::new();
     for cpu in mask.iter() {
         if covered.contains(cpu) {
             continue;
         }
         // A sane topology gives every CPU of the span a domain one level down;
         // should one not have it, the CPU stands alone rather than panicking.
-        match chains[cpu_pos[cpu] as usize].get(li - 1) {
+        match cpus[cpu_pos[cpu] as usize].domains.get(li - 1) {
             Some(child) => {
                 covered.or_assign(spans.get(child.span));
                 out.push(GroupSpan::Span(child.span));
@@ -904,7 +900,6 @@ fn shared_groups(
             }
         }
     }
-    out
 }
 
 /// build_overlap_sched_groups(): walk the span from `cpu` (wrapping), taking each
@@ -916,7 +911,7 @@ fn overlap_groups(
     cpu: u32,
     li: usize,
     span: u32,
-    chains: &[Vec<Sd>],
+    cpus: &[CpuDomains],
     cpu_pos: &[u32],
     spans: &Spans,
 ) -> (Vec<GroupSpan>, Flags) {
@@ -929,7 +924,7 @@ fn overlap_groups(
         let rest = span_mask.and_not(&covered);
         let next = rest.next_from(from).or_else(|| rest.first());
         let Some(i) = next else { break };
-        let chain = &chains[cpu_pos[i] as usize];
+        let chain = &cpus[cpu_pos[i] as usize].domains;
         // A CPU whose tree stopped below this level has no domain here: skip it
         // (mark it so the walk moves on).
         if chain.len() <= li || !spans.get(chain[li].span).contains(i) {
@@ -1006,7 +1001,7 @@ impl Capacities {
     }
 
     /// v6.x asym_cpu_capacity_classify().
-    fn classify(&self, span: &CpuMask, cpu_map: &CpuMask) -> Flags {
+    fn classify(&self, span: &CompactMask, cpu_map: &CpuMask) -> Flags {
         let mut count = 0;
         let mut miss = 0;
         for (_, cpus) in &self.classes {
@@ -1069,7 +1064,7 @@ impl Domains {
     }
 
     /// The CPUs a domain spans.
-    pub fn span(&self, d: &Domain) -> &CpuMask {
+    pub fn span(&self, d: &Domain) -> &CompactMask {
         self.spans.get(d.span)
     }
 
@@ -1085,7 +1080,7 @@ impl Domains {
 
     /// Number of groups of a domain.
     pub fn group_count(&self, d: &Domain) -> usize {
-        self.group_lists[d.groups as usize].len()
+        self.group_lists.get(d.groups).len()
     }
 
     /// The groups of `cpu`'s domain `d` in the kernel's list order (the group
@@ -1095,7 +1090,7 @@ impl Domains {
             .into_iter()
             .map(|g| match g {
                 GroupSpan::Cpu(c) => CpuMask::single(c as usize),
-                GroupSpan::Span(s) => *self.spans.get(s),
+                GroupSpan::Span(s) => self.spans.get(s).to_cpumask(),
             })
             .collect()
     }
@@ -1104,8 +1099,8 @@ impl Domains {
     /// copying a mask: renderers of every CPU's domains ask this per CPU
     /// and domain.
     pub(crate) fn group_order(&self, cpu: u32, d: &Domain) -> Vec<GroupSpan> {
-        let mut list = self.group_lists[d.groups as usize].clone();
-        if !self.group_list_built_order[d.groups as usize] {
+        let mut list = self.group_lists.get(d.groups).to_vec();
+        if !self.group_lists.built_order(d.groups) {
             // for_each_cpu_wrap order: by the first member at or after `cpu`.
             list.sort_by_key(|&g| self.wrap_key(g, cpu as usize));
         }
@@ -1113,7 +1108,7 @@ impl Domains {
     }
 
     /// An interned span's mask, with its first CPU and weight.
-    pub(crate) fn span_of(&self, s: u32) -> (&CpuMask, Option<u32>, u32) {
+    pub(crate) fn span_of(&self, s: u32) -> (&CompactMask, Option<u32>, u32) {
         (self.spans.get(s), self.spans.first(s), self.spans.weight(s))
     }
 

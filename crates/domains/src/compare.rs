@@ -519,7 +519,7 @@ fn compare_verbose(
         if v.name != domains.name(d) {
             diffs.push(Difference::new(what("level"), &v.name, domains.name(d)));
         }
-        if &v.span != domains.span(d) {
+        if v.span != *domains.span(d) {
             diffs.push(Difference::new(
                 what("span"),
                 v.span.to_list_string(),

@@ -2,11 +2,11 @@
 //! (`x86_topology`, `powerpc_topology`, `default_topology`) followed by the NUMA
 //! levels `sched_init_numa` appends, each with the CPU masks its `tl->mask()` returns.
 
-use alloc::collections::BTreeSet;
+use alloc::collections::BTreeMap;
 use alloc::vec;
 use alloc::vec::Vec;
 
-use cpumask::CpuMask;
+use cpumask::{AsWords, CompactMask, CpuMask};
 use topology::{Arch, CacheKind, LevelKind, Topology};
 
 use crate::config::KernelConfig;
@@ -16,85 +16,98 @@ use crate::flags::{Flag, Flags, KernelVersion};
 /// here, so that CPUs sharing a span share its storage (Linux shares `sched_group`s
 /// the same way) and span equality is an integer comparison.
 ///
-/// The lookup table is `(fingerprint, id)` pairs in a `BTreeSet` rather than a
-/// `HashMap<CpuMask, u32>`: it works without `std` (the kernel builds domains
-/// too), keeps no second copy of any 2 KiB mask, and compares 12-byte keys; a
-/// fingerprint shared by two masks only costs one more mask comparison.
+/// Each mask is kept as a [`CompactMask`], which stores only the words its
+/// CPUs need: a threads-last core is two words where a [`CpuMask`] is 2 KiB,
+/// and on a machine of thousands of CPUs full masks are megabytes of pages
+/// touched for the first time. The lookup table maps a fingerprint of the
+/// mask's words to an id, so no mask is stored twice; it is a `BTreeMap`
+/// rather than a `HashMap` so that the kernel, which builds domains without
+/// `std`, needs no further crate.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Spans {
-    /// The masks in chunks of [`CHUNK`]: one growing `Vec<CpuMask>` would
-    /// copy every mask stored so far at each doubling (megabytes on large
-    /// machines).
-    chunks: Vec<Vec<CpuMask>>,
-    len: usize,
+    masks: Vec<CompactMask>,
     /// Weight, first and last CPU of each mask, found while fingerprinting it:
-    /// domains ask for them per CPU per level, and each is a 2 KiB scan.
+    /// domains ask for them per CPU per level.
     weights: Vec<u32>,
     firsts: Vec<u32>,
     lasts: Vec<u32>,
-    index: BTreeSet<(u64, u32)>,
+    /// The first id with each fingerprint; `same_fingerprint[id]` is the
+    /// next id with the same one (`u32::MAX`: none), as two sets sharing a
+    /// fingerprint are possible, if rare.
+    index: BTreeMap<u64, u32>,
+    same_fingerprint: Vec<u32>,
+    /// The non-zero words of the mask being interned, kept between calls.
+    scratch: Vec<(usize, u64)>,
 }
 
-/// Masks per chunk of `Spans` storage (64 KiB: below the allocator's
-/// threshold for mapping fresh, zeroed pages on every build).
-const CHUNK: usize = 32;
-
-/// A 64-bit digest of a mask's words (a multiply-xorshift mix written here
-/// rather than a hasher crate's: it is ten lines and needs no `std`), with the
-/// mask's weight and first CPU from the same pass. Zero words are skipped
-/// cheaply, which is most of a mask on large machines.
-fn fingerprint(mask: &CpuMask) -> (u64, u32, u32, u32) {
+/// A 64-bit digest of a set's non-zero words with their indices (a
+/// multiply-xorshift mix written here rather than a hasher crate's: it is
+/// ten lines, needs no `std`, and its input is words, not bytes).
+fn fingerprint(entries: &[(usize, u64)]) -> u64 {
     let mut h: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut weight = 0;
-    let mut first = u32::MAX;
-    let mut last = u32::MAX;
-    for (i, &w) in mask.words().iter().enumerate() {
-        if w != 0 {
-            if first == u32::MAX {
-                first = (i * 64) as u32 + w.trailing_zeros();
-            }
-            last = (i * 64) as u32 + 63 - w.leading_zeros();
-            weight += w.count_ones();
-            let x = (w ^ (i as u64).wrapping_mul(0xff51_afd7_ed55_8ccd))
-                .wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-            h = (h ^ x ^ (x >> 29)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        }
+    for &(i, w) in entries {
+        let x = (w ^ (i as u64).wrapping_mul(0xff51_afd7_ed55_8ccd))
+            .wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+        h = (h ^ x ^ (x >> 29)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
     }
-    (h ^ (h >> 32), weight, first, last)
+    h ^ (h >> 32)
 }
 
 impl Spans {
-    pub fn intern(&mut self, mask: CpuMask) -> u32 {
-        self.intern_ref(&mask)
+    /// The id of `set` (a [`CpuMask`] or a [`CompactMask`]), stored in
+    /// compact form when it is new.
+    pub fn intern(&mut self, set: &impl AsWords) -> u32 {
+        let mut entries = core::mem::take(&mut self.scratch);
+        entries.clear();
+        entries.extend(set.as_words().entries().filter(|&(_, w)| w != 0));
+        let id = self.intern_entries(&entries);
+        self.scratch = entries;
+        id
     }
-    /// [`Spans::intern`] without moving the mask: it is copied only when new.
-    pub fn intern_ref(&mut self, mask: &CpuMask) -> u32 {
-        let (fp, weight, first, last) = fingerprint(mask);
-        if let Some(&(_, id)) = self
-            .index
-            .range((fp, 0)..=(fp, u32::MAX))
-            .find(|&&(_, id)| self.get(id) == mask)
-        {
-            return id;
+
+    /// [`Spans::intern`] of the set whose non-zero words are `entries`.
+    fn intern_entries(&mut self, entries: &[(usize, u64)]) -> u32 {
+        self.intern_as(fingerprint(entries), entries)
+    }
+
+    /// [`Spans::intern_entries`] with the fingerprint given, so that tests
+    /// can make two sets share one.
+    fn intern_as(&mut self, fp: u64, entries: &[(usize, u64)]) -> u32 {
+        let id = self.masks.len() as u32;
+        let mut at = *self.index.entry(fp).or_insert(id);
+        while at != id {
+            let stored = self.masks[at as usize].words().entries();
+            if stored.filter(|&(_, w)| w != 0).eq(entries.iter().copied()) {
+                return at;
+            }
+            let next = &mut self.same_fingerprint[at as usize];
+            if *next == u32::MAX {
+                *next = id;
+            }
+            at = *next;
         }
-        let id = self.len as u32;
-        if self.len.is_multiple_of(CHUNK) {
-            self.chunks.push(Vec::with_capacity(CHUNK));
-        }
-        self.chunks.last_mut().expect("a chunk").push(*mask);
-        self.len += 1;
-        self.weights.push(weight);
+        self.same_fingerprint.push(u32::MAX);
+        self.masks.push(CompactMask::from_entries(entries));
+        let first = entries
+            .first()
+            .map_or(u32::MAX, |&(i, w)| (i * 64) as u32 + w.trailing_zeros());
+        let last = entries
+            .last()
+            .map_or(u32::MAX, |&(i, w)| (i * 64) as u32 + 63 - w.leading_zeros());
+        self.weights
+            .push(entries.iter().map(|e| e.1.count_ones()).sum());
         self.firsts.push(first);
         self.lasts.push(last);
-        self.index.insert((fp, id));
         id
     }
     /// Drops the lookup table once nothing more is interned.
     pub fn forget_index(&mut self) {
-        self.index = BTreeSet::new();
+        self.index = BTreeMap::new();
+        self.same_fingerprint = Vec::new();
+        self.scratch = Vec::new();
     }
-    pub fn get(&self, id: u32) -> &CpuMask {
-        &self.chunks[id as usize / CHUNK][id as usize % CHUNK]
+    pub fn get(&self, id: u32) -> &CompactMask {
+        &self.masks[id as usize]
     }
     /// Number of CPUs in mask `id`.
     pub fn weight(&self, id: u32) -> u32 {
@@ -110,7 +123,7 @@ impl Spans {
     }
     /// Number of masks interned.
     pub fn len(&self) -> usize {
-        self.len
+        self.masks.len()
     }
 }
 
@@ -427,8 +440,9 @@ fn numa_levels(ctx: &mut Ctx, kernel: KernelVersion, nodes: &NodeMap) -> Vec<Lev
     let (counted, distances) = numa_distances(kernel, nodes, &online);
     let mut levels = Vec::new();
     for (numa_level, &dist) in distances.iter().enumerate() {
-        // masks[level][node] = CPUs of counted nodes within `dist`.
-        let node_masks: Vec<CpuMask> = (0..nodes.len())
+        // masks[level][node] = CPUs of counted nodes within `dist`, interned
+        // as each is made.
+        let node_masks: Vec<u32> = (0..nodes.len())
             .map(|j| {
                 let mut m = CpuMask::new();
                 for &k in &counted {
@@ -436,7 +450,8 @@ fn numa_levels(ctx: &mut Ctx, kernel: KernelVersion, nodes: &NodeMap) -> Vec<Lev
                         m.or_assign(nodes.cpus(k));
                     }
                 }
-                m.and(&online)
+                m.and_assign(&online);
+                ctx.spans.intern(&m)
             })
             .collect();
         let (name, flags, overlap, source) = if numa_level == 0 {
@@ -552,7 +567,7 @@ impl Ctx<'_> {
             m.and_assign(&online);
             let inside = m.contains(cpu);
             m.set(cpu);
-            (spans.intern_ref(&m), inside)
+            (spans.intern(&m), inside)
         };
         // Sorting CPUs by key puts each key's CPUs together, lowest first,
         // and costs less than a map lookup per CPU.
@@ -620,8 +635,13 @@ fn span_not_sane(
             match owner[member] {
                 u32::MAX => owner[member] = cpu,
                 other => {
-                    let other_mask = *spans.get(distinct.iter().find(|d| d.1 == other)?.0);
-                    return Some((cpu, *spans.get(id), other, other_mask));
+                    let other_mask = spans.get(distinct.iter().find(|d| d.1 == other)?.0);
+                    return Some((
+                        cpu,
+                        spans.get(id).to_cpumask(),
+                        other,
+                        other_mask.to_cpumask(),
+                    ));
                 }
             }
         }
@@ -630,16 +650,16 @@ fn span_not_sane(
 }
 
 impl Ctx<'_> {
-    /// A NUMA level: one mask per node (they overlap, so no partition short-cut).
+    /// A NUMA level: one interned mask per node, `ids[node]` (they overlap,
+    /// so no partition short-cut).
     fn level_by_node(
         &mut self,
         name: &'static str,
         topology_flags: Flags,
         mask_source: &'static str,
-        node_masks: &[CpuMask],
+        ids: &[u32],
         nodes: &NodeMap,
     ) -> LevelDef {
-        let ids: Vec<u32> = node_masks.iter().map(|m| self.spans.intern(*m)).collect();
         let mut of_cpu = vec![u32::MAX; self.nr];
         for cpu in self.online.iter() {
             of_cpu[cpu] = ids[nodes.node_of(cpu)];
@@ -839,4 +859,47 @@ fn arm_coregroup(
 fn is_amd_zen(topo: &Topology) -> bool {
     topo.model_name()
         .is_some_and(|m| m.contains("EPYC") || m.contains("Ryzen") || m.contains("Threadripper"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Sets that share a fingerprint (2^-64 by chance; forced here) get
+    /// their own ids, and each is found again by its words.
+    #[test]
+    fn sets_sharing_a_fingerprint_stay_apart() {
+        let sets: [&[(usize, u64)]; 4] =
+            [&[(0, 0b11)], &[(0, 0b1), (128, 0b1)], &[(3, 1 << 63)], &[]];
+        let mut spans = Spans::default();
+        let ids: Vec<u32> = sets.iter().map(|e| spans.intern_as(7, e)).collect();
+        assert_eq!(ids, [0, 1, 2, 3]);
+        for (e, &id) in sets.iter().zip(&ids).rev() {
+            assert_eq!(spans.intern_as(7, e), id);
+            let mask: CpuMask = e
+                .iter()
+                .flat_map(|&(i, w)| {
+                    (0..64)
+                        .filter(move |b| w >> b & 1 == 1)
+                        .map(move |b| i * 64 + b)
+                })
+                .collect();
+            assert_eq!(*spans.get(id), mask);
+            assert_eq!(spans.weight(id) as usize, mask.weight());
+            assert_eq!(spans.first(id).map(|f| f as usize), mask.first());
+            assert_eq!(spans.last(id).map(|l| l as usize), mask.last());
+        }
+        // The same sets through the public path: their real fingerprints.
+        let mut real = Spans::default();
+        let masks = [
+            CpuMask::parse_list("0-1").unwrap(),
+            CpuMask::parse_list("0,8192").unwrap(),
+        ];
+        let a = real.intern(&masks[0]);
+        let b = real.intern(&CompactMask::from(&masks[1]));
+        assert_eq!((a, b), (0, 1));
+        assert_eq!(real.intern(&CompactMask::from(&masks[0])), a);
+        assert_eq!(real.intern(&masks[1]), b);
+        assert_eq!(real.len(), 2);
+    }
 }

@@ -14,7 +14,7 @@ use std::path::Path;
 
 use crate::build::{CpuDomains, Domain, Domains, GroupSpan, Reason};
 use crate::flags::KernelVersion;
-use cpumask::CpuMask;
+use cpumask::{AsWords, CpuMask};
 
 /// Which of the kernel's directory layouts to produce.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -274,10 +274,13 @@ struct GroupText {
 }
 
 impl GroupText {
-    fn of(mask: &CpuMask) -> GroupText {
+    fn of(mask: &impl AsWords) -> GroupText {
+        let words = mask.as_words();
+        let mut text = String::new();
+        let _ = words.write_list(&mut text);
         GroupText {
-            text: mask.to_list_string(),
-            members: mask.iter().map(|c| c as u32).collect(),
+            text,
+            members: words.iter().map(|c| c as u32).collect(),
         }
     }
 }
@@ -656,7 +659,7 @@ impl CompactDomains {
                         groups.sort_by_key(|g| (g.first(), g.to_list_string()));
                         CompactDomain {
                             name: domains.name(d).to_string(),
-                            span: *domains.span(d),
+                            span: domains.span(d).to_cpumask(),
                             flags: domains.kernel.names(d.flags).map(str::to_string).collect(),
                             groups,
                         }

@@ -161,7 +161,7 @@ fn check_rules(d: &domains::Domains, what: &str) {
     for c in &d.cpus {
         let mut below: Option<CpuMask> = None;
         for dom in &c.domains {
-            let span = *d.span(dom);
+            let span = d.span(dom).to_cpumask();
             let what = format!("{what} cpu{} {}", c.cpu, d.name(dom));
             assert!(span.contains(c.cpu as usize), "{what}");
             if let Some(b) = below {

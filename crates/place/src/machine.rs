@@ -12,7 +12,7 @@ use alloc::collections::BTreeMap;
 use alloc::vec;
 use alloc::vec::Vec;
 
-use cpumask::CpuMask;
+use cpumask::{AsWords, CompactMask, CpuMask};
 use domains::{Domains, Flag, Flags};
 use topology::{Arch, LevelKind, Topology};
 
@@ -372,7 +372,7 @@ impl Machine {
                 .clone();
             let mut child_key = 0;
             for d in &cd.domains {
-                let span_key = doms.span(d) as *const CpuMask as usize;
+                let span_key = doms.span(d) as *const CompactMask as usize;
                 let mut flags = d.flags;
                 if itmt && matches!(doms.name(d), "SMT" | "CLS" | "MC") {
                     flags.insert(Flag::AsymPacking);
@@ -522,7 +522,7 @@ fn chain_key(doms: &Domains, cd: &domains::CpuDomains) -> Vec<(u8, usize, u32)> 
     cd.domains
         .iter()
         .map(|d| {
-            let span = doms.span(d) as *const CpuMask as usize;
+            let span = doms.span(d) as *const CompactMask as usize;
             (d.level, span, flags_key(doms, d.flags))
         })
         .chain(cd.removed.iter().map(|r| {
@@ -607,8 +607,9 @@ fn flags_key(doms: &Domains, flags: Flags) -> u32 {
         }
 }
 
-fn to_dense(mask: &CpuMask, dense: &[u32]) -> Vec<u32> {
-    mask.iter()
+fn to_dense(mask: &impl AsWords, dense: &[u32]) -> Vec<u32> {
+    mask.as_words()
+        .iter()
         .filter_map(|c| dense.get(c).copied().filter(|&d| d != u32::MAX))
         .collect()
 }

@@ -78,11 +78,11 @@ pub fn check(facts: &NumaFacts, online: &CpuMask, d: &Domains) -> Result<(), Str
         let mut got = Vec::new();
         for dom in &c.domains {
             if is_numa(d.name(dom)) {
-                got.push(*d.span(dom));
+                got.push(d.span(dom).to_cpumask());
             } else if !got.is_empty() {
                 return Err(format!("cpu{}: {} above a NUMA level", c.cpu, d.name(dom)));
             } else {
-                below = *d.span(dom);
+                below = d.span(dom).to_cpumask();
             }
         }
         let mut want: Vec<CpuMask> = Vec::new();
