@@ -54,19 +54,9 @@ fn dumps() -> &'static [Vec<String>] {
             "Intel-RaptorLake-Corei7-1370P",
         ] {
             let path = corpus.join(format!("hwloc/tests/hwloc/x86/{name}.tar.bz2"));
-            let file = std::fs::File::open(&path).unwrap_or_else(|e| panic!("{name}: {e}"));
-            let mut archive = tar::Archive::new(bzip2::read::BzDecoder::new(file));
-            let mut pus = vec![String::new(); 4];
-            for entry in archive.entries().unwrap() {
-                let mut entry = entry.unwrap();
-                let path = entry.path().unwrap().to_string_lossy().into_owned();
-                for (n, pu) in pus.iter_mut().enumerate() {
-                    if path.ends_with(&format!("/pu{n}")) {
-                        std::io::Read::read_to_string(&mut entry, pu).unwrap();
-                    }
-                }
-            }
-            assert!(pus.iter().all(|p| !p.is_empty()), "{name}: pu0..pu3");
+            let texts = cpuid::pu_texts(&path).unwrap_or_else(|e| panic!("{e}"));
+            let pus: Vec<String> = texts.into_iter().take(4).map(|(_, t)| t).collect();
+            assert_eq!(pus.len(), 4, "{name}: pu0..pu3");
             out.push(pus);
         }
         out

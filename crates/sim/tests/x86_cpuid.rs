@@ -3,7 +3,7 @@
 //! data (`hwloc/tests/hwloc/x86/*.tar.bz2` in the corpus, one `puN` file per
 //! logical CPU, each line the mask of input registers given, the inputs
 //! `eax ebx ecx edx` (leaf in EAX, subleaf in ECX), `=>` and the outputs),
-//! decoded with the raw-cpuid crate.
+//! read by `readers::cpuid` and decoded with the raw-cpuid crate.
 //!
 //! - TSC_ADJUST (CPUID.7.0:EBX bit 1): without it Linux runs the TSC warp
 //!   check on every AP, 2 ms once its package has a CPU online
@@ -14,47 +14,21 @@
 //!   and an AMD AP that calibrates converges; without it (the family 10h
 //!   and 15h Opterons) the TSC delay stays and the AP calibrates directly.
 
-use std::collections::BTreeMap;
-use std::io::Read;
 use std::path::Path;
 
-use raw_cpuid::{CpuId, CpuIdResult};
+use raw_cpuid::CpuId;
+use readers::cpuid::Table;
 use sim::costs::{CostTable, X86_TSC_SIBLING_NS};
 use sim::x86::Vendor;
 use sim::Platform;
 
-type Table = BTreeMap<(u32, u32), [u32; 4]>;
-
-/// CPU 0's CPUID table from one hwloc x86 dump archive.
+/// CPU 0's CPUID table from one hwloc x86 dump archive, parsed by the
+/// CPUID-dump reader's rules (hwloc's: the first line whose masked inputs
+/// match answers).
 fn pu0(archive: &Path) -> Table {
-    let file = std::fs::File::open(archive).unwrap();
-    let mut tar = tar::Archive::new(bzip2::read::BzDecoder::new(file));
-    for entry in tar.entries().unwrap() {
-        let mut entry = entry.unwrap();
-        let path = entry.path().unwrap().into_owned();
-        if path.file_name().and_then(|n| n.to_str()) != Some("pu0") {
-            continue;
-        }
-        let mut text = String::new();
-        entry.read_to_string(&mut text).unwrap();
-        return parse(&text);
-    }
-    panic!("{}: no pu0", archive.display());
-}
-
-fn parse(text: &str) -> Table {
-    let hex = |s: &str| u32::from_str_radix(s, 16).unwrap();
-    let mut table = Table::new();
-    for line in text.lines().filter(|l| !l.starts_with('#')) {
-        let (input, output) = line.split_once("=>").unwrap();
-        let input: Vec<u32> = input.split_whitespace().map(hex).collect();
-        let output: Vec<u32> = output.split_whitespace().map(hex).collect();
-        // Leaf in EAX, subleaf in ECX.
-        table.insert(
-            (input[1], input[3]),
-            [output[0], output[1], output[2], output[3]],
-        );
-    }
+    let tables = readers::cpuid::pu_tables(archive).unwrap_or_else(|e| panic!("{e}"));
+    let (pu, table) = tables.into_iter().next().expect("a PU");
+    assert_eq!(pu, 0, "{}: no pu0", archive.display());
     table
 }
 
@@ -65,10 +39,7 @@ struct Features {
 }
 
 fn features(table: Table) -> Features {
-    let cpuid = CpuId::with_cpuid_reader(move |leaf: u32, sub: u32| {
-        let [eax, ebx, ecx, edx] = table.get(&(leaf, sub)).copied().unwrap_or_default();
-        CpuIdResult { eax, ebx, ecx, edx }
-    });
+    let cpuid = CpuId::with_cpuid_reader(&table);
     Features {
         family: cpuid.get_feature_info().unwrap().family_id(),
         tsc_adjust: cpuid

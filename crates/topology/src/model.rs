@@ -291,6 +291,26 @@ pub struct CoreKind {
     pub efficiency: Option<u32>,
 }
 
+impl CoreKind {
+    /// Intel hybrid parts' efficiency cores (leaf 0x1A core type 0x20), named
+    /// as Linux's perf names their PMU's kind (`cpu_atom`).
+    pub fn intel_atom() -> CoreKind {
+        CoreKind {
+            name: "intel_atom".into(),
+            efficiency: Some(0),
+        }
+    }
+
+    /// Intel hybrid parts' performance cores (leaf 0x1A core type 0x40),
+    /// named as Linux's perf names their PMU's kind (`cpu_core`).
+    pub fn intel_core() -> CoreKind {
+        CoreKind {
+            name: "intel_core".into(),
+            efficiency: Some(1),
+        }
+    }
+}
+
 /// A machine's CPU topology. See the crate documentation.
 ///
 /// The fields are private so that the invariants [`crate::TopologyBuilder`]

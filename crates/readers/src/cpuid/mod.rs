@@ -32,7 +32,7 @@ use crate::limits::{open_input, read_capped, ArchiveLimits};
 use crate::sysfs::archive::{budget_error, decoder, member_path, read_error};
 use crate::tar_stream::Watched;
 use crate::Error;
-use table::Table;
+pub use table::Table;
 
 /// The largest `puN` file read. hwloc-gather-cpuid writes a few KiB per PU
 /// (2.2 KiB for a Sapphire Rapids thread) and at most 256 sub-leaves of any
@@ -135,12 +135,7 @@ pub fn read_path(path: &Path) -> Result<Topology, Error> {
 /// archive its compressed and decompressed size).
 pub fn read_path_with(path: &Path, limits: &ArchiveLimits) -> Result<Topology, Error> {
     let name = path.display().to_string();
-    let dump = if path.is_dir() {
-        load_dir(path, limits)?
-    } else {
-        load_archive(path, limits)?
-    };
-    build(dump, &name)
+    build(load(path, limits)?, &name)
 }
 
 /// Reads a dump held in memory: each file's name (`pu0`, `hwloc-cpuid-info`;
@@ -165,17 +160,41 @@ pub fn read_files(
     build(dump, name)
 }
 
+/// Each `puN` file's text of a dump (a directory or an archive, within the
+/// default [`ArchiveLimits`]), by PU OS index.
+pub fn pu_texts(path: &Path) -> Result<Vec<(u32, String)>, Error> {
+    let dump = load(path, &ArchiveLimits::default())?;
+    dump.pus
+        .iter()
+        .map(|(&pu, (shown, bytes))| Ok((pu, text(bytes, shown)?.to_string())))
+        .collect()
+}
+
+/// Each PU's CPUID table of a dump, by PU OS index, parsed as the reader
+/// parses it: for tests and tools that decode other CPUID facts than the
+/// topology.
+pub fn pu_tables(path: &Path) -> Result<Vec<(u32, Table)>, Error> {
+    let shown = path.display().to_string();
+    pu_texts(path)?
+        .into_iter()
+        .map(|(pu, text)| Ok((pu, Table::parse(&text, &format!("{shown}:pu{pu}"))?)))
+        .collect()
+}
+
 /// Whether `path` holds a CPUID dump (a directory or archive with `puN` or
 /// `hwloc-cpuid-info` files): lets a reader of another format say which
 /// option reads it.
 pub fn is_dump(path: &Path) -> bool {
-    let limits = ArchiveLimits::default();
-    let dump = if path.is_dir() {
-        load_dir(path, &limits)
+    load(path, &ArchiveLimits::default()).is_ok_and(|d| !d.pus.is_empty() || d.info.is_some())
+}
+
+/// The dump files of a directory, or of an archive of one.
+fn load(path: &Path, limits: &ArchiveLimits) -> Result<Dump, Error> {
+    if path.is_dir() {
+        load_dir(path, limits)
     } else {
-        load_archive(path, &limits)
-    };
-    dump.is_ok_and(|d| !d.pus.is_empty() || d.info.is_some())
+        load_archive(path, limits)
+    }
 }
 
 /// The dump files of a directory: regular files only (a link is refused, so
@@ -337,14 +356,16 @@ impl PuFacts {
     }
 }
 
-/// Intel's leaf 0x1A core types, named as perf names the hybrid PMUs.
+/// Intel's leaf 0x1A core types as the kinds Linux lists.
 fn core_kind(core_type: u8) -> CoreKind {
-    let (name, efficiency) = match core_type {
-        0x20 => ("intel_atom".to_string(), Some(0)),
-        0x40 => ("intel_core".to_string(), Some(1)),
-        other => (format!("core_type_{other:#x}"), None),
-    };
-    CoreKind { name, efficiency }
+    match core_type {
+        0x20 => CoreKind::intel_atom(),
+        0x40 => CoreKind::intel_core(),
+        other => CoreKind {
+            name: format!("core_type_{other:#x}"),
+            efficiency: None,
+        },
+    }
 }
 
 /// The topology of a loaded dump.

@@ -18,9 +18,11 @@ use crate::Error;
 /// The input registers a line may say its answer depends on.
 const KNOWN_MASK: u32 = 0xf;
 
-/// A parsed `puN` file: (leaf, sub-leaf or any) → (line order, outputs).
+/// A parsed `puN` file: what one PU answered to each CPUID leaf and
+/// sub-leaf. `&Table` is a `raw_cpuid::CpuIdReader`.
 #[derive(Debug, Default)]
-pub(crate) struct Table {
+pub struct Table {
+    /// (leaf, sub-leaf or any) → (line order, outputs).
     entries: HashMap<(u32, Option<u32>), (usize, [u32; 4])>,
 }
 
@@ -46,7 +48,7 @@ fn hex_word(word: &str) -> Option<u32> {
 
 impl Table {
     /// Parses a `puN` file's text; `source` names it in errors.
-    pub(crate) fn parse(text: &str, source: &str) -> Result<Table, Error> {
+    pub fn parse(text: &str, source: &str) -> Result<Table, Error> {
         let mut table = Table::default();
         let mut order = 0;
         for (n, line) in text.lines().enumerate() {
@@ -92,7 +94,7 @@ impl Table {
     /// What the dumped processor answered for `leaf` and `sub`: the first
     /// matching line, or zeros when the dump has none (as hardware answers
     /// for a leaf it does not implement).
-    pub(crate) fn query(&self, leaf: u32, sub: u32) -> [u32; 4] {
+    pub fn query(&self, leaf: u32, sub: u32) -> [u32; 4] {
         let exact = self.entries.get(&(leaf, Some(sub)));
         let any = self.entries.get(&(leaf, None));
         match (exact, any) {

@@ -699,12 +699,12 @@ fn core_kinds(
         Some(_) => files.list_mask("sys/devices/cpu_atom/cpus")?,
         None => None,
     };
-    for (mask, name, efficiency) in [(atom, "intel_atom", 0), (core, "intel_core", 1)] {
+    for (mask, kind) in [
+        (atom, CoreKind::intel_atom()),
+        (core, CoreKind::intel_core()),
+    ] {
         if let Some(mask) = mask {
-            let idx = builder.add_core_kind(CoreKind {
-                name: name.into(),
-                efficiency: Some(efficiency),
-            });
+            let idx = builder.add_core_kind(kind);
             for cpu in mask.iter() {
                 kind_of.insert(cpu as u32, idx);
             }
