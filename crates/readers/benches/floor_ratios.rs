@@ -57,8 +57,10 @@ mod sysfs_tree;
 use machines::thread_cpu;
 use sysfs_tree::{extract, minimal_files, model_files, read_floor, snapshots, write_machine};
 
+/// The corpus as the tests find it (`MANYCORE_CORPUS`, else beside the
+/// repository or a parent: a worktree's checkout too).
 fn corpus() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus")
+    readers::corpus::dir(env!("CARGO_MANIFEST_DIR"))
 }
 
 fn percentile(v: &mut [f64], p: f64) -> f64 {

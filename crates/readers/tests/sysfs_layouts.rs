@@ -102,6 +102,58 @@ fn siblings_keep_their_own_core_ids() {
     assert_eq!(core(2).os_id, Some(1));
 }
 
+/// `t` with an x86 cpuinfo giving CPU `c` the package and core ids
+/// `ids[c]` (`physical id`, `core id`), as `show_cpuinfo_core` prints them.
+fn with_x86_cpuinfo(mut t: BTreeMap<String, String>, ids: [(u32, u32); 4]) -> Topology {
+    let text: String = ids
+        .iter()
+        .enumerate()
+        .map(|(c, (package, core))| {
+            format!(
+                "processor\t: {c}\nvendor_id\t: GenuineIntel\nphysical id\t: {package}\n\
+                 siblings\t: 4\ncore id\t\t: {core}\ncpu cores\t: 2\napicid\t\t: {c}\n\n"
+            )
+        })
+        .collect();
+    t.insert("proc/cpuinfo".into(), text);
+    read(&t)
+}
+
+/// The kernel's core ids of the cores of CPUs 0 and 2.
+fn core_os_ids(t: &Topology) -> [Option<u32>; 2] {
+    [0, 2].map(|cpu| {
+        let g = t.cpu(cpu).unwrap().group(LevelKind::Core).unwrap();
+        t.level(LevelKind::Core).unwrap().groups[g as usize].os_id
+    })
+}
+
+#[test]
+fn x86_siblings_core_ids_are_what_cpuinfo_and_sysfs_both_say() {
+    // CPU 1 shares CPU 0's core but reports core id 7 in both files, as a
+    // VMware guest's kernel does.
+    let mut t = tree(&[]);
+    t.insert(format!("{CPU}/cpu1/topology/core_id"), "7\n".into());
+    let t = with_x86_cpuinfo(t, [(0, 0), (0, 7), (0, 1), (0, 1)]);
+    assert_eq!(core_os_ids(&t), [None, Some(1)], "ids 0 and 7 differ");
+}
+
+#[test]
+fn x86_siblings_core_ids_come_from_sysfs_when_cpuinfo_says_otherwise() {
+    // Another machine's cpuinfo beside this sysfs tree (hwloc's fakeKNL
+    // dumps are made so): CPU 0, read in full, shows that cpuinfo's ids
+    // are not sysfs's, so its sibling's are not taken from there.
+    let t = with_x86_cpuinfo(tree(&[]), [(0, 5), (0, 5), (0, 6), (0, 6)]);
+    assert_eq!(core_os_ids(&t), [Some(0), Some(1)]);
+}
+
+#[test]
+fn an_x86_siblings_core_id_comes_from_sysfs_when_its_cpuinfo_package_differs() {
+    // CPUs 0 and 2 agree in both files; CPU 1's cpuinfo block names another
+    // package than the one it shares with CPU 0, so it is not CPU 1's.
+    let t = with_x86_cpuinfo(tree(&[]), [(0, 0), (1, 9), (0, 1), (0, 1)]);
+    assert_eq!(core_os_ids(&t), [Some(0), Some(1)]);
+}
+
 #[test]
 fn an_offline_first_cpu_without_capacity_does_not_hide_the_others() {
     // arch_topology may add `cpu_capacity` to a CPU as it comes online and

@@ -79,7 +79,7 @@ fn mkfifo(path: &Path) {
 fn a_fifo_is_refused_without_taking_its_bytes() {
     for rel in [
         format!("{CPU}/online"),
-        format!("{CPU}/cpu200/topology/core_id"),
+        format!("{CPU}/cpu100/topology/core_id"),
     ] {
         let (dir, p) = tree_without(&rel);
         mkfifo(&p);
@@ -104,7 +104,7 @@ fn a_fifo_is_refused_without_taking_its_bytes() {
 fn memory_devices_are_refused_as_devices() {
     for (minor, rel) in [
         ("3", format!("{CPU}/online")),
-        ("5", format!("{CPU}/cpu200/topology/core_id")),
+        ("5", format!("{CPU}/cpu100/topology/core_id")),
         ("9", format!("{CPU}/cpu100/cache/index0/shared_cpu_map")),
         ("3", format!("{CPU}/cpu90/topology/thread_siblings")),
     ] {

@@ -41,8 +41,22 @@ pub fn write_machine(root: &Path, packages: usize, cores: usize, threads: usize)
     let mkdir = |path: &str| std::fs::create_dir_all(root.join(path)).unwrap();
     let write = |path: &str, text: &str| std::fs::write(root.join(path), text).unwrap();
     let cpu = "sys/devices/system/cpu";
+    // The ids x86 prints per processor (arch/x86/kernel/cpu/proc.c,
+    // `show_cpuinfo_core`): package, core, and an APIC id made of the
+    // thread, core and package numbers, each in its own bit field.
+    let bits = |count: usize| count.next_power_of_two().trailing_zeros();
+    let (core_shift, package_shift) = (bits(threads), bits(threads) + bits(cores));
     let cpuinfo: String = (0..n)
-        .map(|c| format!("processor\t: {c}\nvendor_id\t: GenuineIntel\nflags\t\t: fpu lm\n\n"))
+        .map(|c| {
+            let (p, core) = place(c);
+            let apicid = (p << package_shift) | (core << core_shift) | (c / per_thread);
+            format!(
+                "processor\t: {c}\nvendor_id\t: GenuineIntel\nphysical id\t: {p}\n\
+                 siblings\t: {}\ncore id\t\t: {core}\ncpu cores\t: {cores}\n\
+                 apicid\t\t: {apicid}\ninitial apicid\t: {apicid}\nflags\t\t: fpu lm\n\n",
+                cores * threads
+            )
+        })
         .collect();
     mkdir("proc");
     mkdir(cpu);

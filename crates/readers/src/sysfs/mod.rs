@@ -477,6 +477,10 @@ struct ArchFiles {
     lparcfg: bool,
     /// `proc/sysinfo`: IBM Z.
     sysinfo: bool,
+    /// cpuinfo's `physical id` and `core id`: x86 prints them from the
+    /// fields sysfs shows as `physical_package_id` and `core_id` (see
+    /// [`CpuReader::cpuinfo_core_id`]).
+    cpuinfo_ids: bool,
 }
 
 impl ArchFiles {
@@ -490,6 +494,7 @@ impl ArchFiles {
             hybrid_pmus: unknown || matches!(arch, Arch::X86_64 | Arch::X86),
             lparcfg: power,
             sysinfo: unknown || matches!(arch, Arch::S390x),
+            cpuinfo_ids: matches!(arch, Arch::X86_64 | Arch::X86),
         }
     }
 }
@@ -863,11 +868,11 @@ impl<'a> CpuReader<'a> {
         if let Some(raw) = self.read_sibling(id, online, &dir, &topo)? {
             return Ok(Some(raw));
         }
-        // The core mask first: a CPU in an earlier CPU's core (SMT siblings)
-        // inherits that CPU's outer ids and masks when its own core mask and
-        // core id say the same thing, as the kernel builds them from one
-        // sibling's data. That halves the files read on SMT machines; anything
-        // irregular (a differing mask) is read in full.
+        // Not an online sibling of an online CPU read before (an offline
+        // CPU, or one whose core's first CPU is offline): its core mask is
+        // read first, and when it is the mask of an earlier CPU that lists
+        // it, that CPU's outer ids and masks are taken, as the kernel builds
+        // them from one sibling's data; a differing mask is read in full.
         let just_listed = self.topo_names.is_none();
         let dir_exists = match (self.last_had_topology, &self.topo_names) {
             // Until one CPU's `topology/` is listed, it is listed before its
@@ -925,9 +930,10 @@ impl<'a> CpuReader<'a> {
         } else if let Some(b) = block {
             // Kernels before 2.6.16 had no topology directory; their cpuinfo
             // carries the same ids on x86.
-            let num = |key: &str| b.get(key).and_then(|v| v.parse::<i64>().ok());
-            raw.ids[PACKAGE] = num("physical id");
-            raw.ids[CORE] = num("core id");
+            [raw.ids[PACKAGE], raw.ids[CORE]] = x86_cpuinfo_ids(b);
+        }
+        if has_topology {
+            self.check_cpuinfo_ids(block, &raw);
         }
         self.firmware_facts(&dir, block, &mut raw)?;
         Ok(Some(raw))
@@ -958,19 +964,26 @@ impl<'a> CpuReader<'a> {
             return Ok(None);
         }
         let (ids, masks) = (donor.ids, donor.masks.clone());
-        let files = Files {
-            root: self.files.root,
-            only: self.topo_names.as_ref().map(|(_, names)| names.as_slice()),
+        let block = self.by_processor.get(&id).copied();
+        let core_id = match self.cpuinfo_core_id(block, ids[PACKAGE]) {
+            Some(core_id) => Some(core_id),
+            None => {
+                let files = Files {
+                    root: self.files.root,
+                    only: self.topo_names.as_ref().map(|(_, names)| names.as_slice()),
+                };
+                let core_id = files.int(&join(topo, "core_id"))?;
+                let none_written = files.only.is_some_and(|names| {
+                    names
+                        .binary_search_by(|n| n.as_str().cmp("core_id"))
+                        .is_err()
+                });
+                if core_id.is_none() && !none_written {
+                    return Ok(None);
+                }
+                core_id
+            }
         };
-        let core_id = files.int(&join(topo, "core_id"))?;
-        let none_written = files.only.is_some_and(|names| {
-            names
-                .binary_search_by(|n| n.as_str().cmp("core_id"))
-                .is_err()
-        });
-        if core_id.is_none() && !none_written {
-            return Ok(None);
-        }
         let mut raw = RawCpu {
             id,
             online,
@@ -981,9 +994,38 @@ impl<'a> CpuReader<'a> {
         };
         raw.ids[CORE] = core_id;
         self.last_had_topology = true;
-        let block = self.by_processor.get(&id).copied();
         self.firmware_facts(dir, block, &mut raw)?;
         Ok(Some(raw))
+    }
+
+    /// An x86 CPU's core id from its cpuinfo block, when cpuinfo is known
+    /// to say what sysfs says: x86 prints `core id` and `physical id` from
+    /// the CPU's `cpuinfo_x86` topology fields (`topo.core_id` and
+    /// `topo.pkg_id`, `cpu_core_id` and `phys_proc_id` before Linux 6.7,
+    /// arch/x86/kernel/cpu/proc.c), the very fields `topology/core_id` and
+    /// `physical_package_id` show (arch/x86/include/asm/topology.h), so
+    /// the file need not be read (three system calls per SMT sibling).
+    /// Asked only while every CPU whose ids were read from sysfs had the
+    /// same ones in cpuinfo (hwloc's test dumps pair some sysfs trees with
+    /// another machine's cpuinfo), and only when this CPU's `physical id`
+    /// is the package id it takes from its core's first CPU.
+    fn cpuinfo_core_id(&self, block: Option<&cpuinfo::Block>, package: Option<i64>) -> Option<i64> {
+        if !self.arch_files.cpuinfo_ids {
+            return None;
+        }
+        match x86_cpuinfo_ids(block?) {
+            [Some(p), Some(core)] if Some(p) == package => Some(core),
+            _ => None,
+        }
+    }
+
+    /// Stops taking core ids from cpuinfo once a CPU whose ids were read
+    /// from sysfs has other ones there (see [`CpuReader::cpuinfo_core_id`]).
+    /// An offline CPU has no cpuinfo block, and says nothing.
+    fn check_cpuinfo_ids(&mut self, block: Option<&cpuinfo::Block>, raw: &RawCpu) {
+        if let Some(b) = block.filter(|_| self.arch_files.cpuinfo_ids) {
+            self.arch_files.cpuinfo_ids = x86_cpuinfo_ids(b) == [raw.ids[PACKAGE], raw.ids[CORE]];
+        }
     }
 
     /// Lists `topo` as the CPUs' `topology/` listing when it is a
@@ -1155,6 +1197,12 @@ impl<'a> CpuReader<'a> {
         }
         Ok(())
     }
+}
+
+/// x86's package and core ids as cpuinfo prints them (`physical id`,
+/// `core id`), each if present and a number.
+fn x86_cpuinfo_ids(b: &cpuinfo::Block) -> [Option<i64>; 2] {
+    ["physical id", "core id"].map(|key| b.get(key).and_then(|v| v.parse::<i64>().ok()))
 }
 
 /// The kernel's own ids for `r`'s groups, indexed like `LevelKind::ALL`

@@ -336,7 +336,11 @@ impl<'a> ReadAhead<'a> {
                         break;
                     }
                 }
-                fetch(out, format!("{dir}/topology/core_id"));
+                // x86 siblings take their core id from cpuinfo (see
+                // `CpuReader::cpuinfo_core_id`).
+                if !(arch_files.cpuinfo_ids && listed.has(id)) {
+                    fetch(out, format!("{dir}/topology/core_id"));
+                }
                 if capacity {
                     capacity = fetch(out, format!("{dir}/cpu_capacity")).is_some();
                 }
