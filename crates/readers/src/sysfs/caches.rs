@@ -33,11 +33,7 @@ pub(super) fn read_caches(
         possible,
         caches: Vec::new(),
         seen: HashMap::new(),
-        already_read: HashMap::new(),
-        covered: HashMap::new(),
-        lacking: HashMap::new(),
-        names_seen: Vec::new(),
-        last_index: None,
+        names: Vec::new(),
         first_asked: false,
         no_sparc_files: false,
         core_texts,
@@ -45,7 +41,7 @@ pub(super) fn read_caches(
     // Read ahead only once some CPU has shown cache entries: a machine
     // without any is found out on its first CPUs.
     let mut start = 0;
-    while start < raws.len() && scan.names_seen.is_empty() {
+    while start < raws.len() && scan.names.is_empty() {
         if !scan.read_cpu(start, raws, sparc_files)? {
             return Ok(scan.caches);
         }
@@ -65,30 +61,9 @@ struct CacheScan<'a> {
     /// Caches kept so far, indexed by (level, kind, first CPU) so that
     /// duplicates are found without hashing 2 KiB masks.
     seen: HashMap<(u8, CacheKind, Option<usize>), Vec<usize>>,
-    /// `indexN` name → the sharing map texts already read from it: ia64
-    /// prints the same map in every CPU of a shared cache, which is then
-    /// read (and parsed) once. Ordered, not hashed: a look-up compares a
-    /// few texts up to their first difference, where hashing would read
-    /// each whole text (4.6 KB at 16384 CPUs) twice, and no input can make
-    /// the look-ups degrade.
-    already_read: HashMap<String, BTreeSet<MapText>>,
-    /// `indexN` name → the union of the sharing sets read from it so far. A
-    /// CPU inside it has that cache already counted: its `indexN` is not read
-    /// again (hwloc skips them the same way).
-    covered: HashMap<String, CpuMask>,
-    /// `indexN` name → the optional files ([`SIZE`], [`LINE`], [`WAYS`])
-    /// it lacked on the first CPU read in full. The kernel shows each of
-    /// them per cache leaf when the leaf's value is known (cacheinfo's
-    /// `is_visible`: size, line size, and ways with the size), and one
-    /// index number of every CPU is the same level and type of cache,
-    /// whose values the same firmware tables or CPUID leaf give: a file one
-    /// CPU lacks, the others lack too, and asking them is a failed open
-    /// each (old kernels and most dumps lack one or two of these).
-    lacking: HashMap<String, u8>,
-    /// Every `indexN` name met so far, in order.
-    names_seen: Vec<String>,
-    /// The highest number of those names.
-    last_index: Option<u64>,
+    /// Every `indexN` name met so far, by number: a few per machine,
+    /// looked up by position or number, not hashed, several times per CPU.
+    names: Vec<IndexName>,
     /// Whether [`CacheScan::nobody_has_caches`] was asked.
     first_asked: bool,
     /// Whether an online CPU lacked sparc64's cache files.
@@ -96,6 +71,32 @@ struct CacheScan<'a> {
     /// The core mask texts read (see [`CoreTexts`]): a sharing map that
     /// says the same as its CPU's core mask is that mask, already parsed.
     core_texts: CoreTexts,
+}
+
+/// What the scan has learnt of one `indexN` name.
+struct IndexName {
+    name: String,
+    number: u64,
+    /// The union of the sharing sets read from it so far. A CPU inside it
+    /// has that cache already counted: its `indexN` is not read again
+    /// (hwloc skips them the same way).
+    covered: CpuMask,
+    /// The optional files ([`SIZE`], [`LINE`], [`WAYS`]) it lacked on the
+    /// first CPU read in full (`None` before). The kernel shows each of
+    /// them per cache leaf when the leaf's value is known (cacheinfo's
+    /// `is_visible`: size, line size, and ways with the size), and one
+    /// index number of every CPU is the same level and type of cache,
+    /// whose values the same firmware tables or CPUID leaf give: a file one
+    /// CPU lacks, the others lack too, and asking them is a failed open
+    /// each (old kernels and most dumps lack one or two of these).
+    lacking: Option<u8>,
+    /// The sharing map texts already read from it: ia64 prints the same
+    /// map in every CPU of a shared cache, which is then read (and parsed)
+    /// once. Ordered, not hashed: a look-up compares a few texts up to
+    /// their first difference, where hashing would read each whole text
+    /// (4.6 KB at 16384 CPUs) twice, and no input can make the look-ups
+    /// degrade.
+    read: BTreeSet<MapText>,
 }
 
 impl CacheScan<'_> {
@@ -111,21 +112,28 @@ impl CacheScan<'_> {
             return Ok(true);
         }
         let indices = self.index_names(&dir)?;
-        if indices.is_empty() && self.names_seen.is_empty() && r.online && !sparc_files {
+        if indices.is_empty() && self.names.is_empty() && r.online && !sparc_files {
             if !self.first_asked && self.nobody_has_caches(raws, r.id)? {
                 return Ok(false);
             }
             self.first_asked = true;
         }
-        for name in &indices {
-            if !self.names_seen.contains(name) {
-                self.names_seen.push(name.clone());
-            }
-            if let Some(Ok(n)) = numbered(name, "index") {
-                self.last_index = self.last_index.max(Some(n));
+        let numbers: Vec<u64> = indices.iter().map(|&(n, _)| n).collect();
+        for (number, name) in indices {
+            if let Err(at) = self.names.binary_search_by_key(&number, |n| n.number) {
+                self.names.insert(
+                    at,
+                    IndexName {
+                        name,
+                        number,
+                        covered: CpuMask::new(),
+                        lacking: None,
+                        read: BTreeSet::new(),
+                    },
+                );
             }
         }
-        if indices.is_empty() && sparc_files && !self.no_sparc_files {
+        if numbers.is_empty() && sparc_files && !self.no_sparc_files {
             match sparc_caches(self.files, r.id)? {
                 Some(caches) => caches.into_iter().for_each(|c| self.keep(c)),
                 // sparc64 gives every online CPU these files (and takes
@@ -134,11 +142,14 @@ impl CacheScan<'_> {
                 None => self.no_sparc_files = r.online,
             }
         }
-        for name in indices {
-            if !self.is_covered(&name, r.id) {
-                let idx = format!("{dir}/{name}");
+        for number in numbers {
+            let Ok(k) = self.names.binary_search_by_key(&number, |n| n.number) else {
+                continue;
+            };
+            if !self.names[k].covered.contains(r.id as usize) {
+                let idx = join(&dir, &self.names[k].name);
                 let map = self.map_text(&idx)?;
-                self.read_index(i, r, &idx, &name, map)?;
+                self.read_index(i, r, &idx, k, map)?;
             }
         }
         Ok(true)
@@ -154,22 +165,18 @@ impl CacheScan<'_> {
     /// read here is read again without effect (a cache already kept is not
     /// kept twice).
     fn read_known(&mut self, i: usize, r: &RawCpu, dir: &str) -> Result<bool, Error> {
-        let Some(last) = self.last_index else {
+        let Some(last) = self.names.last().map(|n| n.number) else {
             return Ok(false);
         };
-        let mut wanted: Vec<(u64, String)> = self
-            .names_seen
-            .iter()
-            .filter(|n| !self.is_covered(n, r.id))
-            .filter_map(|n| Some((numbered(n, "index")?.ok()?, n.clone())))
-            .collect();
-        wanted.sort_unstable();
-        for (_, name) in wanted {
-            let idx = format!("{dir}/{name}");
+        for k in 0..self.names.len() {
+            if self.names[k].covered.contains(r.id as usize) {
+                continue;
+            }
+            let idx = join(dir, &self.names[k].name);
             let Some(map) = self.map_text(&idx)? else {
                 return Ok(false);
             };
-            self.read_index(i, r, &idx, &name, Some(map))?;
+            self.read_index(i, r, &idx, k, Some(map))?;
         }
         // After the largest number there is none to ask for: the CPU is
         // listed.
@@ -187,23 +194,18 @@ impl CacheScan<'_> {
             .mask_text(idx, "shared_cpu_list", "shared_cpu_map")
     }
 
-    fn is_covered(&self, name: &str, cpu: u32) -> bool {
-        self.covered
-            .get(name)
-            .is_some_and(|m| m.contains(cpu as usize))
-    }
-
     /// Whether `cpu` is covered for every index name seen so far (SMT
     /// siblings, once their core's first thread was read): it is then skipped
     /// without even listing its `cache/`, as it could only add an index name
     /// no earlier CPU has, which kernels do not produce for a sibling (CPUs
     /// with fewer caches, as in hwloc's asymcaches test, are still listed).
     fn covered_for_all(&self, cpu: u32) -> bool {
-        !self.names_seen.is_empty() && self.names_seen.iter().all(|n| self.is_covered(n, cpu))
+        !self.names.is_empty() && self.names.iter().all(|n| n.covered.contains(cpu as usize))
     }
 
-    /// The `indexN` entries of a CPU's `cache/`, in index order.
-    fn index_names(&self, dir: &str) -> Result<Vec<String>, Error> {
+    /// The `indexN` entries of a CPU's `cache/` with their numbers, in
+    /// index order.
+    fn index_names(&self, dir: &str) -> Result<Vec<(u64, String)>, Error> {
         let root = self.files.root;
         let mut indices: Vec<(u64, String)> = Vec::new();
         for n in root.list(dir)? {
@@ -212,7 +214,7 @@ impl CacheScan<'_> {
             }
         }
         indices.sort();
-        Ok(indices.into_iter().map(|(_, n)| n).collect())
+        Ok(indices)
     }
 
     /// Asked when the first online CPU has no `cache/` entries. The kernel
@@ -240,12 +242,13 @@ impl CacheScan<'_> {
     /// first one needs reading in full (hwloc reads them the same way), which
     /// saves most file reads on big machines. The map is read once, both as
     /// the key that recognises a cache already read and as its sharing set.
+    /// `k` is the index name's place in [`CacheScan::names`].
     fn read_index(
         &mut self,
         i: usize,
         r: &RawCpu,
         idx: &str,
-        name: &str,
+        k: usize,
         map: Option<MaskText>,
     ) -> Result<(), Error> {
         let (shared_named, shared_mask) = match map {
@@ -254,8 +257,7 @@ impl CacheScan<'_> {
                 let core = core.and(r.masks[CORE].as_deref());
                 let MaskText { path, text, hex } = t;
                 let key = MapText::new(text);
-                let read = self.already_read.get(name);
-                if read.is_some_and(|texts| texts.contains(&key)) {
+                if self.names[k].read.contains(&key) {
                     return Ok(());
                 }
                 let mask = match core {
@@ -265,8 +267,7 @@ impl CacheScan<'_> {
                 // An all-zero map (ia64) means "the core", which differs per CPU.
                 let names_cpus = !mask.is_empty();
                 if names_cpus {
-                    let texts = self.already_read.entry(name.to_string()).or_default();
-                    texts.insert(key);
+                    self.names[k].read.insert(key);
                 }
                 (names_cpus, mask)
             }
@@ -277,9 +278,9 @@ impl CacheScan<'_> {
         };
         let files = self.files;
         // The optional files this index name lacked on the CPU first read
-        // are not asked of later CPUs (see `CacheScan::lacking`).
-        let first_read = !self.lacking.contains_key(name);
-        let lacking = self.lacking.get(name).copied().unwrap_or(0);
+        // are not asked of later CPUs (see `IndexName::lacking`).
+        let first_read = self.names[k].lacking.is_none();
+        let lacking = self.names[k].lacking.unwrap_or(0);
         let wanted = |bit: u8| lacking & bit == 0;
         let size_path = join(idx, "size");
         let size_text = match wanted(SIZE) {
@@ -310,7 +311,7 @@ impl CacheScan<'_> {
                 .chain([(ways.is_none(), WAYS)])
                 .filter(|(absent, _)| *absent)
                 .fold(0, |m, (_, bit)| m | bit);
-            self.lacking.insert(name.to_string(), lacks);
+            self.names[k].lacking = Some(lacks);
         }
         let mut cpus = shared_mask;
         if cpus.is_empty() {
@@ -322,10 +323,7 @@ impl CacheScan<'_> {
         // Kernels size these maps by NR_CPUS; only possible CPUs are real.
         let cpus = cpus.and(self.possible);
         if shared_named {
-            self.covered
-                .entry(name.to_string())
-                .or_default()
-                .or_assign(&cpus);
+            self.names[k].covered.or_assign(&cpus);
         }
         self.keep(Cache {
             level,
@@ -394,7 +392,7 @@ impl CacheScan<'_> {
 }
 
 /// The optional files of an index directory, as bits of
-/// [`CacheScan::lacking`].
+/// [`IndexName::lacking`].
 const SIZE: u8 = 1;
 const LINE: u8 = 2;
 const WAYS: u8 = 4;

@@ -457,7 +457,7 @@ struct ChunkCaches {
     maps: Vec<(String, usize, bool)>,
     /// Index name -> the optional files it lacked where first fetched: the
     /// reader does not ask the later CPUs for those (see
-    /// `CacheScan::lacking`), so neither do the workers, after one try per
+    /// `IndexName::lacking`), so neither do the workers, after one try per
     /// chunk.
     lacking: Vec<(String, u8)>,
 }
