@@ -36,6 +36,9 @@ use std::sync::{Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use cpumask::MAX_CPUS;
 
+#[cfg(target_os = "linux")]
+mod own_fds;
+
 use super::caches::OPTIONAL;
 use super::vfs::{Fetched, Fetcher, Root};
 use super::{numbered, ArchFiles, RawCpu, CORE, CORE_MASK_NAMES, CPU_DIR};
@@ -272,7 +275,17 @@ impl<'a> ReadAhead<'a> {
             let _stop = StopOnDrop(&shared);
             for _ in 1..self.threads.min(chunks.len()) {
                 let (shared, chunks, fetch) = (&shared, &chunks, &fetch);
-                s.spawn(move || shared.work(chunks, fetch));
+                s.spawn(move || {
+                    // SAFETY: a worker opens and closes its own files and
+                    // hands over their bytes only (`Fetched`); the root's
+                    // descriptors it reads beneath were open before.
+                    #[cfg(target_os = "linux")]
+                    #[allow(unsafe_code)]
+                    unsafe {
+                        own_fds::own_table()
+                    };
+                    shared.work(chunks, fetch)
+                });
             }
             for (c, chunk) in chunks.iter().enumerate() {
                 let go_on = match shared.take(c, &chunks, fetch) {
