@@ -28,6 +28,7 @@
 //! optional cache files an index lacked. Fetches use the root's own
 //! bounded, non-blocking, confined reads.
 
+use std::fmt::{self, Write as _};
 use std::num::NonZeroUsize;
 use std::ops::ControlFlow;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -324,7 +325,10 @@ impl<'a> ReadAhead<'a> {
         let pair = AtomicUsize::new(0);
         let listed = Listed::default();
         let plan = |fetcher: &Fetcher, ids: &[u32], out: &mut Fetched| {
-            let fetch = |out: &mut Fetched, path: String| out.file(fetcher, &path);
+            let mut path = String::new();
+            let mut fetch = |out: &mut Fetched, name: fmt::Arguments| {
+                out.file(fetcher, joined(&mut path, name))
+            };
             let mut first = pair.load(Ordering::Relaxed);
             // As the reader, a chunk stops asking for a firmware file once
             // a CPU lacks it (see `CpuReader::firmware_facts`).
@@ -332,19 +336,19 @@ impl<'a> ReadAhead<'a> {
             for &id in ids {
                 let dir = format!("{CPU_DIR}/cpu{id}");
                 if per_cpu_online {
-                    fetch(out, format!("{dir}/online"));
+                    fetch(out, format_args!("{dir}/online"));
                 }
                 let order = std::iter::once(first)
                     .chain((0..CORE_MASK_NAMES.len()).filter(|&i| i != first))
                     .filter(|_| !listed.has(id));
                 for i in order {
                     let (list, map) = CORE_MASK_NAMES[i];
-                    if let Some(item) = fetch(out, format!("{dir}/topology/{map}")) {
+                    if let Some(item) = fetch(out, format_args!("{dir}/topology/{map}")) {
                         listed.mark_after(id, map_form(out.content(item), true));
                         first = i;
                         break;
                     }
-                    if fetch(out, format!("{dir}/topology/{list}")).is_some() {
+                    if fetch(out, format_args!("{dir}/topology/{list}")).is_some() {
                         first = i;
                         break;
                     }
@@ -352,13 +356,13 @@ impl<'a> ReadAhead<'a> {
                 // x86 siblings take their core id from cpuinfo (see
                 // `CpuReader::cpuinfo_core_id`).
                 if !(arch_files.cpuinfo_ids && listed.has(id)) {
-                    fetch(out, format!("{dir}/topology/core_id"));
+                    fetch(out, format_args!("{dir}/topology/core_id"));
                 }
                 if capacity {
-                    capacity = fetch(out, format!("{dir}/cpu_capacity")).is_some();
+                    capacity = fetch(out, format_args!("{dir}/cpu_capacity")).is_some();
                 }
                 if physical_id {
-                    physical_id = fetch(out, format!("{dir}/physical_id")).is_some();
+                    physical_id = fetch(out, format_args!("{dir}/physical_id")).is_some();
                 }
             }
             pair.store(first, Ordering::Relaxed);
@@ -473,6 +477,18 @@ struct ChunkCaches {
     /// `IndexName::lacking`), so neither do the workers, after one try per
     /// chunk.
     lacking: Vec<(String, u8)>,
+    /// The path of the file being fetched (see [`joined`]).
+    path: String,
+}
+
+/// `args` written into `buf`, emptied first: the workers make a path for
+/// every file they fetch, and one buffer reused spares an allocation and a
+/// free each (a worker's allocations contend with the reader's).
+fn joined<'b>(buf: &'b mut String, args: fmt::Arguments<'_>) -> &'b str {
+    buf.clear();
+    // Writing to a `String` cannot fail.
+    let _ = buf.write_fmt(args);
+    buf
 }
 
 /// An index's files besides its sharing map that every kernel writes; the
@@ -519,7 +535,8 @@ fn fetch_cpu_caches(
         let idx = format!("{dir}/{name}");
         let mut first = None;
         for (file, hex) in [("shared_cpu_map", true), ("shared_cpu_list", false)] {
-            if let Some(item) = out.file(fetcher, &format!("{idx}/{file}")) {
+            let path = joined(&mut chunk.path, format_args!("{idx}/{file}"));
+            if let Some(item) = out.file(fetcher, path) {
                 first = map_form(out.content(item), hex).and_then(|m| m.first());
                 chunk.maps.push((name.clone(), item, hex));
                 break;
@@ -532,7 +549,11 @@ fn fetch_cpu_caches(
         }
     }
     // The reader's check that the CPU has no index past those names.
-    out.exists(fetcher, &format!("{dir}/index{}", last.saturating_add(1)));
+    let past = last.saturating_add(1);
+    out.exists(
+        fetcher,
+        joined(&mut chunk.path, format_args!("{dir}/index{past}")),
+    );
 }
 
 /// The files of index directory `idx` besides its map, leaving out the
@@ -545,7 +566,10 @@ fn fetch_index_files(
     out: &mut Fetched,
 ) {
     for file in ALWAYS {
-        out.file(fetcher, &format!("{idx}/{file}"));
+        out.file(
+            fetcher,
+            joined(&mut chunk.path, format_args!("{idx}/{file}")),
+        );
     }
     let known = chunk.lacking.iter().find(|(n, _)| n == name).map(|l| l.1);
     let mut lacks = 0;
@@ -553,7 +577,8 @@ fn fetch_index_files(
         if known.is_some_and(|k| k & bit != 0) {
             continue;
         }
-        if out.file(fetcher, &format!("{idx}/{file}")).is_none() {
+        let path = joined(&mut chunk.path, format_args!("{idx}/{file}"));
+        if out.file(fetcher, path).is_none() {
             lacks |= bit;
         }
     }
