@@ -178,6 +178,23 @@ fn parsable_rows_are_checked() {
     assert_eq!(lscpu::counts(&t).threads_per_core, 2);
 }
 
+/// lscpu prints a CPU's cache ids only for the caches that list it, so a
+/// row of the default `-p` (caches last) may be short and still whole; a
+/// short row of a table with a column after its caches cannot be told from
+/// a row cut short, and is refused rather than read with its fields under
+/// the wrong columns.
+#[test]
+fn short_parsable_rows_are_padded_only_when_the_caches_come_last() {
+    let caches_last = "# CPU,Core,Socket,Node,,L1d,L1i,L2\n0,0,0,0,,0,0,0\n1,1,0,0,,0\n";
+    let t = lscpu::parse(caches_last, "p").expect("caches last");
+    assert_eq!(t.online().weight(), 2);
+    let column_after = "# CPU,Core,Socket,Node,,L1d,L1i,L2,MHz\n\
+                        0,0,0,0,,0,0,0,2000\n1,1,0,0,,0,0,0\n";
+    let e = err(column_after);
+    assert_eq!(e.line, Some(3), "{e}");
+    assert!(e.message.contains("fields"), "{e}");
+}
+
 #[test]
 fn empty_or_alien_text_is_one_error() {
     for text in ["", "\n\n", "hello world\n", "[    0.0] Booting Node 0\n"] {

@@ -548,8 +548,10 @@ fn scan_csv(lines: &[&str], consumed: &mut [bool], source: &str) -> Result<Optio
 /// field each, and a single empty field for none: a CPU whose cache
 /// directories the kernel did not write (or a capture lost) gets a short
 /// row. Which caches its ids name is then unknown, so they are dropped: the
-/// CPU is left in no cache rather than in the wrong ones. The fields after
-/// the caches are moved back under their own columns.
+/// CPU is left in no cache rather than in the wrong ones. Only a table whose
+/// separate cache columns are its last (lscpu's default `-p`) is padded: with
+/// columns after the caches, a short row could as well be a row cut short,
+/// and where its fields belong is unknown, so it stays short and is refused.
 fn realigned<'r>(
     fields: Vec<&'r str>,
     width: usize,
@@ -565,13 +567,17 @@ fn realigned<'r>(
     };
     let caches = last - first + 1;
     let short = width.saturating_sub(fields.len());
-    if short == 0 || short >= caches || separate.len() != caches || fields.len() <= first {
+    let caches_last = last + 1 == width;
+    if short == 0
+        || short >= caches
+        || separate.len() != caches
+        || !caches_last
+        || fields.len() <= first
+    {
         return fields;
     }
-    let after = first + caches - short;
     let mut padded = fields[..first].to_vec();
-    padded.resize(first + caches, "");
-    padded.extend_from_slice(&fields[after..]);
+    padded.resize(width, "");
     padded
 }
 
