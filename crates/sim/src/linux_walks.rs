@@ -250,7 +250,7 @@ fn online_cores_in_node(
 ///   on POWER9 under PowerVM, whose SMT8 cores are two SMT4 halves).
 /// - v5.10 (patch 04 of the series, "powerpc/smp: Optimize
 ///   remove_cpu_from_masks"): the same loop over the dying CPU's L2 mask
-///   (its online core here), cpu_core_mask no longer kept.
+///   (its online core here); v5.10 keeps no cpu_core_mask to clear.
 pub fn offline_clears(
     topology: &Topology,
     firmware: Firmware,
