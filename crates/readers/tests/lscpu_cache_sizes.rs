@@ -35,9 +35,12 @@ NUMA node1 CPU(s):   18-35,54-71
     )
 }
 
-/// (level, kind, size, CPUs per instance, instances) for every cache.
-fn shape(t: &Topology) -> Vec<(u8, CacheKind, Option<u64>, usize, usize)> {
-    let mut out: Vec<(u8, CacheKind, Option<u64>, usize, usize)> = Vec::new();
+/// (level, kind, size, CPUs per instance, instances) of one cache.
+type CacheShape = (u8, CacheKind, Option<u64>, usize, usize);
+
+/// The [`CacheShape`] of every cache.
+fn shape(t: &Topology) -> Vec<CacheShape> {
+    let mut out: Vec<CacheShape> = Vec::new();
     for c in t.caches() {
         let key = (c.level, c.kind, c.size_bytes, c.cpus.weight());
         match out
@@ -52,6 +55,21 @@ fn shape(t: &Topology) -> Vec<(u8, CacheKind, Option<u64>, usize, usize)> {
     out
 }
 
+/// What the vendor specifies for the Gold 6140, as [`shape`] gives it: 32 KiB
+/// L1d and L1i and 1 MiB L2 per core (2 CPUs), 24.75 MiB L3 per socket (36
+/// CPUs). Every util-linux generation's way of printing it must read back as this.
+const GOLD_6140_CACHES: [CacheShape; 4] = [
+    (1, CacheKind::Data, Some(32 * KIB), 2, 36),
+    (1, CacheKind::Instruction, Some(32 * KIB), 2, 36),
+    (2, CacheKind::Unified, Some(MIB), 2, 36),
+    (3, CacheKind::Unified, Some(25344 * KIB), 36, 2),
+];
+
+/// The Gold 6140 with `caches` as its cache lines, read, as [`shape`] gives it.
+fn gold_6140_caches(caches: &str) -> Vec<CacheShape> {
+    shape(&lscpu::parse(&gold_6140(caches), "x").unwrap())
+}
+
 fn err(text: &str) -> readers::Error {
     match lscpu::parse(text, "lscpu.txt") {
         Ok(t) => panic!("accepted:\n{text}\n=> caches {:?}", shape(&t)),
@@ -62,25 +80,15 @@ fn err(text: &str) -> readers::Error {
 #[test]
 fn modern_sums_with_instance_counts_are_split_per_instance() {
     // util-linux 2.37+: sums over instances, with the count.
-    let t = lscpu::parse(
-        &gold_6140(
+    assert_eq!(
+        gold_6140_caches(
             "L1d cache:           1.1 MiB (36 instances)
 L1i cache:           1.1 MiB (36 instances)
 L2 cache:            36 MiB (36 instances)
 L3 cache:            49.5 MiB (2 instances)
-",
+"
         ),
-        "x",
-    )
-    .unwrap();
-    assert_eq!(
-        shape(&t),
-        vec![
-            (1, CacheKind::Data, Some(32 * KIB), 2, 36),
-            (1, CacheKind::Instruction, Some(32 * KIB), 2, 36),
-            (2, CacheKind::Unified, Some(MIB), 2, 36),
-            (3, CacheKind::Unified, Some(25344 * KIB), 36, 2),
-        ]
+        GOLD_6140_CACHES
     );
 }
 
@@ -88,50 +96,30 @@ L3 cache:            49.5 MiB (2 instances)
 fn sums_without_counts_from_util_linux_2_34_are_split_over_the_default_sharing() {
     // util-linux 2.34–2.36 printed the same sums without the count: 36
     // cores × 32 KiB = 1.125 MiB prints as "1.1 MiB"; 2 × 24.75 MiB = 49.5 MiB.
-    let t = lscpu::parse(
-        &gold_6140(
+    assert_eq!(
+        gold_6140_caches(
             "L1d cache:           1.1 MiB
 L1i cache:           1.1 MiB
 L2 cache:            36 MiB
 L3 cache:            49.5 MiB
-",
+"
         ),
-        "x",
-    )
-    .unwrap();
-    assert_eq!(
-        shape(&t),
-        vec![
-            (1, CacheKind::Data, Some(32 * KIB), 2, 36),
-            (1, CacheKind::Instruction, Some(32 * KIB), 2, 36),
-            (2, CacheKind::Unified, Some(MIB), 2, 36),
-            (3, CacheKind::Unified, Some(25344 * KIB), 36, 2),
-        ]
+        GOLD_6140_CACHES
     );
 }
 
 #[test]
 fn old_per_instance_sizes_are_one_instance_each() {
     // util-linux before 2.34: one instance's size, K suffix, no sum.
-    let t = lscpu::parse(
-        &gold_6140(
+    assert_eq!(
+        gold_6140_caches(
             "L1d cache:           32K
 L1i cache:           32K
 L2 cache:            1024K
 L3 cache:            25344K
-",
+"
         ),
-        "x",
-    )
-    .unwrap();
-    assert_eq!(
-        shape(&t),
-        vec![
-            (1, CacheKind::Data, Some(32 * KIB), 2, 36),
-            (1, CacheKind::Instruction, Some(32 * KIB), 2, 36),
-            (2, CacheKind::Unified, Some(MIB), 2, 36),
-            (3, CacheKind::Unified, Some(25344 * KIB), 36, 2),
-        ]
+        GOLD_6140_CACHES
     );
 }
 
