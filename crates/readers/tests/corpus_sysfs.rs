@@ -36,6 +36,77 @@ const LSCPU_CASES: usize = 35;
 /// sysfs snapshots in the corpus (hwloc's linux and x86+linux, util-linux's).
 const SNAPSHOTS: usize = 60;
 
+/// What comparing a corpus' cases with their expected outputs found; the
+/// cases its skip table names are passed over, with the reason printed.
+struct Tally {
+    skips: &'static [(&'static str, &'static str)],
+    checked: usize,
+    skipped: Vec<(String, String)>,
+    failures: Vec<String>,
+}
+
+impl Tally {
+    fn new(skips: &'static [(&'static str, &'static str)]) -> Self {
+        Tally {
+            skips,
+            checked: 0,
+            skipped: Vec::new(),
+            failures: Vec::new(),
+        }
+    }
+
+    /// Whether the skip table names case `name` (then it is counted skipped).
+    fn skips(&mut self, name: &str) -> bool {
+        let Some((_, reason)) = self.skips.iter().find(|(n, _)| *n == name) else {
+            return false;
+        };
+        self.skipped.push((name.to_string(), reason.to_string()));
+        true
+    }
+
+    /// Case `name` could not be read at all.
+    fn unread(&mut self, name: &str, error: impl std::fmt::Display) {
+        self.failures.push(format!("{name}: read error: {error}"));
+    }
+
+    /// Case `name` was compared: `diffs` are its mismatches.
+    fn compared(&mut self, name: &str, diffs: &[String]) {
+        if diffs.is_empty() {
+            self.checked += 1;
+        } else {
+            self.failures
+                .push(format!("{name}:\n    {}", diffs.join("\n    ")));
+        }
+    }
+
+    /// Prints "N checked, M skipped" and fails on any mismatch, on a skip
+    /// table naming a case that does not exist, or when fewer than `min`
+    /// `what` were checked.
+    fn finish(self, what: &str, min: usize) {
+        let checked = self.checked;
+        println!(
+            "{what}: {checked} checked, {} skipped:\n{}",
+            self.skipped.len(),
+            self.skipped
+                .iter()
+                .map(|(n, r)| format!("  skip {n}: {r}"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
+        assert!(
+            self.failures.is_empty(),
+            "mismatches:\n{}",
+            self.failures.join("\n")
+        );
+        assert_eq!(
+            self.skipped.len(),
+            self.skips.len(),
+            "the skip table names {what} that do not exist"
+        );
+        assert!(checked >= min, "only {checked} {what} checked");
+    }
+}
+
 // ---------------------------------------------------------------------------
 // hwloc console listings
 // ---------------------------------------------------------------------------
@@ -786,12 +857,9 @@ fn hwloc_console_listings_match() {
     }
     let cases = hwloc_cases();
     assert_eq!(cases.len(), HWLOC_CASES, "hwloc Linux test cases");
-    let mut checked = 0;
-    let mut skipped = Vec::new();
-    let mut failures = Vec::new();
+    let mut tally = Tally::new(HWLOC_SKIPS);
     for case in cases {
-        if let Some((_, reason)) = HWLOC_SKIPS.iter().find(|(n, _)| *n == case.name) {
-            skipped.push((case.name.clone(), reason.to_string()));
+        if tally.skips(&case.name) {
             continue;
         }
         let harmful: Vec<&String> = case
@@ -820,7 +888,7 @@ fn hwloc_console_listings_match() {
         let t = match readers::sysfs::read_path(&case.tarball) {
             Ok(t) => t,
             Err(e) => {
-                failures.push(format!("{}: read error: {e}", case.name));
+                tally.unread(&case.name, e);
                 continue;
             }
         };
@@ -836,29 +904,9 @@ fn hwloc_console_listings_match() {
         if case.env.iter().any(|e| e.contains("midr=0")) {
             options.push_str(" no-midr");
         }
-        let diffs = compare_console(&t, &console, &options);
-        if diffs.is_empty() {
-            checked += 1;
-        } else {
-            failures.push(format!("{}:\n    {}", case.name, diffs.join("\n    ")));
-        }
+        tally.compared(&case.name, &compare_console(&t, &console, &options));
     }
-    println!(
-        "hwloc: {checked} checked, {} skipped:\n{}",
-        skipped.len(),
-        skipped
-            .iter()
-            .map(|(n, r)| format!("  skip {n}: {r}"))
-            .collect::<Vec<_>>()
-            .join("\n")
-    );
-    assert!(failures.is_empty(), "mismatches:\n{}", failures.join("\n"));
-    assert_eq!(
-        skipped.len(),
-        HWLOC_SKIPS.len(),
-        "the skip table names tests that do not exist"
-    );
-    assert!(checked >= 30, "only {checked} hwloc listings checked");
+    tally.finish("hwloc listings", 30);
 }
 
 // ---------------------------------------------------------------------------
@@ -1181,45 +1229,22 @@ fn lscpu_parse_outputs_match() {
         LSCPU_CASES,
         "util-linux dumps with expected output"
     );
-    let mut checked = 0;
-    let mut skipped = Vec::new();
-    let mut failures = Vec::new();
+    let mut tally = Tally::new(LSCPU_SKIPS);
     for (name, dump, expected) in cases {
-        if let Some((_, reason)) = LSCPU_SKIPS.iter().find(|(n, _)| *n == name) {
-            skipped.push((name.clone(), reason.to_string()));
+        if tally.skips(&name) {
             continue;
         }
         let t = match readers::sysfs::read_path(&dump) {
             Ok(t) => t,
             Err(e) => {
-                failures.push(format!("{name}: read error: {e}"));
+                tally.unread(&name, e);
                 continue;
             }
         };
         let e = parse_lscpu(&std::fs::read_to_string(&expected).unwrap());
-        let diffs = compare_lscpu(&t, &e);
-        if diffs.is_empty() {
-            checked += 1;
-        } else {
-            failures.push(format!("{name}:\n    {}", diffs.join("\n    ")));
-        }
+        tally.compared(&name, &compare_lscpu(&t, &e));
     }
-    println!(
-        "lscpu: {checked} checked, {} skipped:\n{}",
-        skipped.len(),
-        skipped
-            .iter()
-            .map(|(n, r)| format!("  skip {n}: {r}"))
-            .collect::<Vec<_>>()
-            .join("\n")
-    );
-    assert!(failures.is_empty(), "mismatches:\n{}", failures.join("\n"));
-    assert_eq!(
-        skipped.len(),
-        LSCPU_SKIPS.len(),
-        "the skip table names dumps that do not exist"
-    );
-    assert!(checked >= 20, "only {checked} lscpu outputs checked");
+    tally.finish("lscpu outputs", 20);
 }
 
 // ---------------------------------------------------------------------------
