@@ -186,8 +186,7 @@ pub fn parse_xml(text: &str) -> Truth {
                     gp_to_os.insert(gp.clone(), os);
                 }
             }
-            let idx = truth.objects.len();
-            truth.objects.push(Obj {
+            let idx = truth.add(Obj {
                 ty,
                 os_index,
                 cache,
@@ -197,9 +196,6 @@ pub fn parse_xml(text: &str) -> Truth {
                 parent: stack.last().copied(),
                 children: Vec::new(),
             });
-            if let Some(&p) = stack.last() {
-                truth.objects[p].children.push(idx);
-            }
             if !l.ends_with("/>") {
                 stack.push(idx);
             }
@@ -382,8 +378,7 @@ pub fn parse_console(text: &str) -> Truth {
                     numa_by_logical.insert(l, o);
                 }
             }
-            let idx = truth.objects.len();
-            truth.objects.push(Obj {
+            parent = Some(truth.add(Obj {
                 ty,
                 os_index,
                 cache,
@@ -392,11 +387,7 @@ pub fn parse_console(text: &str) -> Truth {
                 group_kind: None,
                 parent,
                 children: Vec::new(),
-            });
-            if let Some(p) = parent {
-                truth.objects[p].children.push(idx);
-            }
-            parent = Some(idx);
+            }));
         }
         stack.push((indent, parent.unwrap()));
     }
@@ -405,6 +396,16 @@ pub fn parse_console(text: &str) -> Truth {
 }
 
 impl Truth {
+    /// Adds `obj` as the last child of its parent; returns its index.
+    fn add(&mut self, obj: Obj) -> usize {
+        let idx = self.objects.len();
+        if let Some(p) = obj.parent {
+            self.objects[p].children.push(idx);
+        }
+        self.objects.push(obj);
+        idx
+    }
+
     /// Objects without an explicit cpuset get the PUs below them; memory
     /// children (NUMA nodes, memory-side caches) their parent's.
     fn fill_cpusets(&mut self) {
