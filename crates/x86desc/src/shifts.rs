@@ -151,12 +151,13 @@ fn parse_ext_leaf<R: CpuIdReader>(
         if kind == 0 || ncpus == 0 {
             break;
         }
+        // At most DIEGRP + 1, the package domain: `last` is a known one.
         let dom = match map.get(kind as usize - 1) {
             Some(&d) => {
                 last = d;
                 d
             }
-            None => (last + 1).min(DIEGRP),
+            None => last + 1,
         };
         if dom == SMT {
             *apic_id = Some(r.edx);
@@ -182,10 +183,12 @@ fn parse_ext<R: CpuIdReader>(
     apic_id: &mut Option<u32>,
 ) -> Option<u32> {
     let max_leaf = reader.cpuid1(0).eax;
+    // Compared as a number, as Linux compares `extended_cpuid_level`, even
+    // when it is no 0x8000_xxxx leaf.
     let max_ext = reader.cpuid1(0x8000_0000).eax;
     let candidates = [
         (0x1f, max_leaf >= 0x1f),
-        (0x8000_0026, (0x8000_0026..0x8001_0000).contains(&max_ext)),
+        (0x8000_0026, max_ext >= 0x8000_0026),
         (0xb, max_leaf >= 0xb),
     ];
     candidates
@@ -229,6 +232,15 @@ fn parse_8000_0008<R: CpuIdReader>(cpuid: &CpuId<R>, doms: &mut Domains) -> bool
     true
 }
 
+/// X86_FEATURE_TOPOEXT (0x8000_0001 ECX bit 22) as `get_cpu_cap` sets it:
+/// the flags are read only when 0x8000_0000 names a 0x8000_xxxx leaf.
+fn has_topoext<R: CpuIdReader>(reader: &R) -> bool {
+    let max_ext = reader.cpuid1(0x8000_0000).eax;
+    max_ext & 0xffff_0000 == 0x8000_0000
+        && max_ext >= 0x8000_0001
+        && reader.cpuid1(0x8000_0001).ecx & (1 << 22) != 0
+}
+
 /// Reads one CPU's topology through `reader` (the executing CPU, or a
 /// recorded table).
 ///
@@ -268,19 +280,16 @@ pub fn read<R: CpuIdReader>(reader: R) -> CpuTopology {
             } else if parse_8000_0008(&cpuid, &mut doms) {
                 leaf = 0x8000_0008;
             }
-            let topology = cpuid
-                .get_extended_processor_and_feature_identifiers()
-                .filter(|f| f.has_topology_extensions())
-                .and_then(|_| cpuid.get_processor_topology_info());
-            if let (Some(t), true) = (topology, leaf != 0) {
+            if leaf != 0 && has_topoext(&reader) {
+                // parse_8000_001e reads the leaf on TOPOEXT alone, whatever
+                // 0x8000_0000 says; raw, as raw-cpuid's threads_per_core()
+                // adds EBX[15:8]'s 1 in u8 and overflows at 0xff.
+                let topoext = reader.cpuid1(0x8000_001e);
                 let (family, model) = family_model(&cpuid);
                 if xtopology.is_none() {
-                    apic_id = Some(t.x2apic_id());
+                    apic_id = Some(topoext.eax);
                     if family >= 0x17 {
-                        // EBX[15:8] + 1, read raw: raw-cpuid's
-                        // threads_per_core() adds the 1 in u8 and overflows
-                        // at 0xff.
-                        let n = ((reader.cpuid1(0x8000_001e).ebx >> 8) & 0xff) + 1;
+                        let n = ((topoext.ebx >> 8) & 0xff) + 1;
                         doms.update(SMT, count_order(n), n);
                     }
                 }

@@ -5,40 +5,29 @@
 //! and for QEMU's `qemu64` from the Linux guest's own sysfs snapshot; random
 //! tables must never panic or loop.
 
+mod support;
+
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::Arc;
 
 use cpumask::CpuMask;
 use proptest::prelude::*;
-use raw_cpuid::{CpuId, CpuIdResult};
+use support::{leaf0, signature, Table};
 use topology::{Cache, CacheKind};
 use x86desc::cacheinfo::{
     self, read, shared_instances, CpuCaches, Placed, Sharing, Source, Vendor,
 };
 use x86desc::shifts;
 
-/// A CPU's CPUID as a table of (leaf, subleaf) → registers; absent = zeros.
-#[derive(Clone, Debug, Default)]
-struct Table(Arc<BTreeMap<(u32, u32), [u32; 4]>>);
+/// The caches of the CPU with APIC id `apic` with this CPUID. The tables
+/// here hold no extended topology leaf: `xtopology` stands for leaf 0xB's
+/// core-level shift on a CPU that has one (its x2APIC id is then the full
+/// one); without it the topology is read from the table.
+trait Caches {
+    fn caches(&self, apic: u32, xtopology: Option<u32>) -> CpuCaches;
+}
 
-impl Table {
-    fn reader(&self) -> impl raw_cpuid::CpuIdReader {
-        let t = self.0.clone();
-        move |leaf: u32, sub: u32| {
-            let [eax, ebx, ecx, edx] = t.get(&(leaf, sub)).copied().unwrap_or_default();
-            CpuIdResult { eax, ebx, ecx, edx }
-        }
-    }
-
-    fn cpuid(&self) -> CpuId<impl raw_cpuid::CpuIdReader> {
-        CpuId::with_cpuid_reader(self.reader())
-    }
-
-    /// The caches of the CPU with APIC id `apic` with this CPUID. The tables
-    /// here hold no extended topology leaf: `xtopology` stands for leaf 0xB's
-    /// core-level shift on a CPU that has one (its x2APIC id is then the
-    /// full one); without it the topology is read from the table.
+impl Caches for Table {
     fn caches(&self, apic: u32, xtopology: Option<u32>) -> CpuCaches {
         let mut topology = shifts::read(self.reader());
         if let Some(core) = xtopology {
@@ -47,28 +36,6 @@ impl Table {
         }
         read(&self.cpuid(), apic, &topology)
     }
-}
-
-/// Vendor string registers (EBX, EDX, ECX order in the string).
-fn vendor(s: &[u8; 12]) -> [u32; 3] {
-    let w = |i: usize| u32::from_le_bytes([s[i], s[i + 1], s[i + 2], s[i + 3]]);
-    [w(0), w(4), w(8)]
-}
-
-/// Leaf 0 with `max` and a vendor.
-fn leaf0(t: &mut BTreeMap<(u32, u32), [u32; 4]>, max: u32, v: &[u8; 12]) {
-    let [b, d, c] = vendor(v);
-    t.insert((0, 0), [max, b, c, d]);
-}
-
-/// Leaf 1's EAX for a family / model, as the SDM and APM split them.
-fn signature(family: u32, model: u32) -> u32 {
-    let (base_family, ext_family) = if family >= 0xf {
-        (0xf, family - 0xf)
-    } else {
-        (family, 0)
-    };
-    (ext_family << 20) | ((model >> 4) << 16) | (base_family << 8) | ((model & 0xf) << 4)
 }
 
 /// A leaf 4 / 0x8000_001D sub-leaf: type (1 data, 2 instruction, 3 unified),
@@ -135,7 +102,7 @@ fn qemu64(apic: u32, threads_per_package: u32) -> Table {
     let l3 = (32 << 18) | (0x8 << 12) | (1 << 8) | 64;
     t.insert((0x8000_0006, 0), [0, 0, l2, l3]);
     t.insert((0x8000_0008, 0), [0x3028, 0, threads_per_package - 1, 0]);
-    Table(Arc::new(t))
+    Table::new(t)
 }
 
 /// QEMU's APIC ids for sockets x cores x threads (each field a power of two).
@@ -248,7 +215,7 @@ fn intel(apic: u32) -> Table {
     t.insert((4, 1), deterministic(2, 1, 2, 8, 64, 64));
     t.insert((4, 2), deterministic(3, 2, 2, 16, 64, 2048));
     t.insert((4, 3), deterministic(3, 3, 16, 16, 64, 32768));
-    Table(Arc::new(t))
+    Table::new(t)
 }
 
 #[test]
@@ -280,7 +247,7 @@ fn intel_without_leaf_4_reports_no_caches() {
     let mut t = BTreeMap::new();
     leaf0(&mut t, 2, b"GenuineIntel");
     t.insert((4, 0), deterministic(1, 1, 2, 12, 64, 64)); // beyond the max leaf
-    let c = Table(Arc::new(t)).caches(0, None);
+    let c = Table::new(t).caches(0, None);
     assert_eq!(c.source, Source::Nothing);
     assert_eq!(c.leaves().count(), 0);
 }
@@ -307,7 +274,7 @@ fn amd_topoext(family: u32, model: u32, apic: u32, node_id: u32) -> Table {
     t.insert((0x8000_001d, 2), deterministic(3, 2, 2, 8, 64, 2048));
     t.insert((0x8000_001d, 3), deterministic(3, 3, 16, 16, 64, 32768));
     t.insert((0x8000_001e, 0), [apic, 0x100, node_id, 0]);
-    Table(Arc::new(t))
+    Table::new(t)
 }
 
 #[test]
@@ -358,7 +325,7 @@ fn leaves_that_never_end_are_bounded() {
         for sub in 0..64 {
             m.insert((4, sub), deterministic(3, 2, 1, 4, 64, 64));
         }
-        Table(Arc::new(m))
+        Table::new(m)
     };
     let c = t.caches(0, None);
     assert_eq!(c.leaves().count(), cacheinfo::MAX_LEAVES);
@@ -408,7 +375,7 @@ fn random_table() -> impl Strategy<Value = Table> {
                     }
                 }
             }
-            Table(Arc::new(t))
+            Table::new(t)
         })
 }
 
