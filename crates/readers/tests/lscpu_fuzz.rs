@@ -1,6 +1,9 @@
 //! Fuzzing the lscpu reader: random text and mutated real outputs must give a
 //! topology or an error, never a panic; what parses must also print.
 
+#[path = "support/cases.rs"]
+mod cases;
+
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
@@ -121,7 +124,7 @@ fn apply(text: &str, m: &Mutation) -> String {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
+    #![proptest_config(ProptestConfig::with_cases(cases::fuzz_cases(256)))]
 
     #[test]
     fn random_text_never_panics(text in "\\PC{0,400}") {

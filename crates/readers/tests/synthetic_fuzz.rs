@@ -2,6 +2,9 @@
 //! descriptions never panic; random valid descriptions round-trip
 //! parse → write → parse to the same topology.
 
+#[path = "support/cases.rs"]
+mod cases;
+
 use proptest::prelude::*;
 use readers::synthetic;
 use topology::{Topology, TopologyBuilder};
@@ -78,7 +81,7 @@ fn valid_description() -> impl Strategy<Value = String> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(512))]
+    #![proptest_config(ProptestConfig::with_cases(cases::fuzz_cases(512)))]
 
     #[test]
     fn random_text_never_panics(text in "[a-zA-Z0-9:() \\[\\]=,*.-]{0,60}") {

@@ -8,6 +8,9 @@
 //! again: the reader must never panic, and must either return a consistent
 //! topology or one error naming the archive.
 
+#[path = "support/cases.rs"]
+mod cases;
+
 use std::collections::BTreeMap;
 use std::io::Write;
 
@@ -274,7 +277,7 @@ fn damage() -> impl Strategy<Value = Damage> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases::fuzz_cases(96), ..ProptestConfig::default() })]
 
     /// Intact generated snapshots read back as the generator built them.
     #[test]
@@ -1001,7 +1004,7 @@ fn assert_reads_back(m: &Irregular, t: &Topology) -> Result<(), TestCaseError> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases::fuzz_cases(128), ..ProptestConfig::default() })]
 
     /// Irregular snapshots (CPU numbers shuffled and with holes, CPU 0 and
     /// others offline, dies, clusters, sparse interleaved nodes, memory-less

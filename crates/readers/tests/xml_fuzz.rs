@@ -2,6 +2,9 @@
 //! real hwloc XML never panic; random synthetic topologies round-trip through
 //! our XML writer and reader unchanged.
 
+#[path = "support/cases.rs"]
+mod cases;
+
 #[path = "xml_support/truth.rs"]
 mod truth;
 
@@ -19,7 +22,10 @@ fn corpus_sample() -> Option<&'static str> {
     static SAMPLE: OnceLock<Option<String>> = OnceLock::new();
     SAMPLE
         .get_or_init(|| {
-            let what = format!("{CASES} random mutations of hwloc's 16amd64-4distances.xml");
+            let what = format!(
+                "{} random mutations of hwloc's 16amd64-4distances.xml",
+                cases::fuzz_cases(CASES)
+            );
             readers::corpus::present(&truth::corpus(), &what).then(|| {
                 let file = truth::corpus().join("hwloc/tests/hwloc/xml/16amd64-4distances.xml");
                 std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()))
@@ -36,7 +42,7 @@ fn without_source(t: Topology) -> Topology {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(CASES))]
+    #![proptest_config(ProptestConfig::with_cases(cases::fuzz_cases(CASES)))]
 
     #[test]
     fn random_text_never_panics(text in "(<[a-z/?!]{0,3}|[a-z0-9=\" ,.>x]|</?object|<topology version=\"2.0\">|cpuset=\"0x[0-9a-f,x]{0,12}\"){0,40}") {
