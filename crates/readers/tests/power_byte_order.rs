@@ -6,6 +6,8 @@
 //! states nothing, Linux's Kconfig: no little-endian kernel runs on Cell,
 //! PPC970 or POWER6, and distributions' ppc64le kernels need POWER8.
 
+#[path = "support/extract.rs"]
+mod extract;
 #[path = "xml_support/truth.rs"]
 mod truth;
 
@@ -147,26 +149,6 @@ fn dumps_read_to_the_byte_order_their_kernel_or_processor_has() {
     }
 }
 
-/// Extracts `archive` into a fresh directory; returns it and the dump's root.
-fn extract(archive: &Path) -> (tempfile::TempDir, PathBuf) {
-    let tmp = tempfile::tempdir().unwrap();
-    let ok = Command::new("tar")
-        .arg("xaf")
-        .arg(archive)
-        .arg("-C")
-        .arg(tmp.path())
-        .status()
-        .expect("running tar")
-        .success();
-    assert!(ok, "tar {}", archive.display());
-    let root = fs::read_dir(tmp.path())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.is_dir())
-        .unwrap();
-    (tmp, root)
-}
-
 #[test]
 fn a_dump_saying_its_kernel_is_big_endian_reads_big_endian() {
     // A POWER9 could run either; only what the dump records can tell. The
@@ -176,7 +158,8 @@ fn a_dump_saying_its_kernel_is_big_endian_reads_big_endian() {
     let Some(archive) = dump("hwloc/tests/hwloc/linux/nvidiagpunumanodes.tar.bz2") else {
         return;
     };
-    let (_tmp, root) = extract(&archive);
+    let tmp = extract::extract(&archive);
+    let root = extract::top_dir(&tmp);
     let nofile = root.join("proc/hwloc-nofile-info");
     let original = fs::read_to_string(&nofile).unwrap();
     assert!(original.contains("Architecture: ppc64le\n"));
@@ -203,7 +186,8 @@ fn hwloc_xml_of_a_big_endian_machine_reads_big_endian() {
     let Some(archive) = dump("util-linux/tests/ts/lscpu/dumps/ppc64-POWER7.tar.gz") else {
         return;
     };
-    let (_tmp, root) = extract(&archive);
+    let tmp = extract::extract(&archive);
+    let root = extract::top_dir(&tmp);
     fs::write(root.join("proc/hwloc-nofile-info"), "Architecture: ppc64\n").unwrap();
     for flags in [&[][..], &["--export-xml-flags", "1"][..]] {
         let out = Command::new(truth::lstopo())

@@ -6,6 +6,8 @@
 //! listed online may have lost its `topology/` directory by the time it is
 //! read. The truth is the installed lstopo reading the same files.
 
+#[path = "support/extract.rs"]
+mod extract;
 #[path = "xml_support/truth.rs"]
 mod truth;
 
@@ -13,6 +15,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use extract::extract;
 use readers::sysfs;
 
 fn captures() -> Vec<PathBuf> {
@@ -24,22 +27,6 @@ fn captures() -> Vec<PathBuf> {
         .collect();
     v.sort();
     v
-}
-
-/// The archive's files in a fresh directory, its root (tar finds the
-/// compression itself: the captures are .tar.xz, the ghw snapshots .tar.gz).
-fn extract(archive: &Path) -> tempfile::TempDir {
-    let tmp = tempfile::tempdir().unwrap();
-    let ok = Command::new("tar")
-        .arg("xf")
-        .arg(archive)
-        .arg("-C")
-        .arg(tmp.path())
-        .status()
-        .expect("running tar")
-        .success();
-    assert!(ok, "tar {}", archive.display());
-    tmp
 }
 
 /// lstopo's XML of a sysfs root. The x86 backend is left out: on an x86
