@@ -44,6 +44,7 @@
 //! `FLOOR_LOOPS=N … --syscalls-of floor-loop DIR LIST` the floor N times.
 
 use std::collections::BTreeMap;
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
@@ -107,7 +108,7 @@ fn pairs(n: usize, clock: impl Fn() -> f64, mut a: impl FnMut(), mut b: impl FnM
 }
 
 /// The CPU time of one whole command (every thread), from `perf stat`.
-fn process_cpu(cmd: &[&std::ffi::OsStr]) -> Option<f64> {
+fn process_cpu(cmd: &[&OsStr]) -> Option<f64> {
     let out = tempfile::NamedTempFile::new().ok()?;
     let ok = Command::new("perf")
         .args(["stat", "-x,", "-e", "task-clock", "-o"])
@@ -267,7 +268,7 @@ struct Row {
 }
 
 /// Whole-process pairs: (theirs / ours) median of `n` pairs by CPU time.
-fn versus(n: usize, theirs: &[&std::ffi::OsStr], ours: &[&std::ffi::OsStr]) -> Option<f64> {
+fn versus(n: usize, theirs: &[&OsStr], ours: &[&OsStr]) -> Option<f64> {
     process_cpu(theirs)?;
     process_cpu(ours)?;
     let mut ratios = Vec::new();
@@ -277,12 +278,10 @@ fn versus(n: usize, theirs: &[&std::ffi::OsStr], ours: &[&std::ffi::OsStr]) -> O
     Some(percentile(&mut ratios, 0.5))
 }
 
-/// `PROCESS_ONLY=1`: whole process alone, `lstopo` against `manycore topo
-/// --format json --sysfs DIR`, `n` pairs by CPU time: the median of the
-/// per-pair ratios theirs / ours, its lowest pair, and each side's median
-/// CPU time (s). `None` when either command fails on the input.
-fn process_row(dir: &Path, n: usize, cli: &Path) -> Option<(f64, f64, f64, f64)> {
-    let os = std::ffi::OsStr::new;
+/// The whole-process commands compared on `dir`: `manycore topo --format
+/// json` (the binary `cli`) and lstopo's XML export of the same root.
+fn ours_and_lstopo<'a>(cli: &'a Path, dir: &'a Path) -> ([&'a OsStr; 6], [&'a OsStr; 9]) {
+    let os = OsStr::new;
     let ours = [
         cli.as_os_str(),
         os("topo"),
@@ -302,6 +301,15 @@ fn process_row(dir: &Path, n: usize, cli: &Path) -> Option<(f64, f64, f64, f64)>
         os("xml"),
         os("-"),
     ];
+    (ours, lstopo)
+}
+
+/// `PROCESS_ONLY=1`: whole process alone, `lstopo` against `manycore topo
+/// --format json --sysfs DIR`, `n` pairs by CPU time: the median of the
+/// per-pair ratios theirs / ours, its lowest pair, and each side's median
+/// CPU time (s). `None` when either command fails on the input.
+fn process_row(dir: &Path, n: usize, cli: &Path) -> Option<(f64, f64, f64, f64)> {
+    let (ours, lstopo) = ours_and_lstopo(cli, dir);
     process_cpu(&lstopo)?;
     process_cpu(&ours)?;
     let (mut ratios, mut theirs, mut mine) = (Vec::new(), Vec::new(), Vec::new());
@@ -349,29 +357,14 @@ fn measure(name: &str, dir: &Path, n: usize, proc_n: usize, cli: Option<&Path>) 
         let on = |n| readers::sysfs::read_dir_with(dir, Threads::Fixed(n)).unwrap();
         pairs(n.min(15), wall, || drop(on(2)), || drop(on(1)))
     });
-    let os = |s: &'static str| std::ffi::OsStr::new(s);
     let (lstopo, lscpu) = match cli {
         Some(bin) => {
-            let ours = [
-                bin.as_os_str(),
-                os("topo"),
-                os("--format"),
-                os("json"),
-                os("--sysfs"),
+            let (ours, lstopo) = ours_and_lstopo(bin, dir);
+            let lscpu = [
+                OsStr::new("lscpu"),
+                OsStr::new("--sysroot"),
                 dir.as_os_str(),
             ];
-            let lstopo = [
-                os("lstopo-no-graphics"),
-                os("--if"),
-                os("fsroot"),
-                os("--input"),
-                dir.as_os_str(),
-                os("--no-io"),
-                os("--of"),
-                os("xml"),
-                os("-"),
-            ];
-            let lscpu = [os("lscpu"), os("--sysroot"), dir.as_os_str()];
             (
                 versus(proc_n, &lstopo, &ours),
                 versus(proc_n, &lscpu, &ours),

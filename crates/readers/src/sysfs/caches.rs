@@ -8,13 +8,13 @@
 //! read each index not yet covered ([`CacheScan::read_index`]); keep the
 //! caches not already kept ([`CacheScan::keep`]).
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{HashMap, HashSet};
 
 use cpumask::{CompactMask, CpuMask};
 use topology::{Cache, CacheKind};
 
 use super::readahead::ReadAhead;
-use super::{entry_number, join, numbered, CoreTexts, Files, MaskText, RawCpu, CORE, CPU_DIR};
+use super::{entry_number, join, numbered, Files, RawCpu, CORE, CPU_DIR};
 use crate::Error;
 
 /// One [`Cache`] per distinct (level, type, sharing set), from every known
@@ -23,7 +23,6 @@ use crate::Error;
 pub(super) fn read_caches(
     files: &Files,
     raws: &[RawCpu],
-    core_texts: CoreTexts,
     possible: &CpuMask,
     sparc_files: bool,
     ahead: &ReadAhead,
@@ -36,7 +35,6 @@ pub(super) fn read_caches(
         names: Vec::new(),
         first_asked: false,
         no_sparc_files: false,
-        core_texts,
     };
     // Read ahead only once some CPU has shown cache entries: a machine
     // without any is found out on its first CPUs.
@@ -68,9 +66,6 @@ struct CacheScan<'a> {
     first_asked: bool,
     /// Whether an online CPU lacked sparc64's cache files.
     no_sparc_files: bool,
-    /// The core mask texts read (see [`CoreTexts`]): a sharing map that
-    /// says the same as its CPU's core mask is that mask, already parsed.
-    core_texts: CoreTexts,
 }
 
 /// What the scan has learnt of one `indexN` name.
@@ -90,13 +85,11 @@ struct IndexName {
     /// CPU lacks, the others lack too, and asking them is a failed open
     /// each (old kernels and most dumps lack one or two of these).
     lacking: Option<u8>,
-    /// The sharing map texts already read from it: ia64 prints the same
-    /// map in every CPU of a shared cache, which is then read (and parsed)
-    /// once. Ordered, not hashed: a look-up compares a few texts up to
-    /// their first difference, where hashing would read each whole text
-    /// (4.6 KB at 16384 CPUs) twice, and no input can make the look-ups
-    /// degrade.
-    read: BTreeSet<MapText>,
+    /// The sharing maps already read from it, as sets: ia64 prints the
+    /// same map in every CPU of a shared cache, whose other files are then
+    /// read once. Compact sets, not the texts: a hex map of a 16384-CPU
+    /// machine is 4.6 KB of text and a core's set one or two words.
+    read: HashSet<CompactMask>,
 }
 
 impl CacheScan<'_> {
@@ -108,7 +101,7 @@ impl CacheScan<'_> {
             return Ok(true);
         }
         let dir = format!("{CPU_DIR}/cpu{}/cache", r.id);
-        if self.read_known(i, r, &dir)? {
+        if self.read_known(r, &dir)? {
             return Ok(true);
         }
         let indices = self.index_names(&dir)?;
@@ -128,7 +121,7 @@ impl CacheScan<'_> {
                         number,
                         covered: CpuMask::new(),
                         lacking: None,
-                        read: BTreeSet::new(),
+                        read: HashSet::new(),
                     },
                 );
             }
@@ -148,14 +141,14 @@ impl CacheScan<'_> {
             };
             if !self.names[k].covered.contains(r.id as usize) {
                 let idx = join(&dir, &self.names[k].name);
-                let map = self.map_text(&idx)?;
-                self.read_index(i, r, &idx, k, map)?;
+                let map = self.map(&idx)?;
+                self.read_index(r, &idx, k, map)?;
             }
         }
         Ok(true)
     }
 
-    /// Reads the caches of CPU `raws[i]` from the index names seen on
+    /// Reads the caches of CPU `r` from the index names seen on
     /// earlier CPUs, without listing its `cache/` (four system calls): the
     /// kernel numbers a CPU's indices from 0 without gaps, so a CPU has
     /// exactly the names seen when each of those it is not yet covered for
@@ -164,7 +157,7 @@ impl CacheScan<'_> {
     /// map): the CPU is then listed and read as the listing says; what was
     /// read here is read again without effect (a cache already kept is not
     /// kept twice).
-    fn read_known(&mut self, i: usize, r: &RawCpu, dir: &str) -> Result<bool, Error> {
+    fn read_known(&mut self, r: &RawCpu, dir: &str) -> Result<bool, Error> {
         let Some(last) = self.names.last().map(|n| n.number) else {
             return Ok(false);
         };
@@ -173,10 +166,10 @@ impl CacheScan<'_> {
                 continue;
             }
             let idx = join(dir, &self.names[k].name);
-            let Some(map) = self.map_text(&idx)? else {
+            let Some(map) = self.map(&idx)? else {
                 return Ok(false);
             };
-            self.read_index(i, r, &idx, k, Some(map))?;
+            self.read_index(r, &idx, k, Some(map))?;
         }
         // After the largest number there is none to ask for: the CPU is
         // listed.
@@ -187,11 +180,10 @@ impl CacheScan<'_> {
         Ok(!self.files.root.exists(&next)?)
     }
 
-    /// The sharing map of the index directory `idx`, as read (the hex
-    /// form first, as [`Files::mask`] prefers it).
-    fn map_text(&self, idx: &str) -> Result<Option<MaskText>, Error> {
-        self.files
-            .mask_text(idx, "shared_cpu_list", "shared_cpu_map")
+    /// The sharing map of the index directory `idx` (the hex form first,
+    /// as [`Files::mask`] prefers it).
+    fn map(&self, idx: &str) -> Result<Option<CpuMask>, Error> {
+        self.files.mask(idx, "shared_cpu_list", "shared_cpu_map")
     }
 
     /// Whether `cpu` is covered for every index name seen so far (SMT
@@ -245,34 +237,18 @@ impl CacheScan<'_> {
     /// `k` is the index name's place in [`CacheScan::names`].
     fn read_index(
         &mut self,
-        i: usize,
         r: &RawCpu,
         idx: &str,
         k: usize,
-        map: Option<MaskText>,
+        map: Option<CpuMask>,
     ) -> Result<(), Error> {
-        let (shared_named, shared_mask) = match map {
-            Some(t) => {
-                let core = self.core_texts.get(&i).filter(|c| c.says_as(&t));
-                let core = core.and(r.masks[CORE].as_deref());
-                let MaskText { path, text, hex } = t;
-                let key = MapText::new(text);
-                if self.names[k].read.contains(&key) {
-                    return Ok(());
-                }
-                let mask = match core {
-                    Some(m) => *m,
-                    None => self.files.parse_form(&path, &key.text, hex)?,
-                };
-                // An all-zero map (ia64) means "the core", which differs per CPU.
-                let names_cpus = !mask.is_empty();
-                if names_cpus {
-                    self.names[k].read.insert(key);
-                }
-                (names_cpus, mask)
-            }
-            None => (false, CpuMask::new()),
-        };
+        let shared_mask = map.unwrap_or_default();
+        // An all-zero map (ia64) means "the core", which differs per CPU;
+        // a map this index name showed before is a cache counted.
+        let shared_named = !shared_mask.is_empty();
+        if shared_named && !self.names[k].read.insert(CompactMask::from(&shared_mask)) {
+            return Ok(());
+        }
         let Some((level, kind)) = self.level_and_kind(idx)? else {
             return Ok(());
         };
@@ -317,7 +293,10 @@ impl CacheScan<'_> {
         if cpus.is_empty() {
             // ia64 kernels print an all-zero map for the L2i and L3; those
             // caches belong to the core (hwloc makes the same assumption).
-            cpus = r.masks[CORE].as_deref().copied().unwrap_or_default();
+            cpus = r.masks[CORE]
+                .as_deref()
+                .map(CompactMask::to_cpumask)
+                .unwrap_or_default();
         }
         cpus.set(r.id as usize);
         // Kernels size these maps by NR_CPUS; only possible CPUs are real.
@@ -404,56 +383,6 @@ pub(super) const OPTIONAL: [(&str, u8); 3] = [
     ("ways_of_associativity", WAYS),
 ];
 
-/// A sharing map's text, ordered so that two maps of a big machine differ
-/// early in a comparison: the kernel pads a hex map to every possible CPU,
-/// so the maps of different caches share a long run of zero groups before
-/// (and after) the digits that tell them apart, and comparing them from the
-/// start went through that run on every step of a look-up. The order is
-/// by length, then the offset of the first significant character (neither
-/// `0` nor `,`), then the text from there, then the padding: equal exactly
-/// when the texts are.
-#[derive(Debug)]
-struct MapText {
-    text: String,
-    /// The offset of the first character that is neither `0` nor `,`.
-    digits: usize,
-}
-
-impl MapText {
-    fn new(text: String) -> MapText {
-        let digits = text
-            .bytes()
-            .position(|b| b != b'0' && b != b',')
-            .unwrap_or(text.len());
-        MapText { text, digits }
-    }
-
-    fn parts(&self) -> (usize, usize, &str, &str) {
-        let (pad, rest) = self.text.split_at(self.digits);
-        (self.text.len(), self.digits, rest, pad)
-    }
-}
-
-impl PartialEq for MapText {
-    fn eq(&self, other: &Self) -> bool {
-        self.text == other.text
-    }
-}
-
-impl Eq for MapText {}
-
-impl Ord for MapText {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.parts().cmp(&other.parts())
-    }
-}
-
-impl PartialOrd for MapText {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
 /// sparc64 kernels have no `cache/` directory but per-CPU `l1_dcache_size`,
 /// `l1_icache_size`, `l2_cache_size` (bytes) and `*_line_size` files; sharing is
 /// not reported, so each is taken as private to its CPU (as lscpu does).
@@ -503,36 +432,6 @@ fn parse_size(text: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Two sharing maps are the same key exactly when their texts are the
-    /// same, however their zero padding and digits fall.
-    #[test]
-    fn map_texts_are_equal_keys_exactly_when_equal() {
-        let texts = [
-            "00000000,00000003",
-            "00000000,00000030",
-            "00000003,00000000",
-            "0,01",
-            "00,1",
-            "0000,1",
-            "0,001",
-            "",
-            "0",
-            "00000000,00000000",
-        ];
-        let mut set = BTreeSet::new();
-        for t in texts {
-            assert!(
-                set.insert(MapText::new(t.to_string())),
-                "{t:?} taken as another"
-            );
-        }
-        for t in texts {
-            let found = set.get(&MapText::new(t.to_string()));
-            assert_eq!(found.map(|k| k.text.as_str()), Some(t));
-        }
-        assert!(!set.contains(&MapText::new("00000000,00000300".into())));
-    }
 
     #[test]
     fn cache_sizes_use_binary_units() {

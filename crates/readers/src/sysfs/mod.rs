@@ -38,7 +38,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::rc::Rc;
 
-use cpumask::{CpuMask, MAX_CPUS};
+use cpumask::{CompactMask, CpuMask, MAX_CPUS};
 use topology::{Arch, CoreKind, CpuSpec, Topology, TopologyBuilder};
 
 use crate::limits::open_input;
@@ -270,40 +270,32 @@ impl Files<'_> {
     /// from the same mask; the map is preferred because it is what hwloc reads,
     /// so hand-edited test snapshots that only updated the map stay coherent.
     fn mask(&self, dir: &str, list_name: &str, map_name: &str) -> Result<Option<CpuMask>, Error> {
-        match self.mask_text(dir, list_name, map_name)? {
-            Some(t) => self.parse_mask(&t).map(Some),
-            None => Ok(None),
-        }
+        Ok(self
+            .mask_and_path(dir, list_name, map_name)?
+            .map(|(mask, _)| mask))
     }
 
-    /// [`Files::mask`]'s file, read but not yet parsed.
-    fn mask_text(
+    /// [`Files::mask`] with the path of the file it came from. The text is
+    /// parsed as soon as it is read and then dropped: a hex map of a
+    /// 16384-CPU machine is 4.6 KB, and keeping one per core to compare
+    /// with its siblings' made the reader touch tens of megabytes.
+    fn mask_and_path(
         &self,
         dir: &str,
         list_name: &str,
         map_name: &str,
-    ) -> Result<Option<MaskText>, Error> {
+    ) -> Result<Option<(CpuMask, String)>, Error> {
         for (name, hex) in [(map_name, true), (list_name, false)] {
             let path = join(dir, name);
             if let Some(text) = self.text(&path)? {
-                return Ok(Some(MaskText { path, text, hex }));
+                let mask = match hex {
+                    true => self.parse_hex(&path, &text)?,
+                    false => self.parse_list(&path, &text)?,
+                };
+                return Ok(Some((mask, path)));
             }
         }
         Ok(None)
-    }
-
-    /// The mask a [`MaskText`] holds, an error naming its file if bad.
-    fn parse_mask(&self, t: &MaskText) -> Result<CpuMask, Error> {
-        self.parse_form(&t.path, &t.text, t.hex)
-    }
-
-    /// The mask `text`, read from `path`, holds: a hex map if `hex`, else a
-    /// cpulist.
-    fn parse_form(&self, path: &str, text: &str, hex: bool) -> Result<CpuMask, Error> {
-        match hex {
-            true => self.parse_hex(path, text),
-            false => self.parse_list(path, text),
-        }
     }
 }
 
@@ -317,28 +309,6 @@ fn join(dir: &str, name: &str) -> String {
     path
 }
 
-/// A mask file's text, kept so that a sibling's identical file need not be
-/// parsed again (a hex map of a 16384-CPU machine is 4.6 KB of text).
-struct MaskText {
-    path: String,
-    text: String,
-    /// A hex map (`cpumap` form) rather than a cpulist.
-    hex: bool,
-}
-
-impl MaskText {
-    /// Whether `other` is the same text in the same form (a cpulist `1`
-    /// and a hex map `1` name different CPUs).
-    fn says_as(&self, other: &MaskText) -> bool {
-        self.hex == other.hex && self.text == other.text
-    }
-}
-
-/// Index in the reader's `raws` of a CPU whose core mask lists other CPUs
-/// → that mask's file as read. Kept for the caches too: a per-core cache's
-/// sharing map is the core mask's text again, parsed once.
-type CoreTexts = HashMap<usize, MaskText>;
-
 /// The file pairs (cpulist form, hex form) that hold a CPU's SMT siblings,
 /// newest name first: `core_cpus` since Linux 5.6, `thread_siblings` before.
 const CORE_MASK_NAMES: [(&str, &str); 2] = [
@@ -350,11 +320,11 @@ const CORE_MASK_NAMES: [(&str, &str); 2] = [
 /// `*first` (the one the previous CPU had) and then the others newest first,
 /// and remembering which one answered. Both names hold the same mask when a
 /// kernel writes both, so the order only saves failed opens.
-fn read_core_mask(files: &Files, topo: &str, first: &mut usize) -> Result<Option<MaskText>, Error> {
+fn read_core_mask(files: &Files, topo: &str, first: &mut usize) -> Result<Option<CpuMask>, Error> {
     let order = std::iter::once(*first).chain((0..CORE_MASK_NAMES.len()).filter(|&i| i != *first));
     for i in order {
         let (list_name, map_name) = CORE_MASK_NAMES[i];
-        if let Some(m) = files.mask_text(topo, list_name, map_name)? {
+        if let Some(m) = files.mask(topo, list_name, map_name)? {
             *first = i;
             return Ok(Some(m));
         }
@@ -417,10 +387,16 @@ struct RawCpu {
     capacity: Option<u32>,
     /// Ids and sibling masks, outermost level first: package, die, cluster, core.
     /// The masks are shared (`Rc`): SMT siblings and every CPU of a package
-    /// hold the same one, and a 2 KiB mask copied four times per CPU made the
-    /// reader spend a third of its time in `memcpy` and page faults.
+    /// hold the same one; and compact, as a core's set needs a word or two
+    /// where a [`CpuMask`] is 2 KiB (16 MB for 8192 cores, every page of it
+    /// faulted in).
     ids: [Option<i64>; 4],
-    masks: [Option<Rc<CpuMask>>; 4],
+    masks: [Option<Rc<CompactMask>>; 4],
+}
+
+/// A mask as [`RawCpu`] keeps it.
+fn shared(mask: &CpuMask) -> Rc<CompactMask> {
+    Rc::new(CompactMask::from(mask))
 }
 
 const PACKAGE: usize = 0;
@@ -568,7 +544,7 @@ fn read_root(root: &Root, threads: Threads) -> Result<Topology, Error> {
     let arch_files = ArchFiles::of(&arch);
     let by_processor = cpuinfo.by_processor();
     let ahead = ReadAhead::new(root, threads, cpu_ids.len());
-    let (raws, core_texts, vanished) =
+    let (raws, vanished) =
         CpuReader::new(&files, &arch, &sets, &by_processor).read_all(&cpu_ids, &ahead)?;
     let (mut possible, present, online_known) = reconcile_sets(&sets, &cpu_ids, &raws);
 
@@ -591,7 +567,6 @@ fn read_root(root: &Root, threads: Threads) -> Result<Topology, Error> {
     builder.add_caches(read_caches(
         &files,
         &raws,
-        core_texts,
         &possible.and_not(&vanished),
         arch_files.sparc_caches,
         &ahead,
@@ -759,9 +734,6 @@ struct CpuReader<'a> {
     raws: Vec<RawCpu>,
     /// CPU → index in `raws` of an earlier CPU whose core mask lists it.
     core_owner: Owners,
-    /// Index in `raws` of a CPU whose core mask lists others → that mask's
-    /// text: a sibling whose file says the same shares the parsed mask.
-    core_texts: CoreTexts,
     /// Whether the previous CPU had a `topology/` directory: after one that
     /// had none, the directory is looked up before its mask files are tried
     /// (one failed open instead of four).
@@ -792,7 +764,6 @@ impl<'a> CpuReader<'a> {
             by_processor,
             raws: Vec::new(),
             core_owner: Owners::default(),
-            core_texts: HashMap::new(),
             last_had_topology: true,
             package_owner: Owners::default(),
             core_names_first: 0,
@@ -802,12 +773,12 @@ impl<'a> CpuReader<'a> {
     }
 
     /// Every CPU of `cpu_ids` with topology information or online, and the
-    /// core mask texts of those whose core has other CPUs.
+    /// CPUs left out as [`CpuReader::without_vanished`] says.
     fn read_all(
         mut self,
         cpu_ids: &[u32],
         ahead: &ReadAhead,
-    ) -> Result<(Vec<RawCpu>, CoreTexts, CpuMask), Error> {
+    ) -> Result<(Vec<RawCpu>, CpuMask), Error> {
         self.raws.reserve(cpu_ids.len());
         let cpus = cpu_ids.last().map_or(0, |&c| c as usize + 1);
         self.core_owner = Owners::for_cpus(cpus);
@@ -837,26 +808,19 @@ impl<'a> CpuReader<'a> {
     /// it is read as offline, as hwloc leaves it out of its PUs. A kernel
     /// that wrote no `topology/` at all (before 2.6.16) keeps every CPU.
     /// Also returns the CPUs left out.
-    fn without_vanished(self) -> (Vec<RawCpu>, CoreTexts, CpuMask) {
-        let (raws, mut texts) = (self.raws, self.core_texts);
+    fn without_vanished(self) -> (Vec<RawCpu>, CpuMask) {
+        let mut raws = self.raws;
         let mut vanished = CpuMask::new();
         if raws.iter().all(|r| r.topology) || !raws.iter().any(|r| r.topology) {
-            return (raws, texts, vanished);
+            return (raws, vanished);
         }
-        // `CoreTexts` is keyed by index in `raws`: re-keyed as CPUs leave.
-        let mut kept = Vec::with_capacity(raws.len());
-        let mut kept_texts = CoreTexts::new();
-        for (i, r) in raws.into_iter().enumerate() {
-            if r.topology {
-                if let Some(t) = texts.remove(&i) {
-                    kept_texts.insert(kept.len(), t);
-                }
-                kept.push(r);
-            } else {
+        raws.retain(|r| {
+            if !r.topology {
                 vanished.set(r.id as usize);
             }
-        }
-        (kept, kept_texts, vanished)
+            r.topology
+        });
+        (raws, vanished)
     }
 
     /// One CPU, `None` when it is offline without a topology directory.
@@ -883,7 +847,7 @@ impl<'a> CpuReader<'a> {
             (true, Some(_)) => None,
             (false, Some(_)) => Some(files.root.exists(&topo)?),
         };
-        let core_text = match dir_exists {
+        let core_mask = match dir_exists {
             Some(false) => None,
             _ if self.listed_without_core_mask() => None,
             _ => {
@@ -896,10 +860,7 @@ impl<'a> CpuReader<'a> {
                 read_core_mask(&files, &topo, &mut self.core_names_first)?
             }
         };
-        let core_mask = match &core_text {
-            Some(t) => Some(self.core_mask(id, t)?),
-            None => None,
-        };
+        let core_mask = core_mask.map(|m| self.core_mask(id, &m));
         let has_topology = match (&core_mask, dir_exists) {
             (Some(_), _) => true,
             (None, Some(exists)) => exists,
@@ -926,7 +887,7 @@ impl<'a> CpuReader<'a> {
             raw.masks = d.masks.clone();
             raw.ids[CORE] = files.int(&join(&topo, "core_id"))?;
         } else if has_topology {
-            self.read_topology(&topo, &mut raw, core_mask, core_text)?;
+            self.read_topology(&topo, &mut raw, core_mask)?;
         } else if let Some(b) = block {
             // Kernels before 2.6.16 had no topology directory; their cpuinfo
             // carries the same ids on x86.
@@ -1055,18 +1016,15 @@ impl<'a> CpuReader<'a> {
         })
     }
 
-    /// The parsed core mask of CPU `id`: its core owner's, shared, when the
-    /// file says the same, else parsed.
-    fn core_mask(&self, id: u32, t: &MaskText) -> Result<Rc<CpuMask>, Error> {
-        let same = self
-            .core_owner
+    /// The core mask of CPU `id`, `parsed` from its file: its core owner's,
+    /// shared, when the two are the same set (comparing the parsed masks,
+    /// as a cpulist and a hex map of one set are different texts).
+    fn core_mask(&self, id: u32, parsed: &CpuMask) -> Rc<CompactMask> {
+        self.core_owner
             .get(id)
-            .filter(|d| self.core_texts.get(d).is_some_and(|text| text.says_as(t)))
-            .and_then(|d| self.raws[d].masks[CORE].clone());
-        match same {
-            Some(m) => Ok(m),
-            None => Ok(Rc::new(self.files.parse_mask(t)?)),
-        }
+            .and_then(|d| self.raws[d].masks[CORE].clone())
+            .filter(|m| **m == *parsed)
+            .unwrap_or_else(|| shared(parsed))
     }
 
     /// Whether the CPU is online. The kernel writes `cpu/online` and every
@@ -1098,8 +1056,7 @@ impl<'a> CpuReader<'a> {
         &mut self,
         topo: &str,
         raw: &mut RawCpu,
-        core_mask: Option<Rc<CpuMask>>,
-        core_text: Option<MaskText>,
+        core_mask: Option<Rc<CompactMask>>,
     ) -> Result<(), Error> {
         let id = raw.id;
         // One listing (about four system calls) instead of a failed open
@@ -1129,10 +1086,10 @@ impl<'a> CpuReader<'a> {
         } else {
             raw.ids[PACKAGE] = files.int(&join(topo, "physical_package_id"))?;
             raw.masks[PACKAGE] = match files.mask(topo, "package_cpus_list", "package_cpus")? {
-                Some(m) => Some(Rc::new(m)),
+                Some(m) => Some(shared(&m)),
                 None => files
                     .mask(topo, "core_siblings_list", "core_siblings")?
-                    .map(Rc::new),
+                    .map(|m| shared(&m)),
             };
             if let Some(m) = raw.masks[PACKAGE].as_deref() {
                 for other in m.iter().filter(|&c| c > id as usize) {
@@ -1143,17 +1100,15 @@ impl<'a> CpuReader<'a> {
         raw.ids[DIE] = files.int(&join(topo, "die_id"))?;
         raw.ids[CLUSTER] = files.int(&join(topo, "cluster_id"))?;
         raw.ids[CORE] = files.int(&join(topo, "core_id"))?;
-        raw.masks[DIE] = files.mask(topo, "die_cpus_list", "die_cpus")?.map(Rc::new);
+        raw.masks[DIE] = files
+            .mask(topo, "die_cpus_list", "die_cpus")?
+            .map(|m| shared(&m));
         raw.masks[CLUSTER] = files
             .mask(topo, "cluster_cpus_list", "cluster_cpus")?
-            .map(Rc::new);
+            .map(|m| shared(&m));
         if let Some(m) = core_mask.as_deref() {
-            let mut owns = false;
             for sibling in m.iter().filter(|&c| c != id as usize) {
-                owns |= self.core_owner.claim(sibling, self.raws.len());
-            }
-            if let (true, Some(t)) = (owns, core_text) {
-                self.core_texts.insert(self.raws.len(), t);
+                self.core_owner.claim(sibling, self.raws.len());
             }
         }
         raw.masks[CORE] = core_mask;
@@ -1308,7 +1263,7 @@ fn group_keys(raws: &[RawCpu], online: &CpuMask) -> Result<Vec<[Option<u32>; 4]>
                 }
             }
             by_id.values().all(|members| {
-                let mut checked: Option<&Rc<CpuMask>> = None;
+                let mut checked: Option<&Rc<CompactMask>> = None;
                 members.iter().all(|&i| {
                     let Some(mask) = raws[i].masks[level].as_ref() else {
                         return true;
@@ -1316,7 +1271,7 @@ fn group_keys(raws: &[RawCpu], online: &CpuMask) -> Result<Vec<[Option<u32>; 4]>
                     if checked.is_some_and(|c| Rc::ptr_eq(c, mask)) {
                         return true;
                     }
-                    let holds_exactly = mask.and(&online).weight() == members.len()
+                    let holds_exactly = mask.and_weight(&online) == members.len()
                         && members.iter().all(|&j| mask.contains(raws[j].id as usize));
                     checked = Some(mask);
                     holds_exactly
@@ -1368,7 +1323,7 @@ fn masks_agree(
     let on_mask = |i: usize| raws[i].masks[level].as_deref().map(|m| m.and(online));
     // A mask shared (`Rc`) by a group's CPUs is checked once for the group:
     // 16384 CPUs' package masks are otherwise 10^8 bit visits.
-    let mut checked: std::collections::HashSet<(*const CpuMask, &[Option<u32>])> =
+    let mut checked: std::collections::HashSet<(*const CompactMask, &[Option<u32>])> =
         std::collections::HashSet::new();
     for (r, k) in raws.iter().zip(keys) {
         let Some(shared) = r.masks[level].as_ref() else {
@@ -1430,7 +1385,7 @@ fn middle_level_is_real(raws: &[RawCpu], level: usize, online: &CpuMask) -> bool
         .all(|r| {
             r.masks[level]
                 .as_deref()
-                .is_none_or(|m| m.and(online).weight() <= 1)
+                .is_none_or(|m| m.and_weight(online) <= 1)
         });
     if single {
         return false;
@@ -1440,7 +1395,7 @@ fn middle_level_is_real(raws: &[RawCpu], level: usize, online: &CpuMask) -> bool
     // single-die parts, and hwloc merges such a level into the packages.
     if level == DIE {
         // Masks shared (`Rc`) by a group's CPUs are compared once per pair.
-        let mut equal: std::collections::HashSet<(*const CpuMask, *const CpuMask)> =
+        let mut equal: std::collections::HashSet<(*const CompactMask, *const CompactMask)> =
             std::collections::HashSet::new();
         let same_as_package =
             raws.iter()

@@ -154,8 +154,8 @@ fn node_ids(root: &Root) -> Result<Vec<u32>, Error> {
 /// directory.
 fn node_cpus(files: &Files, dir: &str) -> Result<(CpuMask, String), Error> {
     let root = files.root;
-    if let Some(t) = files.mask_text(dir, "cpulist", "cpumap")? {
-        return Ok((files.parse_mask(&t)?, t.path));
+    if let Some(found) = files.mask_and_path(dir, "cpulist", "cpumap")? {
+        return Ok(found);
     }
     let mut m = CpuMask::new();
     for name in root.list(dir)? {
