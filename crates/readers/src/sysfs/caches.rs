@@ -13,7 +13,7 @@ use std::collections::{HashMap, HashSet};
 use cpumask::{CompactMask, CpuMask};
 use topology::{Cache, CacheKind};
 
-use super::readahead::ReadAhead;
+use super::readahead::Started;
 use super::{entry_number, join, numbered, Files, RawCpu, CORE, CPU_DIR};
 use crate::Error;
 
@@ -25,7 +25,7 @@ pub(super) fn read_caches(
     raws: &[RawCpu],
     possible: &CpuMask,
     sparc_files: bool,
-    ahead: &ReadAhead,
+    ahead: &Started,
 ) -> Result<Vec<Cache>, Error> {
     let mut scan = CacheScan {
         files,
@@ -36,8 +36,8 @@ pub(super) fn read_caches(
         first_asked: false,
         no_sparc_files: false,
     };
-    // Read ahead only once some CPU has shown cache entries: a machine
-    // without any is found out on its first CPUs.
+    // The first CPUs are read directly until one shows cache entries: a
+    // machine without any is found out on its first CPUs.
     let mut start = 0;
     while start < raws.len() && scan.names.is_empty() {
         if !scan.read_cpu(start, raws, sparc_files)? {
@@ -45,8 +45,8 @@ pub(super) fn read_caches(
         }
         start += 1;
     }
-    ahead.caches(files.root, &raws[start..], |i| {
-        scan.read_cpu(start + i, raws, sparc_files)
+    ahead.caches(files.root, raws, start, |i| {
+        scan.read_cpu(i, raws, sparc_files)
     })?;
     Ok(scan.caches)
 }

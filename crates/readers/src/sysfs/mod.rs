@@ -47,7 +47,7 @@ use crate::Error;
 use caches::read_caches;
 use cpuinfo::CpuInfo;
 use nodes::read_nodes;
-use readahead::ReadAhead;
+use readahead::{ReadAhead, Started};
 pub use readahead::{Threads, PARALLEL_MIN_CPUS};
 use vfs::Root;
 
@@ -544,33 +544,39 @@ fn read_root(root: &Root, threads: Threads) -> Result<Topology, Error> {
     let arch_files = ArchFiles::of(&arch);
     let by_processor = cpuinfo.by_processor();
     let ahead = ReadAhead::new(root, threads, cpu_ids.len());
-    let (raws, vanished) =
-        CpuReader::new(&files, &arch, &sets, &by_processor).read_all(&cpu_ids, &ahead)?;
-    let (mut possible, present, online_known) = reconcile_sets(&sets, &cpu_ids, &raws);
-
-    let mut builder = TopologyBuilder::new(arch.clone());
-    builder.source(root.describe_root());
-    if let Some(m) = cpuinfo.model_name() {
-        builder.model_name(m);
-    }
-    read_virtualization(&files, arch_files, &mut builder)?;
-    let kind_of = core_kinds(&files, &arch, &raws, &by_processor, &mut builder)?;
-    add_cpus(&raws, &online_known, &kind_of, &mut builder).map_err(|(cpu, why)| {
-        Error::new(root.describe(&format!("{CPU_DIR}/cpu{cpu}/topology")), why)
+    // The workers fetch the CPUs' files, then their caches: what the reader
+    // does between the two (the sets, the grouping, the nodes) is done
+    // while they fetch.
+    let per_cpu_online = sets.online.is_none();
+    let builder = ahead.start(&cpu_ids, per_cpu_online, arch_files, |ahead| {
+        let (raws, vanished) =
+            CpuReader::new(&files, &arch, &sets, &by_processor).read_all(&cpu_ids, ahead)?;
+        let (mut possible, present, online_known) = reconcile_sets(&sets, &cpu_ids, &raws);
+        let mut builder = TopologyBuilder::new(arch.clone());
+        builder.source(root.describe_root());
+        if let Some(m) = cpuinfo.model_name() {
+            builder.model_name(m);
+        }
+        read_virtualization(&files, arch_files, &mut builder)?;
+        let kind_of = core_kinds(&files, &arch, &raws, &by_processor, &mut builder)?;
+        add_cpus(&raws, &online_known, &kind_of, &mut builder).map_err(|(cpu, why)| {
+            Error::new(root.describe(&format!("{CPU_DIR}/cpu{cpu}/topology")), why)
+        })?;
+        read_nodes(&files, &online_known, &mut possible, &mut builder)?;
+        builder.possible(possible);
+        builder.present(present);
+        // A CPU that went offline mid-dump left the caches' sharing maps,
+        // as the kernel takes an offline CPU out of them; a map read before
+        // it went still names it.
+        builder.add_caches(read_caches(
+            &files,
+            &raws,
+            &possible.and_not(&vanished),
+            arch_files.sparc_caches,
+            ahead,
+        )?);
+        Ok::<_, Error>(builder)
     })?;
-    read_nodes(&files, &online_known, &mut possible, &mut builder)?;
-    builder.possible(possible);
-    builder.present(present);
-    // A CPU that went offline mid-dump left the caches' sharing maps, as
-    // the kernel takes an offline CPU out of them; a map read before it
-    // went still names it.
-    builder.add_caches(read_caches(
-        &files,
-        &raws,
-        &possible.and_not(&vanished),
-        arch_files.sparc_caches,
-        &ahead,
-    )?);
     builder
         .finish()
         .map_err(|e| Error::new(root.describe_root(), e.to_string()))
@@ -777,15 +783,13 @@ impl<'a> CpuReader<'a> {
     fn read_all(
         mut self,
         cpu_ids: &[u32],
-        ahead: &ReadAhead,
+        ahead: &Started,
     ) -> Result<(Vec<RawCpu>, CpuMask), Error> {
         self.raws.reserve(cpu_ids.len());
         let cpus = cpu_ids.last().map_or(0, |&c| c as usize + 1);
         self.core_owner = Owners::for_cpus(cpus);
         self.package_owner = Owners::for_cpus(cpus);
-        let per_cpu_online = self.online_file.is_none();
-        let (root, arch_files) = (self.files.root, self.arch_files);
-        ahead.topology(root, cpu_ids, per_cpu_online, arch_files, |id| {
+        ahead.topology(self.files.root, |id| {
             if let Some(raw) = self.read_cpu(id)? {
                 self.raws.push(raw);
             }

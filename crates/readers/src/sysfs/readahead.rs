@@ -7,14 +7,19 @@
 //! The work is cut in chunks of [`CHUNK`] items (CPUs) taken in order from
 //! one counter: each worker takes the next chunk nobody has taken, fetches
 //! it and hands it over. The reader, arriving at a chunk, uses what a worker
-//! fetched for it, or, when no worker has taken it yet, takes it and reads
-//! its files itself; and while a worker is still fetching it, the reader
+//! fetched for it, or, when no worker has taken it yet, takes it and
+//! fetches it itself; and while a worker is still fetching it, the reader
 //! fetches the next chunk nobody has taken rather than wait. So no thread
 //! waits while work remains, and the fetching is shared between all the
 //! threads, the reader's own included, whatever the share of the reader's
 //! other work (parsing, grouping). A worker runs at most [`LEAD`] chunks
 //! ahead of the reader, which bounds the memory held at once (a hex mask of
 //! a 16384-CPU machine is 4.6 KB of text, and there are several per CPU).
+//!
+//! A read has two phases, the CPUs' files and then their caches, and a
+//! worker goes on to the caches as soon as no chunk of the CPUs is left to
+//! take: the reader's own work between the two (the CPUs it has left to
+//! parse, the grouping, the nodes) is not time the workers sit idle.
 //!
 //! The workers only fetch: every decision (which file to read, what a value
 //! means, what is an error) stays in the sequential reader, which consumes
@@ -42,7 +47,7 @@ mod own_fds;
 
 use super::caches::OPTIONAL;
 use super::vfs::{Fetched, Fetcher, Root};
-use super::{numbered, ArchFiles, RawCpu, CORE, CORE_MASK_NAMES, CPU_DIR};
+use super::{numbered, ArchFiles, RawCpu, CORE_MASK_NAMES, CPU_DIR};
 
 /// From this many CPUs on, [`Threads::Auto`] reads ahead on every core the
 /// process may use: below it, a whole read takes a few milliseconds and
@@ -160,30 +165,31 @@ impl Shared {
     }
 
     /// The reader, arriving at chunk `c`: what a worker fetched for it, or
-    /// `None` when the reader has taken it to read itself. While a worker
-    /// is still fetching `c`, the reader does not wait idle: it fetches the
-    /// next chunk nobody has taken, as a worker would. The reader's own
-    /// work (parsing, grouping) is a fixed share of the read; without this
-    /// the workers' share of the fetching is everything else, and the
-    /// reader, arriving at each chunk while its worker is on it, waits out
-    /// the difference.
-    fn take<T>(
-        &self,
-        c: usize,
-        chunks: &[&[T]],
-        fetch: impl Fn(&[T], &mut Fetched),
-    ) -> Option<Fetched> {
+    /// what the reader fetches itself when no worker has taken it (through
+    /// the same plan, which learns from every chunk what the later ones
+    /// need). While a worker is still fetching `c`, the reader does not wait
+    /// idle: it fetches the next chunk nobody has taken, as a worker would.
+    /// The reader's own work (parsing, grouping) is a fixed share of the
+    /// read; without this the workers' share of the fetching is everything
+    /// else, and the reader, arriving at each chunk while its worker is on
+    /// it, waits out the difference.
+    fn take<T>(&self, c: usize, chunks: &[&[T]], fetch: impl Fn(&[T], &mut Fetched)) -> Fetched {
         if self
             .next
             .compare_exchange(c, c + 1, Ordering::AcqRel, Ordering::Acquire)
             .is_ok()
         {
-            return None;
+            let mut out = self.lock().spare.pop().unwrap_or_default();
+            out.clear();
+            // A fetch that panics leaves what it fetched before (each
+            // entry whole): the reader reads the rest itself.
+            let _ = catch_unwind(AssertUnwindSafe(|| fetch(chunks[c], &mut out)));
+            return out;
         }
         let mut state = self.lock();
         loop {
             if let Some(files) = state.fetched[c].take() {
-                return Some(files);
+                return files;
             }
             match self.claim_ahead(c, chunks.len()) {
                 Some(ahead) => {
@@ -214,6 +220,15 @@ impl Shared {
             }
         }
         None
+    }
+
+    /// The reader starts at chunk `first`: the chunks before it are
+    /// neither fetched nor waited for.
+    fn skip_to(&self, first: usize) {
+        if first > 0 {
+            self.next.fetch_max(first, Ordering::AcqRel);
+            self.consumed(first, None);
+        }
     }
 
     /// The reader is done with `chunks` chunks, and with `spare`.
@@ -251,31 +266,72 @@ impl<'a> ReadAhead<'a> {
         }
     }
 
-    /// Runs `read` on `items` chunk by chunk, in order, until it says stop
-    /// (`Ok(false)`) or fails, while the workers fetch what `plan` names for
-    /// the chunks ahead into `root`.
-    fn run<T: Sync, E>(
+    /// Starts the workers on the read of the CPUs `ids` and runs `f` on the
+    /// calling thread meanwhile, with the [`Started`] read through which it
+    /// reads the CPUs' files and then their caches. The workers fetch the
+    /// CPUs' files (the first phase) and, once no chunk of those is left to
+    /// take, the caches (the second), so that they are not idle while the
+    /// reader finishes the CPUs, groups them and reads the nodes; they stop
+    /// when `f` returns.
+    ///
+    /// In the first phase the workers fetch the per-CPU files
+    /// [`super::CpuReader`] reads: the core mask (trying the file names in
+    /// the reader's order) unless an earlier CPU's lists the CPU,
+    /// `core_id`, `online` when `per_cpu_online`, and the architecture's
+    /// firmware files until a CPU lacks one. In the second, the files
+    /// [`super::caches::read_caches`] reads of each CPU that no earlier
+    /// CPU's core mask listed (first in its core): each index's sharing map
+    /// (the index names from the first `cache/` listing a worker made, as
+    /// the reader takes them from earlier CPUs), the rest of an index whose
+    /// map it is first in (or an all-zero map, read per CPU), and the
+    /// look-up of the index past the last. A map another CPU of the chunk
+    /// fetched already holds this CPU: the reader counts that cache as
+    /// read, and the map is not fetched.
+    pub(super) fn start<R>(
         &self,
-        root: &Root,
-        items: &[T],
-        plan: impl Fn(&Fetcher, &[T], &mut Fetched) + Sync,
-        mut read: impl FnMut(&[T]) -> Result<bool, E>,
-    ) -> Result<(), E> {
+        ids: &[u32],
+        per_cpu_online: bool,
+        arch_files: ArchFiles,
+        f: impl FnOnce(&Started<'_>) -> R,
+    ) -> R {
+        let chunks: Vec<&[u32]> = ids.chunks(CHUNK).collect();
         let Some(fetcher) = self.fetcher else {
-            for chunk in items.chunks(CHUNK) {
-                if !read(chunk)? {
-                    break;
-                }
-            }
-            return Ok(());
+            return f(&Started {
+                ids,
+                chunks: &chunks,
+                ahead: None,
+            });
         };
-        let chunks: Vec<&[T]> = items.chunks(CHUNK).collect();
-        let shared = Shared::new(chunks.len());
-        let fetch = |part: &[T], out: &mut Fetched| plan(&fetcher, part, out);
-        let result = std::thread::scope(|s| {
-            let _stop = StopOnDrop(&shared);
+        // What the phases' plans learn as they go: the core-mask file pair
+        // last found (one kernel wrote every CPU's directory), the CPUs an
+        // earlier CPU's core mask lists, and the index names of the first
+        // `cache/` listing (see `CacheScan::read_known`).
+        let pair = AtomicUsize::new(0);
+        let listed = Listed::default();
+        let names = OnceLock::new();
+        let topology = |part: &[u32], out: &mut Fetched| {
+            fetch_cpus(
+                &fetcher,
+                part,
+                per_cpu_online,
+                arch_files,
+                &pair,
+                &listed,
+                out,
+            )
+        };
+        let caches = |part: &[u32], out: &mut Fetched| {
+            let mut chunk = ChunkCaches::default();
+            for &id in part.iter().filter(|&&id| !listed.has(id)) {
+                fetch_cpu_caches(&fetcher, id, &names, &mut chunk, out);
+            }
+        };
+        let (cpus_shared, caches_shared) = (Shared::new(chunks.len()), Shared::new(chunks.len()));
+        std::thread::scope(|s| {
+            let _stop = (StopOnDrop(&cpus_shared), StopOnDrop(&caches_shared));
             for _ in 1..self.threads.min(chunks.len()) {
-                let (shared, chunks, fetch) = (&shared, &chunks, &fetch);
+                let (chunks, topology, caches) = (&chunks, &topology, &caches);
+                let (cpus_shared, caches_shared) = (&cpus_shared, &caches_shared);
                 s.spawn(move || {
                     // SAFETY: a worker opens and closes its own files and
                     // hands over their bytes only (`Fetched`); the root's
@@ -285,142 +341,155 @@ impl<'a> ReadAhead<'a> {
                     unsafe {
                         own_fds::own_table()
                     };
-                    shared.work(chunks, fetch)
+                    cpus_shared.work(chunks, topology);
+                    caches_shared.work(chunks, caches);
                 });
             }
-            for (c, chunk) in chunks.iter().enumerate() {
-                let go_on = match shared.take(c, &chunks, fetch) {
-                    Some(files) => {
-                        root.stash(files);
-                        read(chunk)
-                    }
-                    None => read(chunk),
-                };
-                shared.consumed(c + 1, root.unstash());
-                if !go_on? {
-                    break;
-                }
-            }
-            Ok(())
-        });
-        root.unstash();
-        result
+            f(&Started {
+                ids,
+                chunks: &chunks,
+                ahead: Some([(&cpus_shared, &topology), (&caches_shared, &caches)]),
+            })
+        })
     }
+}
 
-    /// Reads the CPUs `ids` with `read`, chunk by chunk, while the workers
-    /// fetch the per-CPU files [`super::CpuReader`] reads: the core mask
-    /// (trying the file names in the reader's order) unless an earlier
-    /// CPU's lists the CPU, `core_id`, `online` when `per_cpu_online`, and
-    /// the architecture's firmware files until a CPU lacks one.
+/// The first phase's plan for the CPUs `ids` (see [`ReadAhead::start`]);
+/// `pair` and `listed` as the plans share them.
+fn fetch_cpus(
+    fetcher: &Fetcher,
+    ids: &[u32],
+    per_cpu_online: bool,
+    arch_files: ArchFiles,
+    pair: &AtomicUsize,
+    listed: &Listed,
+    out: &mut Fetched,
+) {
+    let mut path = String::new();
+    let mut fetch =
+        |out: &mut Fetched, name: fmt::Arguments| out.file(fetcher, joined(&mut path, name));
+    let mut first = pair.load(Ordering::Relaxed);
+    // As the reader, a chunk stops asking for a firmware file once a CPU
+    // lacks it (see `CpuReader::firmware_facts`).
+    let (mut capacity, mut physical_id) = (arch_files.capacity, arch_files.physical_id);
+    for &id in ids {
+        let dir = format_args!("{CPU_DIR}/cpu{id}");
+        if per_cpu_online {
+            fetch(out, format_args!("{dir}/online"));
+        }
+        let order = std::iter::once(first)
+            .chain((0..CORE_MASK_NAMES.len()).filter(|&i| i != first))
+            .filter(|_| !listed.has(id));
+        for i in order {
+            let (list, map) = CORE_MASK_NAMES[i];
+            if let Some(item) = fetch(out, format_args!("{dir}/topology/{map}")) {
+                listed.mark_after(id, map_form(out.content(item), true));
+                first = i;
+                break;
+            }
+            if fetch(out, format_args!("{dir}/topology/{list}")).is_some() {
+                first = i;
+                break;
+            }
+        }
+        // x86 siblings take their core id from cpuinfo (see
+        // `CpuReader::cpuinfo_core_id`).
+        if !(arch_files.cpuinfo_ids && listed.has(id)) {
+            fetch(out, format_args!("{dir}/topology/core_id"));
+        }
+        if capacity {
+            capacity = fetch(out, format_args!("{dir}/cpu_capacity")).is_some();
+        }
+        if physical_id {
+            physical_id = fetch(out, format_args!("{dir}/physical_id")).is_some();
+        }
+    }
+    pair.store(first, Ordering::Relaxed);
+}
+
+/// What fetches one chunk's files.
+type FetchFn<'f> = dyn Fn(&[u32], &mut Fetched) + Sync + 'f;
+
+/// A read whose workers have started (see [`ReadAhead::start`]): the
+/// reader reads the CPUs ([`Started::topology`]), then their caches
+/// ([`Started::caches`]), through what the workers fetched.
+pub(super) struct Started<'p> {
+    /// The CPUs read, in order, and their chunks.
+    ids: &'p [u32],
+    chunks: &'p [&'p [u32]],
+    /// The two phases' state and plans, when workers run.
+    ahead: Option<[(&'p Shared, &'p FetchFn<'p>); 2]>,
+}
+
+impl Started<'_> {
+    /// Reads the CPUs with `read`, in order.
     pub(super) fn topology<E>(
         &self,
         root: &Root,
-        ids: &[u32],
-        per_cpu_online: bool,
-        arch_files: ArchFiles,
         mut read: impl FnMut(u32) -> Result<(), E>,
     ) -> Result<(), E> {
-        // The core-mask file pair last found, shared by the workers: one
-        // kernel wrote every CPU's directory.
-        let pair = AtomicUsize::new(0);
-        let listed = Listed::default();
-        let plan = |fetcher: &Fetcher, ids: &[u32], out: &mut Fetched| {
-            let mut path = String::new();
-            let mut fetch = |out: &mut Fetched, name: fmt::Arguments| {
-                out.file(fetcher, joined(&mut path, name))
-            };
-            let mut first = pair.load(Ordering::Relaxed);
-            // As the reader, a chunk stops asking for a firmware file once
-            // a CPU lacks it (see `CpuReader::firmware_facts`).
-            let (mut capacity, mut physical_id) = (arch_files.capacity, arch_files.physical_id);
-            for &id in ids {
-                let dir = format!("{CPU_DIR}/cpu{id}");
-                if per_cpu_online {
-                    fetch(out, format_args!("{dir}/online"));
-                }
-                let order = std::iter::once(first)
-                    .chain((0..CORE_MASK_NAMES.len()).filter(|&i| i != first))
-                    .filter(|_| !listed.has(id));
-                for i in order {
-                    let (list, map) = CORE_MASK_NAMES[i];
-                    if let Some(item) = fetch(out, format_args!("{dir}/topology/{map}")) {
-                        listed.mark_after(id, map_form(out.content(item), true));
-                        first = i;
-                        break;
-                    }
-                    if fetch(out, format_args!("{dir}/topology/{list}")).is_some() {
-                        first = i;
-                        break;
-                    }
-                }
-                // x86 siblings take their core id from cpuinfo (see
-                // `CpuReader::cpuinfo_core_id`).
-                if !(arch_files.cpuinfo_ids && listed.has(id)) {
-                    fetch(out, format_args!("{dir}/topology/core_id"));
-                }
-                if capacity {
-                    capacity = fetch(out, format_args!("{dir}/cpu_capacity")).is_some();
-                }
-                if physical_id {
-                    physical_id = fetch(out, format_args!("{dir}/physical_id")).is_some();
-                }
-            }
-            pair.store(first, Ordering::Relaxed);
-        };
-        self.run(root, ids, plan, |chunk| {
-            for &id in chunk {
-                read(id)?;
-            }
-            Ok(true)
-        })
+        let steps = self.ids.iter().enumerate().map(|(k, &id)| (k / CHUNK, id));
+        self.consume(root, 0, steps, |id| read(id).map(|()| true))
     }
 
-    /// Reads the caches of `raws` with `read` (given each CPU's index in
-    /// `raws`, it says whether to go on), chunk by chunk, while the workers
-    /// fetch the files [`super::caches::read_caches`] reads: for a CPU
-    /// first in its core, each index's sharing map (the index names from
-    /// the first `cache/` listing a worker made, as the reader takes them
-    /// from earlier CPUs), the rest of an index whose map it is first in
-    /// (or an all-zero map, read per CPU), and the look-up of the index
-    /// past the last. A map another CPU of the chunk fetched already holds
-    /// this CPU: the reader counts that cache as read, and the map is not
-    /// fetched.
+    /// Reads the caches of the CPUs from `raws[from]` on with `read`
+    /// (given each CPU's index in `raws`, it says whether to go on). The
+    /// CPUs of `raws` are CPUs read, in order.
     pub(super) fn caches<E>(
         &self,
         root: &Root,
         raws: &[RawCpu],
-        mut read: impl FnMut(usize) -> Result<bool, E>,
+        from: usize,
+        read: impl FnMut(usize) -> Result<bool, E>,
     ) -> Result<(), E> {
-        // Each CPU's number when it is first in its core.
-        let firsts: Vec<Option<u32>> = raws
-            .iter()
-            .map(|r| {
-                let first = r.masks[CORE]
-                    .as_deref()
-                    .is_none_or(|m| m.first().is_none_or(|f| f == r.id as usize));
-                first.then_some(r.id)
-            })
-            .collect();
-        // The index names of the first listing a worker made: the reader
-        // reads a CPU's caches from the names earlier CPUs showed, without
-        // listing its `cache/` (see `CacheScan::read_known`).
-        let names = OnceLock::new();
-        let plan = |fetcher: &Fetcher, ids: &[Option<u32>], out: &mut Fetched| {
-            let mut chunk = ChunkCaches::default();
-            for &id in ids.iter().flatten() {
-                fetch_cpu_caches(fetcher, id, &names, &mut chunk, out);
-            }
-        };
-        let mut i = 0;
-        self.run(root, &firsts, plan, |chunk| {
-            for _ in chunk {
-                if !read(i)? {
-                    return Ok(false);
+        let chunk_of = |id: u32| self.ids.partition_point(|&c| c < id) / CHUNK;
+        let steps = (from..raws.len()).map(|i| (chunk_of(raws[i].id), i));
+        self.consume(root, 1, steps, read)
+    }
+
+    /// Runs `read` on each step's item until it says stop (`Ok(false)`) or
+    /// fails; the steps' chunks (in order) say which chunk of `phase` is
+    /// handed to `root` when the item is read.
+    fn consume<X, E>(
+        &self,
+        root: &Root,
+        phase: usize,
+        steps: impl Iterator<Item = (usize, X)>,
+        mut read: impl FnMut(X) -> Result<bool, E>,
+    ) -> Result<(), E> {
+        let Some(ahead) = self.ahead else {
+            for (_, x) in steps {
+                if !read(x)? {
+                    break;
                 }
-                i += 1;
             }
-            Ok(true)
-        })
+            return Ok(());
+        };
+        let (shared, fetch) = ahead[phase];
+        let mut at = None;
+        let mut result = Ok(());
+        for (c, x) in steps {
+            if at != Some(c) {
+                if let Some(done) = at {
+                    shared.consumed(done + 1, root.unstash());
+                }
+                shared.skip_to(c);
+                root.stash(shared.take(c, self.chunks, fetch));
+                at = Some(c);
+            }
+            match read(x) {
+                Ok(true) => {}
+                Ok(false) => break,
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            }
+        }
+        if let Some(done) = at {
+            shared.consumed(done + 1, root.unstash());
+        }
+        result
     }
 }
 
