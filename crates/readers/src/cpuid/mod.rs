@@ -1,5 +1,6 @@
 //! x86 CPUID dumps as hwloc-gather-cpuid writes them: a directory (or a
-//! `.tar`, `.tar.gz`, `.tar.bz2`, `.tar.xz` of one) holding `puN`, the
+//! `.tar`, `.tar.gz`, `.tar.bz2`, `.tar.xz`, `.tar.zst` of one, or
+//! hwloc-gather-topology's tree or tarball, which holds one) holding `puN`, the
 //! answers of the PU whose OS index is N to every CPUID leaf and sub-leaf,
 //! and `hwloc-cpuid-info` (`Architecture: x86`).
 //!
@@ -188,14 +189,25 @@ pub fn is_dump(path: &Path) -> bool {
     load(path, &ArchiveLimits::default()).is_ok_and(|d| !d.pus.is_empty() || d.info.is_some())
 }
 
-/// The dump files of a directory, or of an archive of one.
+/// The dump files of a directory, or of an archive of one. A directory
+/// without them may be the tree hwloc-gather-topology gathers (extracted),
+/// whose dump is its `cpuid/` directory (in its archive, any one directory
+/// of the archive holds the dump: see [`load_archive`]).
 fn load(path: &Path, limits: &ArchiveLimits) -> Result<Dump, Error> {
-    if path.is_dir() {
-        load_dir(path, limits)
-    } else {
-        load_archive(path, limits)
+    if !path.is_dir() {
+        return load_archive(path, limits);
     }
+    let dump = load_dir(path, limits)?;
+    let gathered = path.join(GATHERED_DIR);
+    let is_real_dir = std::fs::symlink_metadata(&gathered).is_ok_and(|m| m.is_dir());
+    if dump.pus.is_empty() && dump.info.is_none() && is_real_dir {
+        return load_dir(&gathered, limits);
+    }
+    Ok(dump)
 }
+
+/// Where hwloc-gather-topology puts hwloc-gather-cpuid's dump in its tree.
+const GATHERED_DIR: &str = "cpuid";
 
 /// The dump files of a directory: regular files only (a link is refused, so
 /// nothing outside the directory is read).

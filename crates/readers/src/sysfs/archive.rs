@@ -1,4 +1,4 @@
-//! Snapshot archives (`.tar`, `.tar.gz`, `.tar.bz2`, `.tar.xz`) decoded as one stream into
+//! Snapshot archives (`.tar`, `.tar.gz`, `.tar.bz2`, `.tar.xz`, `.tar.zst`) decoded as one stream into
 //! an in-memory tree of the members the reader can need, under a budget.
 //!
 //! Nothing in an archive is trusted: member sizes come from headers anyone can
@@ -10,9 +10,10 @@
 //! the stream length each have a limit past which the answer is one
 //! "archive too large" error naming the archive.
 //!
-//! The formats themselves are decoded by the `tar`, `flate2`, `bzip2` and
-//! `xz2` crates (xz: `tar cJf`, and sosreport's archives, which copy
-//! `sys/devices/system/{cpu,node}`); the stream is watched header by header (`crate::tar_stream`)
+//! The formats themselves are decoded by the `tar`, `flate2`, `bzip2`,
+//! `xz2` (xz: `tar cJf`, and sosreport's archives, which copy
+//! `sys/devices/system/{cpu,node}`) and `ruzstd` (`tar --zstd`) crates,
+//! recognized by their leading bytes whatever the file is called; the stream is watched header by header (`crate::tar_stream`)
 //! because `tar` reads GNU long-name and pax records whole, at whatever size
 //! their header claims.
 
@@ -47,6 +48,99 @@ pub(super) struct MemTree {
 /// need 65 MiB to decode; past this liblzma stops with a memory-limit error.
 const XZ_MEMORY_LIMIT: u64 = 128 << 20;
 
+/// The largest zstd window accepted: `zstd --ultra -22` writes 128 MiB ones
+/// (`--long=31` 2 GiB, which the decoder would have to hold); a forged
+/// header asking for more is refused before anything is allocated.
+const ZSTD_WINDOW_LIMIT: u64 = 128 << 20;
+
+/// A zstd stream of one or more frames: `zstd` writes one, pzstd and
+/// `cat a.zst b.zst` several, and skippable frames may stand between them.
+/// `ruzstd` decodes it in pure Rust (no C library to find or build, unlike
+/// `zstd-sys`) but one frame at a time, so this starts each next frame where
+/// the last one ended, skips skippable ones, and checks each frame's
+/// content checksum when it carries one.
+struct ZstdFrames<R: Read> {
+    source: io::BufReader<R>,
+    frame: ruzstd::decoding::FrameDecoder,
+    in_frame: bool,
+}
+
+impl<R: Read> ZstdFrames<R> {
+    fn new(source: R) -> ZstdFrames<R> {
+        let mut frame = ruzstd::decoding::FrameDecoder::new();
+        frame.set_max_window_size(ZSTD_WINDOW_LIMIT);
+        ZstdFrames {
+            source: io::BufReader::new(source),
+            frame,
+            in_frame: false,
+        }
+    }
+
+    /// Starts the next frame; false at the end of the input.
+    fn next_frame(&mut self) -> io::Result<bool> {
+        use io::BufRead;
+        use ruzstd::decoding::errors::{FrameDecoderError, ReadFrameHeaderError};
+        loop {
+            if self.source.fill_buf()?.is_empty() {
+                return Ok(false);
+            }
+            match self.frame.init(&mut self.source) {
+                Ok(()) => return Ok(true),
+                Err(FrameDecoderError::ReadFrameHeaderError(ReadFrameHeaderError::SkipFrame {
+                    length,
+                    ..
+                })) => {
+                    let want = u64::from(length);
+                    let skipped = io::copy(&mut (&mut self.source).take(want), &mut io::sink())?;
+                    if skipped < want {
+                        return Err(zstd_damage("the input ends inside a skippable frame"));
+                    }
+                }
+                Err(FrameDecoderError::WindowSizeTooBig { requested, .. }) => {
+                    return Err(zstd_damage(format!(
+                        "a frame asks for a {requested}-byte window, more than the \
+                         {ZSTD_WINDOW_LIMIT} bytes `zstd --ultra -22` uses: refused"
+                    )))
+                }
+                Err(e) => return Err(zstd_damage(e)),
+            }
+        }
+    }
+}
+
+/// zstd's own errors as damaged data ("corrupt or truncated").
+fn zstd_damage(e: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, e)
+}
+
+impl<R: Read> Read for ZstdFrames<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        use ruzstd::decoding::BlockDecodingStrategy;
+        loop {
+            if !self.in_frame {
+                if !self.next_frame()? {
+                    return Ok(0);
+                }
+                self.in_frame = true;
+            }
+            if self.frame.can_collect() > 0 {
+                return self.frame.read(buf);
+            }
+            if self.frame.is_finished() {
+                let read = self.frame.get_checksum_from_data();
+                if read.is_some() && read != self.frame.get_calculated_checksum() {
+                    return Err(zstd_damage("a frame's content checksum does not match"));
+                }
+                self.in_frame = false;
+                continue;
+            }
+            self.frame
+                .decode_blocks(&mut self.source, BlockDecodingStrategy::UptoBlocks(1))
+                .map_err(zstd_damage)?;
+        }
+    }
+}
+
 /// Reads up to `n` bytes from the front of `r` (fewer only at end of input).
 fn read_head(r: &mut impl Read, n: usize) -> io::Result<Vec<u8>> {
     let mut head = Vec::with_capacity(n);
@@ -63,6 +157,9 @@ pub(crate) fn decoder<'a, R: Read + 'a>(
     let is_gzip = head.starts_with(&[0x1f, 0x8b]);
     let is_bzip2 = head.starts_with(b"BZh");
     let is_xz = head.starts_with(&[0xfd, b'7', b'z', b'X', b'Z', 0]);
+    // A zstd frame, or a skippable frame (magic 0x184D2A5?) before one.
+    let is_zstd = head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd])
+        || (head.len() >= 4 && head[0] & 0xf0 == 0x50 && head[1..4] == [0x2a, 0x4d, 0x18]);
     let is_tar = head.len() >= 262 && &head[257..262] == b"ustar";
     let whole = io::Cursor::new(head).chain(input);
     if is_gzip {
@@ -79,12 +176,14 @@ pub(crate) fn decoder<'a, R: Read + 'a>(
             Box::new(xz2::read::XzDecoder::new_stream(whole, stream)),
             "xz",
         ))
+    } else if is_zstd {
+        Ok((Box::new(ZstdFrames::new(whole)), "zstd"))
     } else if is_tar {
         Ok((Box::new(whole), "tar"))
     } else {
         Err(Error::new(
             name,
-            "not a tar, tar.gz, tar.bz2 or tar.xz archive (unrecognized leading bytes)",
+            "not a tar, tar.gz, tar.bz2, tar.xz or tar.zst archive (unrecognized leading bytes)",
         ))
     }
 }
@@ -332,6 +431,10 @@ fn collect(
         // Device nodes and FIFOs in an archive are names only: never kept, so
         // reading one finds nothing there.
     }
+    // The rest of the stream too (the tar's end padding, the compressed
+    // format's trailer and checksum), so that damage there is found.
+    let mut rest = archive.into_inner();
+    io::copy(&mut rest, &mut io::sink()).map_err(|e| read_error(name, format, &e))?;
     Ok(())
 }
 
