@@ -13,6 +13,10 @@ use cpumask::CpuMask;
 use proptest::prelude::*;
 use topology::{Cache, CacheKind, LevelKind};
 
+#[path = "support/lines.rs"]
+mod lines;
+use lines::{facts, percpu, srat};
+
 fn list(s: &str) -> CpuMask {
     CpuMask::parse_list(s).unwrap()
 }
@@ -138,72 +142,6 @@ fn lines_of_a_real_boot_read_as_they_say() {
             why: "APIC id 77: no call-in within 100 ms".into()
         })
     );
-}
-
-fn srat() -> impl Strategy<Value = SratRange> {
-    (
-        any::<u32>(),
-        any::<u32>(),
-        any::<u64>(),
-        any::<u64>(),
-        any::<bool>(),
-    )
-        .prop_map(|(node, pxm, start, end, hotplug)| SratRange {
-            node,
-            pxm,
-            start,
-            end,
-            hotplug,
-        })
-}
-
-fn percpu() -> impl Strategy<Value = PercpuLine> {
-    (
-        (any::<u32>(), any::<u32>(), any::<u32>()),
-        (any::<u64>(), any::<u64>(), any::<u64>()),
-        (
-            any::<Option<u32>>(),
-            any::<Option<u64>>(),
-            any::<Option<u32>>(),
-        ),
-    )
-        .prop_map(
-            |((cpu, apic, node), (area, s0, s1), (callin_apic, callin_apic_base, fallback))| {
-                PercpuLine {
-                    cpu,
-                    apic,
-                    node,
-                    area,
-                    stack: (s0, s1),
-                    callin_apic,
-                    callin_apic_base,
-                    fallback,
-                }
-            },
-        )
-}
-
-fn facts() -> impl Strategy<Value = CpuFacts> {
-    (
-        (any::<u32>(), any::<u32>(), any::<u32>()),
-        (
-            any::<Option<u32>>(),
-            any::<u32>(),
-            any::<Option<u32>>(),
-            any::<bool>(),
-        ),
-    )
-        .prop_map(
-            |((cpu, apic, package), (die, core, node, online))| CpuFacts {
-                cpu,
-                apic,
-                package,
-                die,
-                core,
-                node,
-                online,
-            },
-        )
 }
 
 fn cache() -> impl Strategy<Value = Cache> {

@@ -15,6 +15,10 @@ use bootproto::report::{DistanceRow, FailedCpu};
 use proptest::prelude::*;
 use qemu_runner::{parse_linux, parse_manycore, CpuFacts, KernelResult, PercpuLine, SratRange};
 
+#[path = "../../bootproto/tests/support/lines.rs"]
+mod lines;
+use lines::{facts, percpu, srat};
+
 const REAL_MANYCORE_LOG: &str = r#"
 [    0.000000] Linux-like manycore kernel, PVH boot
 [    0.000000] Command line: bringup=parallel calibrate=parallel percpu_dump topo_dump
@@ -388,53 +392,6 @@ const NOISE: &[&str] = &[
     "random text with no timestamp: percpu: cpu 1 apic 1",
 ];
 
-fn percpu_line() -> impl Strategy<Value = PercpuLine> {
-    (
-        (any::<u32>(), any::<u32>(), any::<u32>()),
-        (any::<u64>(), any::<(u64, u64)>()),
-        (
-            prop::option::of(any::<u32>()),
-            prop::option::of(any::<u64>()),
-            prop::option::of(any::<u32>()),
-        ),
-    )
-        .prop_map(
-            |((cpu, apic, node), (area, stack), (callin_apic, callin_apic_base, fallback))| {
-                PercpuLine {
-                    cpu,
-                    apic,
-                    node,
-                    area,
-                    stack,
-                    callin_apic,
-                    callin_apic_base,
-                    fallback,
-                }
-            },
-        )
-}
-
-fn cpu_facts() -> impl Strategy<Value = CpuFacts> {
-    (
-        any::<u32>(),
-        any::<u32>(),
-        any::<u32>(),
-        prop::option::of(any::<u32>()),
-        any::<u32>(),
-        prop::option::of(any::<u32>()),
-        any::<bool>(),
-    )
-        .prop_map(|(cpu, apic, package, die, core, node, online)| CpuFacts {
-            cpu,
-            apic,
-            package,
-            die,
-            core,
-            node,
-            online,
-        })
-}
-
 fn kernel_result() -> impl Strategy<Value = KernelResult> {
     (
         (0u32..=16384, 0u32..=1024, any::<u64>()),
@@ -482,10 +439,9 @@ proptest! {
     /// values written, in order.
     #[test]
     fn manycore_lines_parse_to_their_values(
-        srat in prop::collection::vec(
-            (any::<u32>(), any::<u32>(), any::<u64>(), any::<u64>(), any::<bool>()), 0..6),
-        percpu in prop::collection::vec(percpu_line(), 0..6),
-        facts in prop::collection::vec(cpu_facts(), 0..6),
+        srat in prop::collection::vec(srat(), 0..6),
+        percpu in prop::collection::vec(percpu(), 0..6),
+        facts in prop::collection::vec(facts(), 0..6),
         distances in prop::collection::vec(
             (any::<u32>(), prop::collection::vec(10u32..255, 1..6)), 0..4),
         failed in prop::collection::vec(any::<u32>(), 0..4),
@@ -495,10 +451,6 @@ proptest! {
         crlf in any::<bool>(),
     ) {
         let (ts, _) = ts;
-        let srat: Vec<SratRange> = srat
-            .into_iter()
-            .map(|(node, pxm, start, end, hotplug)| SratRange { node, pxm, start, end, hotplug })
-            .collect();
         let mut lines: Vec<String> = Vec::new();
         lines.extend(srat.iter().map(|r| format!("{ts} {r}")));
         lines.extend(percpu.iter().map(|p| format!("{ts} {p}")));
