@@ -2,9 +2,10 @@
 //! guests (crates/irq/tests/data), whose dmesg put every ITS table on the
 //! ITS's node, and the seed-004 D06 catalogue entry.
 
+#[path = "../../crates/irq/tests/common/mod.rs"]
+mod capture;
 mod common;
 
-use std::io::Read;
 use std::path::PathBuf;
 
 use common::{assert_quiet_on_closed_pipe, assert_refused, manycore};
@@ -17,25 +18,11 @@ fn unpack(variant: &str, paths: &[&str]) -> PathBuf {
 /// [`unpack`] into a directory named by `tag`, for a test that edits what it
 /// unpacked while another test reads the same capture.
 fn unpack_as(tag: &str, variant: &str, paths: &[&str]) -> PathBuf {
-    let data = concat!(env!("CARGO_MANIFEST_DIR"), "/../crates/irq/tests/data");
-    let tgz = format!("{data}/arm64-its-{variant}.tar.gz");
+    let capture = capture::capture(variant);
     let dir = std::env::temp_dir().join(format!("manycore-irq-{}-{tag}", std::process::id()));
     std::fs::create_dir_all(dir.join("acpi")).unwrap();
-    let file = std::fs::File::open(&tgz).unwrap();
-    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(file));
-    for entry in archive.entries().unwrap() {
-        let mut entry = entry.unwrap();
-        let p = entry
-            .path()
-            .unwrap()
-            .to_string_lossy()
-            .trim_start_matches("./")
-            .to_string();
-        if paths.contains(&p.as_str()) {
-            let mut bytes = Vec::new();
-            entry.read_to_end(&mut bytes).unwrap();
-            std::fs::write(dir.join(&p), bytes).unwrap();
-        }
+    for &p in paths {
+        std::fs::write(dir.join(p), &capture.files[p]).unwrap();
     }
     dir
 }

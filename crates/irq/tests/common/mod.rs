@@ -13,9 +13,16 @@ pub struct Capture {
     pub files: BTreeMap<String, Vec<u8>>,
 }
 
+/// The committed capture `arm64-its-<variant>.tar.gz` (crates/irq/tests/data),
+/// from this crate's tests or from the CLI's, which include this file too.
 pub fn capture(variant: &str) -> Capture {
     let name = format!("arm64-its-{variant}");
-    let path = format!("{}/tests/data/{name}.tar.gz", env!("CARGO_MANIFEST_DIR"));
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .map(|dir| dir.join("crates/irq/tests/data"))
+        .find(|data| data.is_dir())
+        .expect("crates/irq/tests/data above this crate");
+    let path = format!("{}/{name}.tar.gz", data.display());
     let file = std::fs::File::open(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(file));
     let mut files = BTreeMap::new();
