@@ -29,29 +29,22 @@ fn masks_follow_the_shape() {
             let core = cpu / 4;
             let node = cpu / 8;
             let pkg = cpu / 16;
-            let range = |a: usize, n: usize| format!("{}-{}", a * n, a * n + n - 1);
-            assert_eq!(
-                e.masks(cpu, MaskLevel::Smt).to_list_string(),
-                range(core, 4)
-            );
-            // Shape gives each core its own L2 and each package an L3.
-            assert_eq!(e.masks(cpu, MaskLevel::L2).to_list_string(), range(core, 4));
-            assert_eq!(
-                e.masks(cpu, MaskLevel::Coregroup).to_list_string(),
-                range(core, 4)
-            );
-            assert_eq!(
-                e.masks(cpu, MaskLevel::Node).to_list_string(),
-                range(node, 8)
-            );
-            assert_eq!(
-                e.masks(cpu, MaskLevel::Package).to_list_string(),
-                range(pkg, 16)
-            );
-            assert_eq!(
-                e.masks(cpu, MaskLevel::Llc).to_list_string(),
-                range(pkg, 16)
-            );
+            // (level, index of the CPU's group, CPUs per group); the shape
+            // gives each core its own L2 and each package an L3.
+            for (level, a, n) in [
+                (MaskLevel::Smt, core, 4),
+                (MaskLevel::L2, core, 4),
+                (MaskLevel::Coregroup, core, 4),
+                (MaskLevel::Node, node, 8),
+                (MaskLevel::Package, pkg, 16),
+                (MaskLevel::Llc, pkg, 16),
+            ] {
+                assert_eq!(
+                    e.masks(cpu, level).to_list_string(),
+                    format!("{}-{}", a * n, a * n + n - 1),
+                    "cpu {cpu} {level:?}"
+                );
+            }
         }
         e.verify().unwrap();
     }
