@@ -156,6 +156,23 @@ fn walk_lengths(tree: &hotplug::FirmwareTree, nr: usize) -> Vec<u64> {
 /// Counts the walks of bringing up every present CPU of `topology` after the
 /// first, in order, under `kernel` on `firmware` (see the module docs).
 pub fn count(topology: &Topology, firmware: Firmware, kernel: Kernel) -> Result<Walks, SimError> {
+    Ok(each(topology, firmware, kernel)?
+        .into_iter()
+        .fold(Walks::default(), |sum, w| Walks {
+            walks: sum.walks + w.walks,
+            visits: sum.visits + w.visits,
+        }))
+}
+
+/// The walks of each secondary CPU's mask update, in bring-up order: what
+/// [`count`] sums. The AP makes them after its call-in, so they also tell
+/// how much of the boot CPU's call-in poll they hide
+/// ([`crate::powerpc::Kernel::callin_wait_ns`]).
+pub fn each(
+    topology: &Topology,
+    firmware: Firmware,
+    kernel: Kernel,
+) -> Result<Vec<Walks>, SimError> {
     let tree = hotplug::FirmwareTree::from_topology(topology)
         .map_err(|e| SimError::Masks(e.to_string()))?;
     let nr = topology.cpus().last().map_or(0, |c| c.id as usize + 1);
@@ -174,9 +191,10 @@ pub fn count(topology: &Topology, firmware: Firmware, kernel: Kernel) -> Result<
     let mut online_cores: std::collections::BTreeSet<Option<u32>> = Default::default();
     *node_sum.entry(node_of(boot)).or_default() += len[boot];
     online_cores.insert(core_of(boot));
-    let mut w = Walks::default();
+    let mut out = Vec::new();
     // `online_count` CPUs are online when `cpu` comes up.
     for (online_count, cpu) in (1u64..).zip(cpus) {
+        let mut w = Walks::default();
         let own = len[cpu];
         match kernel {
             Kernel::V5_9 => {
@@ -205,13 +223,14 @@ pub fn count(topology: &Topology, firmware: Firmware, kernel: Kernel) -> Result<
                 }
             }
         }
+        out.push(w);
         online_sum += own;
         let core = core_of(cpu);
         if online_cores.insert(core) {
             *node_sum.entry(node_of(cpu)).or_default() += own;
         }
     }
-    Ok(w)
+    Ok(out)
 }
 
 /// Online L2 groups (cores) of `node`.

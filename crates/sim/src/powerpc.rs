@@ -22,14 +22,17 @@
 //!   (hw/ppc/spapr_rtas.c `rtas_start_cpu()`) before the vCPU runs.
 //!
 //! Kernels before 6.1 also poll `cpu_callin_map` every 100 us during boot
-//! (`udelay(100)`), so the boot CPU sees each call-in up to 100 us late, 50 us
-//! on average; Nathan Lynch's "powerpc/smp: poll cpu_callin_map more
-//! aggressively in __cpu_up()" (commit b37ac1894ac3, merged for 6.1; v3,
-//! Message-ID <20220926220250.157022-1-nathanl@linux.ibm.com>) spins
-//! instead. Every fit machine ran an older kernel, so the fitted per-CPU
-//! cost is taken without that wait and a record row whose kernel is 6.1 or
-//! later (`sim.linux = "6.1+"`) is charged none
-//! ([`Kernel::callin_wait_ns`]).
+//! (`udelay(100)`), so the boot CPU sees each call-in up to 100 us late;
+//! Nathan Lynch's "powerpc/smp: poll cpu_callin_map more aggressively in
+//! __cpu_up()" (commit b37ac1894ac3, merged for 6.1; v3, Message-ID
+//! <20220926220250.157022-1-nathanl@linux.ibm.com>) spins instead. The AP
+//! calls in before it updates its masks, and the boot CPU then only waits
+//! for it to be online, so the late look costs only what the AP's own walks
+//! after its call-in do not cover: 50 us on average on a CPU with no such
+//! work, nothing where its walks take 100 us. Every fit machine ran an
+//! older kernel, so the fitted per-CPU cost is taken without those waits and
+//! a record row whose kernel is 6.1 or later (`sim.linux = "6.1+"`) is
+//! charged none ([`Kernel::callin_wait_ns`]).
 //!
 //! No source times any of these paths, so each firmware's whole per-CPU
 //! cost outside the mask code is fitted ([`FirmwareFit`]) on machines of
@@ -125,15 +128,45 @@ impl Kernel {
         }
     }
 
-    /// What the boot CPU waits per secondary CPU between the AP's call-in
-    /// and seeing it: half a poll interval on average before Linux 6.1
-    /// (the call-in falls anywhere between two looks), nothing once it spins.
-    pub fn callin_wait_ns(self) -> f64 {
+    /// How long the boot CPU waits between two looks at a kicked CPU's
+    /// call-in: [`PPC_CALLIN_POLL_NS`] before Linux 6.1, none once it spins.
+    pub fn callin_poll_ns(self) -> f64 {
         match self {
-            Kernel::V5_9 | Kernel::V5_10 => PPC_CALLIN_POLL_NS / 2.0,
+            Kernel::V5_9 | Kernel::V5_10 => PPC_CALLIN_POLL_NS,
             Kernel::V6_1 => 0.0,
         }
     }
+
+    /// What the poll adds, on average, to one CPU's bring-up when the AP
+    /// still works `after_callin_ns` between its call-in and marking itself
+    /// online. `start_secondary()` (arch/powerpc/kernel/smp.c) sets
+    /// `cpu_callin_map` before `smp_ops->setup_cpu()`, `add_cpu_to_masks()`
+    /// and `notify_cpu_starting()`, and `__cpu_up()`, once it has seen the
+    /// call-in, only spins until the CPU is online. The call-in falls
+    /// anywhere in a poll interval `P`, so the next look comes `U` later, `U`
+    /// uniform over `[0, P)`, and delays the end by `max(0, U - W)`:
+    /// `(P - W)^2 / 2P` on average while `W < P`, `P / 2` with no work after
+    /// the call-in, nothing once the work covers the interval.
+    pub fn callin_wait_ns(self, after_callin_ns: f64) -> f64 {
+        let p = self.callin_poll_ns();
+        let gap = (p - after_callin_ns.max(0.0)).max(0.0);
+        if p > 0.0 {
+            gap * gap / (2.0 * p)
+        } else {
+            0.0
+        }
+    }
+}
+
+/// The call-in poll's waits summed over a bring-up ([`Kernel::callin_wait_ns`]),
+/// each AP's work after its call-in being its own `/cpus` walks priced at
+/// `visit_ns`. The rest of that work (the interrupt controller's and the
+/// VPA's set-up in `setup_cpu()`, the starting states) is in no count, so
+/// this is the most the poll can add.
+pub fn callin_waits_ns(kernel: Kernel, each: &[linux_walks::Walks], visit_ns: f64) -> f64 {
+    each.iter()
+        .map(|w| kernel.callin_wait_ns(w.visits as f64 * visit_ns))
+        .sum()
 }
 
 /// The POWER processor a machine runs on: a `/cpus` visit is priced per
@@ -348,15 +381,41 @@ fn measurements(r: &record::Row, spec: &record::SimSpec) -> Result<Vec<Measureme
     Ok(out)
 }
 
-/// Secondary CPUs and Linux's `/cpus` visits of one measured window.
-fn count(firmware: Firmware, m: &Measurement) -> Result<(f64, f64), SimError> {
+/// The call-in poll's mean wait per secondary CPU of a machine of `shape`
+/// on `firmware` under `kernel`, its walks priced at `processor`'s visit
+/// ([`callin_waits_ns`]).
+pub fn mean_callin_wait_ns(
+    shape: &Shape,
+    firmware: Firmware,
+    processor: Processor,
+    kernel: Kernel,
+) -> Result<f64, SimError> {
+    let topo = shape
+        .build()
+        .map_err(|e| SimError::Masks(format!("{e:?}")))?;
+    let each = linux_walks::each(&topo, firmware, kernel)?;
+    let visit = fits()?.visit(processor)?.ns;
+    Ok(callin_waits_ns(kernel, &each, visit) / each.len().max(1) as f64)
+}
+
+/// One measured window counted: its secondary CPUs, Linux's `/cpus` visits
+/// in all and each AP's walks.
+struct Counted<'a> {
+    m: &'a Measurement,
+    n: f64,
+    visits: f64,
+    each: Vec<linux_walks::Walks>,
+}
+
+fn count(firmware: Firmware, m: &Measurement) -> Result<Counted<'_>, SimError> {
     let topo = m
         .shape
         .build()
         .map_err(|e| SimError::Masks(format!("{e:?}")))?;
     let n = (topo.present().weight().max(2) - 1) as f64;
-    let w = linux_walks::count(&topo, firmware, m.kernel)?;
-    Ok((n, w.visits as f64))
+    let each = linux_walks::each(&topo, firmware, m.kernel)?;
+    let visits = each.iter().map(|w| w.visits as f64).sum();
+    Ok(Counted { m, n, visits, each })
 }
 
 /// CPUs online summed over the bring-up of `n` secondary CPUs: the `k`-th
@@ -373,10 +432,9 @@ fn solve(firmware: Firmware, runs: &[Measurement], fits: &mut Fits) -> Result<()
     let fw = firmware.name();
     let mut counted = Vec::new();
     for m in runs {
-        let (n, v) = count(firmware, m)?;
-        counted.push((m, n, v));
+        counted.push(count(firmware, m)?);
     }
-    let sizes_differ = counted.windows(2).any(|w| w[0].1 != w[1].1);
+    let sizes_differ = counted.windows(2).any(|w| w[0].n != w[1].n);
     let unpriced: Vec<Processor> = {
         let mut u: Vec<Processor> = runs
             .iter()
@@ -403,29 +461,55 @@ fn solve(firmware: Firmware, runs: &[Measurement], fits: &mut Fits) -> Result<()
             },
         )));
     }
-    // Rows: [n, Σk, visits of the unpriced processor] · x = T − priced visits.
-    let mut a = Vec::new();
-    for (m, n, v) in &counted {
-        let p = m.processor.priced_as();
-        let mut row = vec![*n];
-        if sizes_differ {
-            row.push(online_sum(*n));
+    // Rows: [n, Σk, visits of the unpriced processor] · x = T − priced
+    // visits − the call-in poll's waits. The waits depend on the visit
+    // price (the AP's walks hide part of the poll), so an unpriced
+    // processor's price is found by iterating from none: each step changes
+    // the waits by a fraction of the price's change, so it settles fast.
+    let mut guess = 0.0;
+    let mut x = Vec::new();
+    let mut settled = unpriced.is_empty();
+    for _ in 0..FIT_STEPS {
+        let price = |p: Processor| fits.visit(p).map_or(guess, |v| v.ns);
+        let mut a = Vec::new();
+        for c in &counted {
+            let p = c.m.processor.priced_as();
+            let mut row = vec![c.n];
+            if sizes_differ {
+                row.push(online_sum(c.n));
+            }
+            let unpriced_here = unpriced.contains(&p);
+            if !unpriced.is_empty() {
+                row.push(if unpriced_here { c.visits } else { 0.0 });
+            }
+            let known = if unpriced_here {
+                0.0
+            } else {
+                c.visits * price(p)
+            };
+            let waits = callin_waits_ns(c.m.kernel, &c.each, price(p));
+            row.push(c.m.window_s * 1e9 - known - waits);
+            a.push(row);
         }
-        let known = match fits.visit(p) {
-            Ok(price) => v * price.ns,
-            Err(_) => 0.0,
+        x = gauss(a).ok_or_else(|| {
+            SimError::Fit(format!(
+                "powerpc {fw}: the windows do not separate the unknowns"
+            ))
+        })?;
+        let Some(next) = unpriced.first().map(|_| x[unknowns - 1]) else {
+            break;
         };
-        if !unpriced.is_empty() {
-            row.push(if unpriced.contains(&p) { *v } else { 0.0 });
+        settled = (next - guess).abs() <= 1e-9 * next.abs().max(1.0);
+        guess = next;
+        if settled {
+            break;
         }
-        row.push(m.window_s * 1e9 - known - n * m.kernel.callin_wait_ns());
-        a.push(row);
     }
-    let x = gauss(a).ok_or_else(|| {
-        SimError::Fit(format!(
-            "powerpc {fw}: the windows do not separate the unknowns"
-        ))
-    })?;
+    if !settled {
+        return Err(SimError::Fit(format!(
+            "powerpc {fw}: the visit price did not settle in {FIT_STEPS} steps"
+        )));
+    }
     let on = runs
         .iter()
         .map(|m| m.label.as_str())
@@ -442,7 +526,7 @@ fn solve(firmware: Firmware, runs: &[Measurement], fits: &mut Fits) -> Result<()
             .join(", "),
         counted
             .iter()
-            .map(|(_, _, v)| format!("{v:.0}"))
+            .map(|c| format!("{:.0}", c.visits))
             .collect::<Vec<_>>()
             .join(", ")
     );
@@ -495,6 +579,9 @@ fn gauss(mut a: Vec<Vec<f64>>) -> Option<Vec<f64>> {
     }
     Some((0..n).map(|i| a[i][n] / a[i][i]).collect())
 }
+
+/// Steps of the visit price's iteration in [`solve`]; it settles in a few.
+const FIT_STEPS: usize = 100;
 
 fn positive(what: &str, ns: f64, floor: f64, on: &str) -> Result<(), SimError> {
     if ns.is_finite() && ns > floor {
@@ -554,6 +641,37 @@ mod tests {
             marked += usize::from(spins);
         }
         assert_eq!(marked, 5);
+    }
+
+    /// The call-in wait's closed form against the poll loop itself: the
+    /// boot CPU looks at the kick and every poll interval after it, and a CPU
+    /// calling in at `t` and online at `t + w` is done at the later of its
+    /// online time and the first look at or after `t`. Averaged over call-ins
+    /// spread evenly across an interval, that is the formula's extra time.
+    #[test]
+    fn callin_wait_is_what_the_poll_loop_adds() {
+        let p = Kernel::V5_10.callin_poll_ns();
+        assert_eq!(p, PPC_CALLIN_POLL_NS);
+        let n = 100_000;
+        for w in [0.0, 10e3, 37.5e3, 99e3, 100e3, 250e3] {
+            let extra: f64 = (0..n)
+                .map(|i| {
+                    // A call-in somewhere in the fourth interval after the kick.
+                    let t = (3.0 + (i as f64 + 0.5) / n as f64) * p;
+                    let look = (t / p).ceil() * p;
+                    look.max(t + w) - (t + w)
+                })
+                .sum();
+            let mean = extra / n as f64;
+            let formula = Kernel::V5_10.callin_wait_ns(w);
+            assert!(
+                (mean - formula).abs() < 1.0,
+                "w {w}: loop {mean} ns, formula {formula} ns"
+            );
+        }
+        assert_eq!(Kernel::V5_9.callin_wait_ns(0.0), p / 2.0);
+        assert_eq!(Kernel::V6_1.callin_wait_ns(0.0), 0.0);
+        assert_eq!(Kernel::V6_1.callin_poll_ns(), 0.0);
     }
 
     /// Every firmware and processor is priced, and the names round-trip.
