@@ -564,7 +564,7 @@ fn joined<'b>(buf: &'b mut String, args: fmt::Arguments<'_>) -> &'b str {
 /// optional ones are [`OPTIONAL`].
 const ALWAYS: [&str; 2] = ["level", "type"];
 
-/// One CPU's cache files, as [`ReadAhead::caches`] describes; `names` are
+/// One CPU's cache files, as [`ReadAhead::start`] describes; `names` are
 /// the index names of the first listing (and the highest index number),
 /// `chunk` what the chunk's earlier CPUs fetched.
 fn fetch_cpu_caches(
