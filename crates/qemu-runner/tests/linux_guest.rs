@@ -17,8 +17,12 @@ mod common;
 use common::{assert_domains_match_linux, data, kernel};
 use std::time::Duration;
 
-use domains::compare::{compare, Dump};
+use domains::compare::Dump;
+
+#[path = "../../domains/tests/support/same_as_dump.rs"]
+mod same_as_dump;
 use qemu_runner::{run_manycore_with_args, Boot, RunOptions, SratRange};
+use same_as_dump::assert_same_as_dump;
 
 /// The machine part of the capture's QEMU command line (its README's
 /// `command:` line): `-accel ...` and everything after the `-append "..."`
@@ -151,14 +155,7 @@ fn check(machine: &str) -> Boot {
     // Beyond what the kernel prints: its model, rebuilt on the host, gives
     // every file of the dump (min_interval, imbalance_pct, ...).
     let doms = domains::build(&ours, domains::KernelVersion::V6_12).expect("domains");
-    let diffs = compare(&doms, &dump);
-    let shown: Vec<String> = diffs.iter().take(20).map(|d| d.to_string()).collect();
-    assert!(
-        diffs.is_empty(),
-        "{machine}: {} differences:\n{}",
-        diffs.len(),
-        shown.join("\n")
-    );
+    assert_same_as_dump(machine, &doms, &dump);
     b
 }
 
