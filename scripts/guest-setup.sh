@@ -1,5 +1,5 @@
-# Sourced (not run) by scripts/domains-capture.sh and scripts/place-capture.sh:
-# what booting a Linux guest to read its topology needs in both — QEMU's NUMA
+# Sourced (not run) by scripts/domains-capture.sh, scripts/place-capture.sh and
+# scripts/its-capture.sh: what booting a Linux guest to read it needs in each — QEMU's NUMA
 # options, the busybox initramfs, the init lines that copy the guest's topology
 # into the corpus sysfs layout, and reading the base64 streams back off the
 # console.

@@ -44,6 +44,8 @@ name="${1:?usage: its-capture.sh dt-qemu|dt-node1|dt-node0|dt-node2|acpi-qemu|ac
 out="$(realpath -m "${2:-$root/crates/irq/tests/data}")"
 cache="${LINUX_CACHE:-$root/target/linux}"
 mkdir -p "$out" "$cache"
+# shellcheck source=scripts/guest-setup.sh
+. "$root/scripts/guest-setup.sh"
 
 # Unpacks an arm64 Debian package into $cache/<pkg>-arm64 (idempotent) and prints
 # that directory. Needs `dpkg --add-architecture arm64` and bookworm-backports.
@@ -110,12 +112,12 @@ machine_args_of() {
   echo "$a"
 }
 
-# The guest's init: copy what we want into tmpfs, print one base64 tarball.
+# write_initramfs <work> <busybox>: <work>/rd with the guest's init, which
+# copies what we want into tmpfs and prints one base64 tarball.
 write_initramfs() {
-  local rd="$1" busybox="$2"
-  mkdir -p "$rd/bin" "$rd/proc" "$rd/sys" "$rd/tmp" "$rd/dev"
-  cp "$busybox" "$rd/bin/busybox"
-  cat > "$rd/init" <<'INIT'
+  initramfs_tree "$1" "$2"
+  mkdir -p "$1/rd/dev"
+  cat > "$1/rd/init" <<'INIT'
 #!/bin/busybox sh
 /bin/busybox --install -s /bin
 export PATH=/bin
@@ -151,7 +153,6 @@ echo ===CAPTURE-BEGIN===; (cd /tmp/cap && tar czf - .) | base64; echo ===CAPTURE
 grep -q manycore.wait /proc/cmdline && { echo ===HOST-READ===; sleep 600; }
 poweroff -f
 INIT
-  chmod +x "$rd/init"
 }
 
 # Writes $3/upgrade.cpio: QEMU's SRAT (from the acpi-qemu capture $1) plus a
@@ -222,8 +223,8 @@ capture() {
   local busybox; busybox="$(unpack_arm64 busybox-static)/bin/busybox"
   local work; work="$(mktemp -d)"
   trap 'rm -rf "$work"' RETURN
-  write_initramfs "$work/rd" "$busybox"
-  (cd "$work/rd" && find . | cpio -o -H newc --quiet | gzip -9) > "$work/initrd.gz"
+  write_initramfs "$work" "$busybox"
+  pack_initrd "$work"
 
   local args; args="$(machine_args "$v")"
   local cmdline="console=ttyAMA0 rdinit=/init panic=-1 loglevel=7"
@@ -269,11 +270,8 @@ capture() {
       -kernel "$vmlinuz" -initrd "$work/initrd.gz" -append "$cmdline" \
       > "$work/console.log" 2>&1 || true
   fi
-  if ! grep -q "===CAPTURE-END===" "$work/console.log"; then
-    echo "capture $v: no output; console tail:" >&2; tail -30 "$work/console.log" >&2; return 1
-  fi
-  sed -n '/===CAPTURE-BEGIN===/,/===CAPTURE-END===/p' "$work/console.log" | sed '1d;$d' | tr -d '\r' \
-    | base64 -d > "$out/arm64-its-$v.tar.gz"
+  require_parts "$work/console.log" "$v" CAPTURE
+  console_part "$work/console.log" CAPTURE > "$out/arm64-its-$v.tar.gz"
   if [ -n "$itt" ]; then
     # Add the host's monitor reads to the guest's tarball.
     mkdir -p "$work/cap"
