@@ -25,7 +25,7 @@ use std::path::Path;
 
 use cpumask::MAX_CPUS;
 use raw_cpuid::CpuId;
-use topology::{Arch, CoreKind, CpuSpec, HwIdKind, Topology, TopologyBuilder};
+use topology::{Arch, CompactMask, CoreKind, CpuSpec, HwIdKind, Topology, TopologyBuilder};
 use x86desc::cacheinfo::{self, CpuCaches, Placed};
 use x86desc::shifts::ApicShifts;
 
@@ -441,9 +441,14 @@ fn build(dump: Dump, name: &str) -> Result<Topology, Error> {
             die: ids.die,
             core: ids.core,
             kind: f.core_type.and_then(|t| kinds.get(&t).copied()),
+            node: Some(0),
             ..CpuSpec::default()
         });
     }
+    // hwloc's x86 backend gives the machine one NUMA node of every PU, its
+    // memory unknown; so does this reader.
+    let all: CompactMask = facts.iter().map(|(pu, _)| *pu as usize).collect();
+    b.add_node(0, all, None);
     let placed = facts.iter().map(|(pu, f)| Placed {
         cpu: *pu,
         node: 0,
