@@ -147,6 +147,28 @@ pub struct LevelDef {
     pub(crate) not_sane: Option<(u32, CpuMask, u32, CpuMask)>,
 }
 
+impl LevelDef {
+    /// A level without `SDTL_OVERLAP` or a NUMA distance (the NUMA levels
+    /// set theirs after).
+    fn new(
+        name: &'static str,
+        topology_flags: Flags,
+        mask_source: &'static str,
+        of_cpu: Vec<u32>,
+        not_sane: Option<(u32, CpuMask, u32, CpuMask)>,
+    ) -> Self {
+        LevelDef {
+            name,
+            topology_flags,
+            overlap: false,
+            numa_distance: None,
+            mask_source,
+            of_cpu,
+            not_sane,
+        }
+    }
+}
+
 /// Architecture facts that change domain construction.
 #[derive(Debug, Clone)]
 pub struct ArchRules {
@@ -609,15 +631,7 @@ impl Ctx<'_> {
             distinct.sort_unstable_by_key(|d| d.1);
             span_not_sane(self.spans, &distinct, self.nr)
         };
-        LevelDef {
-            name,
-            topology_flags,
-            overlap: false,
-            numa_distance: None,
-            mask_source,
-            not_sane,
-            of_cpu,
-        }
+        LevelDef::new(name, topology_flags, mask_source, of_cpu, not_sane)
     }
 }
 
@@ -664,15 +678,7 @@ impl Ctx<'_> {
         for cpu in self.online.iter() {
             of_cpu[cpu] = ids[nodes.node_of(cpu)];
         }
-        LevelDef {
-            name,
-            topology_flags,
-            overlap: false,
-            numa_distance: None,
-            mask_source,
-            of_cpu,
-            not_sane: None,
-        }
+        LevelDef::new(name, topology_flags, mask_source, of_cpu, None)
     }
 }
 
