@@ -3,17 +3,7 @@
 //! default run pointing at the seeds' results.
 mod common;
 
-use common::manycore;
-
-fn stdout(args: &[&str]) -> String {
-    let out = manycore(args);
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
+use common::stdout;
 
 /// The subcommands `manycore --help` lists (clap's own `help` aside).
 fn subcommands() -> Vec<String> {

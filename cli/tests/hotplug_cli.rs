@@ -4,7 +4,7 @@ mod common;
 
 use std::process::Output;
 
-use common::{assert_quiet_on_closed_pipe, manycore};
+use common::{assert_quiet_on_closed_pipe, manycore, stdout};
 
 fn json(out: &Output) -> serde_json::Value {
     assert!(
@@ -117,13 +117,7 @@ fn a_snapshot_brings_up_the_kernels_online_cpus() {
 
 #[test]
 fn text_counts_are_singular_when_one() {
-    let out = manycore(&["hotplug", "--synthetic", "pu:2", "--cycles", "1"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = stdout(&["hotplug", "--synthetic", "pu:2", "--cycles", "1"]);
     assert!(text.contains("bring-up of 1 CPU,"), "{text}");
     assert!(text.contains("for 1 cycle)"), "{text}");
     assert!(text.contains("2 CPUs online"), "{text}");

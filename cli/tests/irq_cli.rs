@@ -8,7 +8,7 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::{assert_quiet_on_closed_pipe, assert_refused, manycore};
+use common::{assert_quiet_on_closed_pipe, assert_refused, manycore, stdout};
 
 /// Unpacks `paths` of a guest capture into a fresh directory and returns it.
 fn unpack(variant: &str, paths: &[&str]) -> PathBuf {
@@ -28,13 +28,7 @@ fn unpack_as(tag: &str, variant: &str, paths: &[&str]) -> PathBuf {
 }
 
 fn json(args: &[&str]) -> serde_json::Value {
-    let out = manycore(args);
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    serde_json::from_str(&stdout(args)).unwrap()
 }
 
 /// Every table of the one ITS is on `node`, in Linux's allocation order.

@@ -13,6 +13,17 @@ pub fn manycore(args: &[&str]) -> Output {
         .expect("run manycore")
 }
 
+/// Runs manycore with `args`, which must succeed; returns its stdout.
+pub fn stdout(args: &[&str]) -> String {
+    let out = manycore(args);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("stdout is UTF-8")
+}
+
 /// Exit status 2, nothing on stdout, exactly one stderr line, no panic, and
 /// every one of `needles` in that line.
 pub fn assert_refused(args: &[&str], needles: &[&str]) {
