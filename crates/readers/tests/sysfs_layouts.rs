@@ -220,3 +220,28 @@ fn an_offline_first_cpu_without_sparc_cache_files_does_not_hide_the_others() {
     let l2 = t.caches().iter().find(|c| c.level == 2).unwrap();
     assert_eq!((l2.size_bytes, l2.line_bytes), (Some(3 << 20), Some(64)));
 }
+
+/// A CPU read in full takes the core mask of the earlier CPU whose mask
+/// lists it only when its own file names the same CPUs. Here offline CPU 2
+/// kept the mask it had (itself and CPU 3), while online CPU 3's file names
+/// CPU 3 alone, as the kernel rewrites a CPU's sibling masks when a
+/// sibling leaves (x86's `remove_siblinginfo` clears the leaving CPU from
+/// them); without core ids the masks decide the cores.
+#[test]
+fn a_cpu_whose_core_mask_differs_from_the_one_listing_it_keeps_its_own() {
+    let mut t = tree(&[]);
+    t.insert(format!("{CPU}/online"), "0-1,3\n".into());
+    for c in 0..4 {
+        t.remove(&format!("{CPU}/cpu{c}/topology/core_id"));
+    }
+    t.insert(format!("{CPU}/cpu3/topology/core_cpus_list"), "3\n".into());
+    let t = read(&t);
+    let core = |cpu: usize| {
+        let g = t.cpu(cpu).unwrap().group(LevelKind::Core).unwrap();
+        t.level(LevelKind::Core).unwrap().groups[g as usize]
+            .cpus
+            .to_list_string()
+    };
+    assert_eq!(core(3), "3");
+    assert_eq!(core(0), "0-1");
+}
