@@ -245,3 +245,40 @@ fn a_cpu_whose_core_mask_differs_from_the_one_listing_it_keeps_its_own() {
     assert_eq!(core(3), "3");
     assert_eq!(core(0), "0-1");
 }
+
+/// A CPU listed in an earlier CPU's cluster mask takes that CPU's cluster
+/// id and mask (arm64's and RISC-V's `update_siblings_masks` set both
+/// CPUs' bits when their `cluster_id`s match): two clusters of two
+/// single-thread cores, each read with its own id.
+#[test]
+fn clusters_are_read_from_their_first_cpu_and_kept_apart() {
+    let mut t = BTreeMap::new();
+    for f in ["possible", "present", "online"] {
+        t.insert(format!("{CPU}/{f}"), "0-3\n".into());
+    }
+    for c in 0..4u32 {
+        let topo = format!("{CPU}/cpu{c}/topology");
+        let cluster = c / 2;
+        t.insert(format!("{topo}/physical_package_id"), "0\n".into());
+        t.insert(format!("{topo}/package_cpus_list"), "0-3\n".into());
+        t.insert(format!("{topo}/cluster_id"), format!("{}\n", 10 + cluster));
+        t.insert(
+            format!("{topo}/cluster_cpus_list"),
+            format!("{}-{}\n", cluster * 2, cluster * 2 + 1),
+        );
+        t.insert(format!("{topo}/core_id"), format!("{c}\n"));
+        t.insert(format!("{topo}/core_cpus_list"), format!("{c}\n"));
+    }
+    let t = read(&t);
+    let cluster = |cpu: usize| {
+        let g = t.cpu(cpu).unwrap().group(LevelKind::Cluster).unwrap();
+        let g = &t.level(LevelKind::Cluster).unwrap().groups[g as usize];
+        (g.cpus.to_list_string(), g.os_id)
+    };
+    for cpu in 0..2 {
+        assert_eq!(cluster(cpu), ("0-1".to_string(), Some(10)));
+    }
+    for cpu in 2..4 {
+        assert_eq!(cluster(cpu), ("2-3".to_string(), Some(11)));
+    }
+}

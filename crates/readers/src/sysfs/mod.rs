@@ -404,6 +404,30 @@ const DIE: usize = 1;
 const CLUSTER: usize = 2;
 const CORE: usize = 3;
 
+/// A level around a core: its index in [`RawCpu::ids`], its id file and
+/// its mask file pairs (cpulist form, hex form), newest name first.
+type OuterLevel = (usize, &'static str, &'static [(&'static str, &'static str)]);
+
+/// The levels around a core, each with its id file and its mask file
+/// pairs (cpulist form, hex form), newest name first: `package_cpus`
+/// since Linux 5.6, `core_siblings` before.
+const OUTER_LEVELS: [OuterLevel; 3] = [
+    (
+        PACKAGE,
+        "physical_package_id",
+        &[
+            ("package_cpus_list", "package_cpus"),
+            ("core_siblings_list", "core_siblings"),
+        ],
+    ),
+    (DIE, "die_id", &[("die_cpus_list", "die_cpus")]),
+    (
+        CLUSTER,
+        "cluster_id",
+        &[("cluster_cpus_list", "cluster_cpus")],
+    ),
+];
+
 /// The number in a `cpuN` / `nodeN` / `indexN` entry name: `None` for other
 /// names, and an error in words for a number the kernel never writes that way
 /// (a leading zero: `node01` would otherwise be looked up as `node1`, and its
@@ -744,8 +768,9 @@ struct CpuReader<'a> {
     /// had none, the directory is looked up before its mask files are tried
     /// (one failed open instead of four).
     last_had_topology: bool,
-    /// CPU → index in `raws` of the earlier CPU whose package mask lists it.
-    package_owner: Owners,
+    /// Per outer level (package, die, cluster): CPU → index in `raws` of
+    /// the earlier CPU whose mask of the level lists it.
+    outer_owner: [Owners; 3],
     /// Which of the core-mask file pairs the previous CPU had (one kernel
     /// wrote them all): tried first, it saves two failed opens per CPU on
     /// kernels older than 5.6 that lack `core_cpus`.
@@ -771,7 +796,7 @@ impl<'a> CpuReader<'a> {
             raws: Vec::new(),
             core_owner: Owners::default(),
             last_had_topology: true,
-            package_owner: Owners::default(),
+            outer_owner: Default::default(),
             core_names_first: 0,
             topo_names: None,
             arch_files: ArchFiles::of(arch),
@@ -788,7 +813,7 @@ impl<'a> CpuReader<'a> {
         self.raws.reserve(cpu_ids.len());
         let cpus = cpu_ids.last().map_or(0, |&c| c as usize + 1);
         self.core_owner = Owners::for_cpus(cpus);
-        self.package_owner = Owners::for_cpus(cpus);
+        self.outer_owner = [PACKAGE, DIE, CLUSTER].map(|_| Owners::for_cpus(cpus));
         ahead.topology(self.files.root, |id| {
             if let Some(raw) = self.read_cpu(id)? {
                 self.raws.push(raw);
@@ -1081,35 +1106,11 @@ impl<'a> CpuReader<'a> {
             root: self.files.root,
             only: self.topo_names.as_ref().map(|(_, names)| names.as_slice()),
         };
-        // A CPU listed in an earlier CPU's package mask takes that CPU's
-        // package id and mask, as hwloc does (it reads a package's id from
-        // its first CPU only).
-        if let Some(i) = self.package_owner.get(id) {
-            raw.ids[PACKAGE] = self.raws[i].ids[PACKAGE];
-            raw.masks[PACKAGE] = self.raws[i].masks[PACKAGE].clone();
-        } else {
-            raw.ids[PACKAGE] = files.int(&join(topo, "physical_package_id"))?;
-            raw.masks[PACKAGE] = match files.mask(topo, "package_cpus_list", "package_cpus")? {
-                Some(m) => Some(shared(&m)),
-                None => files
-                    .mask(topo, "core_siblings_list", "core_siblings")?
-                    .map(|m| shared(&m)),
-            };
-            if let Some(m) = raw.masks[PACKAGE].as_deref() {
-                for other in m.iter().filter(|&c| c > id as usize) {
-                    self.package_owner.claim(other, self.raws.len());
-                }
-            }
+        for outer in OUTER_LEVELS {
+            let owners = &mut self.outer_owner[outer.0];
+            read_outer(files, topo, raw, outer, owners, &self.raws)?;
         }
-        raw.ids[DIE] = files.int(&join(topo, "die_id"))?;
-        raw.ids[CLUSTER] = files.int(&join(topo, "cluster_id"))?;
         raw.ids[CORE] = files.int(&join(topo, "core_id"))?;
-        raw.masks[DIE] = files
-            .mask(topo, "die_cpus_list", "die_cpus")?
-            .map(|m| shared(&m));
-        raw.masks[CLUSTER] = files
-            .mask(topo, "cluster_cpus_list", "cluster_cpus")?
-            .map(|m| shared(&m));
         if let Some(m) = core_mask.as_deref() {
             for sibling in m.iter().filter(|&c| c != id as usize) {
                 self.core_owner.claim(sibling, self.raws.len());
@@ -1156,6 +1157,45 @@ impl<'a> CpuReader<'a> {
         }
         Ok(())
     }
+}
+
+/// One outer level of a CPU read in full: its id from `id_name` and its
+/// mask from the first of `pairs` present. A CPU listed in an earlier
+/// CPU's mask of the level takes that CPU's id and mask, as hwloc does
+/// (it reads each package, die and cluster from its first CPU only):
+/// the kernel sets both CPUs' bits when their ids match (x86's
+/// `match_die`, `match_l2c`; arm64's and RISC-V's
+/// `update_siblings_masks` compare `cluster_id` and `package_id`), so
+/// the CPUs a mask lists have its owner's id and mask.
+/// `owners` is the level's table, `raws` the CPUs read before.
+fn read_outer(
+    files: &Files,
+    topo: &str,
+    raw: &mut RawCpu,
+    (level, id_name, pairs): OuterLevel,
+    owners: &mut Owners,
+    raws: &[RawCpu],
+) -> Result<(), Error> {
+    if let Some(i) = owners.get(raw.id) {
+        raw.ids[level] = raws[i].ids[level];
+        raw.masks[level] = raws[i].masks[level].clone();
+        return Ok(());
+    }
+    raw.ids[level] = files.int(&join(topo, id_name))?;
+    let mut mask = None;
+    for (list_name, map_name) in pairs {
+        mask = files.mask(topo, list_name, map_name)?;
+        if mask.is_some() {
+            break;
+        }
+    }
+    if let Some(m) = &mask {
+        for other in m.iter().filter(|&c| c > raw.id as usize) {
+            owners.claim(other, raws.len());
+        }
+    }
+    raw.masks[level] = mask.map(|m| shared(&m));
+    Ok(())
 }
 
 /// x86's package and core ids as cpuinfo prints them (`physical id`,
