@@ -428,5 +428,9 @@ fn zstd_dumps_read_and_damaged_ones_are_refused() {
     for cut in [6, whole.len() / 2, whole.len() - 2] {
         let e = readers::sysfs::read_archive_bytes(&whole[..cut], "t.tar.zst").unwrap_err();
         assert!(e.source.starts_with("t.tar.zst"), "cut at {cut}: {e}");
+        assert!(
+            e.message.contains("inside a frame: truncated"),
+            "cut at {cut}: {e}"
+        );
     }
 }

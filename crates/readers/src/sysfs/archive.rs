@@ -102,8 +102,17 @@ impl<R: Read> ZstdFrames<R> {
                          {ZSTD_WINDOW_LIMIT} bytes `zstd --ultra -22` uses: refused"
                     )))
                 }
-                Err(e) => return Err(zstd_damage(e)),
+                Err(e) => return Err(self.damage(e)),
             }
+        }
+    }
+
+    /// A decoding error, told as truncation when the input is used up.
+    fn damage(&mut self, e: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> io::Error {
+        use io::BufRead;
+        match self.source.fill_buf() {
+            Ok([]) => zstd_damage("the input ends inside a frame: truncated"),
+            _ => zstd_damage(e),
         }
     }
 }
@@ -134,9 +143,12 @@ impl<R: Read> Read for ZstdFrames<R> {
                 self.in_frame = false;
                 continue;
             }
-            self.frame
+            if let Err(e) = self
+                .frame
                 .decode_blocks(&mut self.source, BlockDecodingStrategy::UptoBlocks(1))
-                .map_err(zstd_damage)?;
+            {
+                return Err(self.damage(e));
+            }
         }
     }
 }
