@@ -208,42 +208,46 @@ fn closed_pipe_is_success() {
 /// the file every option is on and the comparison fails.
 #[test]
 fn kernel_config_file_decides_the_cluster_level() {
-    let data = concat!(env!("CARGO_MANIFEST_DIR"), "/../crates/domains/tests/data");
-    let sysfs = format!("{data}/arm64-dt-2s2cl2c2t-2n-sysfs.tar.gz");
-    let dump = format!("{data}/arm64-dt-2s2cl2c2t-2n-domains.tar.gz");
-    let config = format!("{data}/linux-6.12.117+deb12-arm64.config");
-    let with = std::process::Command::new(env!("CARGO_BIN_EXE_manycore"))
-        .args(["domains", "--sysfs", &sysfs, "--kernel", "6.12"])
-        .args(["--kernel-config", &config, "--compare", &dump])
-        .output()
-        .unwrap();
+    let sysfs = data("arm64-dt-2s2cl2c2t-2n-sysfs.tar.gz");
+    let dump = data("arm64-dt-2s2cl2c2t-2n-domains.tar.gz");
+    let config = data("linux-6.12.117+deb12-arm64.config");
+    let with = manycore(&[
+        "domains",
+        "--sysfs",
+        &sysfs,
+        "--kernel",
+        "6.12",
+        "--kernel-config",
+        &config,
+        "--compare",
+        &dump,
+    ]);
     assert!(
         with.status.success(),
         "{}",
         String::from_utf8_lossy(&with.stdout)
     );
     assert!(String::from_utf8_lossy(&with.stdout).starts_with("no difference"));
-    let without = std::process::Command::new(env!("CARGO_BIN_EXE_manycore"))
-        .args([
-            "domains",
-            "--sysfs",
-            &sysfs,
-            "--kernel",
-            "6.12",
-            "--compare",
-            &dump,
-        ])
-        .output()
-        .unwrap();
+    let without = manycore(&[
+        "domains",
+        "--sysfs",
+        &sysfs,
+        "--kernel",
+        "6.12",
+        "--compare",
+        &dump,
+    ]);
     assert_eq!(without.status.code(), Some(1));
 
     let bad = std::env::temp_dir().join(format!("kcfg-{}", std::process::id()));
     std::fs::write(&bad, "CONFIG_SCHED_CLUSTER=m\n").unwrap();
-    let refused = std::process::Command::new(env!("CARGO_BIN_EXE_manycore"))
-        .args(["domains", "--sysfs", &sysfs, "--kernel-config"])
-        .arg(&bad)
-        .output()
-        .unwrap();
+    let refused = manycore(&[
+        "domains",
+        "--sysfs",
+        &sysfs,
+        "--kernel-config",
+        bad.to_str().unwrap(),
+    ]);
     std::fs::remove_file(&bad).unwrap();
     let err = String::from_utf8_lossy(&refused.stderr);
     assert!(!refused.status.success());
