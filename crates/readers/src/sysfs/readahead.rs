@@ -222,13 +222,21 @@ impl Shared {
         None
     }
 
-    /// The reader starts at chunk `first`: the chunks before it are
-    /// neither fetched nor waited for.
+    /// The reader goes on at chunk `first`: the chunks before it are
+    /// neither fetched nor waited for, and what a worker fetched for one
+    /// of them already is spare (the workers' lead of [`LEAD`] chunks
+    /// bounds what is held, whatever the reader skips).
     fn skip_to(&self, first: usize) {
-        if first > 0 {
-            self.next.fetch_max(first, Ordering::AcqRel);
-            self.consumed(first, None);
+        self.next.fetch_max(first, Ordering::AcqRel);
+        let mut state = self.lock();
+        if first <= state.consumed {
+            return;
         }
+        let State { fetched, spare, .. } = &mut *state;
+        spare.extend(fetched[..first].iter_mut().filter_map(Option::take));
+        state.consumed = first;
+        drop(state);
+        self.changed.notify_all();
     }
 
     /// The reader is done with `chunks` chunks, and with `spare`.
@@ -302,30 +310,11 @@ impl<'a> ReadAhead<'a> {
                 ahead: None,
             });
         };
-        // What the phases' plans learn as they go: the core-mask file pair
-        // last found (one kernel wrote every CPU's directory), the CPUs an
-        // earlier CPU's core mask lists, and the index names of the first
-        // `cache/` listing (see `CacheScan::read_known`).
-        let pair = AtomicUsize::new(0);
-        let listed = Listed::default();
-        let names = OnceLock::new();
+        let learnt = Learnt::default();
         let topology = |part: &[u32], out: &mut Fetched| {
-            fetch_cpus(
-                &fetcher,
-                part,
-                per_cpu_online,
-                arch_files,
-                &pair,
-                &listed,
-                out,
-            )
+            fetch_cpus(&fetcher, part, per_cpu_online, arch_files, &learnt, out)
         };
-        let caches = |part: &[u32], out: &mut Fetched| {
-            let mut chunk = ChunkCaches::default();
-            for &id in part.iter().filter(|&&id| !listed.has(id)) {
-                fetch_cpu_caches(&fetcher, id, &names, &mut chunk, out);
-            }
-        };
+        let caches = |part: &[u32], out: &mut Fetched| fetch_caches(&fetcher, part, &learnt, out);
         let (cpus_shared, caches_shared) = (Shared::new(chunks.len()), Shared::new(chunks.len()));
         std::thread::scope(|s| {
             let _stop = (StopOnDrop(&cpus_shared), StopOnDrop(&caches_shared));
@@ -354,17 +343,36 @@ impl<'a> ReadAhead<'a> {
     }
 }
 
-/// The first phase's plan for the CPUs `ids` (see [`ReadAhead::start`]);
-/// `pair` and `listed` as the plans share them.
+/// What the phases' plans learn as they go, shared by every thread.
+#[derive(Default)]
+struct Learnt {
+    /// The core-mask file pair last found (one kernel wrote every CPU's
+    /// directory).
+    pair: AtomicUsize,
+    /// The CPUs an earlier CPU's core mask lists.
+    listed: CpuBits,
+    /// The CPUs found without a core mask.
+    absent: CpuBits,
+    /// The index names of the first `cache/` listing, and the last index's
+    /// number (see `CacheScan::read_known`).
+    names: OnceLock<(Vec<String>, u64)>,
+}
+
+/// The first phase's plan for the CPUs `ids` (see [`ReadAhead::start`]).
 fn fetch_cpus(
     fetcher: &Fetcher,
     ids: &[u32],
     per_cpu_online: bool,
     arch_files: ArchFiles,
-    pair: &AtomicUsize,
-    listed: &Listed,
+    learnt: &Learnt,
     out: &mut Fetched,
 ) {
+    let Learnt {
+        pair,
+        listed,
+        absent,
+        ..
+    } = learnt;
     let mut path = String::new();
     let mut fetch =
         |out: &mut Fetched, name: fmt::Arguments| out.file(fetcher, joined(&mut path, name));
@@ -380,17 +388,25 @@ fn fetch_cpus(
         let order = std::iter::once(first)
             .chain((0..CORE_MASK_NAMES.len()).filter(|&i| i != first))
             .filter(|_| !listed.has(id));
+        let mut found = listed.has(id);
         for i in order {
             let (list, map) = CORE_MASK_NAMES[i];
             if let Some(item) = fetch(out, format_args!("{dir}/topology/{map}")) {
                 listed.mark_after(id, map_form(out.content(item), true));
-                first = i;
+                (first, found) = (i, true);
                 break;
             }
             if fetch(out, format_args!("{dir}/topology/{list}")).is_some() {
-                first = i;
+                (first, found) = (i, true);
                 break;
             }
+        }
+        // A CPU without a core mask is offline (the kernel takes its
+        // `topology/` and `cache/` away together: both are cpuhp states
+        // torn down when it goes down) or one the reader reads as offline:
+        // its caches are not fetched.
+        if !found {
+            absent.mark(id);
         }
         // x86 siblings take their core id from cpuinfo (see
         // `CpuReader::cpuinfo_core_id`).
@@ -405,6 +421,16 @@ fn fetch_cpus(
         }
     }
     pair.store(first, Ordering::Relaxed);
+}
+
+/// The second phase's plan for the CPUs `ids`: the caches of each CPU
+/// neither listed by an earlier CPU's core mask nor found without one.
+fn fetch_caches(fetcher: &Fetcher, ids: &[u32], learnt: &Learnt, out: &mut Fetched) {
+    let mut chunk = ChunkCaches::default();
+    let skip = |id: u32| learnt.listed.has(id) || learnt.absent.has(id);
+    for &id in ids.iter().filter(|&&id| !skip(id)) {
+        fetch_cpu_caches(fetcher, id, &learnt.names, &mut chunk, out);
+    }
 }
 
 /// What fetches one chunk's files.
@@ -493,25 +519,33 @@ impl Started<'_> {
     }
 }
 
-/// The CPUs that a core mask fetched for an earlier CPU lists: SMT
-/// siblings, which the reader reads from their `core_id` alone (see
-/// `CpuReader::read_sibling`), so their own mask is not fetched. A bit per
-/// possible CPU number, set by any thread; a bit not yet set when a
-/// worker looks costs a fetch the reader does not use, nothing else.
-struct Listed([AtomicU64; MAX_CPUS / 64]);
+/// A set of CPUs the plans share, a bit per possible CPU number, set by
+/// any thread: the CPUs that a core mask fetched for an earlier CPU lists
+/// (SMT siblings, which the reader reads from their `core_id` alone, see
+/// `CpuReader::read_sibling`, so their own mask is not fetched), and the
+/// CPUs found without a core mask. A bit not yet set when a worker looks
+/// costs a fetch the reader does not use, nothing else.
+struct CpuBits([AtomicU64; MAX_CPUS / 64]);
 
-impl Default for Listed {
-    fn default() -> Listed {
-        Listed(std::array::from_fn(|_| AtomicU64::new(0)))
+impl Default for CpuBits {
+    fn default() -> CpuBits {
+        CpuBits(std::array::from_fn(|_| AtomicU64::new(0)))
     }
 }
 
-impl Listed {
+impl CpuBits {
     fn has(&self, cpu: u32) -> bool {
         let cpu = cpu as usize;
         self.0
             .get(cpu / 64)
             .is_some_and(|w| w.load(Ordering::Relaxed) & (1 << (cpu % 64)) != 0)
+    }
+
+    fn mark(&self, cpu: u32) {
+        let cpu = cpu as usize;
+        if let Some(w) = self.0.get(cpu / 64) {
+            w.fetch_or(1 << (cpu % 64), Ordering::Relaxed);
+        }
     }
 
     /// Marks the CPUs above `owner` that the hex `map` lists. Only the
@@ -525,9 +559,7 @@ impl Listed {
                 let cpu = group * 32 + bits.trailing_zeros() as usize;
                 bits &= bits - 1;
                 if cpu > owner as usize {
-                    if let Some(w) = self.0.get(cpu / 64) {
-                        w.fetch_or(1 << (cpu % 64), Ordering::Relaxed);
-                    }
+                    self.mark(cpu as u32);
                 }
             }
             ControlFlow::Continue(())
@@ -751,6 +783,7 @@ impl MapForm<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use topology::Arch;
 
     fn hex(text: &str) -> MapForm<'_> {
         MapForm {
@@ -792,6 +825,42 @@ mod tests {
         assert_eq!(hex("0,0000000000").first(), None);
     }
 
+    /// An offline CPU (no `topology/`, no `cache/`, as the kernel leaves
+    /// it) found by the first phase is left out of the second: no cache
+    /// path of it is fetched, and the online CPU after it still gets its
+    /// caches fetched.
+    #[test]
+    fn caches_of_cpus_without_a_core_mask_are_not_fetched() {
+        let base = std::env::temp_dir().join(format!("readahead-offline-{}", std::process::id()));
+        let cpu = |id: u32| base.join(format!("{CPU_DIR}/cpu{id}"));
+        for (id, map) in [(0, "1"), (2, "4")] {
+            std::fs::create_dir_all(cpu(id).join("topology")).unwrap();
+            std::fs::write(cpu(id).join("topology/core_cpus"), map).unwrap();
+            std::fs::create_dir_all(cpu(id).join("cache/index0")).unwrap();
+            std::fs::write(cpu(id).join("cache/index0/shared_cpu_map"), map).unwrap();
+        }
+        std::fs::create_dir_all(cpu(1)).unwrap();
+        let root = Root::dir(&base, false);
+        let fetcher = root.fetcher().expect("a directory root fetches");
+        let learnt = Learnt::default();
+        let arch = ArchFiles::of(&Arch::X86_64);
+        let mut out = Fetched::default();
+        fetch_cpus(&fetcher, &[0, 1, 2], false, arch, &learnt, &mut out);
+        out.clear();
+        fetch_caches(&fetcher, &[1, 2], &learnt, &mut out);
+        let paths = out.paths();
+        std::fs::remove_dir_all(&base).unwrap();
+        let absent = &learnt.absent;
+        assert!(absent.has(1) && !absent.has(0) && !absent.has(2));
+        assert!(paths.iter().all(|p| !p.contains("/cpu1/")), "{paths:?}");
+        assert!(
+            paths
+                .iter()
+                .any(|p| p.ends_with("cpu2/cache/index0/shared_cpu_map")),
+            "{paths:?}"
+        );
+    }
+
     /// A threads-last core (CPUs 5 and 8197 of 16384) marks its second
     /// thread only; the owner and CPUs below it stay unmarked, and a list
     /// form or a broken text marks nothing.
@@ -802,11 +871,11 @@ mod tests {
         groups[n - 1] = "00000020";
         groups[n - 1 - 8197 / 32] = "00000020";
         let text = groups.join(",");
-        let listed = Listed::default();
+        let listed = CpuBits::default();
         listed.mark_after(5, Some(hex(&text)));
         let marked: Vec<u32> = (0..MAX_CPUS as u32).filter(|&c| listed.has(c)).collect();
         assert_eq!(marked, [8197]);
-        let other = Listed::default();
+        let other = CpuBits::default();
         other.mark_after(8197, Some(hex(&text)));
         assert!((0..MAX_CPUS as u32).all(|c| !other.has(c)));
         let list = MapForm {

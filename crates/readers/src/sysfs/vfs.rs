@@ -126,6 +126,13 @@ impl Fetched {
         found.then_some(self.items.len() - 1)
     }
 
+    /// The paths fetched, in order.
+    #[cfg(test)]
+    pub(crate) fn paths(&self) -> Vec<&str> {
+        let text = |r: &Range<usize>| std::str::from_utf8(&self.data[r.clone()]).unwrap_or("?");
+        self.items.iter().map(|i| text(&i.path)).collect()
+    }
+
     /// The content of the file fetched as item `item`.
     pub(crate) fn content(&self, item: usize) -> Option<&[u8]> {
         match &self.items.get(item)?.got {
