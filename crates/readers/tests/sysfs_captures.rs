@@ -166,10 +166,12 @@ fn contradicting_package_masks_are_one_error() {
 }
 
 /// jaypipes/ghw's snapshots of real machines (`tests/data/ghw/`, provenance
-/// in `tests/data/SOURCES.md`): two x86 machines of Linux 5.3+ kernels,
+/// in `tests/data/SOURCES.md`): three x86 machines of Linux 5.3+ kernels,
 /// whose `die_cpus` equal their `package_cpus` (a level hwloc merges into
-/// the package, so lstopo shows no Die), an arm64 board and an s390x guest.
-/// Each reads as the installed lstopo reads its files.
+/// the package, so lstopo shows no Die), one of them an i7-1270P whose
+/// clusters are each a core or an L2 (merged into it, so lstopo shows no
+/// cluster), an arm64 board and an s390x guest. Each reads as the installed
+/// lstopo reads its files.
 #[test]
 fn ghw_snapshots_read_as_lstopo_reads_them() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/ghw");
@@ -178,7 +180,7 @@ fn ghw_snapshots_read_as_lstopo_reads_them() {
         .map(|e| e.unwrap().path())
         .collect();
     all.sort();
-    assert_eq!(all.len(), 4, "{} snapshots", all.len());
+    assert_eq!(all.len(), 5, "{} snapshots", all.len());
     if !truth::have_lstopo("ghw's sysfs snapshots against lstopo") {
         return;
     }
@@ -191,5 +193,141 @@ fn ghw_snapshots_read_as_lstopo_reads_them() {
         }
         let topo = sysfs::read_path(archive).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_facts(&name, &topo, &want);
+    }
+}
+
+/// One CPU's place in a hand-made tree: its core's CPUs, its cluster's, and
+/// the CPUs of each cache level it has (L1d and L1i are its core's).
+struct Place {
+    core: Vec<usize>,
+    cluster: Vec<usize>,
+    l2: Vec<usize>,
+}
+
+/// A hand-made sysfs root of 8 CPUs in one package sharing one L3, with
+/// the files a 5.16+ kernel writes (hex masks, which hwloc reads, and
+/// lists, which lscpu reads) and a cpuinfo of `cpuinfo_block` per CPU.
+fn write_cluster_tree(root: &Path, places: fn(usize) -> Place, cpuinfo_block: fn(usize) -> String) {
+    let put = |path: String, text: String| {
+        let p = root.join(path);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, text).unwrap();
+    };
+    let hex = |cpus: &[usize]| format!("{:02x}\n", cpus.iter().map(|c| 1u32 << c).sum::<u32>());
+    let list = |cpus: &[usize]| {
+        let v: Vec<String> = cpus.iter().map(|c| c.to_string()).collect();
+        format!("{}\n", v.join(","))
+    };
+    let cpu_dir = "sys/devices/system/cpu";
+    for f in ["online", "possible", "present"] {
+        put(format!("{cpu_dir}/{f}"), "0-7\n".into());
+    }
+    let all: Vec<usize> = (0..8).collect();
+    let mut cpuinfo = String::new();
+    for cpu in 0..8 {
+        let p = places(cpu);
+        let t = format!("{cpu_dir}/cpu{cpu}/topology");
+        put(format!("{t}/physical_package_id"), "0\n".into());
+        put(format!("{t}/core_id"), format!("{}\n", p.core[0]));
+        put(format!("{t}/cluster_id"), format!("{}\n", p.cluster[0]));
+        for (name, cpus) in [
+            ("core_cpus", &p.core),
+            ("thread_siblings", &p.core),
+            ("cluster_cpus", &p.cluster),
+            ("package_cpus", &all),
+            ("core_siblings", &all),
+        ] {
+            put(format!("{t}/{name}"), hex(cpus));
+            put(format!("{t}/{name}_list"), list(cpus));
+        }
+        let caches = [
+            (1, "Data", &p.core, "48K"),
+            (1, "Instruction", &p.core, "32K"),
+            (2, "Unified", &p.l2, "2048K"),
+            (3, "Unified", &all, "16384K"),
+        ];
+        for (i, (level, kind, cpus, size)) in caches.into_iter().enumerate() {
+            let d = format!("{cpu_dir}/cpu{cpu}/cache/index{i}");
+            put(format!("{d}/level"), format!("{level}\n"));
+            put(format!("{d}/type"), format!("{kind}\n"));
+            put(format!("{d}/size"), format!("{size}\n"));
+            put(format!("{d}/coherency_line_size"), "64\n".into());
+            put(format!("{d}/shared_cpu_map"), hex(cpus));
+            put(format!("{d}/shared_cpu_list"), list(cpus));
+        }
+        cpuinfo += &cpuinfo_block(cpu);
+        cpuinfo += "\n";
+    }
+    put("proc/cpuinfo".into(), cpuinfo);
+}
+
+/// An x86 hybrid part's shape (as Intel's Alder Lake, the i7-1270P of
+/// tests/data/ghw): two P-cores of two threads, each with its own L2, and a
+/// module of four E-cores sharing one L2. The kernel's x86 cluster is the L2
+/// (`cluster_cpus` = `cpu_l2c_shared_mask`), so each cluster is a core or an
+/// L2 of the same CPUs; hwloc merges each into that object.
+fn x86_hybrid(cpu: usize) -> Place {
+    let (core, l2) = match cpu {
+        0..=3 => (vec![cpu & !1, cpu | 1], vec![cpu & !1, cpu | 1]),
+        _ => (vec![cpu], vec![4, 5, 6, 7]),
+    };
+    Place {
+        cluster: l2.clone(),
+        core,
+        l2,
+    }
+}
+
+fn x86_cpuinfo(cpu: usize) -> String {
+    format!(
+        "processor\t: {cpu}\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 154\n\
+         model name\t: Hand-made hybrid\nphysical id\t: 0\ncore id\t\t: {}\n",
+        x86_hybrid(cpu).core[0]
+    )
+}
+
+/// An arm64 server's shape (as HiSilicon's Kunpeng 920, whose clusters are
+/// four cores sharing L3 tags): two clusters of four single-thread cores,
+/// each core with its own L2, one L3. A cluster is no core and no cache, so
+/// hwloc keeps it, and so does the kernel's CLS domain.
+fn arm64_clusters(cpu: usize) -> Place {
+    Place {
+        core: vec![cpu],
+        cluster: (cpu & !3..(cpu & !3) + 4).collect(),
+        l2: vec![cpu],
+    }
+}
+
+fn arm64_cpuinfo(cpu: usize) -> String {
+    format!(
+        "processor\t: {cpu}\nBogoMIPS\t: 200.00\nFeatures\t: fp asimd evtstrm cpuid\n\
+         CPU implementer\t: 0x48\nCPU architecture: 8\nCPU variant\t: 0x1\n\
+         CPU part\t: 0xd01\nCPU revision\t: 0\n"
+    )
+}
+
+/// Clusters read as lstopo reads them: dropped on x86 where each is a core or
+/// an L2 of the same CPUs, kept on arm64 where each holds several cores with
+/// caches of their own. lstopo's reading of the same hand-made files is the
+/// truth, and it is checked to say what the shape is meant to show.
+#[test]
+fn clusters_of_one_core_or_cache_merge_on_x86_and_stay_on_arm64() {
+    if !truth::have_lstopo("hand-made x86 and arm64 cluster trees against lstopo") {
+        return;
+    }
+    // (shape, its CPUs' places, its cpuinfo, the clusters lstopo shows)
+    type Shape = (&'static str, fn(usize) -> Place, fn(usize) -> String, usize);
+    let cases: [Shape; 2] = [
+        ("x86 hybrid", x86_hybrid, x86_cpuinfo, 0),
+        ("arm64 clusters", arm64_clusters, arm64_cpuinfo, 2),
+    ];
+    for (name, places, cpuinfo, clusters) in cases {
+        let tmp = tempfile::tempdir().unwrap();
+        write_cluster_tree(tmp.path(), places, cpuinfo);
+        let mut want = truth::expected(&truth::parse_xml(&lstopo_xml(tmp.path())));
+        want.nodes.clear();
+        assert_eq!(want.clusters.len(), clusters, "{name}: lstopo's clusters");
+        let topo = sysfs::read_dir(tmp.path()).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_facts(name, &topo, &want);
     }
 }

@@ -29,6 +29,7 @@
 // The CPUID-dump reader decodes its archives the same way.
 pub(crate) mod archive;
 mod caches;
+mod clusters;
 mod cpuinfo;
 mod nodes;
 mod readahead;
@@ -583,7 +584,7 @@ fn read_root(root: &Root, threads: Threads) -> Result<Topology, Error> {
         }
         read_virtualization(&files, arch_files, &mut builder)?;
         let kind_of = core_kinds(&files, &arch, &raws, &by_processor, &mut builder)?;
-        add_cpus(&raws, &online_known, &kind_of, &mut builder).map_err(|(cpu, why)| {
+        let mut keys = group_keys(&raws, &online_known).map_err(|(cpu, why)| {
             Error::new(root.describe(&format!("{CPU_DIR}/cpu{cpu}/topology")), why)
         })?;
         read_nodes(&files, &online_known, &mut possible, &mut builder)?;
@@ -592,13 +593,22 @@ fn read_root(root: &Root, threads: Threads) -> Result<Topology, Error> {
         // A CPU that went offline mid-dump left the caches' sharing maps,
         // as the kernel takes an offline CPU out of them; a map read before
         // it went still names it.
-        builder.add_caches(read_caches(
+        let caches = read_caches(
             &files,
             &raws,
             &possible.and_not(&vanished),
             arch_files.sparc_caches,
             ahead,
-        )?);
+        )?;
+        clusters::drop_x86_clusters_of_one_core_or_cache(
+            &arch,
+            &raws,
+            &mut keys,
+            &caches,
+            &online_known,
+        );
+        add_cpus(&raws, &keys, &kind_of, &mut builder);
+        builder.add_caches(caches);
         Ok::<_, Error>(builder)
     })?;
     builder
@@ -726,15 +736,14 @@ fn core_kinds(
     Ok(kind_of)
 }
 
-/// Every CPU read, grouped by [`group_keys`], into the builder.
+/// Every CPU read, grouped by `keys` ([`group_keys`]), into the builder.
 fn add_cpus(
     raws: &[RawCpu],
-    online_known: &CpuMask,
+    keys: &[[Option<u32>; 4]],
     kind_of: &HashMap<u32, u16>,
     builder: &mut TopologyBuilder,
-) -> Result<(), (u32, String)> {
-    let keys = group_keys(raws, online_known)?;
-    for (r, k) in raws.iter().zip(&keys) {
+) {
+    for (r, k) in raws.iter().zip(keys) {
         builder.add_cpu(CpuSpec {
             id: r.id,
             hw_id: r.hw_id,
@@ -750,7 +759,6 @@ fn add_cpus(
             os_ids: Some(os_ids(r)),
         });
     }
-    Ok(())
 }
 
 /// Reads every CPU's place, in CPU order, sharing what one CPU's files say
