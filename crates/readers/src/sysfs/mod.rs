@@ -404,6 +404,13 @@ const PACKAGE: usize = 0;
 const DIE: usize = 1;
 const CLUSTER: usize = 2;
 const CORE: usize = 3;
+/// The files a level's sibling mask is read from, in the reader's order.
+const MASK_FILES: [&str; 4] = [
+    "package_cpus_list (or core_siblings_list)",
+    "die_cpus_list",
+    "cluster_cpus_list",
+    "core_cpus_list (or thread_siblings_list)",
+];
 
 /// A level around a core: its index in [`RawCpu::ids`], its id file and
 /// its mask file pairs (cpulist form, hex form), newest name first.
@@ -1402,15 +1409,19 @@ fn masks_agree(
             .flatten();
         if let Some(j) = named_elsewhere.or(left_out) {
             let theirs = on_mask(j).map_or_else(|| "none".to_string(), |m| m.to_list_string());
+            // Both CPUs' files: the damage may be in either.
+            let file = |cpu: u32| format!("{CPU_DIR}/cpu{cpu}/topology/{}", MASK_FILES[level]);
             return Err((
                 r.id,
                 format!(
-                    "the {name} sibling masks of CPU {} ({}) and CPU {} ({theirs}) overlap but \
-                     differ: the kernel writes every such mask from one relation, so the dump \
-                     is damaged",
+                    "the {name} sibling masks of CPU {} ({}, {}) and CPU {} ({theirs}, {}) \
+                     overlap but differ: the kernel writes every such mask from one relation, \
+                     so the dump is damaged",
                     r.id,
                     on.to_list_string(),
+                    file(r.id),
                     raws[j].id,
+                    file(raws[j].id),
                 ),
             ));
         }
