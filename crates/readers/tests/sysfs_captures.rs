@@ -75,7 +75,7 @@ const LSTOPO_MISREADS: &[(&str, &str)] = &[
 #[test]
 fn captures_read_as_lstopo_reads_them() {
     let all = captures();
-    assert!(all.len() >= 70, "{} captures", all.len());
+    assert_eq!(all.len(), 82, "captures in tests/data/captures");
     if !truth::have_lstopo(&format!("{} device captures against lstopo", all.len())) {
         return;
     }
@@ -99,6 +99,108 @@ fn captures_read_as_lstopo_reads_them() {
         // The archive itself reads to the same.
         let packed = sysfs::read_path(archive).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_facts(&format!("{name} (archive)"), &packed, &want);
+    }
+}
+
+/// The captures lstopo misreads are what `LSTOPO_MISREADS` says of each,
+/// and the reader reads every one of them.
+#[test]
+fn captures_lstopo_misreads_are_what_their_reasons_say() {
+    let cpu = |root: &Path, rest: &str| root.join("sys/devices/system/cpu").join(rest);
+    let topology_files = |root: &Path, n: usize| -> Vec<String> {
+        let dir = cpu(root, &format!("cpu{n}/topology"));
+        let mut v: Vec<String> = fs::read_dir(&dir)
+            .map(|r| {
+                r.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        v.sort();
+        v
+    };
+    let hwloc_masks = [
+        "thread_siblings",
+        "core_cpus",
+        "core_siblings",
+        "package_cpus",
+    ];
+    let with_lstopo = truth::have_lstopo("the PUs lstopo shows of two misread captures");
+    let lstopo_pus = |root: &Path| {
+        truth::expected(&truth::parse_xml(&lstopo_xml(root)))
+            .pus
+            .len()
+    };
+    for (name, reason) in LSTOPO_MISREADS {
+        let archive = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/captures")
+            .join(format!("{name}.tar.xz"));
+        let tmp = extract(&archive);
+        let root = tmp.path();
+        let topo = sysfs::read_path(&archive).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let what = format!("{name} ({reason})");
+        match *name {
+            "meizu-pro-6" | "moto-g-gen2" => {
+                let n = if *name == "meizu-pro-6" { 8 } else { 3 };
+                let files = topology_files(root, n);
+                assert!(
+                    files.iter().any(|f| f == "core_siblings"),
+                    "{what}: {files:?}"
+                );
+                assert!(
+                    !files
+                        .iter()
+                        .any(|f| f == "thread_siblings" || f == "core_cpus"),
+                    "{what}: {files:?}"
+                );
+            }
+            "pixel-8" => {
+                for n in topo.possible().iter() {
+                    let files = topology_files(root, n);
+                    if files.is_empty() {
+                        continue;
+                    }
+                    assert!(
+                        files.iter().any(|f| f == "core_siblings_list"),
+                        "{what}: {files:?}"
+                    );
+                    assert!(
+                        !files
+                            .iter()
+                            .any(|f| f == "core_siblings" || f == "package_cpus"),
+                        "{what}: {files:?}"
+                    );
+                }
+            }
+            "scaleway" => {
+                assert!(!cpu(root, "online").exists(), "{what}: cpu/online");
+                for n in 0..6 {
+                    assert!(!cpu(root, &format!("cpu{n}/online")).exists(), "{what}");
+                    let files = topology_files(root, n);
+                    assert!(
+                        files.iter().any(|f| f.ends_with("_list")),
+                        "{what}: {files:?}"
+                    );
+                    assert!(
+                        !files.iter().any(|f| hwloc_masks.contains(&f.as_str())),
+                        "{what}: {files:?}"
+                    );
+                }
+                assert_eq!(topo.online().weight(), 6, "{what}: CPUs read");
+                if with_lstopo {
+                    assert_eq!(lstopo_pus(root), 2, "{what}: lstopo's PUs");
+                }
+            }
+            "nexus-s" => {
+                let possible = fs::read_to_string(cpu(root, "possible")).unwrap();
+                assert_eq!(possible.trim(), "0", "{what}: possible");
+                assert!(!cpu(root, "cpu0/topology").exists(), "{what}");
+                assert_eq!(topo.online().weight(), 1, "{what}: CPUs read");
+                if with_lstopo {
+                    assert_eq!(lstopo_pus(root), 2, "{what}: lstopo's PUs");
+                }
+            }
+            other => panic!("{other}: no check of its reason"),
+        }
     }
 }
 
