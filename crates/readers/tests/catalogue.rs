@@ -8,19 +8,10 @@ use std::path::PathBuf;
 use readers::{catalogue, lscpu};
 use topology::{CacheKind, LevelKind, Topology};
 
-fn shared() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared")
-}
-
-/// The seed whose file name starts with `prefix` (`000`...).
+/// The seed whose file name starts with `prefix` (`000`...), found beside
+/// the repository as the corpus is (a worktree's parents hold it too).
 fn seed(prefix: &str) -> String {
-    let dir = shared().join("seeds");
-    let path = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.unwrap().path())
-        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with(prefix))
-        .unwrap_or_else(|| panic!("no seed {prefix}"));
-    std::fs::read_to_string(path).unwrap()
+    readers::corpus::seed_text(env!("CARGO_MANIFEST_DIR"), prefix)
 }
 
 fn fixture(name: &str) -> String {
