@@ -6,7 +6,7 @@
 //! plain document it is equivalent to under the XML 1.0 rules.
 
 use readers::xml;
-use topology::Topology;
+use topology::{Arch, CpuSpec, Topology, TopologyBuilder};
 
 /// Two NUMA nodes of two PUs each, with a latency matrix: the plain
 /// document the cases below vary. `matrix` is the `<distances2>` element.
@@ -480,6 +480,33 @@ fn names_are_written_as_hwloc_writes_them() {
     // lstopo reads it back and prints the same name.
     let again = through_lstopo(&text);
     assert_eq!(again.model_name(), Some(expected));
+}
+
+/// A model without NUMA nodes (a sysfs dump without `node*` directories
+/// reads so) is written with one node of every CPU: lstopo refuses a root
+/// whose nodeset is empty, and gives such a machine one node itself.
+#[test]
+fn a_model_without_nodes_is_written_with_one_node() {
+    let mut b = TopologyBuilder::new(Arch::X86_64);
+    for id in 0..4 {
+        b.add_cpu(CpuSpec {
+            id,
+            online: true,
+            package: id / 2,
+            core: id % 2,
+            ..CpuSpec::default()
+        });
+    }
+    let t = b.finish().unwrap();
+    assert!(t.nodes().is_empty());
+    let again = through_lstopo(&xml::write(&t));
+    assert_eq!(again.nodes().len(), 1);
+    assert_eq!(
+        again.nodes()[0].cpus.iter().collect::<Vec<_>>(),
+        [0, 1, 2, 3]
+    );
+    assert_eq!(again.cpus().len(), 4);
+    assert!(again.cpus().iter().all(|c| c.online && c.node == Some(0)));
 }
 
 /// `text` read by lstopo and exported again as XML, read back here.

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use cpumask::AsWords;
-use topology::{CacheKind, CompactMask, CpuMask, LevelKind, Topology, MAX_NODES};
+use topology::{CacheKind, CompactMask, CpuMask, LevelKind, Topology, TopologyBuilder, MAX_NODES};
 
 use super::raw::GROUP_KIND_MEMORY;
 
@@ -106,6 +106,11 @@ struct WObj {
 
 /// Writes hwloc XML v2 that `lstopo --input` accepts.
 pub fn write(topology: &Topology) -> String {
+    if topology.nodes().is_empty() {
+        if let Some(with_node) = one_node(topology) {
+            return write(&with_node);
+        }
+    }
     let online: Vec<u32> = topology
         .cpus()
         .iter()
@@ -129,6 +134,18 @@ pub fn write(topology: &Topology) -> String {
     cpukinds(topology, &mut out);
     out.push_str("</topology>\n");
     out
+}
+
+/// `topology` with one NUMA node 0 of every CPU, for a model read without
+/// NUMA information (a sysfs dump without `node*` directories, an lscpu
+/// output without node columns): hwloc's XML needs a node in the machine's
+/// nodeset (lstopo refuses "invalid root object with empty nodeset"), and
+/// hwloc itself gives such a machine one node of all its CPUs and memory.
+fn one_node(topology: &Topology) -> Option<Topology> {
+    let cpus: CpuMask = topology.cpus().iter().map(|c| c.id as usize).collect();
+    let mut builder = TopologyBuilder::from_topology(topology);
+    builder.add_node(0, cpus, None);
+    builder.finish().ok()
 }
 
 /// The online CPUs of `cpus`: the set itself when all are online (no
