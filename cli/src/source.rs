@@ -8,11 +8,13 @@ use topology::Topology;
 /// Where to read a machine's topology from; with none of these, the live host.
 #[derive(Args, Debug, Clone, Default)]
 pub struct SourceArgs {
-    /// A sysfs/procfs root: a directory or a .tar.gz/.tar.bz2/.tar.xz snapshot.
+    /// A sysfs/procfs root: a directory or a .tar snapshot (plain, or
+    /// compressed with gzip, bzip2, xz or zstd), hwloc-gather-topology's too.
     #[arg(long, value_name = "PATH", group = "source")]
     pub sysfs: Option<PathBuf>,
-    /// An x86 CPUID dump (hwloc-gather-cpuid's puN files): a directory or a
-    /// .tar/.tar.gz/.tar.bz2/.tar.xz of one.
+    /// An x86 CPUID dump (hwloc-gather-cpuid's puN files): a directory, a
+    /// .tar of one (plain, or compressed with gzip, bzip2, xz or zstd), or
+    /// an hwloc-gather-topology tree or tarball (its cpuid/ directory).
     #[arg(long, value_name = "PATH", group = "source")]
     pub cpuid: Option<PathBuf>,
     /// lscpu's text output, saved to a file.
@@ -33,10 +35,12 @@ impl SourceArgs {
     /// Reads the topology the options name.
     pub fn load(&self) -> Result<Topology> {
         if let Some(path) = &self.sysfs {
-            // Asked only once the sysfs reader has failed: a CPUID dump is
-            // not a sysfs root, and the user is told which option reads it.
+            // Asked only once the sysfs reader found no sysfs root there: a
+            // CPUID dump is none, and the user is told which option reads
+            // it. Any other error names the file at fault, dump or not (an
+            // hwloc-gather-topology tree holds both).
             return readers::sysfs::read_path(path).map_err(|e| {
-                if readers::cpuid::is_dump(path) {
+                if readers::sysfs::found_no_root(&e) && readers::cpuid::is_dump(path) {
                     readers::Error::new(
                         path.display().to_string(),
                         "an x86 CPUID dump (hwloc-gather-cpuid's puN files), not a sysfs \

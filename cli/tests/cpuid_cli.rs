@@ -74,6 +74,24 @@ fn wrong_option_and_damaged_dumps_are_refused_by_name() {
         &["topo", "--sysfs", damaged],
         &[damaged, "CPUID dump", "--cpuid"],
     );
+    // An hwloc-gather-topology tree holds a dump in `cpuid/` beside its
+    // sysfs tree: damage in the sysfs tree is named as such, not taken for
+    // a dump given to the wrong option.
+    let gathered = tmp.join("gathered");
+    let cpu = gathered.join("sys/devices/system/cpu");
+    std::fs::create_dir_all(&cpu).unwrap();
+    std::fs::create_dir_all(gathered.join("cpuid")).unwrap();
+    std::fs::write(
+        gathered.join("cpuid/hwloc-cpuid-info"),
+        "Architecture: x86\n",
+    )
+    .unwrap();
+    std::fs::write(gathered.join("cpuid/pu0"), "# mask e[abcd]x => e[abcd]x\n").unwrap();
+    std::fs::write(cpu.join("online"), "0-x\n").unwrap();
+    let gathered = gathered.to_str().unwrap();
+    assert_refused(&["topo", "--sysfs", gathered], &["cpu/online"]);
+    let out = manycore(&["topo", "--sysfs", gathered]);
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("--cpuid"));
     let missing = tmp.join("no-such-dump");
     let missing = missing.to_str().unwrap();
     assert_refused(&["topo", "--cpuid", missing], &[missing]);

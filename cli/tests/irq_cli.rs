@@ -22,7 +22,11 @@ fn unpack_as(tag: &str, variant: &str, paths: &[&str]) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("manycore-irq-{}-{tag}", std::process::id()));
     std::fs::create_dir_all(dir.join("acpi")).unwrap();
     for &p in paths {
-        std::fs::write(dir.join(p), &capture.files[p]).unwrap();
+        let bytes = capture
+            .files
+            .get(p)
+            .unwrap_or_else(|| panic!("capture {variant} has no {p}"));
+        std::fs::write(dir.join(p), bytes).unwrap();
     }
     dir
 }

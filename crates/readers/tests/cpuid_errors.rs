@@ -111,3 +111,37 @@ fn links_in_a_dump_archive_are_refused_by_member() {
         assert!(e.message.contains(how), "{e}");
     }
 }
+
+/// A compressed dump is read to the end of its stream: a damaged gzip
+/// trailer (the CRC-32 of the data, RFC 1952 section 2.3) after the tar's
+/// end blocks is one error naming the archive, as `gzip -t` finds it,
+/// while the same archive undamaged reads.
+#[test]
+fn a_damaged_trailer_after_the_tar_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut tar = tar::Builder::new(Vec::new());
+    for name in ["dump/pu0", "dump/hwloc-cpuid-info"] {
+        let text = if name.ends_with("pu0") {
+            PU
+        } else {
+            "Architecture: x86\n"
+        };
+        let mut header = tar::Header::new_gnu();
+        header.set_size(text.len() as u64);
+        header.set_mode(0o644);
+        header.set_cksum();
+        tar.append_data(&mut header, name, text.as_bytes()).unwrap();
+    }
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gz, &tar.into_inner().unwrap()).unwrap();
+    let good = gz.finish().unwrap();
+    let path = dir.path().join("dump.tar.gz");
+    std::fs::write(&path, &good).unwrap();
+    assert_eq!(cpuid::read_path(&path).unwrap().online().weight(), 1);
+    let mut bad = good;
+    let crc = bad.len() - 8;
+    bad[crc] ^= 0xff;
+    std::fs::write(&path, &bad).unwrap();
+    let e = cpuid::read_path(&path).expect_err("a damaged trailer is refused");
+    assert_eq!(e.source, path.display().to_string(), "{e}");
+}

@@ -30,7 +30,9 @@ use x86desc::cacheinfo::{self, CpuCaches, Placed};
 use x86desc::shifts::ApicShifts;
 
 use crate::limits::{open_input, read_capped, ArchiveLimits};
-use crate::sysfs::archive::{budget_error, decoder, member_path, read_error};
+use crate::sysfs::archive::{
+    budget_error, decoder, member_path, read_error, read_to_end_of_stream,
+};
 use crate::tar_stream::Watched;
 use crate::Error;
 pub use table::Table;
@@ -313,6 +315,7 @@ fn load_archive(path: &Path, limits: &ArchiveLimits) -> Result<Dump, Error> {
         })?;
         dump.keep(kind, shown, bytes, limits)?;
     }
+    read_to_end_of_stream(archive.into_inner()).map_err(failed)?;
     Ok(dump)
 }
 

@@ -21,6 +21,7 @@ use std::collections::{HashMap, HashSet};
 use std::io::{self, Read};
 use std::rc::Rc;
 
+use super::NO_CPU_DIR;
 use crate::limits::{ArchiveLimits, SYSFS_FILE_LIMIT};
 use crate::tar_stream::{Stop, Watched, MAX_LONG_NAME, MAX_META_RECORD};
 use crate::Error;
@@ -276,8 +277,10 @@ impl MemTree {
             .ok_or_else(|| {
                 Error::new(
                     name,
-                    "no sys/devices/system/cpu directory in the archive (nor the part of it \
-                     below sys/, or a CPU directory's cpuN entries): not a sysfs snapshot",
+                    format!(
+                        "{NO_CPU_DIR} in the archive (nor the part of it below sys/, or a CPU \
+                         directory's cpuN entries): not a sysfs snapshot"
+                    ),
                 )
             })?;
         let mut tree = MemTree {
@@ -443,11 +446,14 @@ fn collect(
         // Device nodes and FIFOs in an archive are names only: never kept, so
         // reading one finds nothing there.
     }
-    // The rest of the stream too (the tar's end padding, the compressed
-    // format's trailer and checksum), so that damage there is found.
-    let mut rest = archive.into_inner();
-    io::copy(&mut rest, &mut io::sink()).map_err(|e| read_error(name, format, &e))?;
-    Ok(())
+    read_to_end_of_stream(archive.into_inner()).map_err(|e| read_error(name, format, &e))
+}
+
+/// Reads the rest of an archive's stream after the tar's end blocks (the
+/// end padding, the compressed format's trailer and checksum), so that
+/// damage there is found, not passed unseen.
+pub(crate) fn read_to_end_of_stream(mut rest: impl Read) -> io::Result<()> {
+    io::copy(&mut rest, &mut io::sink()).map(drop)
 }
 
 /// One member's bytes, read through the per-file limit whatever its header

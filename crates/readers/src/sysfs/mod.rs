@@ -102,7 +102,7 @@ pub fn read_dir_with(path: &Path, threads: Threads) -> Result<Topology, Error> {
             return Err(Error::new(
                 path.display().to_string(),
                 format!(
-                    "no sys/devices/system/cpu directory: this looks like {part} of a snapshot; \
+                    "{NO_CPU_DIR}: this looks like {part} of a snapshot; \
                      name the directory that holds sys/ (an archive made here is also read)"
                 ),
             ));
@@ -544,12 +544,22 @@ fn power_byte_order(root: &Root, arch: Arch) -> Result<Arch, Error> {
 /// The phases of reading a sysfs root, in order: the CPU sets, the CPU
 /// directories, cpuinfo, every CPU's place ([`CpuReader`]), the sets
 /// reconciled, then the model assembled with core kinds, nodes and caches.
+/// How the reader's error for a path that holds no sysfs root starts.
+pub(crate) const NO_CPU_DIR: &str = "no sys/devices/system/cpu directory";
+
+/// Whether `e` says the path read holds no sysfs root at all (no
+/// `sys/devices/system/cpu`, in a directory or an archive), rather than
+/// naming a file of one.
+pub fn found_no_root(e: &Error) -> bool {
+    e.message.starts_with(NO_CPU_DIR)
+}
+
 fn read_root(root: &Root, threads: Threads) -> Result<Topology, Error> {
     let files = Files { root, only: None };
     if !root.exists(CPU_DIR)? {
         return Err(Error::new(
             root.describe_root(),
-            "no sys/devices/system/cpu directory: not a sysfs root",
+            format!("{NO_CPU_DIR}: not a sysfs root"),
         ));
     }
     // The CPU directory's one listing names the CPUs and answers whether
