@@ -2,7 +2,7 @@
 //! reason (`sim::validate::known_miss("002 x86-uv-4096 lpj=")`) says what
 //! the model does with it and why the prose's figure is on another footing
 //! than the logs'. These checks hold each claim against the model and the
-//! mail's text (/work/shared/seeds/002_*.txt), so the reason cannot drift
+//! mail's text (`shared/seeds/002_*.txt` beside the repository), so the reason cannot drift
 //! from either.
 use sim::fit::{SEED_002, SEED_002_UV_LPJ_S};
 use sim::machines::SeedMachine;

@@ -278,8 +278,8 @@ impl Files<'_> {
 
     /// [`Files::mask`] with the path of the file it came from. The text is
     /// parsed as soon as it is read and then dropped: a hex map of a
-    /// 16384-CPU machine is 4.6 KB, and keeping one per core to compare
-    /// with its siblings' made the reader touch tens of megabytes.
+    /// 16384-CPU machine is 4.6 KB, so one kept per core to compare with
+    /// its siblings' would be tens of megabytes.
     fn mask_and_path(
         &self,
         dir: &str,
