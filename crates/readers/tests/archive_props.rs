@@ -437,3 +437,23 @@ fn zstd_dumps_read_and_damaged_ones_are_refused() {
         );
     }
 }
+
+/// A gzip dump reads as `gzip -d` reads it: members one after another
+/// (`cat a.gz b.gz`, pigz) and zero bytes after the last one (a tape's or
+/// `dd`'s padding, which gzip ignores) read; data after that padding is
+/// refused naming the archive.
+#[test]
+fn gzip_members_and_zero_padding_read_as_gzip_reads_them() {
+    let raw = archive("dump", &members(&tree(4), false, &[]));
+    let (a, b) = raw.split_at(raw.len() / 3);
+    let two = [gzip(a), gzip(b)].concat();
+    let padded = [gzip(&raw), vec![0; 1024]].concat();
+    for (what, bytes) in [("two members", two), ("zero padding", padded.clone())] {
+        let t = readers::sysfs::read_archive_bytes(&bytes, "gen.tar")
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+        is_the_machine(&t, 4).unwrap_or_else(|why| panic!("{what}: {why}"));
+    }
+    let garbage = [padded, b"junk".to_vec()].concat();
+    let e = readers::sysfs::read_archive_bytes(&garbage, "gen.tar").unwrap_err();
+    assert!(e.source.starts_with("gen.tar"), "{e}");
+}

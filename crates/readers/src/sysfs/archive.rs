@@ -18,7 +18,7 @@
 //! their header claims.
 
 use std::collections::{HashMap, HashSet};
-use std::io::{self, Read};
+use std::io::{self, BufRead, Read};
 use std::rc::Rc;
 
 use super::NO_CPU_DIR;
@@ -53,6 +53,71 @@ const XZ_MEMORY_LIMIT: u64 = 128 << 20;
 /// (`--long=31` 2 GiB, which the decoder would have to hold); a forged
 /// header asking for more is refused before anything is allocated.
 const ZSTD_WINDOW_LIMIT: u64 = 128 << 20;
+
+/// A gzip file of one or more members (`gzip` writes one, pigz and
+/// `cat a.gz b.gz` several) as `gzip -d` reads it: zero bytes after the
+/// last member (a tape's or `dd`'s padding) end it. flate2's
+/// `MultiGzDecoder` takes them for a damaged header and has no option to
+/// skip them, so each member is decoded by its single-member decoder here.
+struct GzMembers<R: BufRead> {
+    member: Option<flate2::bufread::GzDecoder<R>>,
+}
+
+impl<R: BufRead> GzMembers<R> {
+    fn new(input: R) -> Self {
+        GzMembers {
+            member: Some(flate2::bufread::GzDecoder::new(input)),
+        }
+    }
+}
+
+impl<R: BufRead> Read for GzMembers<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            let Some(member) = self.member.as_mut() else {
+                return Ok(0);
+            };
+            let n = member.read(buf)?;
+            if n > 0 || buf.is_empty() {
+                return Ok(n);
+            }
+            // The member ended, its length and CRC checked: another member
+            // follows, or nothing but zero padding.
+            let Some(ended) = self.member.take() else {
+                return Ok(0);
+            };
+            let mut rest = ended.into_inner();
+            if another_member(&mut rest)? {
+                self.member = Some(flate2::bufread::GzDecoder::new(rest));
+            }
+        }
+    }
+}
+
+/// Whether another gzip member follows in `r`: anything but a run of zero
+/// bytes to the end (which is consumed). Data after zero padding is an
+/// error.
+fn another_member(r: &mut impl BufRead) -> io::Result<bool> {
+    let mut padded = false;
+    loop {
+        let buf = r.fill_buf()?;
+        let Some(&first) = buf.first() else {
+            return Ok(false);
+        };
+        if first != 0 && padded {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "data after the zero bytes that end a gzip file",
+            ));
+        }
+        if first != 0 {
+            return Ok(true);
+        }
+        let zeros = buf.iter().take_while(|&&b| b == 0).count();
+        r.consume(zeros);
+        padded = true;
+    }
+}
 
 /// A zstd stream of one or more frames: `zstd` writes one, pzstd and
 /// `cat a.zst b.zst` several, and skippable frames may stand between them.
@@ -176,7 +241,7 @@ pub(crate) fn decoder<'a, R: Read + 'a>(
     let is_tar = head.len() >= 262 && &head[257..262] == b"ustar";
     let whole = io::Cursor::new(head).chain(input);
     if is_gzip {
-        Ok((Box::new(flate2::read::MultiGzDecoder::new(whole)), "gzip"))
+        Ok((Box::new(GzMembers::new(io::BufReader::new(whole))), "gzip"))
     } else if is_bzip2 {
         Ok((Box::new(bzip2::read::MultiBzDecoder::new(whole)), "bzip2"))
     } else if is_xz {
