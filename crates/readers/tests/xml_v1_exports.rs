@@ -7,6 +7,8 @@
 //! writes dies and the holders of several NUMA nodes as groups), so dies and
 //! clusters are not compared.
 
+#[path = "support/extract.rs"]
+mod extract;
 #[path = "xml_support/truth.rs"]
 mod truth;
 
@@ -88,16 +90,8 @@ struct Outcome {
 fn compare(dump: &Path) -> Outcome {
     let name = dump.file_name().unwrap().to_str().unwrap();
     let name = name.trim_end_matches(".tar.bz2").to_string();
-    let tmp = tempfile::tempdir().unwrap();
-    let status = Command::new("tar")
-        .arg("xjf")
-        .arg(dump)
-        .arg("-C")
-        .arg(tmp.path())
-        .status()
-        .expect("running tar");
-    assert!(status.success(), "{name}: tar failed");
-    let root = only_subdirectory(tmp.path());
+    let tmp = extract::extract(dump);
+    let root = extract::top_dir(&tmp);
     let root = root.to_str().unwrap();
     let v2 = lstopo_xml(root, &[]);
     let v1 = lstopo_xml(root, &["--export-xml-flags", "1"]);
@@ -149,16 +143,6 @@ fn lstopo_xml(root: &str, flags: &[&str]) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8(out.stdout).expect("lstopo output is UTF-8")
-}
-
-fn only_subdirectory(dir: &Path) -> std::path::PathBuf {
-    let mut subs: Vec<_> = fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_dir())
-        .collect();
-    assert_eq!(subs.len(), 1, "one top directory in {}", dir.display());
-    subs.pop().unwrap()
 }
 
 /// hwloc's own test recipe `16amd64-4distances.v2tov1` (`--of xml

@@ -24,9 +24,16 @@ pub fn extract(archive: &Path) -> tempfile::TempDir {
 /// util-linux's dumps hold their root in one).
 #[allow(dead_code)] // Not every test that extracts needs it.
 pub fn top_dir(tmp: &tempfile::TempDir) -> PathBuf {
-    std::fs::read_dir(tmp.path())
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(tmp.path())
         .unwrap()
         .map(|e| e.unwrap().path())
-        .find(|p| p.is_dir())
-        .unwrap_or_else(|| panic!("no directory in {}", tmp.path().display()))
+        .filter(|p| p.is_dir())
+        .collect();
+    assert_eq!(
+        dirs.len(),
+        1,
+        "one top directory in {}",
+        tmp.path().display()
+    );
+    dirs.pop().unwrap()
 }

@@ -6,8 +6,7 @@
 //! drops a reference on the shared open file, where a thread alone in its
 //! table skips both (the kernel's `fdget` fast path). A worker that fetches
 //! tens of thousands of files in a private table leaves the reader's table
-//! to the reader alone. Measured on this repository's generated 16384-CPU
-//! tree: BENCHMARKS.md (issue 13 item 2, per-thread descriptor tables).
+//! to the reader alone.
 //!
 //! The one unsafe call of the crate lives here: `unshare(CLONE_FILES)` is
 //! sound only if no descriptor crosses between the tables afterwards, which
