@@ -268,10 +268,18 @@ impl Fits {
 
 /// One measured bring-up window a fit uses.
 struct Measurement {
+    /// The machine and run, as the fit's text names them.
     label: String,
+    /// The machine simulated.
     shape: Shape,
+    /// Which processor's visit price its walks take.
     processor: Processor,
+    /// The kernel the run measured: seed 000's LPAR ran powerpc/next of
+    /// September 2020 before the series ([`Kernel::V5_9`]) and with it
+    /// ([`Kernel::V5_10`]); a record row names its kernel in `sim.linux`
+    /// (and `sim.after_linux` for its second window), "5.10+" when unset.
     kernel: Kernel,
+    /// The bring-up window, seconds.
     window_s: f64,
 }
 
@@ -427,121 +435,41 @@ pub fn online_sum(n: f64) -> f64 {
 /// `T = n·per_cpu + Σk·per_online + visits·visit`, solved exactly: the
 /// per-CPU cost always, the growth with CPUs online when the machines
 /// differ in size, and the visit price of a processor no earlier fit
-/// priced. As many windows as unknowns.
+/// priced. As many windows as unknowns. Each window is counted under the
+/// kernel it ran ([`Measurement::kernel`]: which `/cpus` walks the AP makes,
+/// and whether the boot CPU still polls its call-in), and the fit's text
+/// names that kernel beside the window.
 fn solve(firmware: Firmware, runs: &[Measurement], fits: &mut Fits) -> Result<(), SimError> {
-    let fw = firmware.name();
-    let mut counted = Vec::new();
-    for m in runs {
-        counted.push(count(firmware, m)?);
-    }
-    let sizes_differ = counted.windows(2).any(|w| w[0].n != w[1].n);
-    let unpriced: Vec<Processor> = {
-        let mut u: Vec<Processor> = runs
-            .iter()
-            .map(|m| m.processor.priced_as())
-            .filter(|p| fits.visit(*p).is_err())
-            .collect();
-        u.dedup();
-        u
-    };
-    let unknowns = 1 + usize::from(sizes_differ) + unpriced.len();
-    if runs.len() != unknowns || unpriced.len() > 1 {
-        return Err(SimError::Fit(format!(
-            "powerpc {fw}: {} windows for {unknowns} unknowns (per-CPU cost{}{})",
-            runs.len(),
-            if sizes_differ {
-                ", growth per CPU online"
-            } else {
-                ""
-            },
-            if unpriced.is_empty() {
-                ""
-            } else {
-                ", a processor's visit price"
-            },
-        )));
-    }
-    // Rows: [n, Σk, visits of the unpriced processor] · x = T − priced
-    // visits − the call-in poll's waits. The waits depend on the visit
-    // price (the AP's walks hide part of the poll), so an unpriced
-    // processor's price is found by iterating from none: each step changes
-    // the waits by a fraction of the price's change, so it settles fast.
-    let mut guess = 0.0;
-    let mut x = Vec::new();
-    let mut settled = unpriced.is_empty();
-    for _ in 0..FIT_STEPS {
-        let price = |p: Processor| fits.visit(p).map_or(guess, |v| v.ns);
-        let mut a = Vec::new();
-        for c in &counted {
-            let p = c.m.processor.priced_as();
-            let mut row = vec![c.n];
-            if sizes_differ {
-                row.push(online_sum(c.n));
-            }
-            let unpriced_here = unpriced.contains(&p);
-            if !unpriced.is_empty() {
-                row.push(if unpriced_here { c.visits } else { 0.0 });
-            }
-            let known = if unpriced_here {
-                0.0
-            } else {
-                c.visits * price(p)
-            };
-            let waits = callin_waits_ns(c.m.kernel, &c.each, price(p));
-            row.push(c.m.window_s * 1e9 - known - waits);
-            a.push(row);
-        }
-        x = gauss(a).ok_or_else(|| {
-            SimError::Fit(format!(
-                "powerpc {fw}: the windows do not separate the unknowns"
-            ))
-        })?;
-        let Some(next) = unpriced.first().map(|_| x[unknowns - 1]) else {
-            break;
-        };
-        settled = (next - guess).abs() <= 1e-9 * next.abs().max(1.0);
-        guess = next;
-        if settled {
-            break;
-        }
-    }
-    if !settled {
-        return Err(SimError::Fit(format!(
-            "powerpc {fw}: the visit price did not settle in {FIT_STEPS} steps"
-        )));
-    }
+    let counted = runs
+        .iter()
+        .map(|m| count(firmware, m))
+        .collect::<Result<Vec<_>, _>>()?;
+    let unknowns = Unknowns::of(firmware, &counted, fits)?;
+    let x = unknowns.settle(firmware, &counted, fits)?;
     let on = runs
         .iter()
         .map(|m| m.label.as_str())
         .collect::<Vec<_>>()
         .join(", ");
-    let text = format!(
-        "{on}: {} window{} ({}), as many unknowns, with Linux's /cpus visits counted for {fw} \
-         ({})",
-        runs.len(),
-        if runs.len() == 1 { "" } else { "s" },
-        runs.iter()
-            .map(|m| format!("{:.3} s", m.window_s))
-            .collect::<Vec<_>>()
-            .join(", "),
-        counted
-            .iter()
-            .map(|c| format!("{:.0}", c.visits))
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
-    let per_online = if sizes_differ { x[1] } else { 0.0 };
-    if let Some(p) = unpriced.first() {
-        let visit = x[unknowns - 1];
+    let text = provenance(firmware, &on, &counted);
+    let per_online = if unknowns.per_online { x[1] } else { 0.0 };
+    if let Some(p) = unknowns.unpriced {
+        let visit = x[unknowns.len() - 1];
         positive(&format!("{} visit", p.name()), visit, 0.0, &on)?;
         fits.visits
-            .push((*p, Param::new(visit, Source::Fitted(text.clone()))));
+            .push((p, Param::new(visit, Source::Fitted(text.clone()))));
     }
     // The per-CPU cost holds the kick's code constant, so it must exceed it.
-    positive(&format!("{fw} per-CPU cost"), x[0], PPC_KICK_NS, &on)?;
+    positive(
+        &format!("{} per-CPU cost", firmware.name()),
+        x[0],
+        PPC_KICK_NS,
+        &on,
+    )?;
     if !(per_online.is_finite() && per_online >= 0.0) {
         return Err(SimError::Fit(format!(
-            "powerpc {fw}: the growth per CPU online comes out at {per_online} ns on {on}"
+            "powerpc {}: the growth per CPU online comes out at {per_online} ns on {on}",
+            firmware.name()
         )));
     }
     fits.firmwares.push(FirmwareFit {
@@ -551,6 +479,133 @@ fn solve(firmware: Firmware, runs: &[Measurement], fits: &mut Fits) -> Result<()
         per_online: Param::new(per_online, Source::Fitted(text)),
     });
     Ok(())
+}
+
+/// What one firmware's fit solves for besides its per-CPU cost.
+struct Unknowns {
+    /// The growth per CPU online: only where the windows' machines differ
+    /// in size.
+    per_online: bool,
+    /// The one processor among the windows that no earlier fit priced.
+    unpriced: Option<Processor>,
+}
+
+impl Unknowns {
+    /// The unknowns `counted` has to separate; an error unless there are
+    /// exactly as many windows as unknowns, with at most one unpriced
+    /// processor.
+    fn of(firmware: Firmware, counted: &[Counted], fits: &Fits) -> Result<Unknowns, SimError> {
+        let per_online = counted.windows(2).any(|w| w[0].n != w[1].n);
+        let mut unpriced: Vec<Processor> = counted
+            .iter()
+            .map(|c| c.m.processor.priced_as())
+            .filter(|p| fits.visit(*p).is_err())
+            .collect();
+        unpriced.dedup();
+        let u = Unknowns {
+            per_online,
+            unpriced: unpriced.first().copied(),
+        };
+        if counted.len() != u.len() || unpriced.len() > 1 {
+            return Err(SimError::Fit(format!(
+                "powerpc {}: {} windows for {} unknowns (per-CPU cost{}{})",
+                firmware.name(),
+                counted.len(),
+                u.len() + unpriced.len().saturating_sub(1),
+                if per_online {
+                    ", growth per CPU online"
+                } else {
+                    ""
+                },
+                if unpriced.is_empty() {
+                    ""
+                } else {
+                    ", a processor's visit price"
+                },
+            )));
+        }
+        Ok(u)
+    }
+
+    /// How many: the per-CPU cost and whichever of the others apply.
+    fn len(&self) -> usize {
+        1 + usize::from(self.per_online) + usize::from(self.unpriced.is_some())
+    }
+
+    /// One window's row `[n, Σk, visits of the unpriced processor, T −
+    /// priced visits − the call-in poll's waits]`, the visits of an
+    /// unpriced processor priced at `guess` for the waits only.
+    fn row(&self, c: &Counted, fits: &Fits, guess: f64) -> Vec<f64> {
+        let p = c.m.processor.priced_as();
+        let price = fits.visit(p).map_or(guess, |v| v.ns);
+        let unpriced_here = self.unpriced == Some(p);
+        let mut row = vec![c.n];
+        if self.per_online {
+            row.push(online_sum(c.n));
+        }
+        if self.unpriced.is_some() {
+            row.push(if unpriced_here { c.visits } else { 0.0 });
+        }
+        let known = if unpriced_here { 0.0 } else { c.visits * price };
+        let waits = callin_waits_ns(c.m.kernel, &c.each, price);
+        row.push(c.m.window_s * 1e9 - known - waits);
+        row
+    }
+
+    /// Solves the windows' rows. The poll's waits depend on the visit price
+    /// (the AP's walks hide part of the poll), so an unpriced processor's
+    /// price is found by iterating from none: each step changes the waits by
+    /// a fraction of the price's change, so it settles in a few.
+    fn settle(
+        &self,
+        firmware: Firmware,
+        counted: &[Counted],
+        fits: &Fits,
+    ) -> Result<Vec<f64>, SimError> {
+        let fw = firmware.name();
+        let mut guess = 0.0;
+        for _ in 0..FIT_STEPS {
+            let rows = counted.iter().map(|c| self.row(c, fits, guess)).collect();
+            let x = gauss(rows).ok_or_else(|| {
+                SimError::Fit(format!(
+                    "powerpc {fw}: the windows do not separate the unknowns"
+                ))
+            })?;
+            if self.unpriced.is_none() {
+                return Ok(x);
+            }
+            let next = x[self.len() - 1];
+            if (next - guess).abs() <= 1e-9 * next.abs().max(1.0) {
+                return Ok(x);
+            }
+            guess = next;
+        }
+        Err(SimError::Fit(format!(
+            "powerpc {fw}: the visit price did not settle in {FIT_STEPS} steps"
+        )))
+    }
+}
+
+/// Where a firmware's fitted costs come from: the windows, each with the
+/// kernel it ran, and Linux's `/cpus` visits counted in each.
+fn provenance(firmware: Firmware, on: &str, counted: &[Counted]) -> String {
+    let windows = counted
+        .iter()
+        .map(|c| format!("{:.3} s under {}", c.m.window_s, c.m.kernel.name()))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let visits = counted
+        .iter()
+        .map(|c| format!("{:.0}", c.visits))
+        .collect::<Vec<_>>()
+        .join(", ");
+    format!(
+        "{on}: {} window{} ({windows}), as many unknowns, with Linux's /cpus visits counted \
+         for {} ({visits})",
+        counted.len(),
+        if counted.len() == 1 { "" } else { "s" },
+        firmware.name(),
+    )
 }
 
 /// Solves a square system given as rows `[coefficients…, right-hand side]`
