@@ -331,66 +331,16 @@ impl CpuMask {
     /// numbers, `a-b` ranges and `a-b:used/group` strides (`0-15:2/4` = 0,1,4,5,...),
     /// with surrounding whitespace and a trailing newline.
     pub fn parse_list(text: &str) -> Result<CpuMask, ParseError> {
-        let s = text.trim();
-        let bytes = s.as_bytes();
+        let bytes = text.trim().as_bytes();
         let mut mask = CpuMask::new();
         if bytes.is_empty() {
             return Ok(mask);
         }
         let mut pos = 0;
         loop {
-            let (start, p) = parse_number(bytes, pos)?;
+            let (item, p) = ListItem::parse(bytes, pos)?;
+            item.set_in(&mut mask);
             pos = p;
-            let mut end = start;
-            let mut stride = None;
-            if pos < bytes.len() && bytes[pos] == b'-' {
-                let (e, p) = parse_number(bytes, pos + 1)?;
-                end = e;
-                pos = p;
-                if pos < bytes.len() && bytes[pos] == b':' {
-                    let (used, p) = parse_number(bytes, pos + 1)?;
-                    if p >= bytes.len() || bytes[p] != b'/' {
-                        return Err(ParseError::Syntax {
-                            at: p,
-                            expected: "'/' in stride",
-                        });
-                    }
-                    let (group, p) = parse_number(bytes, p + 1)?;
-                    pos = p;
-                    if group == 0 || used == 0 || used > group {
-                        return Err(ParseError::BadStride);
-                    }
-                    stride = Some((used, group));
-                }
-            }
-            if start >= MAX_CPUS as u64 {
-                return Err(ParseError::TooLarge { cpu: start });
-            }
-            if end >= MAX_CPUS as u64 {
-                return Err(ParseError::TooLarge { cpu: end });
-            }
-            let (start, end) = (start as usize, end as usize);
-            if end < start {
-                return Err(ParseError::ReversedRange {
-                    start: start as u32,
-                    end: end as u32,
-                });
-            }
-            match stride {
-                None => mask.set_range(start, end + 1),
-                Some((used, group)) => {
-                    let (used, group) = (used as usize, group as usize);
-                    let mut base = start;
-                    while base <= end {
-                        let stop = (base + used).min(end + 1);
-                        mask.set_range(base, stop);
-                        base = match base.checked_add(group) {
-                            Some(b) => b,
-                            None => break,
-                        };
-                    }
-                }
-            }
             if pos == bytes.len() {
                 return Ok(mask);
             }
@@ -517,6 +467,81 @@ fn parse_number(bytes: &[u8], pos: usize) -> Result<(u64, usize), ParseError> {
         });
     }
     Ok((value, p))
+}
+
+/// One comma-separated item of a cpulist: `a`, `a-b` or `a-b:used/group`.
+struct ListItem {
+    start: usize,
+    end: usize,
+    /// `used` CPUs out of every `group`, from `start` on.
+    stride: Option<(usize, usize)>,
+}
+
+impl ListItem {
+    /// The item at `pos` and the position after it, checked as
+    /// `bitmap_parselist` checks it: the stride first, then both ends within
+    /// the mask, then their order.
+    fn parse(bytes: &[u8], pos: usize) -> Result<(ListItem, usize), ParseError> {
+        let (start, mut pos) = parse_number(bytes, pos)?;
+        let mut end = start;
+        let mut stride = None;
+        if bytes.get(pos) == Some(&b'-') {
+            (end, pos) = parse_number(bytes, pos + 1)?;
+            if bytes.get(pos) == Some(&b':') {
+                let (used_group, p) = parse_stride(bytes, pos + 1)?;
+                stride = Some(used_group);
+                pos = p;
+            }
+        }
+        for cpu in [start, end] {
+            if cpu >= MAX_CPUS as u64 {
+                return Err(ParseError::TooLarge { cpu });
+            }
+        }
+        let (start, end) = (start as usize, end as usize);
+        if end < start {
+            return Err(ParseError::ReversedRange {
+                start: start as u32,
+                end: end as u32,
+            });
+        }
+        let stride = stride.map(|(used, group)| (used as usize, group as usize));
+        Ok((ListItem { start, end, stride }, pos))
+    }
+
+    fn set_in(&self, mask: &mut CpuMask) {
+        let (start, end) = (self.start, self.end);
+        match self.stride {
+            None => mask.set_range(start, end + 1),
+            Some((used, group)) => {
+                let mut base = start;
+                while base <= end {
+                    mask.set_range(base, (base + used).min(end + 1));
+                    base = match base.checked_add(group) {
+                        Some(b) => b,
+                        None => break,
+                    };
+                }
+            }
+        }
+    }
+}
+
+/// A stride's `used/group` at `pos` (just after the `:`) and the position
+/// after it; `used` must lie between 1 and `group`.
+fn parse_stride(bytes: &[u8], pos: usize) -> Result<((u64, u64), usize), ParseError> {
+    let (used, p) = parse_number(bytes, pos)?;
+    if bytes.get(p) != Some(&b'/') {
+        return Err(ParseError::Syntax {
+            at: p,
+            expected: "'/' in stride",
+        });
+    }
+    let (group, p) = parse_number(bytes, p + 1)?;
+    if group == 0 || used == 0 || used > group {
+        return Err(ParseError::BadStride);
+    }
+    Ok(((used, group), p))
 }
 
 /// The value of one group of a hex mask (1 to 8 hex digits), or where in the
