@@ -498,10 +498,29 @@ impl TopologyBuilder {
 /// The nodes sorted by id, disjoint and consistent with the CPUs' own node
 /// ids; and the node index of each CPU (in `specs` order) whose spec names
 /// one.
+///
+/// Phases: the ids checked and sorted ([`sort_nodes`]); which node's mask
+/// lists each CPU ([`listing`]); each CPU's own node id checked against that
+/// ([`named_nodes`]); then the CPUs that only name their node join its mask.
 fn build_nodes(
     mut nodes: Vec<NumaNode>,
     specs: &[&CpuSpec],
 ) -> Result<(Vec<NumaNode>, Vec<Option<u32>>), BuildError> {
+    sort_nodes(&mut nodes)?;
+    let listed_in = listing(&nodes)?;
+    let (node_of_cpu, joining) = named_nodes(&nodes, specs, &listed_in)?;
+    for (idx, cpus) in joining {
+        let node = &mut nodes[idx];
+        node.cpus = node.cpus.iter().chain(cpus).collect();
+    }
+    Ok((nodes, node_of_cpu))
+}
+
+/// A CPU that no node's mask lists, in [`listing`].
+const UNLISTED: u32 = u32::MAX;
+
+/// Sorts the nodes by id; refuses an id out of range or given twice.
+fn sort_nodes(nodes: &mut [NumaNode]) -> Result<(), BuildError> {
     if let Some(n) = nodes.iter().find(|n| n.id as usize >= MAX_NODES) {
         return Err(BuildError::NodeOutOfRange(n.id));
     }
@@ -514,17 +533,21 @@ fn build_nodes(
             return Err(BuildError::DuplicateNode(w[0].id));
         }
     }
-    // CPU → index of the node whose mask lists it (`NONE` if none): one
-    // pass over every node's CPUs, so thousands of nodes cost no pairwise
-    // mask work, indexed by CPU number (below MAX_CPUS) rather than a map.
-    const NONE: u32 = u32::MAX;
+    Ok(())
+}
+
+/// CPU → index of the node whose mask lists it ([`UNLISTED`] if none); a CPU
+/// in two masks is refused. One pass over every node's CPUs, so thousands of
+/// nodes cost no pairwise mask work, indexed by CPU number (below MAX_CPUS)
+/// rather than a map.
+fn listing(nodes: &[NumaNode]) -> Result<Vec<u32>, BuildError> {
     let mut listed_in: Vec<u32> = Vec::new();
     for (i, node) in nodes.iter().enumerate() {
         for cpu in node.cpus.iter() {
             if cpu >= listed_in.len() {
-                listed_in.resize(cpu + 1, NONE);
+                listed_in.resize(cpu + 1, UNLISTED);
             }
-            if listed_in[cpu] != NONE {
+            if listed_in[cpu] != UNLISTED {
                 return Err(BuildError::CpuInTwoNodes {
                     cpu: cpu as u32,
                     first: nodes[listed_in[cpu] as usize].id,
@@ -534,17 +557,30 @@ fn build_nodes(
             listed_in[cpu] = i as u32;
         }
     }
+    Ok(listed_in)
+}
+
+/// Per node index, the CPUs that name the node but are in no node's mask.
+type Joining = BTreeMap<usize, Vec<usize>>;
+
+/// The node index of each CPU (in `specs` order) whose spec names a node,
+/// which must exist and must not be another node than the one whose mask
+/// lists the CPU; and the CPUs that join a node's mask ([`Joining`]).
+fn named_nodes(
+    nodes: &[NumaNode],
+    specs: &[&CpuSpec],
+    listed_in: &[u32],
+) -> Result<(Vec<Option<u32>>, Joining), BuildError> {
     let mut node_of_cpu: Vec<Option<u32>> = vec![None; specs.len()];
-    // CPUs that name a node whose mask does not list them, per node index.
-    let mut joining: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    let mut joining = Joining::new();
     for (pos, c) in specs.iter().enumerate() {
         if let Some(node) = c.node {
             let idx = match nodes.binary_search_by_key(&node, |n| n.id) {
                 Ok(i) => i,
                 Err(_) => return Err(BuildError::UnknownNode { cpu: c.id, node }),
             };
-            let listed = listed_in.get(c.id as usize).copied().unwrap_or(NONE);
-            if listed != NONE && listed as usize != idx {
+            let listed = listed_in.get(c.id as usize).copied().unwrap_or(UNLISTED);
+            if listed != UNLISTED && listed as usize != idx {
                 let other = nodes[listed as usize].id;
                 return Err(BuildError::CpuInTwoNodes {
                     cpu: c.id,
@@ -552,17 +588,13 @@ fn build_nodes(
                     second: node.max(other),
                 });
             }
-            if listed == NONE {
+            if listed == UNLISTED {
                 joining.entry(idx).or_default().push(c.id as usize);
             }
             node_of_cpu[pos] = Some(idx as u32);
         }
     }
-    for (idx, cpus) in joining {
-        let node = &mut nodes[idx];
-        node.cpus = node.cpus.iter().chain(cpus).collect();
-    }
-    Ok((nodes, node_of_cpu))
+    Ok((node_of_cpu, joining))
 }
 
 /// The distance matrix, if given, has one entry per pair of nodes, no
