@@ -41,8 +41,8 @@ fn groups_by_id_path() {
 
 /// Seed 001's 320-CPU POWER10 shared-processor LPAR ("40 Entitled cores /
 /// 40 Virtual processor" scenario), `lscpu` lines copied verbatim from
-/// /work/shared/seeds/001_*.txt: the four nodes interleave SMT8 cores
-/// round-robin, and node ids are sparse (0, 1, 4, 5).
+/// `shared/seeds/001_*.txt` beside the repository: the four nodes interleave
+/// SMT8 cores round-robin, and node ids are sparse (0, 1, 4, 5).
 const SEED_001_320_NODES: [(u32, &str); 4] = [
     (
         0,
@@ -66,17 +66,7 @@ const SEED_001_320_NODES: [(u32, &str); 4] = [
 /// a missing seed is a failure, not a skip).
 #[test]
 fn seed_001_node_lists_are_the_seeds() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/seeds");
-    let seed = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("seed directory {} missing: {e}", dir.display()))
-        .map(|entry| entry.unwrap().path())
-        .find(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("001_"))
-        })
-        .expect("seed 001 not found in /work/shared/seeds");
-    let text = std::fs::read_to_string(&seed).unwrap();
+    let text = readers::corpus::seed_text(env!("CARGO_MANIFEST_DIR"), "001_");
     // The 320-CPU scenario is the second lscpu in the seed.
     let scenario = &text[text
         .find("CPU(s): 320")
