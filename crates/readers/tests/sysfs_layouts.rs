@@ -282,3 +282,95 @@ fn clusters_are_read_from_their_first_cpu_and_kept_apart() {
         assert_eq!(cluster(cpu), ("2-3".to_string(), Some(11)));
     }
 }
+
+/// `tree` with every CPU's `cache/` replaced by `indices`: (level, type,
+/// size, sharing set: `"cpu"`, `"core"`, a cpulist, or `None` for an
+/// all-zero map), the same on each CPU as a kernel writes them.
+fn with_caches(
+    mut t: BTreeMap<String, String>,
+    indices: &[(u8, &str, &str, Option<&str>)],
+) -> BTreeMap<String, String> {
+    t.retain(|path, _| !path.contains("/cache/"));
+    for c in 0..4u32 {
+        let core = format!("{}-{}\n", c / 2 * 2, c / 2 * 2 + 1);
+        for (i, (level, kind, size, map)) in indices.iter().enumerate() {
+            let idx = format!("{CPU}/cpu{c}/cache/index{i}");
+            t.insert(format!("{idx}/level"), format!("{level}\n"));
+            t.insert(format!("{idx}/type"), format!("{kind}\n"));
+            t.insert(format!("{idx}/size"), format!("{size}\n"));
+            // The all-zero map is written in hex, as ia64 kernels print it;
+            // the others as cpulists.
+            let (name, text) = match map {
+                None => ("shared_cpu_map", "00000000\n".to_string()),
+                Some("cpu") => ("shared_cpu_list", format!("{c}\n")),
+                Some("core") => ("shared_cpu_list", core.clone()),
+                Some(list) => ("shared_cpu_list", format!("{list}\n")),
+            };
+            t.insert(format!("{idx}/{name}"), text);
+        }
+    }
+    t
+}
+
+#[test]
+fn an_all_zero_cache_map_is_each_core_s_own_cache() {
+    // ia64 kernels print an all-zero map for the L2i and L3, which are the
+    // core's: each of the two cores has its own, whichever thread is read.
+    let t = read(&with_caches(
+        tree(&[]),
+        &[
+            (1, "Data", "16K", Some("cpu")),
+            (3, "Unified", "9216K", None),
+        ],
+    ));
+    assert_eq!(caches(&t, 1), ["0", "1", "2", "3"]);
+    assert_eq!(caches(&t, 3), ["0-1", "2-3"]);
+}
+
+#[test]
+fn a_second_index_of_the_same_cache_is_one_cache_and_others_are_kept() {
+    // VirtualBox shows the L1i as a second L1 Data index with the L1d's
+    // map: one cache (the first index's size). An L1i of the same CPUs and
+    // an L2 of the same level elsewhere are other caches.
+    let t = read(&with_caches(
+        tree(&[]),
+        &[
+            (1, "Data", "32K", Some("cpu")),
+            (1, "Data", "64K", Some("cpu")),
+            (1, "Instruction", "32K", Some("cpu")),
+            (2, "Unified", "1024K", Some("core")),
+            (2, "Unified", "512K", Some("0-3")),
+        ],
+    ));
+    let l1: Vec<(CacheKind, String, Option<u64>)> = {
+        let mut v: Vec<_> = t
+            .caches()
+            .iter()
+            .filter(|c| c.level == 1)
+            .map(|c| (c.kind, c.cpus.to_list_string(), c.size_bytes))
+            .collect();
+        v.sort_by_key(|(k, cpus, _)| (cpus.clone(), *k == CacheKind::Data));
+        v
+    };
+    let expected: Vec<(CacheKind, String, Option<u64>)> = (0..4)
+        .flat_map(|c| {
+            [
+                (CacheKind::Instruction, c.to_string(), Some(32 << 10)),
+                (CacheKind::Data, c.to_string(), Some(32 << 10)),
+            ]
+        })
+        .collect();
+    assert_eq!(l1, expected);
+    assert_eq!(caches(&t, 2), ["0-1", "0-3", "2-3"]);
+}
+
+#[test]
+fn without_cpuinfo_a_first_cpu_without_caches_does_not_hide_the_others() {
+    // No cpuinfo: the architecture is unknown, so sparc64's per-CPU files
+    // are looked for too. CPU 0's `cache/` is missing from the dump; the
+    // last CPU has one, so the others are read.
+    let mut t = tree(&[]);
+    t.retain(|path, _| !path.starts_with(&format!("{CPU}/cpu0/cache/")));
+    let t = read(&t);
+    assert_eq!(caches(&t, 1), ["0-1", "2-3"]);
+}

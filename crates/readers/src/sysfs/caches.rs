@@ -105,7 +105,19 @@ impl CacheScan<'_> {
             return Ok(true);
         }
         let indices = self.index_names(&dir)?;
-        if indices.is_empty() && self.names.is_empty() && r.online && !sparc_files {
+        if indices.is_empty() && sparc_files && !self.no_sparc_files {
+            match sparc_caches(self.files, r.id)? {
+                Some(caches) => caches.into_iter().for_each(|c| self.keep(c)),
+                // sparc64 gives every online CPU these files (and takes
+                // them from a CPU going offline): an online CPU without
+                // them says that no CPU has them.
+                None => self.no_sparc_files = r.online,
+            }
+        }
+        // Once sparc64's files are known absent (or not asked for), a first
+        // online CPU without `cache/` entries may say that nobody has caches.
+        let no_sparc = !sparc_files || (self.no_sparc_files && self.caches.is_empty());
+        if indices.is_empty() && self.names.is_empty() && r.online && no_sparc {
             if !self.first_asked && self.nobody_has_caches(raws, r.id)? {
                 return Ok(false);
             }
@@ -124,15 +136,6 @@ impl CacheScan<'_> {
                         read: HashSet::new(),
                     },
                 );
-            }
-        }
-        if numbers.is_empty() && sparc_files && !self.no_sparc_files {
-            match sparc_caches(self.files, r.id)? {
-                Some(caches) => caches.into_iter().for_each(|c| self.keep(c)),
-                // sparc64 gives every online CPU these files (and takes
-                // them from a CPU going offline): an online CPU without
-                // them says that no CPU has them.
-                None => self.no_sparc_files = r.online,
             }
         }
         for number in numbers {
@@ -252,6 +255,18 @@ impl CacheScan<'_> {
         let Some((level, kind)) = self.level_and_kind(idx)? else {
             return Ok(());
         };
+        let cpus = sharing_set(r, shared_mask, self.possible);
+        // The CPUs of the set have this cache counted, whether the map
+        // named them or an all-zero map meant the core: each would read
+        // the same set from its own `indexN` (a core's threads have one
+        // core mask, as the kernel builds it for both), a cache kept.
+        self.names[k].covered.or_assign(&cpus);
+        if self.is_kept(level, kind, &cpus) {
+            // A second index of the same level, type and CPUs (VirtualBox
+            // reports the L1i as a second L1d) is one cache, which `keep`
+            // would drop: its size, line and ways files are not read.
+            return Ok(());
+        }
         let files = self.files;
         // The optional files this index name lacked on the CPU first read
         // are not asked of later CPUs (see `IndexName::lacking`).
@@ -288,21 +303,6 @@ impl CacheScan<'_> {
                 .filter(|(absent, _)| *absent)
                 .fold(0, |m, (_, bit)| m | bit);
             self.names[k].lacking = Some(lacks);
-        }
-        let mut cpus = shared_mask;
-        if cpus.is_empty() {
-            // ia64 kernels print an all-zero map for the L2i and L3; those
-            // caches belong to the core (hwloc makes the same assumption).
-            cpus = r.masks[CORE]
-                .as_deref()
-                .map(CompactMask::to_cpumask)
-                .unwrap_or_default();
-        }
-        cpus.set(r.id as usize);
-        // Kernels size these maps by NR_CPUS; only possible CPUs are real.
-        let cpus = cpus.and(self.possible);
-        if shared_named {
-            self.names[k].covered.or_assign(&cpus);
         }
         self.keep(Cache {
             level,
@@ -357,6 +357,13 @@ impl CacheScan<'_> {
         Ok(Some((level, kind)))
     }
 
+    /// Whether a cache of `level`, `kind` and `cpus` is kept.
+    fn is_kept(&self, level: u8, kind: CacheKind, cpus: &CpuMask) -> bool {
+        self.seen
+            .get(&(level, kind, cpus.first()))
+            .is_some_and(|slots| slots.iter().any(|&i| self.caches[i].cpus == *cpus))
+    }
+
     /// Keeps `cache` unless one with the same level, type and CPUs is kept.
     fn keep(&mut self, cache: Cache) {
         let slots = self
@@ -368,6 +375,23 @@ impl CacheScan<'_> {
             self.caches.push(cache);
         }
     }
+}
+
+/// The CPUs an index of CPU `r` with the sharing map `shared` covers:
+/// the map's CPUs, or for an all-zero map (ia64 kernels print one for the
+/// L2i and L3) the CPU's core (hwloc makes the same assumption); always
+/// `r` itself, and only possible CPUs (kernels size these maps by
+/// NR_CPUS).
+fn sharing_set(r: &RawCpu, shared: CpuMask, possible: &CpuMask) -> CpuMask {
+    let mut cpus = shared;
+    if cpus.is_empty() {
+        cpus = r.masks[CORE]
+            .as_deref()
+            .map(CompactMask::to_cpumask)
+            .unwrap_or_default();
+    }
+    cpus.set(r.id as usize);
+    cpus.and(possible)
 }
 
 /// The optional files of an index directory, as bits of
