@@ -146,6 +146,19 @@ impl Platform {
         }
     }
 
+    /// Whether this platform's Linux kicks every AP before it waits for the
+    /// first to come up: the parallel prefix up to `CPUHP_BP_KICK_AP`
+    /// (kernel/cpu.c `cpuhp_bringup_cpus_parallel()`, Linux 6.5), which an
+    /// architecture enables by selecting `HOTPLUG_PARALLEL`. x86-64 selects
+    /// it from 6.5 on (arch/x86/Kconfig); Linux 2.6.37 (x86-2010) kicks one
+    /// AP at a time (seed 002's patch runs the calibrations in parallel, not
+    /// the kicks); powerpc and arm64 select no `HOTPLUG_PARALLEL` and bring
+    /// CPUs up one at a time. A parallel kick on those is the model's
+    /// what-if, not any Linux.
+    pub fn linux_kicks_ahead(self) -> bool {
+        self == Platform::X86
+    }
+
     /// Whether this platform's log uses x86's "Booting Node" lines.
     pub fn is_x86(self) -> bool {
         matches!(self, Platform::X86 | Platform::X86_2010)

@@ -92,6 +92,10 @@ pub struct Comparison {
     pub b_s: f64,
     /// `a_s / b_s`.
     pub speedup: f64,
+    /// Said under the table when a run kicks in parallel on a platform
+    /// whose Linux never does ([`crate::Platform::linux_kicks_ahead`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub caveat: Option<String>,
 }
 
 /// A run without its timeline and log.
@@ -132,6 +136,7 @@ impl Comparison {
             } else {
                 f64::INFINITY
             },
+            caveat: parallel_caveat(a).or_else(|| parallel_caveat(b)),
         }
     }
 
@@ -168,8 +173,25 @@ impl Comparison {
             self.speedup,
             100.0 * (self.b_s - self.a_s) / self.a_s
         ));
+        if let Some(caveat) = &self.caveat {
+            out.push_str(&format!("note: {caveat}\n"));
+        }
         out
     }
+}
+
+/// What to say of `run` if it kicks in parallel on a platform whose Linux
+/// brings CPUs up one at a time.
+fn parallel_caveat(run: &Run) -> Option<String> {
+    let platform: crate::Platform = run.platform.parse().ok()?;
+    let what_if = run.strategy.kick == crate::Kick::Parallel && !platform.linux_kicks_ahead();
+    what_if.then(|| {
+        format!(
+            "Linux on {platform} kicks one CPU at a time (only x86-64 from Linux 6.5 \
+             selects HOTPLUG_PARALLEL, the parallel prefix of kernel/cpu.c): the parallel \
+             kick is the model's what-if, not a kernel's"
+        )
+    })
 }
 
 /// One colour per phase, the same in every picture.
@@ -476,4 +498,46 @@ fn phase_bars(svg: &mut draw::Svg, page: &ComparePage, runs: &[&Run; 2], labels:
         .map(|&p| (phase_rgb(p), p.name().to_string()))
         .collect();
     draw::chart::legend(svg, page.left, 500.0, &items);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Algo, Calibrate, CostTable, Kick, Options, Platform, Strategy};
+    use topology::{Arch, Shape};
+
+    /// `manycore boot --compare serial parallel` flags the parallel column
+    /// on every platform whose Linux has no parallel prefix. Which do is
+    /// Linux's Kconfig: `select HOTPLUG_PARALLEL if SMP && X86_64` in
+    /// arch/x86/Kconfig from 6.5, no such line in arch/powerpc or
+    /// arch/arm64, and 2.6.37 (x86-2010) long before the option existed.
+    #[test]
+    fn a_parallel_kick_is_flagged_where_linux_has_none() {
+        let kicks_ahead_in_linux = [Platform::X86];
+        for platform in Platform::ALL {
+            let arch = match platform {
+                Platform::PowerPc => Arch::PowerPc64,
+                Platform::Arm64 => Arch::Arm64,
+                _ => Arch::X86_64,
+            };
+            let topo = Shape::simple(arch, 2, 4, 2).build().unwrap();
+            let costs = CostTable::for_platform(platform, &crate::fit::fitted().unwrap());
+            let run = |kick| {
+                let s = Strategy {
+                    kick,
+                    calibrate: Calibrate::Skip,
+                    masks: Algo::Scoped,
+                };
+                crate::simulate(&topo, &costs, &s, &Options { seed: 1 }).unwrap()
+            };
+            let (serial, parallel) = (run(Kick::Serial), run(Kick::Parallel));
+            let flagged = !kicks_ahead_in_linux.contains(&platform);
+            let cmp = Comparison::new(&serial, &parallel);
+            assert_eq!(cmp.caveat.is_some(), flagged, "{platform}");
+            let text = cmp.to_text("serial kick", "parallel kick");
+            assert_eq!(text.contains("note: "), flagged, "{platform}: {text}");
+            // Two serial runs are what every Linux does: nothing to flag.
+            assert!(Comparison::new(&serial, &serial).caveat.is_none());
+        }
+    }
 }
