@@ -41,7 +41,9 @@
 //! `[THREADS=N] … --syscalls-of ours-loop DIR LIST` reads DIR once per line
 //! of LIST (on N threads, default 1) and prints its wall time and the CPU
 //! time of the reading thread and of all threads,
-//! `FLOOR_LOOPS=N … --syscalls-of floor-loop DIR LIST` the floor N times.
+//! `FLOOR_LOOPS=N … --syscalls-of floor-loop DIR LIST` the floor N times,
+//! and `--beyond-floor DIR` what one read of DIR asks beyond the floor's
+//! one open, read and close per file (`strace` of the read, by path).
 
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
@@ -416,6 +418,9 @@ fn main() {
         std::fs::write(&args[3], text.join("\n")).unwrap();
         return;
     }
+    if args.get(1).map(String::as_str) == Some("--beyond-floor") {
+        return beyond_floor(Path::new(&args[2]));
+    }
     if args.get(1).map(String::as_str) == Some("--write-tree") {
         // `--write-tree P C T DIR`: a generated tree, for a profiler.
         let n = |i: usize| args[i].parse().unwrap();
@@ -616,4 +621,111 @@ fn print_rows(rows: &[Row], n: usize, proc_n: usize) {
             );
         }
     }
+}
+
+/// `--beyond-floor DIR`: the system calls of one read of `dir` (ours, one
+/// thread, under `strace`) beyond the floor's one open, read and close per
+/// file, by kind: each open named by its path (resolved through the
+/// directory it was opened from), `cpuN`, `nodeN` and `indexM` numbers
+/// folded, and whether it was there. A floor file opened the first time is
+/// the floor's own; every other open is beyond it.
+fn beyond_floor(dir: &Path) {
+    let t = readers::sysfs::read_path(dir).unwrap();
+    let floor: std::collections::HashSet<String> = model_files(dir, &t)
+        .iter()
+        .filter_map(|p| Some(p.strip_prefix(dir).ok()?.display().to_string()))
+        .collect();
+    let list = tempfile::NamedTempFile::new().unwrap();
+    let out = tempfile::NamedTempFile::new().unwrap();
+    let ok = Command::new("strace")
+        .arg("-o")
+        .arg(out.path())
+        .arg("--")
+        .arg(std::env::current_exe().unwrap())
+        .args(["--syscalls-of", "ours"])
+        .arg(dir)
+        .arg(list.path())
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(ok, "strace of one read failed");
+    let text = std::fs::read_to_string(out.path()).unwrap();
+    let mut calls: BTreeMap<String, usize> = BTreeMap::new();
+    let mut opened_from: BTreeMap<String, String> = BTreeMap::new();
+    let mut floor_opened = std::collections::HashSet::new();
+    let (mut started, mut others) = (false, [0usize; 3]);
+    for line in text.lines() {
+        let result = line.rsplit(" = ").next().unwrap_or("");
+        let fd = result.split_whitespace().next().unwrap_or("").to_string();
+        if !started {
+            // The read starts where it opens the root.
+            started = line.starts_with(&format!("open(\"{}\"", dir.display()));
+            if started {
+                opened_from.insert(fd, String::new());
+            }
+            continue;
+        }
+        let Some(args) = line.strip_prefix("openat2(") else {
+            let kind = ["getdents64(", "pread64(", "close("]
+                .iter()
+                .position(|k| line.starts_with(k));
+            if let Some(k) = kind {
+                others[k] += 1;
+            }
+            continue;
+        };
+        let (base, rest) = args.split_once(", \"").unwrap();
+        let (path, flags) = rest.split_once('"').unwrap();
+        let full = format!(
+            "{}{path}",
+            opened_from.get(base).map_or("?/", String::as_str)
+        );
+        let present = !result.starts_with('-');
+        let kind = match (flags.contains("O_DIRECTORY"), flags.contains("O_PATH")) {
+            (true, _) => "directory",
+            (false, true) => "look-up",
+            _ => "file",
+        };
+        if present && kind == "directory" {
+            opened_from.insert(fd, format!("{full}/"));
+        }
+        if present && kind == "file" && floor.contains(&full) && floor_opened.insert(full.clone()) {
+            continue;
+        }
+        let state = if present { "there" } else { "absent" };
+        *calls
+            .entry(format!("open {} ({kind}, {state})", fold_numbers(&full)))
+            .or_default() += 1;
+    }
+    let n = floor_opened.len();
+    calls.insert("getdents64".into(), others[0]);
+    calls.insert("reads beyond one per floor file".into(), others[1] - n);
+    calls.insert("closes beyond one per floor file".into(), others[2] - n);
+    let mut rows: Vec<(String, usize)> = calls.into_iter().filter(|c| c.1 > 0).collect();
+    rows.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let beyond: usize = rows.iter().map(|r| r.1).sum();
+    println!(
+        "{}: floor {} files ({} calls), {n} of them opened by ours; {beyond} calls beyond:",
+        dir.display(),
+        floor.len(),
+        3 * floor.len()
+    );
+    for (what, count) in rows {
+        println!("{count:6}  {what}");
+    }
+}
+
+/// `path` with the number of every `cpuN`, `nodeN` and `indexN` component
+/// replaced by `N`.
+fn fold_numbers(path: &str) -> String {
+    let fold = |c: &str| {
+        for prefix in ["cpu", "node", "index"] {
+            if let Some(n) = c.strip_prefix(prefix) {
+                if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) {
+                    return format!("{prefix}N");
+                }
+            }
+        }
+        c.to_string()
+    };
+    path.split('/').map(fold).collect::<Vec<_>>().join("/")
 }

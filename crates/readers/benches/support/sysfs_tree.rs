@@ -161,9 +161,16 @@ pub fn minimal_files(dir: &Path, t: &topology::Topology) -> Vec<PathBuf> {
         let Ok(entries) = std::fs::read_dir(&cache_dir) else {
             continue;
         };
+        // The index of the cache's level and type: a CPU's L1d and L1i are
+        // two indices of one level, each read once.
+        let kind = match cache.kind {
+            topology::CacheKind::Data => "Data",
+            topology::CacheKind::Instruction => "Instruction",
+            topology::CacheKind::Unified => "Unified",
+        };
         for index in entries.flatten().map(|e| e.path()) {
-            let level = std::fs::read_to_string(index.join("level")).unwrap_or_default();
-            if level.trim() == cache.level.to_string() {
+            let text = |f: &str| std::fs::read_to_string(index.join(f)).unwrap_or_default();
+            if text("level").trim() == cache.level.to_string() && text("type").trim() == kind {
                 for f in ["level", "type", "size", "shared_cpu_map"] {
                     push(&[index.join(f)]);
                 }
