@@ -82,6 +82,33 @@ fn arb_hex_text() -> impl Strategy<Value = String> {
     })
 }
 
+/// Hex maps in the kernel's form (`bitmap_print_to_pagebuf`): a first group
+/// of one to eight digits, then groups of exactly eight after commas, most
+/// of them zero as on a big machine, up to past [`MAX_CPUS`]; now and then
+/// one character replaced by one that breaks the form.
+fn arb_kernel_hex_text() -> impl Strategy<Value = String> {
+    let hex = || proptest::char::ranges(vec!['0'..='9', 'a'..='f', 'A'..='F'].into());
+    let head = proptest::collection::vec(hex(), 1..=8).prop_map(String::from_iter);
+    let full = proptest::collection::vec(hex(), 8).prop_map(String::from_iter);
+    let group = prop_oneof![1 => full, 6 => Just("00000000".to_string())];
+    let groups = proptest::collection::vec(group, 0..(MAX_CPUS / 32 + 3));
+    let breaker = proptest::sample::select(vec![',', 'g', '/', ':', ' ', '\u{e9}']);
+    let flaw = proptest::option::weighted(0.2, (any::<proptest::sample::Index>(), breaker));
+    (head, groups, flaw).prop_map(|(head, groups, flaw)| {
+        let mut text: Vec<char> = std::iter::once(head)
+            .chain(groups)
+            .collect::<Vec<_>>()
+            .join(",")
+            .chars()
+            .collect();
+        if let Some((at, c)) = flaw {
+            let at = at.index(text.len());
+            text[at] = c;
+        }
+        text.into_iter().collect()
+    })
+}
+
 fn arb_mask() -> impl Strategy<Value = CpuMask> {
     prop_oneof![
         proptest::collection::vec(0..MAX_CPUS, 0..64).prop_map(|v| v.into_iter().collect()),
@@ -136,6 +163,15 @@ proptest! {
     /// it accepts and on the fault it reports.
     #[test]
     fn hex_parser_matches_reference(text in arb_hex_text()) {
+        let ours = CpuMask::parse_hex(&text).map(|m| m.iter().collect::<BTreeSet<_>>());
+        prop_assert_eq!(ours, reference_hex(&text));
+    }
+
+    /// The kernel's own form, which the parser reads nine bytes at a time,
+    /// agrees with the reference too: the masks, the CPUs past the limit
+    /// and the faults.
+    #[test]
+    fn kernel_form_matches_reference(text in arb_kernel_hex_text()) {
         let ours = CpuMask::parse_hex(&text).map(|m| m.iter().collect::<BTreeSet<_>>());
         prop_assert_eq!(ours, reference_hex(&text));
     }
