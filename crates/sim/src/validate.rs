@@ -12,19 +12,29 @@
 //!   schedule (and how much the jitter and the assumed remote-node cost move
 //!   it). Seed 003 has a single machine, so its rows are of this kind.
 //!
-//! Which machines are fitted and why: seed 002's three small boxes (the seed's
-//! only logs besides the UV it asks about), seed 000's 1024-CPU LPAR (its only
-//! log), the before-medians of seed 000's POWER9 LPAR (its after-medians are
-//! predicted), seed 003's server (its only machine), of the record's
-//! arm64 logs one per firmware that has a second log to predict (the
-//! single-socket Altra; the Raspberry Pi 5 log with more intervals in view),
-//! and of its powerpc rows those that price a processor's /cpus visit or a
-//! firmware's per-CPU cost ([`crate::powerpc`]: the 2048-vCPU KVM guest,
-//! the 64-CPU POWER9 LPAR beside seed 000's, the 80-CPU POWER8 PowerNV under
-//! 5.19, whose 5.3 log is predicted), and of its AMD x86 logs the one
-//! single-package machine (the Dell R6515: no calibration or TSC check in
-//! its interval, see [`crate::fit`]) — 12 machines, against 36 predicted
-//! (seed 000's POWER9 LPAR and the 80-CPU POWER8 counted in both).
+//! Which machines are fitted and why (the test
+//! `the_fitted_rows_are_exactly_the_declared_fit_group` holds the list, and
+//! the fit to at most half of the machines):
+//! - seed 002's three small boxes: the seed's only logs besides the UV it
+//!   asks about;
+//! - seed 000's 1024-CPU POWER8 LPAR (its only log) and the before-medians
+//!   of its 128-CPU POWER9 LPAR (the after-medians are predicted);
+//! - seed 003's server: its only machine;
+//! - of the record's arm64 logs, per firmware that has a second log to
+//!   predict, at most half of that firmware's rows, those with the most
+//!   intervals in view: the single-socket Altra, the Raspberry Pi 5 log
+//!   `arm64-a76-4-ra028`, the KASAN ThunderX2 (the one log timing both
+//!   sockets of one run), the Rockchip RK3576, RK3588S and RK3588 logs, and
+//!   the MSM8916 under a current kernel;
+//! - of its powerpc rows, those that price a processor's `/cpus` visit or a
+//!   firmware's per-CPU cost ([`crate::powerpc`]): the 2048-vCPU KVM guest,
+//!   the 64-CPU POWER9 LPAR, the 80-CPU POWER8 PowerNV under 5.19 (its 5.3
+//!   log is predicted);
+//! - of its AMD x86 logs the one single-package machine, the Dell R6515: no
+//!   calibration or TSC check in its interval, see [`crate::fit`].
+//!
+//! Every other row is predicted. The README's `validate` line gives the
+//! counts (cli/tests/readme_counts.rs checks them against this command).
 //!
 //! Measured windows: seed 002 is measured from the first "Booting Node" line to
 //! "Brought up N CPUs" (what the seed's text calls the time "for bringing up the
@@ -1821,6 +1831,24 @@ mod tests {
         assert_eq!(fitted, FIT_GROUP);
         let predicted = report.rows.iter().filter(|r| r.kind == Kind::Predict);
         assert_eq!(predicted.count(), 67, "predicted rows");
+        // The issue's split: the fit sees at most half of the machines.
+        let machines = |kinds: &[Kind]| {
+            report
+                .rows
+                .iter()
+                .filter(|r| kinds.contains(&r.kind))
+                .map(|r| r.machine.as_str())
+                .collect::<std::collections::BTreeSet<_>>()
+                .len()
+        };
+        let (fit_machines, all) = (
+            machines(&[Kind::Fit]),
+            machines(&[Kind::Fit, Kind::Predict]),
+        );
+        assert!(
+            2 * fit_machines <= all,
+            "fitted on {fit_machines} of {all} machines"
+        );
     }
 
     /// The largest distance, in percent, of an arm64 fit row's per-CPU
