@@ -1,0 +1,89 @@
+//! Links the `manycore` binary statically and not position-independent
+//! (on Linux with glibc, building for the host, when the static archives are
+//! installed).
+//!
+//! Why: a short run, `manycore topo --sysfs DIR` of a small machine, is
+//! mostly the process's own start-up, and dynamic loading is the largest
+//! part of it that a link can remove: `ld.so` mapping four libraries and
+//! applying some 16 thousand relative relocations of a position-independent
+//! binary (BENCHMARKS.md measures it against lstopo). Cargo gives rustc
+//! `-C target-feature=+crt-static` only through rustflags, which reach the
+//! proc-macro crates too (rustc refuses those with it), so this package's
+//! links are changed here instead (the binary and its own tests; the other
+//! crates link as before):
+//!
+//! - `-static -no-pie` to the C compiler that rustc links with: crt1.o
+//!   without a dynamic loader, and addresses fixed at link time;
+//! - a search directory holding under each name
+//!   rustc asks for (`-lgcc_s -lutil -lrt -lpthread -lm -ldl -lc`, and
+//!   `-llzma` of lzma-sys when it found the system's liblzma) that library's
+//!   static archive. Cargo lists this package's search directories
+//!   before its dependencies' (lzma-sys names the system's library
+//!   directory), and the linker looks in each directory in turn for
+//!   `libNAME.so`, then `libNAME.a`, so these archives are taken before the
+//!   shared libraries; libgcc_s's unwinder is `libgcc_eh.a` with `libgcc.a`, as
+//!   rustc's own `+crt-static` link takes it.
+//!
+//! No name service is used (getaddrinfo and the like are linked by std but
+//! not called), so glibc's static-link caveat does not apply. Where an
+//! archive is missing (libc6-dev without its static parts, another C
+//! library, a cross build) the binary is linked dynamically as before, only
+//! not position-independent (the relocations are still applied at link
+//! time).
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The libraries rustc names for a dynamically linked binary of this
+/// workspace, each with the static archive that stands in for it.
+const STAND_INS: &[(&str, &str)] = &[
+    ("c", "libc.a"),
+    ("m", "libm.a"),
+    ("rt", "librt.a"),
+    ("pthread", "libpthread.a"),
+    ("dl", "libdl.a"),
+    ("util", "libutil.a"),
+    ("lzma", "liblzma.a"),
+];
+
+fn main() {
+    println!("cargo:rerun-if-changed=build.rs");
+    let env = |k: &str| std::env::var(k).unwrap_or_default();
+    let for_host = env("TARGET") == env("HOST");
+    if !(for_host && env("CARGO_CFG_TARGET_OS") == "linux" && env("CARGO_CFG_TARGET_ENV") == "gnu")
+    {
+        return;
+    }
+    let out = PathBuf::from(env("OUT_DIR")).join("static-libs");
+    if stand_ins(&out).is_some() {
+        println!("cargo:rustc-link-search=native={}", out.display());
+        println!("cargo:rustc-link-arg=-static");
+    }
+    println!("cargo:rustc-link-arg=-no-pie");
+}
+
+/// Fills `dir` with the stand-ins; `None` (and nothing linked from `dir`)
+/// when the C compiler knows no static archive of one of them.
+fn stand_ins(dir: &Path) -> Option<()> {
+    std::fs::create_dir_all(dir).ok()?;
+    for (name, archive) in STAND_INS {
+        let found = archive_path(archive)?;
+        let link = dir.join(format!("lib{name}.a"));
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(found, link).ok()?;
+    }
+    archive_path("libgcc_eh.a")?;
+    // A linker script under the shared unwinder's name: both GNU ld and lld
+    // read a library file that is neither an archive nor ELF as one.
+    std::fs::write(dir.join("libgcc_s.a"), "INPUT(-lgcc_eh -lgcc)\n").ok()
+}
+
+/// Where the C compiler finds `archive` (it prints the bare name when it
+/// finds none).
+fn archive_path(archive: &str) -> Option<PathBuf> {
+    let out = Command::new("cc")
+        .arg(format!("-print-file-name={archive}"))
+        .output()
+        .ok()?;
+    let path = PathBuf::from(String::from_utf8(out.stdout).ok()?.trim());
+    (out.status.success() && path.is_absolute() && path.is_file()).then_some(path)
+}
