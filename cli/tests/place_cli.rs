@@ -1,5 +1,6 @@
 //! End-to-end tests of `manycore place`: refusals of bad input (one clear line
-//! each), the JSON fields the issue asks for, and `--compare`'s two objects.
+//! each), the JSON fields a placement reports (physc, busy CPUs, cores,
+//! packages and nodes, throughput, migrations), and `--compare`'s two objects.
 mod common;
 
 use common::{assert_refused, manycore};
@@ -142,7 +143,7 @@ fn itmt_priorities_steer_the_tasks() {
 }
 
 #[test]
-fn json_has_the_issue_fields_and_compare_has_a_and_b() {
+fn json_has_the_placement_fields_and_compare_has_a_and_b() {
     let out = manycore(&[
         "place",
         "--machine",

@@ -38,11 +38,11 @@ const READER_REFUSES: &[(&str, &str, &str)] = &[
 ];
 
 /// Snapshots that read but whose masks Linux's topology_span_sane() refuses,
-/// so no kernel builds domains: file, the refused level, why. None does now:
-/// the one that did is refused by the reader.
+/// so no kernel builds domains: file, the refused level, why. Empty: the
+/// reader refuses such a snapshot itself.
 const NOT_SANE: &[(&str, &str, &str)] = &[];
 
-/// Snapshots that read with no CPU online (none today): file, why.
+/// Snapshots that read with no CPU online: file, why.
 const NOTHING_ONLINE: &[(&str, &str)] = &[];
 
 fn corpus() -> PathBuf {

@@ -128,7 +128,7 @@ fn one_socket_smt() {
     check("x86-1s4c2t");
 }
 
-/// The fourth topology the issue asks for — one where x86 asym packing
+/// A fourth topology — one where x86 asym packing
 /// applies — cannot come from a QEMU guest: Linux turns ITMT on only when a
 /// cpufreq driver finds per-core highest performance (intel_pstate from HWP,
 /// or ACPI CPPC's `_CPC`) and calls `sched_set_itmt_support()`, which also

@@ -1,8 +1,8 @@
 //! Seed 001's lparstat rows (independent truth: the seed's text) against the
 //! engine's predictions. One parameter, the run length at the reading, is
 //! fitted on one row ([`FIT_ROW`]); every other row is predicted. Every row
-//! must meet the goal (physc within 15 %, before/after change within
-//! 10 points) unless it is a listed known miss with a reason — and a listed
+//! must meet its goal (physc within 15 % of the seed's, before/after change
+//! within 10 points of the seed's) unless it is a listed known miss with a reason — and a listed
 //! miss must really miss, by its documented error within `MISS_BAND`, so the
 //! list can neither hide a row that has come right nor let one drift unnoticed.
 
