@@ -3,7 +3,7 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 
 use common::{assert_quiet_on_closed_pipe, assert_refused, manycore, stdout};
 
@@ -15,30 +15,28 @@ fn data(name: &str) -> String {
     p.to_str().unwrap().to_string()
 }
 
+/// `manycore domains --sysfs SYSFS OPTIONS... --compare DUMP`.
+fn compare(sysfs: &str, options: &[&str], dump: &str) -> Output {
+    let mut args = vec!["domains", "--sysfs", sysfs];
+    args.extend_from_slice(options);
+    args.extend(["--compare", dump]);
+    manycore(&args)
+}
+
 #[test]
 fn compare_same_machine_is_0_other_machine_is_1() {
     let sysfs = data("x86-2s4c2t-sysfs.tar.gz");
-    let out = manycore(&[
-        "domains",
-        "--sysfs",
+    let out = compare(
         &sysfs,
-        "--kernel",
-        "6.12",
-        "--compare",
+        &["--kernel", "6.12"],
         &data("x86-2s4c2t-domains.tar.gz"),
-    ]);
+    );
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{text}");
     assert!(text.starts_with("no difference"), "{text}");
 
     // The dump taken with every odd CPU offline has no SMT level anywhere.
-    let out = manycore(&[
-        "domains",
-        "--sysfs",
-        &sysfs,
-        "--compare",
-        &data("x86-2s4c2t-smtoff-domains.tar.gz"),
-    ]);
+    let out = compare(&sysfs, &[], &data("x86-2s4c2t-smtoff-domains.tar.gz"));
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{text}");
     let last = text.lines().last().unwrap();
@@ -69,13 +67,7 @@ fn compare_reads_tar_bz2() {
         status.success(),
         "gzip and bzip2 are needed to build the .tar.bz2"
     );
-    let out = manycore(&[
-        "domains",
-        "--sysfs",
-        &data("x86-2s4c2t-sysfs.tar.gz"),
-        "--compare",
-        bz2.to_str().unwrap(),
-    ]);
+    let out = compare(&data("x86-2s4c2t-sysfs.tar.gz"), &[], bz2.to_str().unwrap());
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(
         out.status.code(),
@@ -211,32 +203,18 @@ fn kernel_config_file_decides_the_cluster_level() {
     let sysfs = data("arm64-dt-2s2cl2c2t-2n-sysfs.tar.gz");
     let dump = data("arm64-dt-2s2cl2c2t-2n-domains.tar.gz");
     let config = data("linux-6.12.117+deb12-arm64.config");
-    let with = manycore(&[
-        "domains",
-        "--sysfs",
+    let with = compare(
         &sysfs,
-        "--kernel",
-        "6.12",
-        "--kernel-config",
-        &config,
-        "--compare",
+        &["--kernel", "6.12", "--kernel-config", &config],
         &dump,
-    ]);
+    );
     assert!(
         with.status.success(),
         "{}",
         String::from_utf8_lossy(&with.stdout)
     );
     assert!(String::from_utf8_lossy(&with.stdout).starts_with("no difference"));
-    let without = manycore(&[
-        "domains",
-        "--sysfs",
-        &sysfs,
-        "--kernel",
-        "6.12",
-        "--compare",
-        &dump,
-    ]);
+    let without = compare(&sysfs, &["--kernel", "6.12"], &dump);
     assert_eq!(without.status.code(), Some(1));
 
     let bad = std::env::temp_dir().join(format!("kcfg-{}", std::process::id()));
