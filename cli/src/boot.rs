@@ -149,26 +149,65 @@ struct RunSummary<'a> {
     log: Vec<String>,
 }
 
-/// Runs `manycore boot`.
+/// Runs `manycore boot`: the machine and its cost table ([`Setup::new`]),
+/// then one simulated bring-up ([`Setup::report`]) or two compared
+/// ([`Setup::compare`]).
 pub fn run(args: &BootArgs) -> Result<()> {
-    let topo = args.source.load()?;
-    let platform = platform_for(args, &topo)?;
-    let costs = CostTable::for_platform(platform, &sim::fit::fitted()?).for_era(args.linux);
-    let machine = if topo.source().is_empty() {
-        "machine".to_string()
-    } else {
-        topo.source().to_string()
-    };
-    if let Some(kicks) = &args.compare {
-        let [a, b] = kicks.as_slice() else {
-            bail!("--compare takes exactly two strategies, e.g. --compare serial parallel");
+    let setup = Setup::new(args)?;
+    match &args.compare {
+        Some(kicks) => {
+            let [a, b] = kicks.as_slice() else {
+                bail!("--compare takes exactly two strategies, e.g. --compare serial parallel");
+            };
+            setup.compare(*a, *b)
+        }
+        None => setup.report(),
+    }
+}
+
+/// What every simulated run of one `manycore boot` shares.
+struct Setup<'a> {
+    args: &'a BootArgs,
+    topo: topology::Topology,
+    platform: Platform,
+    costs: CostTable,
+    /// The machine's name in titles and reports.
+    machine: String,
+}
+
+impl<'a> Setup<'a> {
+    fn new(args: &'a BootArgs) -> Result<Setup<'a>> {
+        let topo = args.source.load()?;
+        let platform = platform_for(args, &topo)?;
+        let costs = CostTable::for_platform(platform, &sim::fit::fitted()?).for_era(args.linux);
+        let machine = if topo.source().is_empty() {
+            "machine".to_string()
+        } else {
+            topo.source().to_string()
         };
-        let run_a = simulate(args, &topo, &costs, *a)?;
-        let run_b = simulate(args, &topo, &costs, *b)?;
+        Ok(Setup {
+            args,
+            topo,
+            platform,
+            costs,
+            machine,
+        })
+    }
+
+    fn simulate(&self, kick: Kick) -> Result<Run> {
+        simulate(self.args, &self.topo, &self.costs, kick)
+    }
+
+    /// `--compare A B`: both runs, the picture and JSON files asked for, the
+    /// comparison on standard output.
+    fn compare(&self, a: Kick, b: Kick) -> Result<()> {
+        let (args, machine, platform) = (self.args, &self.machine, self.platform);
+        let run_a = self.simulate(a)?;
+        let run_b = self.simulate(b)?;
         if let Some(path) = &args.svg {
             let title = format!(
                 "{machine}: {a} kick vs {b} kick ({platform}, calibrate={}, masks={})",
-                calibrate(args, &costs),
+                calibrate(args, &self.costs),
                 args.masks
             );
             let labels = [format!("{a} kick"), format!("{b} kick")];
@@ -181,47 +220,49 @@ pub fn run(args: &BootArgs) -> Result<()> {
         let cmp = Comparison::new(&run_a, &run_b);
         match args.format {
             Format::Json => {
-                crate::write_stdout(&format!("{}\n", serde_json::to_string_pretty(&cmp)?))?
+                crate::write_stdout(&format!("{}\n", serde_json::to_string_pretty(&cmp)?))
             }
-            Format::Text => {
-                crate::write_stdout(&format!(
-                    "{machine}: {} CPUs, platform {platform}, calibrate={} masks={}, seed {}\n\n{}",
-                    run_a.cpus,
-                    calibrate(args, &costs),
-                    args.masks,
-                    args.seed,
-                    cmp.to_text(&format!("{a} kick"), &format!("{b} kick"))
-                ))?;
+            Format::Text => crate::write_stdout(&format!(
+                "{machine}: {} CPUs, platform {platform}, calibrate={} masks={}, seed {}\n\n{}",
+                run_a.cpus,
+                calibrate(args, &self.costs),
+                args.masks,
+                args.seed,
+                cmp.to_text(&format!("{a} kick"), &format!("{b} kick"))
+            )),
+        }
+    }
+
+    /// One run with `--strategy`: the picture and JSON files asked for, its
+    /// report (or summary) on standard output.
+    fn report(&self) -> Result<()> {
+        let (args, machine) = (self.args, &self.machine);
+        let run = self.simulate(args.strategy)?;
+        if let Some(path) = &args.svg {
+            let title = format!("{machine}: {} ({})", run.strategy, self.platform);
+            crate::write_picture(path, &report::timeline_svg(&run, &title))?;
+        }
+        if let Some(path) = &args.json {
+            write_json(path, &run)?;
+        }
+        match args.format {
+            Format::Json => {
+                let summary = RunSummary {
+                    machine,
+                    platform: &run.platform,
+                    strategy: &run.strategy,
+                    seed: run.seed,
+                    cpus: run.cpus,
+                    nodes: run.nodes,
+                    brought_up_s: run.brought_up_s,
+                    done_s: run.done_s,
+                    phases: &run.phases,
+                    ops: &run.ops,
+                    log: run.log.iter().map(|l| l.render()).collect(),
+                };
+                crate::write_stdout(&format!("{}\n", serde_json::to_string_pretty(&summary)?))
             }
+            Format::Text => crate::write_stdout(&report::text(&run, machine)),
         }
-        return Ok(());
     }
-    let run = simulate(args, &topo, &costs, args.strategy)?;
-    if let Some(path) = &args.svg {
-        let title = format!("{machine}: {} ({})", run.strategy, platform);
-        crate::write_picture(path, &report::timeline_svg(&run, &title))?;
-    }
-    if let Some(path) = &args.json {
-        write_json(path, &run)?;
-    }
-    match args.format {
-        Format::Json => {
-            let summary = RunSummary {
-                machine: &machine,
-                platform: &run.platform,
-                strategy: &run.strategy,
-                seed: run.seed,
-                cpus: run.cpus,
-                nodes: run.nodes,
-                brought_up_s: run.brought_up_s,
-                done_s: run.done_s,
-                phases: &run.phases,
-                ops: &run.ops,
-                log: run.log.iter().map(|l| l.render()).collect(),
-            };
-            crate::write_stdout(&format!("{}\n", serde_json::to_string_pretty(&summary)?))?;
-        }
-        Format::Text => crate::write_stdout(&report::text(&run, &machine))?,
-    }
-    Ok(())
 }
