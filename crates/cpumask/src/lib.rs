@@ -524,9 +524,11 @@ struct ListItem {
 }
 
 impl ListItem {
-    /// The item at `pos` and the position after it, checked as
-    /// `bitmap_parselist` checks it: the stride first, then both ends within
-    /// the mask, then their order.
+    /// The item at `pos` and the position after it, checked in this order:
+    /// the stride, then both ends within the mask, then their order. The
+    /// kernel's `bitmap_parselist()` finds the same faults but reports a
+    /// reversed range before an end past the mask, and it takes a stride of
+    /// `0/N` (no CPU) that this parser refuses.
     fn parse(bytes: &[u8], pos: usize) -> Result<(ListItem, usize), ParseError> {
         let (start, mut pos) = parse_number(bytes, pos)?;
         let mut end = start;
@@ -562,7 +564,7 @@ impl ListItem {
             Some((used, group)) => {
                 let mut base = start;
                 while base <= end {
-                    mask.set_range(base, (base + used).min(end + 1));
+                    mask.set_range(base, base.saturating_add(used).min(end + 1));
                     base = match base.checked_add(group) {
                         Some(b) => b,
                         None => break,

@@ -176,6 +176,31 @@ proptest! {
         prop_assert_eq!(ours, reference_hex(&text));
     }
 
+    /// A stride takes the first `used` CPUs of every `group` from the range's
+    /// start, however large the numbers (they saturate at u64::MAX, so a
+    /// 20-digit `used` must not wrap to an empty mask).
+    #[test]
+    fn strides_of_any_size_select_as_the_kernel_does(
+        a in 0usize..100,
+        len in 0usize..100,
+        group in prop_oneof![1u64..10, Just(u64::MAX - 1), Just(u64::MAX)],
+        used_pick in any::<u64>(),
+        digits in prop_oneof![Just(false), Just(true)],
+    ) {
+        let used = 1 + used_pick % group;
+        let b = a + len;
+        let text = if digits && used == group {
+            format!("{a}-{b}:99999999999999999999/99999999999999999999")
+        } else {
+            format!("{a}-{b}:{used}/{group}")
+        };
+        let want: BTreeSet<usize> = (a..=b)
+            .filter(|c| ((c - a) as u128 % group as u128) < used as u128)
+            .collect();
+        let ours = CpuMask::parse_list(&text).unwrap().iter().collect::<BTreeSet<_>>();
+        prop_assert_eq!(ours, want, "{}", text);
+    }
+
     /// Fuzz-style: arbitrary text never panics, and whatever parses re-parses equal.
     #[test]
     fn parsers_never_panic(s in "[0-9a-fA-F,:/x \\-]{0,40}") {
