@@ -22,7 +22,8 @@
 //!   directory), and the linker looks in each directory in turn for
 //!   `libNAME.so`, then `libNAME.a`, so these archives are taken before the
 //!   shared libraries; libgcc_s's unwinder is `libgcc_eh.a` with `libgcc.a`, as
-//!   rustc's own `+crt-static` link takes it.
+//!   rustc's own `+crt-static` link takes it;
+//! - for the binary, the order of its hot functions (`order_hot_functions`).
 //!
 //! No name service is used (getaddrinfo and the like are linked by std but
 //! not called), so glibc's static-link caveat does not apply. Where an
@@ -59,6 +60,58 @@ fn main() {
         println!("cargo:rustc-link-arg=-static");
     }
     println!("cargo:rustc-link-arg=-no-pie");
+    order_hot_functions();
+}
+
+/// Asks the linker to place the functions of `hot-functions.txt` (written
+/// by scripts/hot-functions.sh from the runs of a short `manycore topo`)
+/// together at the start of the binary's code: such a run then faults in
+/// far fewer 64-KiB windows of code (BENCHMARKS.md). Only where the linker
+/// takes the option (lld does; GNU ld before 2.43 has none): a probe link
+/// with the flags Cargo gives this package says so.
+fn order_hot_functions() {
+    let list = Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default())
+        .join("hot-functions.txt");
+    println!("cargo:rerun-if-changed={}", list.display());
+    let args = [
+        format!("-Wl,--symbol-ordering-file={}", list.display()),
+        // Names this build lacks (another compiler or dependency version).
+        "-Wl,--no-warn-symbol-ordering".to_string(),
+    ];
+    if list.is_file() && links_with(&args) {
+        for a in args {
+            println!("cargo:rustc-link-arg-bins={a}");
+        }
+    }
+}
+
+/// Whether rustc, run as Cargo runs it for this package (its target,
+/// rustflags and linker), links an empty program with the linker
+/// arguments `args`.
+fn links_with(args: &[String]) -> bool {
+    let env = |k: &str| std::env::var(k).unwrap_or_default();
+    let dir = PathBuf::from(env("OUT_DIR"));
+    let source = dir.join("probe.rs");
+    if std::fs::write(&source, "fn main() {}\n").is_err() {
+        return false;
+    }
+    let mut rustc = Command::new(env("RUSTC"));
+    rustc
+        .arg(&source)
+        .arg("-o")
+        .arg(dir.join("probe"))
+        .args(["--target", &env("TARGET")]);
+    let flags = env("CARGO_ENCODED_RUSTFLAGS");
+    rustc.args(flags.split('\x1f').filter(|f| !f.is_empty()));
+    if let Ok(linker) = std::env::var("RUSTC_LINKER") {
+        rustc.arg(format!("-Clinker={linker}"));
+    }
+    rustc.args(args.iter().map(|a| format!("-Clink-arg={a}")));
+    rustc
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
 }
 
 /// Fills `dir` with the stand-ins; `None` (and nothing linked from `dir`)
