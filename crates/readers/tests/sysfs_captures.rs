@@ -441,3 +441,83 @@ fn clusters_of_one_core_or_cache_merge_on_x86_and_stay_on_arm64() {
         assert_facts(name, &topo, &want);
     }
 }
+
+/// containers/nri-plugins' sysfs-only snapshot of an Intel i7-1270P laptop
+/// (`tests/data/nri-plugins/`, provenance in `tests/data/SOURCES.md`): no
+/// `proc/` at all, so no cpuinfo names the architecture, yet its clusters
+/// are x86's (each a core or an L2). It reads as lstopo reads its files:
+/// no cluster, and x86 from the signs only x86 kernels write.
+#[test]
+fn nri_plugins_sysfs_only_snapshot_reads_as_lstopo_reads_it() {
+    let archive = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/nri-plugins/test-data-sample1.tar.xz");
+    let topo = sysfs::read_path(&archive).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(topo.arch(), &topology::Arch::X86_64);
+    if !truth::have_lstopo("nri-plugins' sysfs-only snapshot against lstopo") {
+        return;
+    }
+    let tmp = extract(&archive);
+    let root = extract::top_dir(&tmp);
+    // lstopo takes a directory for a Linux root only when it has `proc/`.
+    fs::create_dir(root.join("proc")).unwrap();
+    let want = truth::expected(&truth::parse_xml(&lstopo_xml(&root)));
+    assert_eq!(want.pus.len(), 16, "lstopo's PUs");
+    assert_facts("nri-plugins sample1", &topo, &want);
+}
+
+/// The hand-made x86 hybrid tree without `proc/cpuinfo`, with one of the
+/// signs only x86 kernels write (`cpu/modalias` of type x86, the microcode
+/// loader's `cpu/microcode`, a hybrid PMU device) or none: each reads as
+/// lstopo reads it (its merge knows no architecture, so no cluster either
+/// way), x86 where a sign is and an unknown architecture where none is
+/// (another architecture's modalias is no x86 sign).
+#[test]
+fn dumps_without_cpuinfo_take_x86_from_sysfs_and_merge_clusters_as_lstopo() {
+    // (case, the file written, its content)
+    let signs: [(&str, &str, &str); 6] = [
+        (
+            "x86 modalias",
+            "sys/devices/system/cpu/modalias",
+            "cpu:type:x86,ven0000fam0006mod009A:feature:,0000,0001,0002\n",
+        ),
+        (
+            "old x86 modalias",
+            "sys/devices/system/cpu/modalias",
+            "x86cpu:vendor:0000:family:0006:model:001A:feature:,0000\n",
+        ),
+        (
+            "microcode loader",
+            "sys/devices/system/cpu/microcode/reload",
+            "",
+        ),
+        ("hybrid PMU", "sys/devices/cpu_atom/cpus", "4-7\n"),
+        (
+            "arm64 modalias",
+            "sys/devices/system/cpu/modalias",
+            "cpu:type:aarch64:feature:,0000,0001\n",
+        ),
+        ("no sign", "sys/devices/system/cpu/kernel_max", "8191\n"),
+    ];
+    for (name, path, text) in signs {
+        let tmp = tempfile::tempdir().unwrap();
+        write_cluster_tree(tmp.path(), x86_hybrid, x86_cpuinfo);
+        fs::remove_file(tmp.path().join("proc/cpuinfo")).unwrap();
+        let at = tmp.path().join(path);
+        fs::create_dir_all(at.parent().unwrap()).unwrap();
+        fs::write(&at, text).unwrap();
+        let topo = sysfs::read_dir(tmp.path()).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let want_arch = if name.starts_with("arm64") || name == "no sign" {
+            topology::Arch::Other("unknown".into())
+        } else {
+            topology::Arch::X86_64
+        };
+        assert_eq!(topo.arch(), &want_arch, "{name}");
+        if !truth::have_lstopo("x86 trees without cpuinfo against lstopo") {
+            continue;
+        }
+        let mut want = truth::expected(&truth::parse_xml(&lstopo_xml(tmp.path())));
+        want.nodes.clear();
+        assert!(want.clusters.is_empty(), "{name}: lstopo's clusters");
+        assert_facts(name, &topo, &want);
+    }
+}

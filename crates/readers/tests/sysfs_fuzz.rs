@@ -331,7 +331,7 @@ proptest! {
     fn damaged_snapshots_never_panic(
         tree in prop_oneof![
             machines().prop_map(|m| m.tree()),
-            irregular().prop_map(|m| irregular_tree(&m)),
+            (irregular(), arch_source()).prop_map(|(m, arch)| irregular_tree(&m, arch)),
         ],
         hits in proptest::collection::vec((any::<proptest::sample::Index>(), damage()), 1..4),
         gzip in any::<bool>(),
@@ -841,11 +841,33 @@ fn no_cache_directories_at_all_gives_no_caches() {
 // Irregular machines: every set read back
 // ---------------------------------------------------------------------------
 
+/// Where a snapshot's architecture shows.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum ArchSource {
+    /// x86 `proc/cpuinfo` (with APIC ids).
+    X86Cpuinfo,
+    /// No cpuinfo; the x86 `cpu/modalias` Linux writes.
+    X86Modalias,
+    /// No cpuinfo and no sign of any architecture.
+    Unknown,
+    /// arm64 `proc/cpuinfo`.
+    Arm64Cpuinfo,
+}
+
+fn arch_source() -> impl Strategy<Value = ArchSource> {
+    prop_oneof![
+        2 => Just(ArchSource::X86Cpuinfo),
+        1 => Just(ArchSource::X86Modalias),
+        1 => Just(ArchSource::Unknown),
+        1 => Just(ArchSource::Arm64Cpuinfo),
+    ]
+}
+
 /// `m` as a snapshot written the way Linux writes one: an offline CPU keeps
 /// only its `online` file (0, CPU 0 included), and the sibling lists, the
 /// caches' `shared_cpu_list` and the nodes' `cpulist` hold online CPUs only
 /// (x86 takes a CPU out of them when it goes offline).
-fn irregular_tree(m: &Irregular) -> Tree {
+fn irregular_tree(m: &Irregular, arch: ArchSource) -> Tree {
     let mut t = Tree::default();
     let cpu_dir = "sys/devices/system/cpu";
     let line = |mask: CpuMask| format!("{}\n", mask.to_list_string());
@@ -866,10 +888,16 @@ fn irregular_tree(m: &Irregular) -> Tree {
         if !online {
             continue;
         }
-        cpuinfo.push_str(&format!(
-            "processor\t: {id}\nvendor_id\t: GenuineIntel\nflags\t\t: fpu lm\napicid\t\t: {}\n\n",
-            pos * 2
-        ));
+        cpuinfo.push_str(&match arch {
+            ArchSource::Arm64Cpuinfo => format!(
+                "processor\t: {id}\nFeatures\t: fp asimd\nCPU implementer\t: 0x41\n\
+                 CPU architecture: 8\nCPU part\t: 0xd0c\n\n"
+            ),
+            _ => format!(
+                "processor\t: {id}\nvendor_id\t: GenuineIntel\nflags\t\t: fpu lm\napicid\t\t: {}\n\n",
+                pos * 2
+            ),
+        });
         let topo = format!("{dir}/topology");
         let [p, d, ..] = m.place(pos);
         let list = |level: usize| line(m.group(pos, level, true));
@@ -905,7 +933,14 @@ fn irregular_tree(m: &Irregular) -> Tree {
             t.file(&format!("{c}/shared_cpu_list"), list(at));
         }
     }
-    t.file("proc/cpuinfo", cpuinfo);
+    match arch {
+        ArchSource::X86Cpuinfo | ArchSource::Arm64Cpuinfo => t.file("proc/cpuinfo", cpuinfo),
+        ArchSource::X86Modalias => t.file(
+            &format!("{cpu_dir}/modalias"),
+            "cpu:type:x86,ven0000fam0006mod009A:feature:,0000,0001\n",
+        ),
+        ArchSource::Unknown => {}
+    }
     let nodes = m.node_ids.len();
     for (i, &id) in m.node_ids.iter().enumerate() {
         let dir = format!("sys/devices/system/node/node{id}");
@@ -925,8 +960,9 @@ fn irregular_tree(m: &Irregular) -> Tree {
 /// siblings, dies and clusters where some has two CPUs, as the reader drops
 /// levels of single CPUs like hwloc, and dies only where some die is not its
 /// package); each node's CPUs, memory and distance
-/// row; each cache's CPUs and size; each CPU's node and APIC id.
-fn assert_reads_back(m: &Irregular, t: &Topology) -> Result<(), TestCaseError> {
+/// row; each cache's CPUs and size; each CPU's node and (from x86 cpuinfo)
+/// APIC id.
+fn assert_reads_back(m: &Irregular, arch: ArchSource, t: &Topology) -> Result<(), TestCaseError> {
     let online = m.online();
     prop_assert_eq!(*t.online(), online);
     prop_assert_eq!(*t.present(), m.present());
@@ -942,11 +978,13 @@ fn assert_reads_back(m: &Irregular, t: &Topology) -> Result<(), TestCaseError> {
         // A die level whose every die is its package is merged into the
         // packages, as hwloc does.
         let merged = kind == LevelKind::Die && want == m.groups(PACKAGE);
-        // So is an x86 cluster level (the generator writes x86 cpuinfo)
-        // whose every cluster is a core or a cache of the same CPUs.
+        // So is a cluster level whose every cluster is a core or a cache
+        // of the same CPUs, as hwloc merges it, except on a known
+        // architecture other than x86 (arm64's CLS domain is the cluster).
         let cores = m.groups(CORE);
         let caches = m.caches(true);
         let one_core_or_cache = kind == LevelKind::Cluster
+            && arch != ArchSource::Arm64Cpuinfo
             && want
                 .iter()
                 .all(|g| cores.contains(g) || caches.iter().any(|(.., c)| c == g));
@@ -998,7 +1036,9 @@ fn assert_reads_back(m: &Irregular, t: &Topology) -> Result<(), TestCaseError> {
         }
         let cpu = t.cpu(id).unwrap();
         prop_assert_eq!(cpu.node, Some(m.node_of(pos) as u32), "cpu{} node", id);
-        prop_assert_eq!(cpu.hw_id, Some(pos as u64 * 2), "cpu{} APIC id", id);
+        if arch == ArchSource::X86Cpuinfo {
+            prop_assert_eq!(cpu.hw_id, Some(pos as u64 * 2), "cpu{} APIC id", id);
+        }
         prop_assert_eq!(
             t.smt_mask(id),
             m.group(pos, CORE, true),
@@ -1022,11 +1062,17 @@ proptest! {
     /// others offline, dies, clusters, sparse interleaved nodes, memory-less
     /// and memory-only nodes, asymmetric SLITs) read back set for set.
     #[test]
-    fn irregular_snapshots_read_back_every_set(m in irregular()) {
-        let tree = irregular_tree(&m);
+    fn irregular_snapshots_read_back_every_set(m in irregular(), arch in arch_source()) {
+        let tree = irregular_tree(&m, arch);
         let t = readers::sysfs::read_archive_bytes(&tree.tar_gz("irr"), "irr.tar.gz")
             .map_err(|e| TestCaseError::fail(format!("{e}")))?;
         assert_consistent(&t);
-        assert_reads_back(&m, &t)?;
+        let want_arch = match arch {
+            ArchSource::X86Cpuinfo | ArchSource::X86Modalias => topology::Arch::X86_64,
+            ArchSource::Unknown => topology::Arch::Other("unknown".into()),
+            ArchSource::Arm64Cpuinfo => topology::Arch::Arm64,
+        };
+        prop_assert_eq!(t.arch(), &want_arch);
+        assert_reads_back(&m, arch, &t)?;
     }
 }

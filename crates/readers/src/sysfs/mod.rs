@@ -27,6 +27,7 @@
 //! Every problem is one [`Error`] naming the file (or `archive:member`) and line.
 
 // The CPUID-dump reader decodes its archives the same way.
+mod arch_signs;
 pub(crate) mod archive;
 mod caches;
 mod clusters;
@@ -575,13 +576,11 @@ fn read_root(root: &Root, threads: Threads) -> Result<Topology, Error> {
         Some(t) => CpuInfo::parse(t, &root.describe(CPUINFO))?,
         None => CpuInfo::default(),
     };
-    let arch = cpuinfo.arch().unwrap_or_else(|| {
-        if root.is_live() {
-            Arch::of_build()
-        } else {
-            Arch::Other("unknown".into())
-        }
-    });
+    let arch = match cpuinfo.arch() {
+        Some(arch) => arch,
+        None if root.is_live() => Arch::of_build(),
+        None => arch_signs::arch_of_sysfs(root, &cpu_entries)?,
+    };
     let arch = power_byte_order(root, arch)?;
     let arch_files = ArchFiles::of(&arch);
     let by_processor = cpuinfo.by_processor();
@@ -617,7 +616,7 @@ fn read_root(root: &Root, threads: Threads) -> Result<Topology, Error> {
             arch_files.sparc_caches,
             ahead,
         )?;
-        clusters::drop_x86_clusters_of_one_core_or_cache(
+        clusters::drop_clusters_of_one_core_or_cache(
             &arch,
             &raws,
             &mut keys,

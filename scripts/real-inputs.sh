@@ -1,0 +1,123 @@
+#!/bin/bash
+# Rebuilds the directory of real inputs from outside the corpus that
+# crates/readers/tests/real_inputs.rs reads against lstopo:
+#   scripts/real-inputs.sh DIR [MIRRORS]
+#   MANYCORE_REAL_INPUTS=DIR cargo test --release -p readers --test real_inputs -- --nocapture
+# MIRRORS (default /work/.mirror) holds git snapshots of the source
+# repositories named owner+name (the session tool `fetch` makes them); a
+# repository that is not there is skipped with a note. Byte-identical files
+# are kept once. DIR gets xml/, sysfs/ and lscpu/ (lscpu outputs are typed
+# from issues by hand and not rebuilt here). Nothing is committed: the
+# inputs keep their own repositories' licences.
+set -euo pipefail
+dir=${1:?usage: real-inputs.sh DIR [MIRRORS]}
+mirrors=${2:-/work/.mirror}
+# xml/ and sysfs/ are remade; lscpu/ (typed by hand) is kept.
+rm -rf "$dir"/xml "$dir"/sysfs
+mkdir -p "$dir"/{xml,sysfs,lscpu}
+
+# The git directory of a mirrored repository, or nothing.
+gitdir() {
+  local g=$mirrors/${1/\//+}/repo
+  [[ -d $g/.git ]] && g=$g/.git
+  [[ -d $g/objects ]] && echo "$g"
+}
+
+# put REPO KIND PATTERN: every regular file of REPO's newest commit whose
+# path matches the extended regex PATTERN, copied to DIR/KIND under a name
+# made of the repository and the path.
+put() {
+  local repo=$1 kind=$2 pattern=$3 g mode path name
+  if ! g=$(gitdir "$repo"); then
+    echo "skipped $repo: not mirrored under $mirrors" >&2
+    return
+  fi
+  # Mode 120000 entries are git links (one snapshot naming another): skipped.
+  git --git-dir="$g" ls-tree -r HEAD | grep -E "$pattern" |
+    while read -r mode _ _ path; do
+      [[ $mode == 100644 || $mode == 100755 ]] || continue
+      name="${repo#*/}_${path//\//_}"
+      git --git-dir="$g" show "HEAD:$path" >"$dir/$kind/$name"
+    done
+}
+
+put LLNL/mpibind xml $'\ttopo-xml/[^/]*\\.xml$'
+put flux-framework/flux-sched xml $'\tt/data/hwloc-data/.*\\.xml$'
+put flux-framework/flux-core xml $'\tt/hwloc-data/[^/]*\\.xml$'
+
+put jaypipes/ghw sysfs $'\ttestdata/snapshots/[^/]*\\.tar\\.gz$'
+put containers/nri-plugins sysfs $'\t(pkg/sysfs/test-data-sample[12]\\.tar\\.xz|pkg/resmgr/lib/memory/test-data-sample[12]\\.tar\\.xz|pkg/cpuallocator/testdata/sysfs\\.tar\\.bz2|cmd/plugins/topology-aware/policy/testdata/sysfs\\.tar\\.bz2|pkg/topology/test-data\\.tar\\.gz)$'
+put intel/cri-resource-manager sysfs $'\tpkg/cpuallocator/testdata/sysfs\\.tar\\.bz2$'
+put performancecopilot/pcp sysfs $'\tqa/linux/(sysdev-root-00[12]|sysfs-numa-001|sysfs-cpufreq-scaling-001|bigsys-root-hpbl920gen8|meminfo-root-008)\\.tgz$'
+
+# prometheus/procfs keeps its fixtures as one "ttar" text archive; only
+# what the sysfs reader looks at is unpacked (by this script, not by the
+# repository's own ttar program).
+if g=$(gitdir prometheus/procfs); then
+  git --git-dir="$g" show HEAD:testdata/fixtures.ttar |
+    python3 -c '
+import os, re, sys
+out = sys.argv[1]
+keep = re.compile(r"fixtures/(sys/devices/system/(cpu|node)(/|$)|proc(/cpuinfo)?$|sys(/devices(/system)?)?$)")
+lines = sys.stdin.read().split("\n")
+i = 0
+while i < len(lines):
+    line = lines[i]; i += 1
+    if line.startswith("Directory: "):
+        p = line[len("Directory: "):]
+        if keep.match(p):
+            os.makedirs(os.path.join(out, p), exist_ok=True)
+    elif line.startswith("Path: "):
+        p = line[len("Path: "):]
+        if i < len(lines) and lines[i].startswith("Lines: "):
+            n = int(lines[i][len("Lines: "):]); i += 1
+            body = lines[i:i + n]; i += n
+            text = "\n".join(body) + "\n"
+            if text.endswith("EOF\n"):
+                text = text[:-4]
+            text = text.replace("NULLBYTE", "\0")
+            if keep.match(p):
+                os.makedirs(os.path.dirname(os.path.join(out, p)), exist_ok=True)
+                with open(os.path.join(out, p), "w") as f:
+                    f.write(text)
+' "$dir/sysfs/.procfs"
+  mv "$dir/sysfs/.procfs/fixtures" "$dir/sysfs/procfs_fixtures"
+  rmdir "$dir/sysfs/.procfs"
+else
+  echo "skipped prometheus/procfs: not mirrored under $mirrors" >&2
+fi
+
+# iree-org/iree keeps sysfs captures as manifests of `path=content` lines
+# (paths below /sys/devices/system, one line per file, newline stripped);
+# only the two captured from real machines are expanded, not the synthetic.
+if g=$(gitdir iree-org/iree); then
+  for name in x86_64_ryzen9_7950x arm64_pixel6_tensor; do
+    out="$dir/sysfs/iree_$name"
+    git --git-dir="$g" show "HEAD:runtime/src/iree/task/testdata/sysfs/$name.sysfs.txt" |
+      python3 -c '
+import os, sys
+out = sys.argv[1]
+for line in sys.stdin.read().split("\n"):
+    if not line or line.startswith("#") or "=" not in line:
+        continue
+    path, value = line.split("=", 1)
+    if path.startswith("/") or ".." in path.split("/"):
+        sys.exit("iree manifest: bad path " + path)
+    full = os.path.join(out, "sys/devices/system", path)
+    os.makedirs(os.path.dirname(full), exist_ok=True)
+    with open(full, "w") as f:
+        f.write(value + "\n")
+' "$out"
+  done
+else
+  echo "skipped iree-org/iree: not mirrored under $mirrors" >&2
+fi
+
+# Byte-identical copies are kept once (the first name in sort order).
+for kind in xml sysfs; do
+  (cd "$dir/$kind" && find . -maxdepth 1 -type f -printf '%f\n' | sort |
+    xargs -r sha256sum | awk 'seen[$1]++ { print $2 }' | xargs -r rm -f)
+done
+for kind in xml sysfs lscpu; do
+  echo "$kind: $(find "$dir/$kind" -mindepth 1 -maxdepth 1 | wc -l)"
+done
