@@ -202,6 +202,11 @@ impl core::fmt::Display for MachineError {
 
 impl Machine {
     /// The placement view of `doms` (built by `domains::build` on `topo`).
+    ///
+    /// Phases: the online CPUs numbered densely; each CPU's priority
+    /// ([`priorities`]); the CPUs' core, package and node ([`Facts`]); the
+    /// domains and their groups interned ([`Machine::intern_domains`]) and
+    /// indexed per CPU; then the local groups and the cache domains.
     pub fn new(
         topo: &Topology,
         doms: &Domains,
@@ -214,26 +219,8 @@ impl Machine {
         for (i, &c) in cpu_id.iter().enumerate() {
             dense[c as usize] = i as u32;
         }
-        let is_x86 = matches!(doms.arch, Arch::X86_64 | Arch::X86);
-        if options.itmt_priorities.is_some() && !is_x86 {
-            return Err(MachineError::ItmtNotX86);
-        }
-        if let Some(p) = &options.itmt_priorities {
-            if let Some(&c) = cpu_id
-                .iter()
-                .find(|&&c| p.get(c as usize).copied().flatten().is_none())
-            {
-                return Err(MachineError::ItmtMissing(c));
-            }
-        }
+        let prio = priorities(doms, options, &cpu_id)?;
         let facts = Facts::new(topo, &cpu_id, &dense)?;
-        let prio: Vec<i64> = cpu_id
-            .iter()
-            .map(|&c| match &options.itmt_priorities {
-                Some(p) => p[c as usize].unwrap_or_default(),
-                None => doms.asym_priority(c),
-            })
-            .collect();
         let itmt = options.itmt_priorities.is_some();
 
         let mut m = Machine {
@@ -612,6 +599,35 @@ fn to_dense(mask: &impl AsWords, dense: &[u32]) -> Vec<u32> {
         .iter()
         .filter_map(|c| dense.get(c).copied().filter(|&d| d != u32::MAX))
         .collect()
+}
+
+/// Each CPU's (in `cpu_id` order) asym-packing priority: the `--itmt`
+/// priorities when given, which only x86 has and which must name every
+/// online CPU, else the one the domains give it.
+fn priorities(
+    doms: &Domains,
+    options: &MachineOptions,
+    cpu_id: &[u32],
+) -> Result<Vec<i64>, MachineError> {
+    let is_x86 = matches!(doms.arch, Arch::X86_64 | Arch::X86);
+    if options.itmt_priorities.is_some() && !is_x86 {
+        return Err(MachineError::ItmtNotX86);
+    }
+    if let Some(p) = &options.itmt_priorities {
+        if let Some(&c) = cpu_id
+            .iter()
+            .find(|&&c| p.get(c as usize).copied().flatten().is_none())
+        {
+            return Err(MachineError::ItmtMissing(c));
+        }
+    }
+    Ok(cpu_id
+        .iter()
+        .map(|&c| match &options.itmt_priorities {
+            Some(p) => p[c as usize].unwrap_or_default(),
+            None => doms.asym_priority(c),
+        })
+        .collect())
 }
 
 /// Per-CPU topology facts, read from the topology in this one place.
