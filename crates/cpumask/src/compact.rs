@@ -17,7 +17,7 @@ use alloc::vec::Vec;
 use core::fmt;
 
 use crate::words::{assert_in_capacity, index_len, AsWords, Iter, Words};
-use crate::{CpuMask, OutOfRange, ParseError, MAX_CPUS, WORDS};
+use crate::{parse_hex_groups, CpuMask, OutOfRange, ParseError, MAX_CPUS, WORDS};
 
 /// An immutable set of logical CPU numbers `0..MAX_CPUS`, stored as the run
 /// of words from its lowest CPU's to its highest CPU's, or as its non-zero
@@ -155,6 +155,28 @@ impl CompactMask {
     /// Parses the cpulist form (see [`CpuMask::parse_list`]).
     pub fn parse_list(text: &str) -> Result<Self, ParseError> {
         CpuMask::parse_list(text).map(|m| Self::from(&m))
+    }
+
+    /// Parses the hex form (see [`CpuMask::parse_hex`]) straight into the
+    /// compact form: the words its non-zero groups fill, never a 2 KiB
+    /// [`CpuMask`] to zero, scan and copy (a core's map names one or two
+    /// words of the 256).
+    pub fn parse_hex(text: &str) -> Result<Self, ParseError> {
+        let mut entries: Vec<(usize, u64)> = Vec::new();
+        parse_hex_groups(text, |bit_base, value| {
+            entries.push((bit_base / 64, (value as u64) << (bit_base % 64)));
+        })?;
+        // The groups come most significant first (the kernel's form) or
+        // last (any other): in word order, two groups to a word.
+        entries.sort_unstable_by_key(|e| e.0);
+        entries.dedup_by(|later, kept| {
+            let same = later.0 == kept.0;
+            if same {
+                kept.1 |= later.1;
+            }
+            same
+        });
+        Ok(Self::from_entries(&entries))
     }
 
     /// The set's stored words.

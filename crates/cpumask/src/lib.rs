@@ -365,95 +365,53 @@ impl CpuMask {
     /// (the least significant first, so each one's place is known), eight
     /// digits at a time where sysfs wrote eight.
     pub fn parse_hex(text: &str) -> Result<CpuMask, ParseError> {
-        let s = text.trim();
-        if s.is_empty() {
-            return Err(ParseError::Syntax {
-                at: 0,
-                expected: "hex digits",
-            });
-        }
-        let s = s.strip_prefix("0x").unwrap_or(s).as_bytes();
-        if let Some(mask) = Self::parse_kernel_hex(s) {
-            return Ok(mask);
-        }
         let mut mask = CpuMask::new();
-        let mut bit_base: usize = 0;
-        let mut end = s.len();
-        loop {
-            // Eight digits after a comma (or at the start) are a whole group.
-            let eight = end
-                .checked_sub(8)
-                .filter(|&start| start == 0 || s[start - 1] == b',')
-                .and_then(|start| Some((start, hex8(s[start..end].try_into().ok()?)?)));
-            let (start, value) = match eight {
-                Some(group) => group,
-                None => {
-                    let start = s[..end]
-                        .iter()
-                        .rposition(|&c| c == b',')
-                        .map_or(0, |i| i + 1);
-                    let value =
-                        hex_group(&s[start..end]).map_err(|(at, expected)| ParseError::Syntax {
-                            at: start + at,
-                            expected,
-                        })?;
-                    (start, value)
-                }
-            };
-            if value != 0 {
-                if bit_base >= MAX_CPUS {
-                    let top = bit_base as u64 + 31 - value.leading_zeros() as u64;
-                    return Err(ParseError::TooLarge { cpu: top });
-                }
-                mask.words[bit_base / 64] |= (value as u64) << (bit_base % 64);
-            }
-            if start == 0 {
-                return Ok(mask);
-            }
-            end = start - 1;
-            bit_base = bit_base.saturating_add(32);
-        }
+        parse_hex_groups(text, |bit_base, value| {
+            mask.words[bit_base / 64] |= (value as u64) << (bit_base % 64);
+        })?;
+        Ok(mask)
     }
 
     /// [`CpuMask::parse_hex`] of the form the kernel writes, and only that:
     /// a first group of one to eight digits, then groups of exactly eight,
     /// each after a comma. Taken from the left in steps of nine bytes, where
     /// a zero group (most of a big machine's map: one CPU of 16384 is one
-    /// non-zero group of 512) costs one comparison. `None` for any other
-    /// text or a CPU past [`MAX_CPUS`]: the general loop then reads it, or
-    /// names its fault.
-    fn parse_kernel_hex(s: &[u8]) -> Option<CpuMask> {
+    /// non-zero group of 512) costs one comparison. Calls `put(bit_base,
+    /// value)` for each non-zero group, and `None` (having called nothing
+    /// when `check` is set) for any other text or a CPU past [`MAX_CPUS`]:
+    /// the general loop then reads it, or names its fault.
+    fn kernel_hex_groups(s: &[u8], check: bool, put: &mut dyn FnMut(usize, u32)) -> Option<()> {
         const ZEROS: [u8; 8] = *b"00000000";
         let head = s.len() % 9;
         if head == 0 {
             return None;
         }
+        if check {
+            // Every group checked before any is given out.
+            Self::kernel_hex_groups(s, false, &mut |_, _| {})?;
+        }
         // The groups after the first; group `k` from the right holds CPUs
         // 32k to 32k + 31.
         let rest = s.len() / 9;
-        let mut mask = CpuMask::new();
+        let mut group = |k: usize, value: u32| -> Option<()> {
+            if value != 0 {
+                let bit = k.checked_mul(32).filter(|&b| b < MAX_CPUS)?;
+                put(bit, value);
+            }
+            Some(())
+        };
         let mut first = ZEROS;
         first[8 - head..].copy_from_slice(&s[..head]);
-        mask.or_group(rest, hex8(first)?)?;
-        for (i, group) in s[head..].chunks_exact(9).enumerate() {
-            let (&comma, digits) = group.split_first()?;
+        group(rest, hex8(first)?)?;
+        for (i, digits) in s[head..].chunks_exact(9).enumerate() {
+            let (&comma, digits) = digits.split_first()?;
             let digits: [u8; 8] = digits.try_into().ok()?;
             if comma != b',' {
                 return None;
             }
             if digits != ZEROS {
-                mask.or_group(rest - 1 - i, hex8(digits)?)?;
+                group(rest - 1 - i, hex8(digits)?)?;
             }
-        }
-        Some(mask)
-    }
-
-    /// Sets the CPUs of 32-bit group `group` that `value` holds; `None`
-    /// when one is past [`MAX_CPUS`].
-    fn or_group(&mut self, group: usize, value: u32) -> Option<()> {
-        if value != 0 {
-            let bit = group.checked_mul(32).filter(|&b| b < MAX_CPUS)?;
-            self.words[bit / 64] |= u64::from(value) << (bit % 64);
         }
         Some(())
     }
@@ -590,6 +548,63 @@ fn parse_stride(bytes: &[u8], pos: usize) -> Result<((u64, u64), usize), ParseEr
         return Err(ParseError::BadStride);
     }
     Ok(((used, group), p))
+}
+
+/// Decodes the hex mask `text` (see [`CpuMask::parse_hex`]) group by group,
+/// least significant first, calling `put(bit_base, value)` for each
+/// non-zero 32-bit group below [`MAX_CPUS`]: the one decoder of both
+/// [`CpuMask::parse_hex`] and [`CompactMask::parse_hex`].
+pub(crate) fn parse_hex_groups(
+    text: &str,
+    mut put: impl FnMut(usize, u32),
+) -> Result<(), ParseError> {
+    let s = text.trim();
+    if s.is_empty() {
+        return Err(ParseError::Syntax {
+            at: 0,
+            expected: "hex digits",
+        });
+    }
+    let s = s.strip_prefix("0x").unwrap_or(s).as_bytes();
+    if CpuMask::kernel_hex_groups(s, true, &mut put).is_some() {
+        return Ok(());
+    }
+    let mut bit_base: usize = 0;
+    let mut end = s.len();
+    loop {
+        // Eight digits after a comma (or at the start) are a whole group.
+        let eight = end
+            .checked_sub(8)
+            .filter(|&start| start == 0 || s[start - 1] == b',')
+            .and_then(|start| Some((start, hex8(s[start..end].try_into().ok()?)?)));
+        let (start, value) = match eight {
+            Some(group) => group,
+            None => {
+                let start = s[..end]
+                    .iter()
+                    .rposition(|&c| c == b',')
+                    .map_or(0, |i| i + 1);
+                let value =
+                    hex_group(&s[start..end]).map_err(|(at, expected)| ParseError::Syntax {
+                        at: start + at,
+                        expected,
+                    })?;
+                (start, value)
+            }
+        };
+        if value != 0 {
+            if bit_base >= MAX_CPUS {
+                let top = bit_base as u64 + 31 - value.leading_zeros() as u64;
+                return Err(ParseError::TooLarge { cpu: top });
+            }
+            put(bit_base, value);
+        }
+        if start == 0 {
+            return Ok(());
+        }
+        end = start - 1;
+        bit_base = bit_base.saturating_add(32);
+    }
 }
 
 /// The value of one group of a hex mask (1 to 8 hex digits), or where in the

@@ -1,7 +1,7 @@
 //! Property tests: both text forms round-trip, and parsing never panics.
 use std::collections::BTreeSet;
 
-use cpumask::{CpuMask, ParseError, MAX_CPUS};
+use cpumask::{CompactMask, CpuMask, ParseError, MAX_CPUS};
 use proptest::prelude::*;
 
 /// The hex form as its documentation defines it (comma-separated groups of 1
@@ -211,5 +211,14 @@ proptest! {
             let nr = m.last().map_or(1, |l| l + 1);
             prop_assert_eq!(CpuMask::parse_hex(&m.to_hex_string(nr)).unwrap(), m);
         }
+    }
+}
+
+proptest! {
+    /// The compact parse is the full one's: the same set, the same error.
+    #[test]
+    fn compact_hex_parse_is_the_full_parse(text in arb_hex_text()) {
+        let full = CpuMask::parse_hex(&text).map(|m| CompactMask::from(&m));
+        prop_assert_eq!(CompactMask::parse_hex(&text), full);
     }
 }

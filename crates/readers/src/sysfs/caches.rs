@@ -185,7 +185,7 @@ impl CacheScan<'_> {
 
     /// The sharing map of the index directory `idx` (the hex form first,
     /// as [`Files::mask`] prefers it).
-    fn map(&self, idx: &str) -> Result<Option<CpuMask>, Error> {
+    fn map(&self, idx: &str) -> Result<Option<CompactMask>, Error> {
         self.files.mask(idx, "shared_cpu_list", "shared_cpu_map")
     }
 
@@ -243,19 +243,18 @@ impl CacheScan<'_> {
         r: &RawCpu,
         idx: &str,
         k: usize,
-        map: Option<CpuMask>,
+        map: Option<CompactMask>,
     ) -> Result<(), Error> {
         let shared_mask = map.unwrap_or_default();
         // An all-zero map (ia64) means "the core", which differs per CPU;
         // a map this index name showed before is a cache counted.
-        let shared_named = !shared_mask.is_empty();
-        if shared_named && !self.names[k].read.insert(CompactMask::from(&shared_mask)) {
+        if !shared_mask.is_empty() && !self.names[k].read.insert(shared_mask.clone()) {
             return Ok(());
         }
         let Some((level, kind)) = self.level_and_kind(idx)? else {
             return Ok(());
         };
-        let cpus = sharing_set(r, shared_mask, self.possible);
+        let cpus = sharing_set(r, &shared_mask, self.possible);
         // The CPUs of the set have this cache counted, whether the map
         // named them or an all-zero map meant the core: each would read
         // the same set from its own `indexN` (a core's threads have one
@@ -382,14 +381,14 @@ impl CacheScan<'_> {
 /// L2i and L3) the CPU's core (hwloc makes the same assumption); always
 /// `r` itself, and only possible CPUs (kernels size these maps by
 /// NR_CPUS).
-fn sharing_set(r: &RawCpu, shared: CpuMask, possible: &CpuMask) -> CpuMask {
-    let mut cpus = shared;
-    if cpus.is_empty() {
-        cpus = r.masks[CORE]
+fn sharing_set(r: &RawCpu, shared: &CompactMask, possible: &CpuMask) -> CpuMask {
+    let mut cpus = match shared.is_empty() {
+        false => shared.to_cpumask(),
+        true => r.masks[CORE]
             .as_deref()
             .map(CompactMask::to_cpumask)
-            .unwrap_or_default();
-    }
+            .unwrap_or_default(),
+    };
     cpus.set(r.id as usize);
     cpus.and(possible)
 }

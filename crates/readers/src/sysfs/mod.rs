@@ -258,20 +258,29 @@ impl Files<'_> {
 
     /// The cpulist `text` read from `path`, an error naming `path` if bad.
     fn parse_list(&self, path: &str, text: &str) -> Result<CpuMask, Error> {
-        CpuMask::parse_list(text)
-            .map_err(|e| Error::at_line(self.root.describe(path), 1, format!("bad CPU list: {e}")))
+        CpuMask::parse_list(text).map_err(|e| self.bad_list(path, e))
     }
 
-    /// The hex cpumap `text` read from `path`, an error naming `path` if bad.
-    fn parse_hex(&self, path: &str, text: &str) -> Result<CpuMask, Error> {
-        CpuMask::parse_hex(text)
+    fn bad_list(&self, path: &str, e: cpumask::ParseError) -> Error {
+        Error::at_line(self.root.describe(path), 1, format!("bad CPU list: {e}"))
+    }
+
+    /// The hex cpumap `text` read from `path`, an error naming `path` if
+    /// bad; parsed into the compact form, as every map is kept so.
+    fn parse_hex(&self, path: &str, text: &str) -> Result<CompactMask, Error> {
+        CompactMask::parse_hex(text)
             .map_err(|e| Error::at_line(self.root.describe(path), 1, format!("bad CPU map: {e}")))
     }
 
     /// The hex map if present, else the `_list` form. The kernel writes both
     /// from the same mask; the map is preferred because it is what hwloc reads,
     /// so hand-edited test snapshots that only updated the map stay coherent.
-    fn mask(&self, dir: &str, list_name: &str, map_name: &str) -> Result<Option<CpuMask>, Error> {
+    fn mask(
+        &self,
+        dir: &str,
+        list_name: &str,
+        map_name: &str,
+    ) -> Result<Option<CompactMask>, Error> {
         Ok(self
             .mask_and_path(dir, list_name, map_name)?
             .map(|(mask, _)| mask))
@@ -286,13 +295,13 @@ impl Files<'_> {
         dir: &str,
         list_name: &str,
         map_name: &str,
-    ) -> Result<Option<(CpuMask, String)>, Error> {
+    ) -> Result<Option<(CompactMask, String)>, Error> {
         for (name, hex) in [(map_name, true), (list_name, false)] {
             let path = join(dir, name);
             if let Some(text) = self.text(&path)? {
                 let mask = match hex {
                     true => self.parse_hex(&path, &text)?,
-                    false => self.parse_list(&path, &text)?,
+                    false => CompactMask::parse_list(&text).map_err(|e| self.bad_list(&path, e))?,
                 };
                 return Ok(Some((mask, path)));
             }
@@ -322,7 +331,11 @@ const CORE_MASK_NAMES: [(&str, &str); 2] = [
 /// `*first` (the one the previous CPU had) and then the others newest first,
 /// and remembering which one answered. Both names hold the same mask when a
 /// kernel writes both, so the order only saves failed opens.
-fn read_core_mask(files: &Files, topo: &str, first: &mut usize) -> Result<Option<CpuMask>, Error> {
+fn read_core_mask(
+    files: &Files,
+    topo: &str,
+    first: &mut usize,
+) -> Result<Option<CompactMask>, Error> {
     let order = std::iter::once(*first).chain((0..CORE_MASK_NAMES.len()).filter(|&i| i != *first));
     for i in order {
         let (list_name, map_name) = CORE_MASK_NAMES[i];
@@ -394,11 +407,6 @@ struct RawCpu {
     /// faulted in).
     ids: [Option<i64>; 4],
     masks: [Option<Rc<CompactMask>>; 4],
-}
-
-/// A mask as [`RawCpu`] keeps it.
-fn shared(mask: &CpuMask) -> Rc<CompactMask> {
-    Rc::new(CompactMask::from(mask))
 }
 
 const PACKAGE: usize = 0;
@@ -913,7 +921,7 @@ impl<'a> CpuReader<'a> {
                 read_core_mask(&files, &topo, &mut self.core_names_first)?
             }
         };
-        let core_mask = core_mask.map(|m| self.core_mask(id, &m));
+        let core_mask = core_mask.map(|m| self.core_mask(id, m));
         let has_topology = match (&core_mask, dir_exists) {
             (Some(_), _) => true,
             (None, Some(exists)) => exists,
@@ -1072,12 +1080,12 @@ impl<'a> CpuReader<'a> {
     /// The core mask of CPU `id`, `parsed` from its file: its core owner's,
     /// shared, when the two are the same set (comparing the parsed masks,
     /// as a cpulist and a hex map of one set are different texts).
-    fn core_mask(&self, id: u32, parsed: &CpuMask) -> Rc<CompactMask> {
+    fn core_mask(&self, id: u32, parsed: CompactMask) -> Rc<CompactMask> {
         self.core_owner
             .get(id)
             .and_then(|d| self.raws[d].masks[CORE].clone())
-            .filter(|m| **m == *parsed)
-            .unwrap_or_else(|| shared(parsed))
+            .filter(|m| **m == parsed)
+            .unwrap_or_else(|| Rc::new(parsed))
     }
 
     /// Whether the CPU is online. The kernel writes `cpu/online` and every
@@ -1218,7 +1226,7 @@ fn read_outer(
             owners.claim(other, raws.len());
         }
     }
-    raw.masks[level] = mask.map(|m| shared(&m));
+    raw.masks[level] = mask.map(Rc::new);
     Ok(())
 }
 

@@ -154,8 +154,8 @@ fn node_ids(root: &Root) -> Result<Vec<u32>, Error> {
 /// directory.
 fn node_cpus(files: &Files, dir: &str) -> Result<(CpuMask, String), Error> {
     let root = files.root;
-    if let Some(found) = files.mask_and_path(dir, "cpulist", "cpumap")? {
-        return Ok(found);
+    if let Some((mask, path)) = files.mask_and_path(dir, "cpulist", "cpumap")? {
+        return Ok((mask.to_cpumask(), path));
     }
     let mut m = CpuMask::new();
     for name in root.list(dir)? {
