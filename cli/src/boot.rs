@@ -147,6 +147,8 @@ struct RunSummary<'a> {
     phases: &'a [sim::run::PhaseTotal],
     ops: &'a sim::masks::Ops,
     log: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    caveat: Option<&'a str>,
 }
 
 /// Runs `manycore boot`: the machine and its cost table ([`Setup::new`]),
@@ -259,6 +261,7 @@ impl<'a> Setup<'a> {
                     phases: &run.phases,
                     ops: &run.ops,
                     log: run.log.iter().map(|l| l.render()).collect(),
+                    caveat: run.caveat.as_deref(),
                 };
                 crate::write_stdout(&format!("{}\n", serde_json::to_string_pretty(&summary)?))
             }

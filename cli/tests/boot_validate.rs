@@ -73,6 +73,32 @@ fn compare_reproduces_seed_003_in_sample() {
     );
 }
 
+/// A single parallel run on arm64 (Linux selects no HOTPLUG_PARALLEL there)
+/// carries the what-if note in its text and its JSON, as `--compare` does;
+/// the serial run, which is what arm64's Linux does, carries none.
+#[test]
+fn a_single_parallel_run_on_arm64_is_flagged() {
+    let run = |kick: &str, format: &str| {
+        let (ok, out, err) = manycore(&[
+            "boot",
+            "--machine",
+            "arm64-d06",
+            "--strategy",
+            kick,
+            "--format",
+            format,
+        ]);
+        assert!(ok, "{err}");
+        out
+    };
+    assert!(run("parallel", "text").contains("note: "));
+    assert!(json(&run("parallel", "json"))["caveat"]
+        .as_str()
+        .is_some_and(|c| c.contains("what-if")));
+    assert!(!run("serial", "text").contains("note: "));
+    assert!(json(&run("serial", "json")).get("caveat").is_none());
+}
+
 /// Without --calibrate each platform runs its kernel's rule: a modern x86
 /// (Linux 6.5's calibrate_delay_is_known() copies CPU 0's lpj when the TSC is
 /// constant and synchronised) calibrates no AP, so a 2 x 28 x 2 machine gains

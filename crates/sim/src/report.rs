@@ -49,6 +49,9 @@ pub fn text(run: &Run, machine: &str) -> String {
         out.push_str(&format!("; calibrations finished at {}", fmt_s(run.done_s)));
     }
     out.push('\n');
+    if let Some(caveat) = &run.caveat {
+        out.push_str(&format!("note: {caveat}\n"));
+    }
     out
 }
 
@@ -93,7 +96,7 @@ pub struct Comparison {
     /// `a_s / b_s`.
     pub speedup: f64,
     /// Said under the table when a run kicks in parallel on a platform
-    /// whose Linux never does ([`crate::Platform::linux_kicks_ahead`]).
+    /// whose Linux never does ([`Run::caveat`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub caveat: Option<String>,
 }
@@ -136,7 +139,7 @@ impl Comparison {
             } else {
                 f64::INFINITY
             },
-            caveat: parallel_caveat(a).or_else(|| parallel_caveat(b)),
+            caveat: a.caveat.clone().or_else(|| b.caveat.clone()),
         }
     }
 
@@ -178,20 +181,6 @@ impl Comparison {
         }
         out
     }
-}
-
-/// What to say of `run` if it kicks in parallel on a platform whose Linux
-/// brings CPUs up one at a time.
-fn parallel_caveat(run: &Run) -> Option<String> {
-    let platform: crate::Platform = run.platform.parse().ok()?;
-    let what_if = run.strategy.kick == crate::Kick::Parallel && !platform.linux_kicks_ahead();
-    what_if.then(|| {
-        format!(
-            "Linux on {platform} kicks one CPU at a time (only x86-64 from Linux 6.5 \
-             selects HOTPLUG_PARALLEL, the parallel prefix of kernel/cpu.c): the parallel \
-             kick is the model's what-if, not a kernel's"
-        )
-    })
 }
 
 /// One colour per phase, the same in every picture.
@@ -536,8 +525,15 @@ mod tests {
             assert_eq!(cmp.caveat.is_some(), flagged, "{platform}");
             let text = cmp.to_text("serial kick", "parallel kick");
             assert_eq!(text.contains("note: "), flagged, "{platform}: {text}");
+            // The parallel run alone (`boot --strategy parallel`) says the
+            // same, in its text and in its JSON.
+            let single = super::text(&parallel, "m");
+            assert_eq!(single.contains("note: "), flagged, "{platform}: {single}");
+            let json = serde_json::to_value(&parallel).unwrap();
+            assert_eq!(json.get("caveat").is_some(), flagged, "{platform}");
             // Two serial runs are what every Linux does: nothing to flag.
             assert!(Comparison::new(&serial, &serial).caveat.is_none());
+            assert!(!super::text(&serial, "m").contains("note: "));
         }
     }
 }

@@ -150,6 +150,24 @@ pub struct Run {
     pub log: Vec<LogLine>,
     /// Per-CPU timelines in bring-up order.
     pub timeline: Vec<CpuTimeline>,
+    /// Said with every report of this run when it kicks in parallel on a
+    /// platform whose Linux never does ([`what_if_caveat`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub caveat: Option<String>,
+}
+
+/// What to say of a run with `strategy` on `platform` if it kicks in
+/// parallel where Linux brings CPUs up one at a time
+/// ([`crate::Platform::linux_kicks_ahead`]).
+pub fn what_if_caveat(platform: crate::Platform, strategy: &Strategy) -> Option<String> {
+    let what_if = strategy.kick == crate::Kick::Parallel && !platform.linux_kicks_ahead();
+    what_if.then(|| {
+        format!(
+            "Linux on {platform} kicks one CPU at a time (only x86-64 from Linux 6.5 \
+             selects HOTPLUG_PARALLEL, the parallel prefix of kernel/cpu.c): the parallel \
+             kick is the model's what-if, not a kernel's"
+        )
+    })
 }
 
 /// Options besides the machine, costs and strategy.
@@ -778,6 +796,7 @@ fn totals(
         ops,
         log: p.log,
         timeline: p.timeline,
+        caveat: what_if_caveat(p.costs.platform, strategy),
     }
 }
 
