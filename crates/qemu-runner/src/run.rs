@@ -6,8 +6,9 @@ use crate::qmp::{self, QemuTruth};
 use std::fmt;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, ChildStdout, Command, Stdio};
 use std::sync::mpsc;
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// What went wrong running a boot.
@@ -283,111 +284,38 @@ fn qmp_socket() -> PathBuf {
 }
 
 /// Runs QEMU; stops early when `done(output)` says so.
+///
+/// Phases: the whole argument list ([`full_args`]); QEMU started with its
+/// pipes ([`spawn_qemu`]); when asked, QEMU's own word on the guest over QMP
+/// before the guest runs ([`ask_then_continue`]); the console read until
+/// `done`, its end or the time-out ([`read_console`]); then the exit status
+/// and stderr.
 fn run_qemu(
     args: &[String],
     opts: &RunOptions,
     done: impl Fn(&str) -> bool,
 ) -> Result<Ran, RunError> {
     qemu_version()?;
-    let mut args = args.to_vec();
     let socket = opts.ask_qemu.then(qmp_socket);
-    if let Some(s) = &socket {
-        args.push("-S".into());
-        args.push("-qmp".into());
-        args.push(format!("unix:{},server=on,wait=off", s.display()));
-    }
-    if let Some(bios) = opts.bios.clone().or_else(default_bios) {
-        args.push("-bios".into());
-        args.push(bios.display().to_string());
-    }
-    args.extend(opts.extra_qemu.iter().cloned());
-    let quoted: Vec<String> = args
-        .iter()
-        .map(|a| {
-            if a.is_empty() || a.contains(char::is_whitespace) {
-                format!("'{a}'")
-            } else {
-                a.clone()
-            }
-        })
-        .collect();
-    let command = format!("{} {}", qemu_binary(), quoted.join(" "));
+    let args = full_args(args, opts, socket.as_deref());
+    let command = shown_command(&args);
     let start = Instant::now();
-    let mut child = Command::new(qemu_binary())
-        .args(&args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| RunError::Io(format!("cannot start {}: {e}", qemu_binary())))?;
-    let stdout = child
-        .stdout
-        .take()
-        .ok_or_else(|| RunError::Io("no stdout pipe".into()))?;
-    let mut stderr = child
-        .stderr
-        .take()
-        .ok_or_else(|| RunError::Io("no stderr pipe".into()))?;
-    let err_thread = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = stderr.read_to_string(&mut s);
-        s
-    });
+    let (mut child, stdout, err_thread) = spawn_qemu(&args)?;
     let qemu = match &socket {
         None => None,
-        Some(s) => {
-            let asked = qmp::ask_and_continue(s, opts.timeout);
-            let _ = std::fs::remove_file(s);
-            match asked {
-                Ok(t) => Some(t),
-                Err(e) => {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    return Err(RunError::Io(e));
-                }
-            }
+        Some(s) => Some(ask_then_continue(&mut child, s, opts.timeout)?),
+    };
+    let lines = console_lines(stdout);
+    let (mut output, stopped_early) = match read_console(&lines, start + opts.timeout, done) {
+        Ok(read) => read,
+        Err(output) => {
+            stop(&mut child);
+            return Err(RunError::Timeout {
+                after: opts.timeout,
+                output,
+            });
         }
     };
-    let (tx, rx) = mpsc::channel::<String>();
-    std::thread::spawn(move || {
-        let mut r = BufReader::new(stdout);
-        let mut buf = Vec::new();
-        loop {
-            buf.clear();
-            match r.read_until(b'\n', &mut buf) {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {
-                    if tx.send(String::from_utf8_lossy(&buf).into_owned()).is_err() {
-                        break;
-                    }
-                }
-            }
-        }
-    });
-    let deadline = start + opts.timeout;
-    let mut output = String::new();
-    let mut stopped_early = false;
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        match rx.recv_timeout(left) {
-            Ok(line) => {
-                output.push_str(&line);
-                if done(&output) {
-                    stopped_early = true;
-                    break;
-                }
-            }
-            Err(mpsc::RecvTimeoutError::Disconnected) => break,
-            Err(mpsc::RecvTimeoutError::Timeout) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(RunError::Timeout {
-                    after: opts.timeout,
-                    output,
-                });
-            }
-        }
-    }
     if stopped_early {
         let _ = child.kill();
     }
@@ -408,6 +336,131 @@ fn run_qemu(
         command,
         qemu,
     })
+}
+
+/// `args` and what `opts` adds to them: a paused start and the QMP socket
+/// when QEMU is to be asked first, the firmware, the caller's extra arguments.
+fn full_args(args: &[String], opts: &RunOptions, socket: Option<&Path>) -> Vec<String> {
+    let mut args = args.to_vec();
+    if let Some(s) = socket {
+        args.push("-S".into());
+        args.push("-qmp".into());
+        args.push(format!("unix:{},server=on,wait=off", s.display()));
+    }
+    if let Some(bios) = opts.bios.clone().or_else(default_bios) {
+        args.push("-bios".into());
+        args.push(bios.display().to_string());
+    }
+    args.extend(opts.extra_qemu.iter().cloned());
+    args
+}
+
+/// The command line as the reports show it: an empty argument, or one with
+/// white space, in single quotes.
+fn shown_command(args: &[String]) -> String {
+    let quoted: Vec<String> = args
+        .iter()
+        .map(|a| {
+            if a.is_empty() || a.contains(char::is_whitespace) {
+                format!("'{a}'")
+            } else {
+                a.clone()
+            }
+        })
+        .collect();
+    format!("{} {}", qemu_binary(), quoted.join(" "))
+}
+
+/// QEMU started on `args`, its stdout, and a thread that collects its stderr
+/// (read apart so that a full stderr pipe cannot stall the guest).
+fn spawn_qemu(args: &[String]) -> Result<(Child, ChildStdout, JoinHandle<String>), RunError> {
+    let mut child = Command::new(qemu_binary())
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| RunError::Io(format!("cannot start {}: {e}", qemu_binary())))?;
+    let stdout = child
+        .stdout
+        .take()
+        .ok_or_else(|| RunError::Io("no stdout pipe".into()))?;
+    let mut stderr = child
+        .stderr
+        .take()
+        .ok_or_else(|| RunError::Io("no stderr pipe".into()))?;
+    let err_thread = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stderr.read_to_string(&mut s);
+        s
+    });
+    Ok((child, stdout, err_thread))
+}
+
+/// Asks the paused QEMU behind `socket` for its vCPUs and RAM layout, then
+/// lets the guest run; QEMU is stopped when that fails.
+fn ask_then_continue(
+    child: &mut Child,
+    socket: &Path,
+    patience: Duration,
+) -> Result<QemuTruth, RunError> {
+    let asked = qmp::ask_and_continue(socket, patience);
+    let _ = std::fs::remove_file(socket);
+    asked.map_err(|e| {
+        stop(child);
+        RunError::Io(e)
+    })
+}
+
+/// `stdout`'s lines on a channel, read on a thread of their own so that the
+/// console can be waited on with a deadline.
+fn console_lines(stdout: ChildStdout) -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        let mut r = BufReader::new(stdout);
+        let mut buf = Vec::new();
+        loop {
+            buf.clear();
+            match r.read_until(b'\n', &mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {
+                    if tx.send(String::from_utf8_lossy(&buf).into_owned()).is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+    });
+    rx
+}
+
+/// The console output until `done` says so (`true`) or QEMU ends it
+/// (`false`); `Err` with the output so far when `deadline` comes first.
+fn read_console(
+    lines: &mpsc::Receiver<String>,
+    deadline: Instant,
+    done: impl Fn(&str) -> bool,
+) -> Result<(String, bool), String> {
+    let mut output = String::new();
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match lines.recv_timeout(left) {
+            Ok(line) => {
+                output.push_str(&line);
+                if done(&output) {
+                    return Ok((output, true));
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => return Ok((output, false)),
+            Err(mpsc::RecvTimeoutError::Timeout) => return Err(output),
+        }
+    }
+}
+
+/// Kills QEMU and reaps it.
+fn stop(child: &mut Child) {
+    let _ = child.kill();
+    let _ = child.wait();
 }
 
 /// Boots the manycore kernel at `kernel` on `machine` with kernel command line
