@@ -52,13 +52,21 @@ fn main() {
     let for_host = env("TARGET") == env("HOST");
     if !(for_host && env("CARGO_CFG_TARGET_OS") == "linux" && env("CARGO_CFG_TARGET_ENV") == "gnu")
     {
+        println!("cargo:rustc-env=MANYCORE_LINK=dynamic: not a host build for Linux with glibc");
         return;
     }
     let out = PathBuf::from(env("OUT_DIR")).join("static-libs");
-    if stand_ins(&out).is_some() {
-        println!("cargo:rustc-link-search=native={}", out.display());
-        println!("cargo:rustc-link-arg=-static");
-    }
+    // The decision, for tests/static_link.rs: "static", or the archive the C
+    // compiler did not find.
+    let link = match stand_ins(&out) {
+        Ok(()) => {
+            println!("cargo:rustc-link-search=native={}", out.display());
+            println!("cargo:rustc-link-arg=-static");
+            "static".to_string()
+        }
+        Err(missing) => format!("dynamic: no {missing}"),
+    };
+    println!("cargo:rustc-env=MANYCORE_LINK={link}");
     println!("cargo:rustc-link-arg=-no-pie");
     order_hot_functions();
 }
@@ -114,20 +122,21 @@ fn links_with(args: &[String]) -> bool {
         .is_ok_and(|s| s.success())
 }
 
-/// Fills `dir` with the stand-ins; `None` (and nothing linked from `dir`)
-/// when the C compiler knows no static archive of one of them.
-fn stand_ins(dir: &Path) -> Option<()> {
-    std::fs::create_dir_all(dir).ok()?;
+/// Fills `dir` with the stand-ins, or names the first static archive the C
+/// compiler does not know (then nothing is linked from `dir`).
+fn stand_ins(dir: &Path) -> Result<(), String> {
+    let io = |e: std::io::Error| format!("{}: {e}", dir.display());
+    std::fs::create_dir_all(dir).map_err(io)?;
     for (name, archive) in STAND_INS {
-        let found = archive_path(archive)?;
+        let found = archive_path(archive).ok_or(*archive)?;
         let link = dir.join(format!("lib{name}.a"));
         let _ = std::fs::remove_file(&link);
-        std::os::unix::fs::symlink(found, link).ok()?;
+        std::os::unix::fs::symlink(found, link).map_err(io)?;
     }
-    archive_path("libgcc_eh.a")?;
+    archive_path("libgcc_eh.a").ok_or("libgcc_eh.a")?;
     // A linker script under the shared unwinder's name: both GNU ld and lld
     // read a library file that is neither an archive nor ELF as one.
-    std::fs::write(dir.join("libgcc_s.a"), "INPUT(-lgcc_eh -lgcc)\n").ok()
+    std::fs::write(dir.join("libgcc_s.a"), "INPUT(-lgcc_eh -lgcc)\n").map_err(io)
 }
 
 /// Where the C compiler finds `archive` (it prints the bare name when it

@@ -2,8 +2,9 @@
 # Installs what manycore's tests and benchmarks need on a fresh Debian bookworm
 # machine: QEMU 10 (from bookworm-backports: bookworm's own 7.2 lacks what we use),
 # hwloc (lstopo, for XML round-trip tests and the benchmark baseline), busybox-static
-# (initramfs for booting Debian's Linux kernel under QEMU), cpio, and the DejaVu
-# fonts the pictures are rendered with.
+# (initramfs for booting Debian's Linux kernel under QEMU), cpio, the DejaVu
+# fonts the pictures are rendered with, and liblzma's static archive (for the
+# static link of manycore).
 # Idempotent: does nothing when everything is already there.
 set -euo pipefail
 
@@ -14,6 +15,9 @@ command -v lstopo-no-graphics >/dev/null || need+=(hwloc-nox)
 command -v cpio >/dev/null || need+=(cpio)
 # The pictures' text is rendered with DejaVu Sans (tests check that text renders).
 [ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need+=(fonts-dejavu-core)
+# cli/build.rs links manycore statically when the C compiler finds every
+# static archive it needs; liblzma's is the one a plain Debian lacks.
+case "$(cc -print-file-name=liblzma.a 2>/dev/null)" in /*) ;; *) need+=(liblzma-dev) ;; esac
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
 fi

@@ -33,7 +33,9 @@
 # else it is built);
 # SCRATCH: where snapshots are extracted (default /dev/shm, else TMPDIR);
 # CORPUS (default shared/corpus beside the repository or a parent). Needs perf, tar,
-# lstopo-no-graphics, lscpu; numactl for the live row (else "–").
+# lstopo-no-graphics, lscpu, rustc (the empty program); jq when it builds the
+# floor_ratios bench itself; numactl for the live row (else "–"). The CPU
+# ratio is printed to three decimals, so ">= 2" below is never a rounded 1.995.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 pairs="${PAIRS:-11}"
@@ -105,7 +107,7 @@ pairs() {
         }
         { tc[NR] = $1; tw[NR] = $2; oc[NR] = $3; ow[NR] = $4; rc[NR] = $1 / $3; rw[NR] = $2 / $4
           if (NR == 1 || $1 / $3 < low) low = $1 / $3 }
-        END { printf "%.3f %.3f %.2f %.2f %.3f %.3f %.2f\n",
+        END { printf "%.3f %.3f %.3f %.2f %.3f %.3f %.2f\n",
                 median(tc, NR), median(oc, NR), median(rc, NR), low, median(tw, NR), median(ow, NR), median(rw, NR) }
     ' "$log"
 }
