@@ -269,7 +269,7 @@ fn json_cpu(t: &Topology, c: &topology::Cpu) -> JsonCpu {
 }
 
 /// What one object of the display tree is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum ObjKind {
     Machine,
     Level(LevelKind),
@@ -351,6 +351,20 @@ struct Tree<'t> {
 }
 
 const ROOT: usize = 0;
+
+/// The fold keys given so far, looked up without allocating per object.
+#[derive(Default)]
+struct Shapes {
+    /// Label-without-indices id of each (kind, size, offline) met: two sizes
+    /// can print alike, so ids come from the printed label.
+    labels: HashMap<(ObjKind, Option<u64>, bool), usize>,
+    label_ids: HashMap<String, usize>,
+    /// Shape id of each key: label id, count of NUMA nodes, their ids, then
+    /// the children's shape ids.
+    seen: HashMap<Vec<usize>, usize>,
+    /// The key being built, reused from object to object.
+    key: Vec<usize>,
+}
 
 impl<'t> Tree<'t> {
     fn new(t: &'t Topology) -> Tree<'t> {
@@ -442,8 +456,8 @@ impl<'t> Tree<'t> {
         for o in &mut tree.objs {
             o.children.sort_by_key(|&c| keys[c]);
         }
-        tree.number(ROOT, &mut HashMap::new(), &mut 0);
-        tree.shape_ids(ROOT, &mut HashMap::new());
+        tree.number(ROOT, &mut Vec::new(), &mut 0);
+        tree.shape_ids(ROOT, &mut Shapes::default());
         tree
     }
 
@@ -537,33 +551,62 @@ impl<'t> Tree<'t> {
     }
 
     /// Numbers objects of each type, and NUMA nodes, in depth-first order.
-    fn number(&mut self, i: usize, counters: &mut HashMap<String, usize>, nodes: &mut usize) {
-        let counter = counters.entry(self.objs[i].kind.name()).or_default();
-        self.objs[i].logical = *counter;
-        *counter += 1;
-        for m in self.objs[i].memory.clone() {
+    /// A type is counted by its kind: no two kinds share a name (`ObjKind::name`),
+    /// and the few kinds of a tree are found by a scan without a name per object.
+    fn number(&mut self, i: usize, counters: &mut Vec<(ObjKind, usize)>, nodes: &mut usize) {
+        let kind = self.objs[i].kind;
+        let k = match counters.iter().position(|&(c, _)| c == kind) {
+            Some(k) => k,
+            None => {
+                counters.push((kind, 0));
+                counters.len() - 1
+            }
+        };
+        self.objs[i].logical = counters[k].1;
+        counters[k].1 += 1;
+        for &m in &self.objs[i].memory {
             self.node_logical[m] = *nodes;
             *nodes += 1;
         }
-        for c in self.objs[i].children.clone() {
+        for k in 0..self.objs[i].children.len() {
+            let c = self.objs[i].children[k];
             self.number(c, counters, nodes);
         }
     }
 
     /// Gives every object its fold key: the same small number for the same
     /// label-without-indices, NUMA node ids and children's keys.
-    fn shape_ids(&mut self, i: usize, seen: &mut HashMap<(String, Vec<u32>, Vec<usize>), usize>) {
-        for c in self.objs[i].children.clone() {
-            self.shape_ids(c, seen);
+    fn shape_ids(&mut self, i: usize, shapes: &mut Shapes) {
+        for k in 0..self.objs[i].children.len() {
+            let c = self.objs[i].children[k];
+            self.shape_ids(c, shapes);
         }
         let o = &self.objs[i];
-        let key = (
-            self.shape_label(i),
-            o.memory.iter().map(|&m| self.topo.nodes()[m].id).collect(),
-            o.children.iter().map(|&c| self.objs[c].shape).collect(),
-        );
-        let next = seen.len();
-        self.objs[i].shape = *seen.entry(key).or_insert(next);
+        let label = match shapes.labels.get(&(o.kind, o.size_bytes, o.offline)) {
+            Some(&label) => label,
+            None => {
+                let next = shapes.label_ids.len();
+                let label = *shapes.label_ids.entry(self.shape_label(i)).or_insert(next);
+                shapes
+                    .labels
+                    .insert((o.kind, o.size_bytes, o.offline), label);
+                label
+            }
+        };
+        let key = &mut shapes.key;
+        key.clear();
+        key.extend([label, o.memory.len()]);
+        key.extend(o.memory.iter().map(|&m| self.topo.nodes()[m].id as usize));
+        key.extend(o.children.iter().map(|&c| self.objs[c].shape));
+        let shape = match shapes.seen.get(key.as_slice()) {
+            Some(&shape) => shape,
+            None => {
+                let next = shapes.seen.len();
+                shapes.seen.insert(key.clone(), next);
+                next
+            }
+        };
+        self.objs[i].shape = shape;
     }
 
     /// "L2 (1MB)", "PU (offline)", "Core": what identical siblings share.
