@@ -241,3 +241,28 @@ fn every_catalogue_machine_round_trips_through_the_summary() {
         assert_eq!(lscpu::summary(&back), text, "{}", entry.name);
     }
 }
+
+/// Two CPU-type blocks, the second cut short before its counts (as an
+/// output pasted in part, cix-linux-main issue 43): one error naming that
+/// block's line, not a sum of unknown sizes.
+#[test]
+fn a_cpu_type_block_without_counts_is_named() {
+    let text = "Architecture:                aarch64
+CPU(s):                      12
+  On-line CPU(s) list:       0-11
+Vendor ID:                   ARM
+  Model name:                Cortex-A520
+    Model:                   1
+    Thread(s) per core:      1
+    Core(s) per socket:      4
+    Socket(s):               1
+  Model name:                Cortex-A720
+    Model:                   1
+";
+    let e = err(text);
+    assert_eq!(e.line, Some(10), "{e}");
+    assert!(
+        e.message.contains("Core(s) per socket") && e.message.contains("12 on-line"),
+        "{e}"
+    );
+}

@@ -14,6 +14,8 @@
 //! out as in `sysfs_captures.rs`); an lscpu output has no second reader, so
 //! it is only read or refused.
 
+#[path = "support/extract.rs"]
+mod extract;
 #[path = "xml_support/truth.rs"]
 mod truth;
 
@@ -121,23 +123,19 @@ fn as_root(path: &Path) -> (PathBuf, Option<tempfile::TempDir>) {
     if path.join("proc").is_dir() {
         return (path.to_path_buf(), None);
     }
-    let tmp = tempfile::tempdir().unwrap();
-    let ok = if path.is_dir() {
-        Command::new("cp")
+    let tmp = if path.is_dir() {
+        let tmp = tempfile::tempdir().unwrap();
+        let ok = Command::new("cp")
             .arg("-a")
             .arg(path)
             .arg(tmp.path())
             .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "copying {}", path.display());
+        tmp
     } else {
-        Command::new("tar")
-            .arg("xaf")
-            .arg(path)
-            .arg("-C")
-            .arg(tmp.path())
-            .status()
-    }
-    .is_ok_and(|s| s.success());
-    assert!(ok, "copying {}", path.display());
+        extract::extract(path)
+    };
     let root = if tmp.path().join("sys").exists() {
         tmp.path().to_path_buf()
     } else {
@@ -154,11 +152,11 @@ fn as_root(path: &Path) -> (PathBuf, Option<tempfile::TempDir>) {
 fn check_sysfs(path: &Path) -> Result<Read, String> {
     let topo = sysfs::read_path(path).map_err(|e| e.to_string())?;
     let (root, _keep) = as_root(path);
-    // hwloc skips a CPU without `topology/` (topology-linux.c,
-    // look_sysfscpu); finding none, it shows the host's PUs instead.
+    // Without the mask files hwloc looks for it reads no CPU from sysfs
+    // and shows the host's PUs instead.
     if !has_cpu_topology(&root) {
         return Ok(Read::NoTruth(
-            "no cpuN/topology/ directory: lstopo shows the host's PUs".into(),
+            "no cpuN/topology/ mask file hwloc reads: lstopo shows the host's PUs".into(),
         ));
     }
     let Some(text) = lstopo_xml(&root, true) else {
@@ -190,11 +188,20 @@ fn check_sysfs(path: &Path) -> Result<Read, String> {
     Ok(Read::Equal)
 }
 
-/// Whether some `cpuN` directory of the root has a `topology/` directory.
+/// Whether some `cpuN/topology/` of the root holds a mask file hwloc looks
+/// for before it reads sysfs (`check_sysfs_cpu_path` in topology-linux.c:
+/// `package_cpus`, `core_cpus`, `core_siblings` or `thread_siblings`);
+/// without one it reads no CPU from sysfs.
 fn has_cpu_topology(root: &Path) -> bool {
+    let masks = [
+        "package_cpus",
+        "core_cpus",
+        "core_siblings",
+        "thread_siblings",
+    ];
     listing(&root.join("sys/devices/system/cpu"))
         .iter()
-        .any(|d| d.join("topology").is_dir())
+        .any(|d| masks.iter().any(|m| d.join("topology").join(m).is_file()))
 }
 
 /// One kind of input's check: `Ok` read (and equal to lstopo's reading),

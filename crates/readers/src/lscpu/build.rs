@@ -529,6 +529,7 @@ fn counts_of(t: &super::scan::CpuType) -> Counts {
         .or(t.clusters.as_ref().map(|v| v.line))
         .or(t.cores_per_socket.as_ref().map(|v| v.line))
         .or(t.threads_per_core.as_ref().map(|v| v.line))
+        .or(t.model_name.as_ref().map(|v| v.line))
         .unwrap_or(0);
     Counts {
         threads,
@@ -641,6 +642,20 @@ fn check_counts(types: &[Counts], sizes: &[u128], n: usize, source: &str) -> Res
                 ),
             ));
         }
+    } else if let Some(t) = types
+        .iter()
+        .find(|t| types.len() > 1 && t.cores_per_socket.is_none())
+    {
+        // A block without its counts (an output cut short) leaves its share
+        // of the on-line CPUs, and so every later block's, unknown.
+        return Err(Error::at_line(
+            source,
+            t.line,
+            format!(
+                "a CPU type block without Core(s) per socket: its share of the {n} on-line \
+                 CPUs is unknown"
+            ),
+        ));
     } else if types.len() > 1 && total != n as u128 {
         return Err(Error::at_line(
             source,
