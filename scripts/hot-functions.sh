@@ -17,13 +17,8 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 manycore="${MANYCORE:-$root/target/release/manycore}"
-corpus="${CORPUS:-${MANYCORE_CORPUS:-}}"
-if [ -z "$corpus" ]; then
-    for d in "$root/.." "$root/../.." "$root/../../.."; do
-        if [ -d "$d/shared/corpus" ]; then corpus="$(cd "$d/shared/corpus" && pwd)"; break; fi
-    done
-fi
-[ -d "$corpus" ] || { echo "no corpus: set CORPUS=DIR" >&2; exit 2; }
+# shellcheck source=scripts/corpus-dir.sh
+. "$root/scripts/corpus-dir.sh"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 linux="$corpus/hwloc/tests/hwloc/linux"

@@ -42,14 +42,8 @@ pairs="${PAIRS:-11}"
 big_pairs="${BIG_PAIRS:-3}"
 only="${ONLY:-}"
 trees="${TREES-1024 4096 16384}"
-corpus="${CORPUS:-${MANYCORE_CORPUS:-}}"
-if [ -z "$corpus" ]; then
-    # Beside the repository, or beside a parent (a worktree's checkout).
-    for d in "$root/.." "$root/../.." "$root/../../.."; do
-        if [ -d "$d/shared/corpus" ]; then corpus="$(cd "$d/shared/corpus" && pwd)"; break; fi
-    done
-fi
-[ -d "$corpus" ] || { echo "no corpus: set CORPUS=DIR" >&2; exit 2; }
+# shellcheck source=scripts/corpus-dir.sh
+. "$root/scripts/corpus-dir.sh"
 if [ -z "${SCRATCH:-}" ]; then
     if [ -d /dev/shm ]; then SCRATCH=/dev/shm; else SCRATCH="${TMPDIR:-/tmp}"; fi
 fi
