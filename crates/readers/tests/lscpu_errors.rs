@@ -242,9 +242,9 @@ fn every_catalogue_machine_round_trips_through_the_summary() {
     }
 }
 
-/// Two CPU-type blocks, the second cut short before its counts (as an
-/// output pasted in part, cix-linux-main issue 43): one error naming that
-/// block's line, not a sum of unknown sizes.
+/// Two CPU-type blocks, the second cut short before its counts (an output
+/// pasted only in part): one error naming that block's line, not a sum of
+/// unknown sizes.
 #[test]
 fn a_cpu_type_block_without_counts_is_named() {
     let text = "Architecture:                aarch64
