@@ -61,7 +61,7 @@ pub struct QemuArgs {
     /// Extra words for the manycore kernel's command line.
     #[arg(long, default_value = "")]
     pub append: String,
-    /// Kill QEMU after this many seconds.
+    /// Kill QEMU after this many seconds (1 to 86400).
     #[arg(long, default_value_t = 900)]
     pub timeout: u64,
     /// Output format.
@@ -101,6 +101,11 @@ fn kernel_calibrate(s: &str) -> Result<Calibrate, String> {
         ))
     }
 }
+
+/// Longest `--timeout`, in seconds: a day, far beyond the hour the
+/// largest boots here take, and small enough that the deadline (now plus
+/// the time-out) is a time the clock can hold.
+const MAX_TIMEOUT_S: u64 = 86_400;
 
 /// on / off.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -147,6 +152,12 @@ fn name<T: ValueEnum>(v: &T) -> String {
 /// Runs the subcommand; the exit code is 0 when every CPU came up everywhere,
 /// 1 when some CPU failed to come online.
 pub fn run(args: &QemuArgs) -> Result<i32> {
+    if !(1..=MAX_TIMEOUT_S).contains(&args.timeout) {
+        bail!(
+            "--timeout {}: must be from 1 to {MAX_TIMEOUT_S} seconds",
+            args.timeout
+        );
+    }
     let machine = Machine {
         cpus: args.cpus,
         shape: match (args.sockets, args.cores, args.threads) {

@@ -24,8 +24,10 @@ pub struct Machine {
 /// A machine that QEMU cannot be asked for.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum MachineError {
-    /// Zero CPUs or nodes, more CPUs than q35 allows (4096), or possible
-    /// CPUs (`max_cpus`) fewer than the started ones or above 4096.
+    /// Zero CPUs or nodes, more CPUs than q35 allows (4096), possible CPUs
+    /// (`max_cpus`) fewer than the started ones or above 4096, or memory
+    /// (`memory_mib`) less than a MiB per node or too large to round up to
+    /// a multiple of the node count.
     Count(String),
     /// sockets × cores × threads ≠ the possible CPUs (`max_cpus`, else `cpus`):
     /// QEMU lays the shape out over every possible CPU.
@@ -139,6 +141,16 @@ impl Machine {
                 nodes: self.nodes,
                 cpus: self.cpus,
             });
+        }
+        if let Some(mib) = self.memory_mib {
+            // `memory` rounds the size up to whole MiB per node.
+            if mib < self.nodes || mib.checked_next_multiple_of(self.nodes).is_none() {
+                return Err(MachineError::Count(format!(
+                    "--memory must be from --nodes ({}) to {} MiB, got {mib}",
+                    self.nodes,
+                    u32::MAX / self.nodes * self.nodes
+                )));
+            }
         }
         if self.x2apic == Some(false) && self.max_apic_id() > 254 {
             return Err(MachineError::NeedsX2apic(self.max_apic_id()));
@@ -455,6 +467,39 @@ mod tests {
             ..Machine::new(2)
         };
         assert!(matches!(m.validate(), Err(MachineError::Nodes { .. })));
+    }
+
+    /// `--memory` 0 would give QEMU `-m 0M`, and a size near `u32::MAX` on
+    /// several nodes overflowed when `memory` rounded it up to whole MiB per
+    /// node: both are refused naming the option; the largest size that rounds
+    /// is accepted.
+    #[test]
+    fn memory_must_give_each_node_a_mib_and_round_up() {
+        for (mib, nodes) in [(0, 1), (1, 2), (u32::MAX, 2), (u32::MAX - 1, 4)] {
+            let m = Machine {
+                memory_mib: Some(mib),
+                nodes,
+                ..Machine::new(4)
+            };
+            match m.validate() {
+                Err(MachineError::Count(msg)) => {
+                    assert!(
+                        msg.contains("--memory") && msg.contains(&mib.to_string()),
+                        "{msg}"
+                    )
+                }
+                other => panic!("--memory {mib} on {nodes} nodes: {other:?}"),
+            }
+        }
+        for (mib, nodes) in [(1, 1), (2, 2), (u32::MAX, 1), (u32::MAX - 1, 2)] {
+            let m = Machine {
+                memory_mib: Some(mib),
+                nodes,
+                ..Machine::new(4)
+            };
+            assert_eq!(m.validate(), Ok(()), "--memory {mib} on {nodes} nodes");
+            assert!(m.memory() >= mib && m.memory().is_multiple_of(nodes));
+        }
     }
 
     /// `--max-cpus` below `--cpus` (0 included) would divide by zero in
