@@ -113,6 +113,53 @@ else
   echo "skipped iree-org/iree: not mirrored under $mirrors" >&2
 fi
 
+# pytorch/cpuinfo keeps what it read on Android phones and tablets (many
+# big.LITTLE, some with CPUs offline) as C headers: one entry per file with
+# its path, size and content as C string literals. Only /proc/cpuinfo and
+# /sys/devices/system/cpu are written out; where a header has an arm64 and
+# an arm branch (#if CPUINFO_ARCH_ARM64 ... #elif), the arm64 one is kept.
+if g=$(gitdir pytorch/cpuinfo); then
+  git --git-dir="$g" ls-tree -r --name-only HEAD | grep -E '^test/mock/[^/]*\.h$' |
+    while read -r path; do
+      name=$(basename "$path" .h)
+      git --git-dir="$g" show "HEAD:$path" | python3 -c '
+import ast, os, re, sys
+out = sys.argv[1]
+kept, stack = [], []
+for line in sys.stdin.read().split("\n"):
+    s = line.strip()
+    if s.startswith("#if"):
+        stack.append(True)
+    elif s.startswith(("#elif", "#else")):
+        stack[-1] = False
+    elif s.startswith("#endif"):
+        stack.pop()
+    elif all(stack):
+        kept.append(line)
+lit = r"\"(?:[^\"\\]|\\.)*\""
+entry = re.compile(r"\.path\s*=\s*(" + lit + r")\s*,\s*\.size\s*=\s*\d+\s*,\s*(?:\.content\s*=\s*((?:" + lit + r"\s*)+))?", re.S)
+n = 0
+for m in entry.finditer("\n".join(kept)):
+    path = ast.literal_eval(m.group(1))
+    if not (path.startswith("/sys/devices/system/cpu/") or path == "/proc/cpuinfo"):
+        continue
+    parts = path.strip("/").split("/")
+    if ".." in parts:
+        sys.exit("pytorch/cpuinfo mock: bad path " + path)
+    text = "".join(ast.literal_eval(p) for p in re.findall(lit, m.group(2) or ""))
+    full = os.path.join(out, *parts)
+    os.makedirs(os.path.dirname(full), exist_ok=True)
+    with open(full, "w", encoding="latin-1") as f:
+        f.write(text)
+    n += 1
+if n == 0:
+    sys.exit("pytorch/cpuinfo mock: no file")
+' "$dir/sysfs/cpuinfo_$name"
+    done
+else
+  echo "skipped pytorch/cpuinfo: not mirrored under $mirrors" >&2
+fi
+
 # Byte-identical copies are kept once (the first name in sort order).
 for kind in xml sysfs; do
   (cd "$dir/$kind" && find . -maxdepth 1 -type f -printf '%f\n' | sort |

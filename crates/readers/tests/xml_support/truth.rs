@@ -474,8 +474,8 @@ pub struct Facts {
 }
 
 /// The facts the truth implies for the model, under the mapping documented in
-/// the readers: no package → one package of all PUs, no core → one core per
-/// PU, groups inside a package/die without NUMA children → clusters, a PU in the
+/// the readers: no package → one package of all PUs, a PU in no core → a core
+/// of its own, groups inside a package/die without NUMA children → clusters, a PU in the
 /// NUMA node with the smallest cpuset (ties: first listed).
 pub fn expected(t: &Truth) -> Facts {
     let pus: Set = t
@@ -488,10 +488,12 @@ pub fn expected(t: &Truth) -> Facts {
     if packages.is_empty() {
         packages = vec![pus.clone()];
     }
+    // hwloc leaves a PU outside every Core when it found no core mask for
+    // it (a partial sysfs capture); the model gives every CPU a core.
     let mut cores = t.sets("Core");
-    if cores.is_empty() {
-        cores = pus.iter().map(|&p| Set::from([p])).collect();
-    }
+    let in_cores: Set = cores.iter().flatten().copied().collect();
+    cores.extend(pus.difference(&in_cores).map(|&p| Set::from([p])));
+    cores.sort();
     let mut clusters: Vec<Set> = (0..t.objects.len())
         .filter(|&i| {
             let o = &t.objects[i];
