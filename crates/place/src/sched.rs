@@ -317,7 +317,17 @@ impl<'m> Sched<'m> {
 
     /// `cpu_util_cfs()`: utilisation, at most the capacity.
     pub fn cpu_util(&self, c: u32) -> u64 {
-        self.cpu_load(c).min(CAPACITY)
+        // The sum only grows, so it stops at the capacity: a wake-up's scan
+        // reads every CPU of the LLC, and a CPU queueing many tasks would
+        // otherwise cost one read per task each time.
+        let mut sum = 0;
+        for &t in &self.rq[c as usize] {
+            sum += self.task_util(t).max(1);
+            if sum >= CAPACITY {
+                return CAPACITY;
+            }
+        }
+        sum
     }
 
     /// Puts `t` on `c`'s runqueue.
