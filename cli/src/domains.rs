@@ -24,6 +24,25 @@ pub enum DomainsFormat {
     Text,
 }
 
+impl DomainsFormat {
+    /// The kernel file layout this format is, if it is one.
+    fn layout(self) -> Option<Layout> {
+        match self {
+            DomainsFormat::Proc => Some(Layout::Proc),
+            DomainsFormat::Debugfs => Some(Layout::Debugfs),
+            DomainsFormat::Json | DomainsFormat::Text => None,
+        }
+    }
+
+    /// The `--format` word that gives `layout`.
+    fn of_layout(layout: Layout) -> &'static str {
+        match layout {
+            Layout::Proc => "proc",
+            Layout::Debugfs => "debugfs",
+        }
+    }
+}
+
 /// How a POWER LPAR gets its processors (overrides what the SOURCE says).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum LparMode {
@@ -173,11 +192,10 @@ fn compare_with_dump(doms: &Domains, dir: &Path, kernel: KernelVersion) -> Resul
 
 /// `--out DIR`: the files a kernel would show, in the chosen layout.
 fn write_tree(doms: &Domains, dir: &Path, args: &DomainsArgs) -> Result<()> {
-    let layout = match args.format {
-        DomainsFormat::Proc => Layout::Proc,
-        DomainsFormat::Debugfs => Layout::Debugfs,
-        _ => render::native_layout(args.kernel),
-    };
+    let layout = args
+        .format
+        .layout()
+        .unwrap_or_else(|| render::native_layout(args.kernel));
     std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
     render::write_tree(doms, layout, dir)
         .with_context(|| format!("{}: cannot write", dir.display()))?;
@@ -216,17 +234,14 @@ fn print(doms: &Domains, topo: &Topology, args: &DomainsArgs) -> Result<()> {
     // a 16384-CPU machine are tens of megabytes of text.
     crate::stream_stdout(|out| {
         let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
-        match args.format {
-            DomainsFormat::Proc => render::to_io(&mut out, |w| {
-                render::write_files(doms, Layout::Proc, &selected, w)
+        match args.format.layout() {
+            Some(layout) => render::to_io(&mut out, |w| {
+                render::write_files(doms, layout, &selected, w)
             })?,
-            DomainsFormat::Debugfs => render::to_io(&mut out, |w| {
-                render::write_files(doms, Layout::Debugfs, &selected, w)
-            })?,
-            DomainsFormat::Text => {
-                render::to_io(&mut out, |w| render::write_text(doms, &selected, w))?
+            None if args.format == DomainsFormat::Json => {
+                render::write_json(doms, &selected, &mut out)?
             }
-            DomainsFormat::Json => render::write_json(doms, &selected, &mut out)?,
+            None => render::to_io(&mut out, |w| render::write_text(doms, &selected, w))?,
         }
         std::io::Write::flush(&mut out)
     })?;
@@ -236,28 +251,18 @@ fn print(doms: &Domains, topo: &Topology, args: &DomainsArgs) -> Result<()> {
 /// Refuses a file layout the chosen kernel never had: `/proc/sys/kernel/sched_domain`
 /// went away in 5.13 when the files moved to debugfs, which 5.9 does not have.
 fn check_kernel_layout(args: &DomainsArgs) -> Result<()> {
-    let layout = match args.format {
-        DomainsFormat::Proc => Layout::Proc,
-        DomainsFormat::Debugfs => Layout::Debugfs,
-        DomainsFormat::Json | DomainsFormat::Text => return Ok(()),
+    let Some(layout) = args.format.layout() else {
+        return Ok(());
     };
     let native = render::native_layout(args.kernel);
     if layout != native {
         bail!(
             "--format {}: Linux {} has no {} tree; it has {} (use --format {})",
-            if layout == Layout::Proc {
-                "proc"
-            } else {
-                "debugfs"
-            },
+            DomainsFormat::of_layout(layout),
             args.kernel,
             layout.kernel_root(),
             native.kernel_root(),
-            if native == Layout::Proc {
-                "proc"
-            } else {
-                "debugfs"
-            },
+            DomainsFormat::of_layout(native),
         );
     }
     Ok(())

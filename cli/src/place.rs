@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use clap::{Args, ValueEnum};
 use place::run::{self, check_duration, check_lpar, machine_for, Config, Report};
 use place::{HvParams, Kernel, Lpar, MachineOptions, Workload};
@@ -66,7 +66,8 @@ pub struct PlaceArgs {
     /// at the SMT, CLS and MC levels toward the higher priorities.
     #[arg(long, value_name = "CPULIST=PRIORITY")]
     pub itmt: Vec<String>,
-    /// Write per-VP occupancy over time as SVG (both runs with --compare).
+    /// Write per-VP occupancy over time (both runs with --compare) into FILE:
+    /// SVG, or PNG when FILE ends in .png.
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
     /// No progress display.
@@ -114,8 +115,7 @@ pub fn run(args: &PlaceArgs) -> Result<()> {
     }
     if let Some(path) = &args.svg {
         let runs: Vec<(&Report, usize)> = reports.iter().map(|(r, t)| (r, *t)).collect();
-        std::fs::write(path, place::svg::occupancy_svg(&runs))
-            .with_context(|| format!("{}: cannot write", path.display()))?;
+        crate::write_picture(path, &place::svg::occupancy_svg(&runs))?;
     }
     crate::write_stdout(&render(args.format, topo.source(), &reports)?)
 }

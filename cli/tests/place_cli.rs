@@ -186,3 +186,38 @@ fn json_has_the_placement_fields_and_compare_has_a_and_b() {
     assert_eq!(v["a"]["kernel"], "6.6");
     assert_eq!(v["b"]["kernel"], "6.8");
 }
+
+/// `--svg FILE.png` writes the occupancy picture rasterised, as every other
+/// picture option does, not SVG text under a .png name.
+#[test]
+fn a_png_name_gets_the_picture_rasterised() {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let run = |name: &str| {
+        let path = dir.join(name);
+        let out = manycore(&[
+            "place",
+            "--machine",
+            "x86-2s-16",
+            "--workload",
+            "spin",
+            "--threads",
+            "2",
+            "--duration",
+            "1",
+            "--quiet",
+            "--svg",
+            path.to_str().unwrap(),
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::fs::read(&path).unwrap()
+    };
+    let png = run("place-occupancy.png");
+    assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "not a PNG");
+    let svg = run("place-occupancy.svg");
+    let expected = draw::to_png(std::str::from_utf8(&svg).unwrap()).unwrap();
+    assert_eq!(png, expected);
+}
