@@ -574,7 +574,7 @@ impl Ctx<'_> {
     /// Interns `mask(cpu) ∩ online` for every online CPU. `key(cpu)` names
     /// everything `mask(cpu)` reads (group indices, node, cache), so CPUs
     /// with equal keys have equal masks and each distinct mask is computed
-    /// once: copying 2 KiB masks per CPU and level was most of the time.
+    /// once, not a 2 KiB mask copied per CPU and level.
     fn level<K: Ord>(
         &mut self,
         name: &'static str,

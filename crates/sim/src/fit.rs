@@ -652,49 +652,84 @@ const RPI_CPU_ON: &str = "Trusted Firmware-A's Raspberry Pi platform answers CPU
 /// arm64 (`ap_start`, `online_serial`) per firmware family, each the mean
 /// over its family's `fit` rows of the public record; [`ARM64_FIT_ROW`]'s
 /// family gives the platform's default. Every other arm64 row is predicted.
+/// Phases: each row's intervals ([`arm64_member`]), grouped by family; the
+/// remote-socket factor over the rows that time a second socket
+/// ([`arm64_remote`]); then each family's mean ([`arm64_family`]).
 fn arm64(a: &Assumptions, work: &Work) -> Result<(Vec<Arm64Firmware>, RemoteFactor), SimError> {
     let rows = work
         .arm64
         .as_ref()
         .map_err(|e| SimError::Record(e.clone()))?;
-    // Per family, in the record's order: (firmware, [(row, ap_start, ap_side)]).
-    // (row, per-CPU interval fitted on, ap_start, AP side), ns.
-    type Member<'a> = (&'a crate::record::Row, f64, f64, f64);
-    let mut families: Vec<(String, Vec<Member>)> = Vec::new();
-    let mut remote_factors: Vec<(&str, f64, f64, Vec<f64>)> = Vec::new();
+    let mut families: Vec<(String, Vec<Arm64Member>)> = Vec::new();
+    let mut remote_factors: Vec<RemoteRow> = Vec::new();
     for (row, n, ops) in rows {
-        let sim = row.sim.as_ref();
-        let firmware = sim
-            .and_then(|s| s.firmware.clone())
-            .ok_or_else(|| needs(row, "sim.firmware on its fit row"))?;
-        let kernel = crate::arm64::Kernel::parse(sim.and_then(|s| s.linux.as_deref()))
-            .map_err(|m| SimError::Record(needs(row, &m)))?;
-        let waits = crate::arm64::prepare(kernel, sim.and_then(|s| s.hz)).map_or(0.0, |p| p.ns);
-        // A row timing each socket apart fits the family on the boot CPU's
-        // socket and the remote factor on the others.
-        let packages = crate::record::package_per_cpu_s(row);
-        let per_cpu = match packages.split_first() {
-            Some((&local, remote)) => {
-                let k = remote.iter().map(|r| r / local).sum::<f64>() / remote.len() as f64;
-                remote_factors.push((row.id.as_str(), k, local, remote.to_vec()));
-                local * 1e9
-            }
-            None => row.per_cpu_s.ok_or_else(|| needs(row, "per_cpu_s"))? * 1e9,
-        };
-        let ap_side = row.ap_side_s.ok_or_else(|| needs(row, "ap_side_s"))? * 1e9;
-        let mask_per_cpu = masks::price(ops, &partial_table(a, a.local_lookup_ns)) / n;
-        let ap_start = per_cpu - ap_side - ARM64_KICK_NS - mask_per_cpu - waits;
-        if ap_start <= ARM64_ON_FINISH_NS {
-            return Err(SimError::Record(needs(
-                row,
-                "a per-CPU interval longer than its AP side, the kick and the firmware's own part",
-            )));
-        }
+        let (firmware, member, remote) = arm64_member(a, row, *n, ops)?;
+        remote_factors.extend(remote);
         match families.iter_mut().find(|(f, _)| *f == firmware) {
-            Some((_, members)) => members.push((row, per_cpu, ap_start, ap_side)),
-            None => families.push((firmware, vec![(row, per_cpu, ap_start, ap_side)])),
+            Some((_, members)) => members.push(member),
+            None => families.push((firmware, vec![member])),
         }
     }
+    let (remote, remote_text) = arm64_remote(&remote_factors)?;
+    let fits = families
+        .into_iter()
+        .map(|(firmware, members)| arm64_family(firmware, &members, &remote, &remote_text))
+        .collect();
+    Ok((fits, remote))
+}
+
+/// One arm64 fit row: the row, the per-CPU interval fitted on, `ap_start`
+/// and the AP side (ns).
+type Arm64Member<'a> = (&'a crate::record::Row, f64, f64, f64);
+
+/// A fit row that times each socket apart: its id, remote over local
+/// interval, the local interval and each remote one (s).
+type RemoteRow<'a> = (&'a str, f64, f64, Vec<f64>);
+
+/// One arm64 fit row's firmware family and intervals: the per-CPU interval
+/// (on the boot CPU's socket when the row times each socket apart, which
+/// then also gives a remote factor) less the AP side, the kick, the mask
+/// work and a pre-5.7 kernel's kthread waits is `ap_start`.
+fn arm64_member<'a>(
+    a: &Assumptions,
+    row: &'a crate::record::Row,
+    n: f64,
+    ops: &Ops,
+) -> Result<(String, Arm64Member<'a>, Option<RemoteRow<'a>>), SimError> {
+    let sim = row.sim.as_ref();
+    let firmware = sim
+        .and_then(|s| s.firmware.clone())
+        .ok_or_else(|| needs(row, "sim.firmware on its fit row"))?;
+    let kernel = crate::arm64::Kernel::parse(sim.and_then(|s| s.linux.as_deref()))
+        .map_err(|m| SimError::Record(needs(row, &m)))?;
+    let waits = crate::arm64::prepare(kernel, sim.and_then(|s| s.hz)).map_or(0.0, |p| p.ns);
+    // A row timing each socket apart fits the family on the boot CPU's
+    // socket and the remote factor on the others.
+    let packages = crate::record::package_per_cpu_s(row);
+    let mut remote_row = None;
+    let per_cpu = match packages.split_first() {
+        Some((&local, remote)) => {
+            let k = remote.iter().map(|r| r / local).sum::<f64>() / remote.len() as f64;
+            remote_row = Some((row.id.as_str(), k, local, remote.to_vec()));
+            local * 1e9
+        }
+        None => row.per_cpu_s.ok_or_else(|| needs(row, "per_cpu_s"))? * 1e9,
+    };
+    let ap_side = row.ap_side_s.ok_or_else(|| needs(row, "ap_side_s"))? * 1e9;
+    let mask_per_cpu = masks::price(ops, &partial_table(a, a.local_lookup_ns)) / n;
+    let ap_start = per_cpu - ap_side - ARM64_KICK_NS - mask_per_cpu - waits;
+    if ap_start <= ARM64_ON_FINISH_NS {
+        return Err(SimError::Record(needs(
+            row,
+            "a per-CPU interval longer than its AP side, the kick and the firmware's own part",
+        )));
+    }
+    Ok((firmware, (row, per_cpu, ap_start, ap_side), remote_row))
+}
+
+/// The remote-socket factor, the mean over the rows that time a second
+/// socket, and each such row's figures in words.
+fn arm64_remote(remote_factors: &[RemoteRow]) -> Result<(RemoteFactor, Vec<String>), SimError> {
     if remote_factors.is_empty() {
         return Err(SimError::Record(crate::record::RecordError::Row {
             id: ARM64_FIT_ROW.to_string(),
@@ -721,64 +756,71 @@ fn arm64(a: &Assumptions, work: &Work) -> Result<(Vec<Arm64Firmware>, RemoteFact
             )
         })
         .collect();
-    let mut fits = Vec::new();
-    for (firmware, members) in families {
-        let k = members.len() as f64;
-        let ap_start = members.iter().map(|m| m.2).sum::<f64>() / k;
-        let ap_side = members.iter().map(|m| m.3).sum::<f64>() / k;
-        let ids: Vec<&str> = members.iter().map(|m| m.0.id.as_str()).collect();
-        let intervals: Vec<String> = members
-            .iter()
-            .map(|(_, per_cpu, _, side)| {
-                format!("{:.1} us − AP side {:.1} us", per_cpu / 1e3, side / 1e3)
-            })
-            .collect();
-        let what = if firmware == RPI_FIRMWARE {
-            RPI_CPU_ON.to_string()
-        } else {
-            format!(
-                "of it, {:.1} us is TF-A's own power-on path on the AP (its 'on finisher', \
-                 12.4-13.2 us on Neoverse N1, docs/perf/psci-performance-n1sdp.rst), the rest \
-                 the power controller, the kernel's entry up to secondary_start_kernel and the \
-                 boot CPU's cpuhp preparation",
-                ARM64_ON_FINISH_NS / 1e3
-            )
-        };
-        let mean = if members.len() > 1 { "mean of " } else { "" };
-        let text = format!(
-            "record {}: {mean}per-CPU 'Booted' interval ({}) − the SMC − mask work; {what}",
-            ids.join(", "),
-            intervals.join("; "),
-        );
-        let row = ids.join(", ");
-        let remote_hop = (remote.factor - 1.0) * (ARM64_KICK_NS + ap_start + ap_side);
-        fits.push(Arm64Firmware {
-            firmware,
-            row: row.clone(),
-            ap_start: Param {
-                ns: ap_start,
-                source: fitted_on(&text),
-            },
-            online: Param {
-                ns: ap_side,
-                source: fitted_on(&format!(
-                    "record {row}: {mean}AP's 'Detected … I-cache' → 'Booted' interval"
-                )),
-            },
-            remote_hop: Param {
-                ns: remote_hop,
-                source: fitted_on(&format!(
-                    "record {}: a CPU on a socket other than the boot CPU's takes {:.3}x the \
-                     local per-CPU interval ({}); charged per remote hop (10 SLIT units) as \
-                     (factor - 1) x (kick + ap_start + online_serial) of this family ({row})",
-                    remote.row,
-                    remote.factor,
-                    remote_text.join("; ")
-                )),
-            },
-        });
+    Ok((remote, remote_text))
+}
+
+/// One firmware family's fitted costs: the means of its rows' `ap_start`
+/// and AP side, and the remote hop the remote factor gives on them.
+fn arm64_family(
+    firmware: String,
+    members: &[Arm64Member],
+    remote: &RemoteFactor,
+    remote_text: &[String],
+) -> Arm64Firmware {
+    let k = members.len() as f64;
+    let ap_start = members.iter().map(|m| m.2).sum::<f64>() / k;
+    let ap_side = members.iter().map(|m| m.3).sum::<f64>() / k;
+    let ids: Vec<&str> = members.iter().map(|m| m.0.id.as_str()).collect();
+    let intervals: Vec<String> = members
+        .iter()
+        .map(|(_, per_cpu, _, side)| {
+            format!("{:.1} us − AP side {:.1} us", per_cpu / 1e3, side / 1e3)
+        })
+        .collect();
+    let what = if firmware == RPI_FIRMWARE {
+        RPI_CPU_ON.to_string()
+    } else {
+        format!(
+            "of it, {:.1} us is TF-A's own power-on path on the AP (its 'on finisher', \
+             12.4-13.2 us on Neoverse N1, docs/perf/psci-performance-n1sdp.rst), the rest \
+             the power controller, the kernel's entry up to secondary_start_kernel and the \
+             boot CPU's cpuhp preparation",
+            ARM64_ON_FINISH_NS / 1e3
+        )
+    };
+    let mean = if members.len() > 1 { "mean of " } else { "" };
+    let text = format!(
+        "record {}: {mean}per-CPU 'Booted' interval ({}) − the SMC − mask work; {what}",
+        ids.join(", "),
+        intervals.join("; "),
+    );
+    let row = ids.join(", ");
+    let remote_hop = (remote.factor - 1.0) * (ARM64_KICK_NS + ap_start + ap_side);
+    Arm64Firmware {
+        firmware,
+        row: row.clone(),
+        ap_start: Param {
+            ns: ap_start,
+            source: fitted_on(&text),
+        },
+        online: Param {
+            ns: ap_side,
+            source: fitted_on(&format!(
+                "record {row}: {mean}AP's 'Detected … I-cache' → 'Booted' interval"
+            )),
+        },
+        remote_hop: Param {
+            ns: remote_hop,
+            source: fitted_on(&format!(
+                "record {}: a CPU on a socket other than the boot CPU's takes {:.3}x the \
+                 local per-CPU interval ({}); charged per remote hop (10 SLIT units) as \
+                 (factor - 1) x (kick + ap_start + online_serial) of this family ({row})",
+                remote.row,
+                remote.factor,
+                remote_text.join("; ")
+            )),
+        },
     }
-    Ok((fits, remote))
 }
 
 /// The `sim.firmware` name of Trusted Firmware-A's Raspberry Pi platform.

@@ -424,8 +424,18 @@ fn check_per_cpu(r: &Row) -> Result<(), String> {
 }
 
 /// The simulation spec names a known platform and calibration, and its shape
-/// has the row's CPU count.
+/// has the row's CPU count: its platform and the fields only some platforms
+/// take ([`check_sim_platform`]), its figures ([`check_sim_figures`]), then
+/// its shape ([`check_sim_shape`]).
 fn check_sim(r: &Row, sim: &SimSpec) -> Result<(), String> {
+    let platform = check_sim_platform(sim)?;
+    check_sim_figures(sim, platform)?;
+    check_sim_shape(r, sim)
+}
+
+/// The spec's platform, with its kernel, firmware, processor, era and vendor
+/// known, and no field of another platform's.
+fn check_sim_platform(sim: &SimSpec) -> Result<Platform, String> {
     let platform = sim.platform()?;
     if platform == Platform::PowerPc {
         crate::powerpc::Kernel::parse(sim.linux.as_deref())?;
@@ -461,6 +471,12 @@ fn check_sim(r: &Row, sim: &SimSpec) -> Result<(), String> {
     if sim.mwaitx.is_some() && sim.vendor()? != crate::x86::Vendor::Amd {
         return Err("sim.mwaitx is for vendor \"amd\" (MWAITX is AMD's)".to_string());
     }
+    Ok(platform)
+}
+
+/// The spec's figures: times, firmware name, console, calibrations and HZ
+/// within what a real machine has.
+fn check_sim_figures(sim: &SimSpec, platform: Platform) -> Result<(), String> {
     for (field, value) in [
         ("microcode_ms", sim.microcode_ms),
         ("prepare_ms", sim.prepare_ms),
@@ -504,6 +520,13 @@ fn check_sim(r: &Row, sim: &SimSpec) -> Result<(), String> {
             return Err(format!("sim.hz = {hz} is not a kernel tick rate"));
         }
     }
+    Ok(())
+}
+
+/// The spec's shape has no zero and gives the row's CPU count (or more,
+/// when a window says the row timed only part of the bring-up), and its
+/// window lies within the CPUs brought up.
+fn check_sim_shape(r: &Row, sim: &SimSpec) -> Result<(), String> {
     let [p, c, t] = sim.shape;
     if p == 0 || c == 0 || t == 0 {
         return Err("sim.shape has a zero".to_string());

@@ -1,7 +1,7 @@
 //! One simulated bring-up strategy: a choice of each of the strategies the
 //! seeds compare. The strategies themselves (their meanings, spellings and
-//! parsers) are crates/hotplug's, shared with the CLI and the bare-metal
-//! kernel's command line.
+//! parsers) are crates/bootproto's, re-exported by crates/hotplug, shared
+//! with the CLI and the bare-metal kernel's command line.
 
 use std::fmt;
 

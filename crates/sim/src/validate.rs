@@ -591,6 +591,7 @@ impl Tables {
 }
 
 /// One case to run.
+#[derive(Clone)]
 struct Case<'a> {
     case: String,
     kind: Kind,
@@ -654,77 +655,76 @@ const RECORD_MICROCODE: &str = "the record row's microcode_ms: the load time its
 const RECORD_PREPARE: &str = "the record row's prepare_ms: the control CPU's cpuhp prepare \
      states per AP as its source states them for that machine, charged before each kick";
 
-/// Runs a case; returns its row and the simulated "Total of" time.
+/// Runs a case; returns its row and the simulated "Total of" time. Phases:
+/// the case's cost table ([`case_costs`]); one simulated bring-up, with the
+/// scoped masks standing in for naive ones where those are extrapolated;
+/// the corrections for the work Linux does off the generic engine
+/// ([`naive_extrapolation`], [`powerpc_walks`]); then the figure the case
+/// measured ([`measured_figure`]).
 fn row(
     mut c: Case<'_>,
     tables: &Tables,
     progress: &mut dyn FnMut(&str),
 ) -> Result<(Row, f64), SimError> {
     progress(&c.case);
-    let mut costs = tables.get(c.platform).clone();
-    if c.guest {
-        costs = costs.in_guest();
+    let (costs, mut note, ppc_visits) = case_costs(&mut c, tables)?;
+    let topo = c
+        .shape
+        .build()
+        .map_err(|e| SimError::Masks(format!("{e:?}")))?;
+    let naive_swap =
+        c.extrapolate_naive && c.strategy.masks == Algo::Naive && c.strategy.kick == Kick::Serial;
+    let strategy = if naive_swap {
+        Strategy {
+            masks: Algo::Scoped,
+            ..c.strategy
+        }
+    } else {
+        c.strategy
+    };
+    let run = simulate(&topo, &costs, &strategy, &Options { seed: SEED })?;
+    let mut predicted_s = run.brought_up_s;
+    if naive_swap {
+        predicted_s += naive_extrapolation(&c.shape, &run, &costs, &mut note)?;
     }
-    if let Some(hz) = c.hz {
-        costs = costs.with_hz(hz);
+    if let Some(visits) = ppc_visits {
+        predicted_s += powerpc_walks(&topo, &run, &costs, visits, &mut note)?;
     }
-    costs = costs.for_vendor(
-        c.vendor,
-        tables.fit(),
-        c.hz.unwrap_or(crate::costs::DEFAULT_HZ),
-    );
-    let tsc_adjust = c.tsc_adjust.unwrap_or(c.vendor.tsc_adjust());
-    costs = costs.with_tsc_adjust(tsc_adjust);
-    if c.waitpkg {
-        costs = costs.with_tpause(c.hz.unwrap_or(crate::costs::DEFAULT_HZ));
-    }
-    if c.vendor == Vendor::Amd && !c.mwaitx {
-        costs = costs.with_tsc_delay(c.hz.unwrap_or(crate::costs::DEFAULT_HZ));
-    }
-    costs = costs.for_era(c.era);
-    if let Some(ns) = c.microcode_ns {
-        costs = costs.with_microcode(ns, Source::Published(RECORD_MICROCODE));
-    }
-    if let Some(ns) = c.prepare_ns {
-        costs = costs.with_prepare(ns, Source::Published(RECORD_PREPARE));
-    }
-    if let Some(p) = crate::arm64::prepare(c.arm64_kernel, c.hz) {
-        costs = costs.with_prepare(p.ns, p.source);
-        c.note = join(
-            &c.note,
-            &format!(
-                "a CONFIG_PREEMPT kernel before Linux 5.7: {} one-jiffy sleeps per CPU in \
-                 wait_task_inactive(), {:.1} ms",
-                crate::arm64::KTHREAD_WAITS_PER_CPU,
-                p.ns / 1e6
-            ),
-        );
-    }
-    if c.tsc_reliable {
-        costs = costs.with_tsc_reliable();
-    }
-    if let Some((baud, chars)) = c.console {
-        costs = costs.with_console(baud, chars);
-    }
-    let mut note = c.note;
+    let done_s = run.done_s + (predicted_s - run.brought_up_s);
+    let predicted_s = measured_figure(&c, &run, predicted_s, &mut note)?.max(0.0);
+    Ok((
+        Row {
+            case: c.case,
+            kind: c.kind,
+            machine: c.machine,
+            platform: c.platform.name().to_string(),
+            strategy: c.strategy.to_string(),
+            predicted_s,
+            measured_s: c.measured_s,
+            error_pct: 100.0 * (predicted_s - c.measured_s) / c.measured_s,
+            assumes: c.assumes.iter().map(|s| s.to_string()).collect(),
+            note,
+        },
+        done_s,
+    ))
+}
+
+/// What pricing Linux's own powerpc `/cpus` walks needs: the firmware, the
+/// kernel, one node visit's price and the firmware's growth per CPU online
+/// (ns).
+type PpcVisits = (crate::powerpc::Firmware, crate::powerpc::Kernel, f64, f64);
+
+/// The cost table a case runs on ([`machine_costs`], then the fitted
+/// firmware families), the note saying what the case's own facts chose, and
+/// for powerpc what pricing Linux's walks needs.
+fn case_costs(
+    c: &mut Case<'_>,
+    tables: &Tables,
+) -> Result<(CostTable, String, Option<PpcVisits>), SimError> {
+    let (mut costs, tsc_adjust) = machine_costs(c, tables);
+    let mut note = std::mem::take(&mut c.note);
     if c.vendor == Vendor::Amd {
-        note = join(
-            &note,
-            &format!(
-                "AMD: ap_start fitted on {}; {}; an AP that calibrates runs {}",
-                tables.fit().x86_amd_row,
-                if tsc_adjust {
-                    "TSC_ADJUST, so an AP whose package has a CPU online skips the TSC check"
-                } else {
-                    "no TSC_ADJUST, so every AP runs the TSC check"
-                },
-                if c.mwaitx {
-                    "calibrate_delay_converge() (MWAITX delay)"
-                } else {
-                    "calibrate_delay_direct() (no MWAITX: TSC delay)"
-                }
-            ),
-        );
+        note = join(&note, &amd_note(tables, tsc_adjust, c.mwaitx));
     }
     if let Some(family) = c
         .firmware
@@ -762,62 +762,138 @@ fn row(
         );
         ppc_visits = Some((firmware, kernel, visit.ns, fit.per_online.ns));
     }
-    let costs = &costs;
-    let topo = c
-        .shape
-        .build()
-        .map_err(|e| SimError::Masks(format!("{e:?}")))?;
-    let naive_swap =
-        c.extrapolate_naive && c.strategy.masks == Algo::Naive && c.strategy.kick == Kick::Serial;
-    let strategy = if naive_swap {
-        Strategy {
-            masks: Algo::Scoped,
-            ..c.strategy
+    Ok((costs, note, ppc_visits))
+}
+
+/// The platform's table adjusted, in this order, for what the case says of
+/// its machine and kernel: guest, HZ, vendor, TSC_ADJUST, WAITPKG, AMD's TSC
+/// delay, era, the record's own microcode and prepare figures, arm64's
+/// pre-5.7 kthread waits (said in the case's note), `tsc=reliable`, the
+/// serial console. Returns the table and whether the CPU has TSC_ADJUST.
+fn machine_costs(c: &mut Case<'_>, tables: &Tables) -> (CostTable, bool) {
+    let hz = c.hz.unwrap_or(crate::costs::DEFAULT_HZ);
+    let mut costs = tables.get(c.platform).clone();
+    if c.guest {
+        costs = costs.in_guest();
+    }
+    if let Some(hz) = c.hz {
+        costs = costs.with_hz(hz);
+    }
+    costs = costs.for_vendor(c.vendor, tables.fit(), hz);
+    let tsc_adjust = c.tsc_adjust.unwrap_or(c.vendor.tsc_adjust());
+    costs = costs.with_tsc_adjust(tsc_adjust);
+    if c.waitpkg {
+        costs = costs.with_tpause(hz);
+    }
+    if c.vendor == Vendor::Amd && !c.mwaitx {
+        costs = costs.with_tsc_delay(hz);
+    }
+    costs = costs.for_era(c.era);
+    if let Some(ns) = c.microcode_ns {
+        costs = costs.with_microcode(ns, Source::Published(RECORD_MICROCODE));
+    }
+    if let Some(ns) = c.prepare_ns {
+        costs = costs.with_prepare(ns, Source::Published(RECORD_PREPARE));
+    }
+    if let Some(p) = crate::arm64::prepare(c.arm64_kernel, c.hz) {
+        costs = costs.with_prepare(p.ns, p.source);
+        c.note = join(
+            &c.note,
+            &format!(
+                "a CONFIG_PREEMPT kernel before Linux 5.7: {} one-jiffy sleeps per CPU in \
+                 wait_task_inactive(), {:.1} ms",
+                crate::arm64::KTHREAD_WAITS_PER_CPU,
+                p.ns / 1e6
+            ),
+        );
+    }
+    if c.tsc_reliable {
+        costs = costs.with_tsc_reliable();
+    }
+    if let Some((baud, chars)) = c.console {
+        costs = costs.with_console(baud, chars);
+    }
+    (costs, tsc_adjust)
+}
+
+/// What an AMD row's costs rest on: the fitted row, the TSC check, the
+/// calibration loop.
+fn amd_note(tables: &Tables, tsc_adjust: bool, mwaitx: bool) -> String {
+    format!(
+        "AMD: ap_start fitted on {}; {}; an AP that calibrates runs {}",
+        tables.fit().x86_amd_row,
+        if tsc_adjust {
+            "TSC_ADJUST, so an AP whose package has a CPU online skips the TSC check"
+        } else {
+            "no TSC_ADJUST, so every AP runs the TSC check"
+        },
+        if mwaitx {
+            "calibrate_delay_converge() (MWAITX delay)"
+        } else {
+            "calibrate_delay_direct() (no MWAITX: TSC delay)"
         }
-    } else {
-        c.strategy
-    };
-    let run = simulate(&topo, costs, &strategy, &Options { seed: SEED })?;
-    let mut predicted_s = run.brought_up_s;
-    if naive_swap {
-        // With serial kicks the mask work sits wholly on the boot CPU's path,
-        // so swapping the scoped work for the naive work shifts the end by
-        // the difference in price.
-        let naive = crate::masks::naive_ops_extrapolated(&c.shape)?;
-        let delta = crate::masks::price(&naive, costs) - crate::masks::price(&run.ops, costs);
-        predicted_s += delta / 1e9;
-        note = join(
-            &note,
-            &format!(
-                "naive mask work extrapolated from real runs at smaller core counts: {} property look-ups",
-                naive.property_lookups
-            ),
-        );
-    }
-    if let Some((firmware, kernel, visit_ns, per_online_ns)) = ppc_visits {
-        // The AP's mask update sits on the boot CPU's path (it waits for the
-        // AP to mark itself online), so Linux's own walks replace the generic
-        // engine's priced work there; so does the firmware's growth with the
-        // CPUs already online, one CPU after another.
-        let each = crate::linux_walks::each(&topo, firmware, kernel)?;
-        let visits: u64 = each.iter().map(|w| w.visits).sum();
-        let secondaries = (run.cpus.max(2) - 1) as f64;
-        let growth = per_online_ns * crate::powerpc::online_sum(secondaries);
-        // The boot CPU's call-in poll, less what the AP's walks hide of it.
-        let waits = crate::powerpc::callin_waits_ns(kernel, &each, visit_ns);
-        predicted_s += (visits as f64 * visit_ns + growth + waits
-            - crate::masks::price(&run.ops, costs))
-            / 1e9;
-        note = join(
-            &note,
-            &format!(
-                "{visits} /cpus children visited by Linux's walks; {:.1} us a CPU waiting for \
-                 the boot CPU's next look at the call-in",
-                waits / secondaries / 1e3
-            ),
-        );
-    }
-    let done_s = run.done_s + (predicted_s - run.brought_up_s);
+    )
+}
+
+/// Seconds to add when the naive masks were simulated as scoped ones: with
+/// serial kicks the mask work sits wholly on the boot CPU's path, so
+/// swapping the scoped work for the naive work shifts the end by the
+/// difference in price.
+fn naive_extrapolation(
+    shape: &Shape,
+    run: &crate::Run,
+    costs: &CostTable,
+    note: &mut String,
+) -> Result<f64, SimError> {
+    let naive = crate::masks::naive_ops_extrapolated(shape)?;
+    let delta = crate::masks::price(&naive, costs) - crate::masks::price(&run.ops, costs);
+    *note = join(
+        note,
+        &format!(
+            "naive mask work extrapolated from real runs at smaller core counts: {} property look-ups",
+            naive.property_lookups
+        ),
+    );
+    Ok(delta / 1e9)
+}
+
+/// Seconds to add on powerpc: the AP's mask update sits on the boot CPU's
+/// path (it waits for the AP to mark itself online), so Linux's own walks
+/// replace the generic engine's priced work there; so does the firmware's
+/// growth with the CPUs already online, one CPU after another.
+fn powerpc_walks(
+    topo: &topology::Topology,
+    run: &crate::Run,
+    costs: &CostTable,
+    (firmware, kernel, visit_ns, per_online_ns): PpcVisits,
+    note: &mut String,
+) -> Result<f64, SimError> {
+    let each = crate::linux_walks::each(topo, firmware, kernel)?;
+    let visits: u64 = each.iter().map(|w| w.visits).sum();
+    let secondaries = (run.cpus.max(2) - 1) as f64;
+    let growth = per_online_ns * crate::powerpc::online_sum(secondaries);
+    // The boot CPU's call-in poll, less what the AP's walks hide of it.
+    let waits = crate::powerpc::callin_waits_ns(kernel, &each, visit_ns);
+    *note = join(
+        note,
+        &format!(
+            "{visits} /cpus children visited by Linux's walks; {:.1} us a CPU waiting for \
+             the boot CPU's next look at the call-in",
+            waits / secondaries / 1e3
+        ),
+    );
+    Ok((visits as f64 * visit_ns + growth + waits - crate::masks::price(&run.ops, costs)) / 1e9)
+}
+
+/// The figure the case measured, from the bring-up's end `predicted_s`: that
+/// end itself, the mean per-CPU interval, or the interval between the two
+/// CPUs of the case's window.
+fn measured_figure(
+    c: &Case<'_>,
+    run: &crate::Run,
+    predicted_s: f64,
+    note: &mut String,
+) -> Result<f64, SimError> {
     if let (true, Some([first, last])) = (c.per_cpu, c.window) {
         let online = |cpu: u32| {
             run.timeline
@@ -826,30 +902,16 @@ fn row(
                 .map(|t| t.online_ns as f64)
                 .ok_or_else(|| SimError::Masks(format!("{}: CPU {cpu} was not brought up", c.case)))
         };
-        predicted_s = (online(last)? - online(first)?) / 1e9 / (last - first) as f64;
-        note = join(
-            &note,
+        *note = join(
+            note,
             &format!("the interval from CPU{first}'s online to CPU{last}'s, as the log's window"),
         );
-    } else if c.per_cpu {
-        predicted_s /= (run.cpus.max(2) - 1) as f64;
+        return Ok((online(last)? - online(first)?) / 1e9 / (last - first) as f64);
     }
-    predicted_s = predicted_s.max(0.0);
-    Ok((
-        Row {
-            case: c.case,
-            kind: c.kind,
-            machine: c.machine,
-            platform: c.platform.name().to_string(),
-            strategy: c.strategy.to_string(),
-            predicted_s,
-            measured_s: c.measured_s,
-            error_pct: 100.0 * (predicted_s - c.measured_s) / c.measured_s,
-            assumes: c.assumes.iter().map(|s| s.to_string()).collect(),
-            note,
-        },
-        done_s,
-    ))
+    if c.per_cpu {
+        return Ok(predicted_s / (run.cpus.max(2) - 1) as f64);
+    }
+    Ok(predicted_s)
 }
 
 fn join(a: &str, b: &str) -> String {
@@ -1419,7 +1481,8 @@ fn record_error(r: &record::Row, message: String) -> SimError {
 }
 
 /// One record row's cases: before and after (serial and parallel kick), or
-/// the per-CPU interval (serial kick).
+/// the per-CPU interval (serial kick); each the row's case
+/// ([`record_case`]) with its own label, kick, calibration and figure.
 fn record_cases<'a>(
     r: &record::Row,
     spec: &record::SimSpec,
@@ -1438,63 +1501,19 @@ fn record_cases<'a>(
     if platform == Platform::PowerPc {
         return powerpc_cases(r, spec);
     }
-    let (era, arm64_kernel) = if platform == Platform::Arm64 {
-        let kernel = crate::arm64::Kernel::parse(spec.linux.as_deref())
-            .map_err(|message| record_error(r, message))?;
-        (Era::Current, kernel)
-    } else {
-        let era = spec.era().map_err(|message| record_error(r, message))?;
-        (era, crate::arm64::Kernel::Current)
-    };
-    let vendor = spec.vendor().map_err(|message| record_error(r, message))?;
-    let [packages, cores, threads] = spec.shape;
-    let shape = if platform.is_x86() {
-        Shape {
-            numbering: Numbering::ThreadsLast,
-            ..Shape::simple(Arch::X86_64, packages, cores, threads)
-        }
-    } else {
-        Shape::simple(Arch::Arm64, packages, cores, threads)
-    };
-    let assumes = RECORD_ASSUMES
-        .iter()
-        .find(|(id, _)| *id == r.id)
-        .map_or(&[][..], |(_, a)| a);
-    let kind = match spec.role {
-        Role::Fit => Kind::Fit,
-        Role::Predict => Kind::Predict,
-    };
+    let row_case = record_case(r, spec, platform)?;
+    let era = row_case.era;
     let case = |label: &str, kick, calibrate, measured_s, per_cpu, tsc_reliable| Case {
         case: format!("rec {} {label}", r.id),
-        kind,
-        machine: r.machine.clone(),
-        shape: shape.clone(),
-        platform,
         strategy: Strategy {
             kick,
             calibrate,
             masks: Algo::Scoped,
         },
         measured_s,
-        note: format!("{}; {}; source: {}", r.kernel, r.measured, r.source),
-        extrapolate_naive: false,
         per_cpu,
-        assumes,
-        guest: r.virtual_machine,
-        hz: spec.hz,
-        era,
-        microcode_ns: spec.microcode_ms.map(|ms| ms * 1e6),
-        prepare_ns: spec.prepare_ms.map(|ms| ms * 1e6),
         tsc_reliable,
-        firmware: spec.firmware.clone(),
-        arm64_kernel,
-        console: spec.console_baud.zip(spec.console_chars_per_cpu),
-        window: spec.window,
-        ppc: None,
-        vendor,
-        waitpkg: spec.waitpkg.unwrap_or(false),
-        mwaitx: spec.mwaitx.unwrap_or(true),
-        tsc_adjust: spec.tsc_adjust,
+        ..row_case.clone()
     };
     let mut cases = Vec::new();
     if let (Some(before), Some(after)) = (r.before_s, r.after_s) {
@@ -1543,6 +1562,70 @@ fn record_cases<'a>(
         ));
     }
     Ok(cases)
+}
+
+/// What every case of a (non-powerpc) record row shares: its machine,
+/// shape, kernel and CPU facts; the label, strategy, figure and window
+/// options are [`record_cases`]'s.
+fn record_case<'a>(
+    r: &record::Row,
+    spec: &record::SimSpec,
+    platform: Platform,
+) -> Result<Case<'a>, SimError> {
+    let (era, arm64_kernel) = if platform == Platform::Arm64 {
+        let kernel = crate::arm64::Kernel::parse(spec.linux.as_deref())
+            .map_err(|message| record_error(r, message))?;
+        (Era::Current, kernel)
+    } else {
+        let era = spec.era().map_err(|message| record_error(r, message))?;
+        (era, crate::arm64::Kernel::Current)
+    };
+    let vendor = spec.vendor().map_err(|message| record_error(r, message))?;
+    let [packages, cores, threads] = spec.shape;
+    let shape = if platform.is_x86() {
+        Shape {
+            numbering: Numbering::ThreadsLast,
+            ..Shape::simple(Arch::X86_64, packages, cores, threads)
+        }
+    } else {
+        Shape::simple(Arch::Arm64, packages, cores, threads)
+    };
+    let assumes = RECORD_ASSUMES
+        .iter()
+        .find(|(id, _)| *id == r.id)
+        .map_or(&[][..], |(_, a)| a);
+    let kind = match spec.role {
+        Role::Fit => Kind::Fit,
+        Role::Predict => Kind::Predict,
+    };
+    Ok(Case {
+        case: String::new(),
+        kind,
+        machine: r.machine.clone(),
+        shape,
+        platform,
+        strategy: Strategy::default(),
+        measured_s: 0.0,
+        note: format!("{}; {}; source: {}", r.kernel, r.measured, r.source),
+        extrapolate_naive: false,
+        per_cpu: false,
+        assumes,
+        guest: r.virtual_machine,
+        hz: spec.hz,
+        era,
+        microcode_ns: spec.microcode_ms.map(|ms| ms * 1e6),
+        prepare_ns: spec.prepare_ms.map(|ms| ms * 1e6),
+        tsc_reliable: false,
+        firmware: spec.firmware.clone(),
+        arm64_kernel,
+        console: spec.console_baud.zip(spec.console_chars_per_cpu),
+        window: spec.window,
+        ppc: None,
+        vendor,
+        waitpkg: spec.waitpkg.unwrap_or(false),
+        mwaitx: spec.mwaitx.unwrap_or(true),
+        tsc_adjust: spec.tsc_adjust,
+    })
 }
 
 /// A powerpc record row's cases: the before and after runs (each with its
