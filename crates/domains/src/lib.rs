@@ -14,17 +14,8 @@
 //! text that also explains removed domains, and JSON; [`compare`] diffs against a
 //! dump taken from a live kernel.
 //!
-//! ```
-//! use domains::KernelVersion;
-//! use topology::{Arch, Shape};
-//!
-//! // 2 sockets x 4 cores x 2 threads, one node per socket (distance 20).
-//! let topo = Shape::simple(Arch::X86_64, 2, 4, 2).build().unwrap();
-//! let d = domains::build(&topo, KernelVersion::V6_12).unwrap();
-//! let cpu0 = d.cpu(0).unwrap();
-//! let names: Vec<_> = cpu0.domains.iter().map(|x| d.name(x)).collect();
-//! assert_eq!(names, ["SMT", "MC", "NUMA"]); // PKG and NODE equal MC: removed
-//! assert_eq!(d.span(&cpu0.domains[2]).to_list_string(), "0-15");
+//! ```no_run
+#![doc = include_str!("../examples/overview.rs")]
 //! ```
 //!
 //! Without the default `std` feature the crate is `no_std` + `alloc`: [`build`],

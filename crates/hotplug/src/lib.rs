@@ -41,22 +41,8 @@
 //! [`topology::Topology`] alone (never the firmware tree) and
 //! [`MaskEngine::verify`] compares.
 //!
-//! ```
-//! use hotplug::{Algo, MaskEngine, MaskLevel};
-//! use topology::{Arch, Shape};
-//!
-//! let topo = Shape::simple(Arch::PowerPc64, 2, 4, 8).build().unwrap(); // 64 CPUs
-//! let mut engine = MaskEngine::new(&topo, Algo::Scoped).unwrap(); // CPU 0 online
-//! for cpu in 1..64 {
-//!     let work = engine.online(cpu).unwrap();
-//!     assert!(work.total().cpus_scanned < 64);
-//! }
-//! assert_eq!(engine.masks(9, MaskLevel::Smt).to_list_string(), "8-15");
-//! engine.offline(9).unwrap();
-//! assert_eq!(engine.masks(8, MaskLevel::Smt).to_list_string(), "8,10-15");
-//! assert!(engine.masks(9, MaskLevel::Smt).is_empty());
-//! assert!(engine.offline(0).is_err()); // the boot CPU
-//! engine.verify().unwrap();
+//! ```no_run
+#![doc = include_str!("../examples/masks.rs")]
 //! ```
 //!
 //! # State machine: [`Hotplug`]
@@ -68,30 +54,8 @@
 //! up one by one; [`Hotplug::bringup_parallel`] kicks them all before waiting
 //! for any (Linux 6.5).
 //!
-//! ```
-//! use hotplug::{Algo, Hotplug, MaskEngine, Platform, Stage};
-//! use topology::{Arch, Shape};
-//!
-//! #[derive(Default)]
-//! struct Log(Vec<String>);
-//! impl Platform for Log {
-//!     fn kick(&mut self, cpu: usize) -> Result<(), String> {
-//!         self.0.push(format!("kick {cpu}"));
-//!         Ok(())
-//!     }
-//!     fn wait_alive(&mut self, cpu: usize) -> Result<(), String> {
-//!         self.0.push(format!("alive {cpu}"));
-//!         Ok(())
-//!     }
-//! }
-//!
-//! let topo = Shape::simple(Arch::X86_64, 1, 2, 2).build().unwrap();
-//! let engine = MaskEngine::new(&topo, Algo::Scoped).unwrap();
-//! let mut hp = Hotplug::new(Log::default(), engine);
-//! hp.register("percpu", Stage::Prepare, Some(Box::new(|_p: &mut Log, _cpu| Ok(()))), None);
-//! let report = hp.bringup_parallel();
-//! assert_eq!(report.onlined, vec![1, 2, 3]);
-//! assert_eq!(hp.platform().0[..4], ["kick 1", "kick 2", "kick 3", "alive 1"]);
+//! ```no_run
+#![doc = include_str!("../examples/bringup.rs")]
 //! ```
 #![forbid(unsafe_code)]
 #![no_std]

@@ -1,0 +1,19 @@
+//! The examples the crate documentation shows, run here as tests: rustdoc
+//! only compiles them (`no_run`), so that they run in a test binary like
+//! every other test, built with the release profile, where a crash names the
+//! binary that can be rerun, not in a temporary directory rustdoc deletes.
+#[path = "../examples/masks.rs"]
+mod masks;
+
+#[path = "../examples/bringup.rs"]
+mod bringup;
+
+#[test]
+fn the_documented_mask_example_holds() {
+    masks::main();
+}
+
+#[test]
+fn the_documented_bringup_example_holds() {
+    bringup::main();
+}
