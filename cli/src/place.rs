@@ -32,7 +32,7 @@ pub struct PlaceArgs {
     /// Workload: spin, ebizzy, hackbench[:BURST_US], duty[:RUN_US:SLEEP_US].
     #[arg(long, default_value = "ebizzy")]
     pub workload: String,
-    /// Tasks to start.
+    /// Tasks to start (1 to 65536).
     #[arg(long)]
     pub threads: u32,
     /// Virtual seconds to run.

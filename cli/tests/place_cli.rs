@@ -12,6 +12,12 @@ fn bad_input_is_refused_with_one_clear_line() {
         m.iter().copied().chain(extra.iter().copied()).collect()
     };
     assert_refused(&with(&["--threads", "0"]), &["--threads", "at least 1"]);
+    // Past 65536 tasks the fork path alone runs for minutes: it grows as
+    // the square of the task count.
+    assert_refused(
+        &with(&["--threads", "65537", "--duration", "0.001"]),
+        &["--threads 65537", "65536"],
+    );
     assert_refused(
         &with(&["--threads", "4", "--duration", "1e9"]),
         &["--duration", "3600"],

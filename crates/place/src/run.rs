@@ -22,6 +22,12 @@ pub const NUMA_RETRY_NS: u64 = 1_000_000_000;
 /// changes and the event count only grows.
 pub const MAX_DURATION_S: f64 = 3600.0;
 
+/// Most tasks accepted. Every fork reads the load of each busy CPU of the
+/// group it lands in, so forking N tasks onto a full machine costs about N²
+/// task reads: 65536 spinning tasks on 128 CPUs fork in seconds, and each
+/// doubling beyond takes about four times as long.
+pub const MAX_THREADS: u32 = 1 << 16;
+
 /// What to run.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -111,7 +117,7 @@ impl std::fmt::Display for RunError {
         match self {
             RunError::NoThreads => write!(f, "--threads must be at least 1"),
             RunError::TooManyThreads(n) => {
-                write!(f, "--threads {n}: at most 1048576 tasks are modelled")
+                write!(f, "--threads {n}: at most {MAX_THREADS} tasks are modelled")
             }
             RunError::Duration(s) => write!(
                 f,
@@ -281,7 +287,7 @@ fn check_config(cfg: &Config) -> Result<(), RunError> {
     if cfg.threads == 0 {
         return Err(RunError::NoThreads);
     }
-    if cfg.threads > 1 << 20 {
+    if cfg.threads > MAX_THREADS {
         return Err(RunError::TooManyThreads(cfg.threads));
     }
     if matches!(cfg.workload, Workload::Hackbench { .. }) && cfg.threads % 2 == 1 {
