@@ -6,8 +6,8 @@
 # MIRRORS (default /work/.mirror) holds git snapshots of the source
 # repositories named owner+name (the session tool `fetch` makes them); a
 # repository that is not there is skipped with a note. Byte-identical files
-# are kept once. DIR gets xml/, sysfs/ and lscpu/ (lscpu outputs are typed
-# from issues by hand and not rebuilt here). Nothing is committed: the
+# are kept once. DIR gets xml/, sysfs/ and lscpu/ (lscpu outputs typed
+# from issues by hand are kept, the others rebuilt). Nothing is committed: the
 # inputs keep their own repositories' licences.
 set -euo pipefail
 dir=${1:?usage: real-inputs.sh DIR [MIRRORS]}
@@ -158,6 +158,27 @@ if n == 0:
     done
 else
   echo "skipped pytorch/cpuinfo: not mirrored under $mirrors" >&2
+fi
+
+# lscpu outputs kept as files: a Grace Hopper node (72 Neoverse-V2, 8
+# memory-only GPU nodes; its lstopo.txt beside it is the truth) and a
+# SpacemiT K3 (riscv64, two model blocks, pasted with its shell prompt).
+put ntua-el20062/grace-hopper-benchmark lscpu $'\tlscpu\\.txt$'
+put sanderjo/SpacemiT-K3-X100-A100 lscpu $'\tlscpu\\.txt$'
+# RedHatInsights/insights-core's lscpu parser tests hold outputs as Python
+# triple-quoted strings; each one that starts with "Architecture:" is one.
+if g=$(gitdir RedHatInsights/insights-core); then
+  git --git-dir="$g" show HEAD:insights/tests/parsers/test_lscpu.py |
+    python3 -c '
+import re, sys
+q = chr(34) * 3
+for i, m in enumerate(re.finditer(q + r"\n(.*?)" + q, sys.stdin.read(), re.S)):
+    if m.group(1).startswith("Architecture:"):
+        with open("%s/insights-core_test_lscpu_%d.txt" % (sys.argv[1], i), "w") as f:
+            f.write(m.group(1))
+' "$dir/lscpu"
+else
+  echo "skipped RedHatInsights/insights-core: not mirrored under $mirrors" >&2
 fi
 
 # Byte-identical copies are kept once (the first name in sort order).

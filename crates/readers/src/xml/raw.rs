@@ -7,6 +7,8 @@ use std::borrow::Cow;
 use quick_xml::events::BytesStart;
 use topology::{CacheKind, CompactMask, CpuMask, MAX_CPUS};
 
+use crate::error::excerpt;
+
 // hwloc group kinds that are helpers rather than CPU groupings.
 pub(super) const GROUP_KIND_DISTANCE: u32 = 900;
 pub(super) const GROUP_KIND_IO: u32 = 1000;
@@ -223,17 +225,21 @@ fn bitmap_group(
         if text[..start].trim().is_empty() {
             return Ok(());
         }
-        return Err(format!("bitmap '{text}': 0xf...f must come first"));
+        return Err(format!(
+            "bitmap '{}': 0xf...f must come first",
+            excerpt(text)
+        ));
     }
     let v = u32::from_str_radix(hex, 16)
-        .map_err(|_| format!("bitmap '{text}': invalid group '{g}'"))?;
+        .map_err(|_| format!("bitmap '{}': invalid group '{}'", excerpt(text), excerpt(g)))?;
     if v == 0 {
         return Ok(());
     }
     let top = index * 32 + 31 - v.leading_zeros() as usize;
     if top >= MAX_CPUS {
         return Err(format!(
-            "bitmap '{text}' has CPU {top}, beyond the supported maximum of {MAX_CPUS} CPUs"
+            "bitmap '{}' has CPU {top}, beyond the supported maximum of {MAX_CPUS} CPUs",
+            excerpt(text)
         ));
     }
     let word = (index / 2) as u16;
@@ -377,18 +383,23 @@ mod tests {
             let hex = g.strip_prefix("0x").unwrap_or(g);
             if hex == "f...f" {
                 if index + 1 != groups.len() {
-                    return Err(format!("bitmap '{text}': 0xf...f must come first"));
+                    return Err(format!(
+                        "bitmap '{}': 0xf...f must come first",
+                        excerpt(text)
+                    ));
                 }
                 continue;
             }
-            let v = u32::from_str_radix(hex, 16)
-                .map_err(|_| format!("bitmap '{text}': invalid group '{g}'"))?;
+            let v = u32::from_str_radix(hex, 16).map_err(|_| {
+                format!("bitmap '{}': invalid group '{}'", excerpt(text), excerpt(g))
+            })?;
             for bit in (0..32).filter(|b| v >> b & 1 == 1) {
                 let cpu = index * 32 + bit;
                 if cpu >= MAX_CPUS {
                     let top = index * 32 + 31 - v.leading_zeros() as usize;
                     return Err(format!(
-                        "bitmap '{text}' has CPU {top}, beyond the supported maximum of {MAX_CPUS} CPUs"
+                        "bitmap '{}' has CPU {top}, beyond the supported maximum of {MAX_CPUS} CPUs",
+                        excerpt(text)
                     ));
                 }
                 cpus.push(cpu);
