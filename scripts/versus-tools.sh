@@ -26,6 +26,10 @@
 #   MANYCORE=/path/to/manycore TREES="1024" scripts/versus-tools.sh
 #
 # MANYCORE: the binary (default target/release/manycore, built if missing);
+# BEFORE: an earlier manycore binary, also timed per input against
+# MANYCORE (`topo --format json`, PAIRS pairs, before then ours; two more
+# columns: its median CPU ms and before / ours), so a change is measured
+# in the same run as lstopo;
 # PAIRS (default 11; BIG_PAIRS, default 3, for trees of 4096 CPUs or more,
 # where lstopo runs for seconds); ONLY=TEXT: only inputs whose name contains
 # TEXT; TREES: the generated sizes (default "1024 4096 16384"; empty: none;
@@ -156,11 +160,19 @@ fi
 
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg) at the start"
 echo "# manycore: $manycore"
+before="${BEFORE:-}"
+[ -z "$before" ] || echo "# before: $before"
 floor="$(floor_ms)"
 echo "# empty fn main, same link: $floor ms CPU (median of $pairs runs)"
 echo
-echo "| input | lstopo ms | ours ms | lstopo / ours CPU (lowest pair) | wall | empty process / (lstopo / 2) | lscpu ms | ours --format lscpu ms | lscpu / ours CPU (lowest pair) | wall |"
-echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+header="| input | lstopo ms | ours ms | lstopo / ours CPU (lowest pair) | wall | empty process / (lstopo / 2) | lscpu ms | ours --format lscpu ms | lscpu / ours CPU (lowest pair) | wall |"
+rule="|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+if [ -n "$before" ]; then
+    header="$header before ms | before / ours CPU (lowest pair) |"
+    rule="$rule---:|---:|"
+fi
+echo "$header"
+echo "$rule"
 rows="$work/rows"
 : > "$rows"
 fmt() { # a pairs line as table cells
@@ -185,12 +197,26 @@ while IFS=$'\t' read -r name dir; do
         key=$(echo "$l" | awk '{ print $3 }')
         share=$(echo "$l" | awk -v f="$floor" '{ printf "%.2f", f / ($1 / 2) }')
     fi
-    printf '%s\t| %s | %s | %s | %s |\n' "$key" "$name" "$(fmt "$l")" "$share" "$(fmt "$c")" >> "$rows"
+    extra=""
+    if [ -n "$before" ]; then
+        b=$(pairs "$n" "$before" topo --format json --sysfs "$dir" -- "$manycore" topo --format json --sysfs "$dir")
+        if [ "$b" = fail ]; then extra=" – | – |"; else
+            extra=" $(echo "$b" | awk '{ printf "%s | %s× (%s×)", $1, $3, $4 }') |"
+            echo "$b" | awk '{ print $3 }' >> "$work/before-ratios"
+        fi
+    fi
+    printf '%s\t| %s | %s | %s | %s |%s\n' "$key" "$name" "$(fmt "$l")" "$share" "$(fmt "$c")" "$extra" >> "$rows"
 done < "$inputs"
 sort -t$'\t' -k1,1g "$rows" | cut -f2-
 echo
 n_met=$(awk -F'\t' '$1 >= 2' "$rows" | wc -l)
 echo "lstopo / ours >= 2 (CPU, median pair) on $n_met of $(wc -l < "$rows") inputs."
+if [ -s "$work/before-ratios" ]; then
+    echo
+    sort -g "$work/before-ratios" | awk '{ a[NR] = $1; if ($1 > 1) up++ }
+        END { printf "before / ours (CPU, median pair): median over inputs %.3f, lowest %.3f, highest %.3f; above 1 on %d of %d inputs.\n",
+              (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2), a[1], a[NR], up, NR }'
+fi
 echo
 echo "lstopo or ours failed on: ${failed[*]:-none}."
 echo

@@ -1,7 +1,10 @@
 //! `manycore`: the command-line front end. Each subcommand lives in its own module
 //! and takes the same SOURCE options (see `source.rs`).
 
-#![forbid(unsafe_code)]
+// On Linux with glibc the C library calls `main` below directly, without
+// std's runtime start (see there).
+#![cfg_attr(all(not(test), target_os = "linux", target_env = "gnu"), no_main)]
+#![deny(unsafe_code)]
 
 mod boot;
 mod domains;
@@ -107,6 +110,7 @@ const SEEDS_HINT: &str =
     "Seeds' results: manycore validate; examples of each command: manycore COMMAND --help";
 
 /// The default run: this host's topology tree, then where to look next.
+#[inline(never)] // its locals stay out of `run`'s frame (see `run`)
 fn default_run() -> anyhow::Result<()> {
     let topo = source::SourceArgs::default().load()?;
     let mut out = topo::render(&topo, topo::TopoFormat::Text)?;
@@ -115,7 +119,16 @@ fn default_run() -> anyhow::Result<()> {
     write_stdout(&out)
 }
 
+/// `manycore completions SHELL`: the script on standard output.
+#[inline(never)] // its locals stay out of `run`'s frame (see `run`)
+fn completions(shell: clap_complete::Shell) -> anyhow::Result<()> {
+    let mut out = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "manycore", &mut out);
+    stream_stdout(|w| w.write_all(&out))
+}
+
 /// `manycore man`: the top-level page on standard output, or every page in DIR.
+#[inline(never)] // its locals stay out of `run`'s frame (see `run`)
 fn man(dir: Option<&std::path::Path>) -> anyhow::Result<()> {
     use anyhow::Context as _;
     let cmd = Cli::command();
@@ -136,7 +149,13 @@ fn man(dir: Option<&std::path::Path>) -> anyhow::Result<()> {
 /// accept, help and version requests included, is parsed again by the
 /// whole one, so every message is the same.
 fn parse_args() -> Cli {
-    parse_one_subcommand(std::env::args_os()).unwrap_or_else(Cli::parse)
+    parse_one_subcommand(std::env::args_os()).unwrap_or_else(parse_whole)
+}
+
+/// [`parse_args`]' long way, the whole definition.
+#[inline(never)] // its locals stay out of `run`'s frame (see `run`)
+fn parse_whole() -> Cli {
+    Cli::parse()
 }
 
 /// Adds one subcommand's own arguments to its `clap::Command`.
@@ -168,7 +187,60 @@ fn parse_one_subcommand(args: impl IntoIterator<Item = std::ffi::OsString>) -> O
     Cli::from_arg_matches(&matches).ok()
 }
 
+/// The process's entry point on Linux with glibc, called by the C
+/// library's start-up in place of std's (`lang_start`). A short run such as
+/// `manycore topo --sysfs DIR` on a small machine is mostly process
+/// start-up, and std's adds system calls this command has no use for: it
+/// reads `/proc/self/maps` to find the main thread's stack guard, maps a
+/// signal stack and installs SIGSEGV/SIGBUS handlers to print a
+/// stack-overflow message, polls the three standard descriptors, and
+/// unmaps the signal stack at exit (BENCHMARKS.md measures the saving).
+///
+/// Kept as std does it: SIGPIPE ignored (a closed pipe is then an
+/// error the writers take as success), a panic's exit status 101, standard
+/// output flushed at exit (`std::process::exit`), and the arguments:
+/// on this target std takes them from the C library's `init_array` call,
+/// before this function runs. Lost: the stack-overflow message (an
+/// overflow is a plain SIGSEGV), the name `main` in a panic's message
+/// (`<unnamed>`), and reopening a closed standard descriptor on
+/// `/dev/null`.
+#[cfg(all(not(test), target_os = "linux", target_env = "gnu"))]
+#[allow(unsafe_code)] // the C library finds the entry point by this name
+#[no_mangle]
+extern "C" fn main(
+    _argc: std::ffi::c_int,
+    _argv: *const *const std::ffi::c_char,
+) -> std::ffi::c_int {
+    ignore_sigpipe();
+    let code = std::panic::catch_unwind(run).unwrap_or(101);
+    std::process::exit(code)
+}
+
+#[cfg(not(all(not(test), target_os = "linux", target_env = "gnu")))]
 fn main() {
+    std::process::exit(run())
+}
+
+/// SIGPIPE ignored, as std's start-up does: a write to a closed pipe then
+/// fails with `BrokenPipe` (see [`stream_stdout`]) instead of killing the
+/// process. Child processes get the default back (std's `Command` resets
+/// it).
+#[cfg(all(not(test), target_os = "linux", target_env = "gnu"))]
+#[allow(unsafe_code)]
+fn ignore_sigpipe() {
+    // SAFETY: SIG_IGN installs no handler code, and no other thread runs
+    // yet to race on the signal disposition.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+    }
+}
+
+/// The command line's command, run; its exit status. Its frame is below
+/// every subcommand's, and each page of a frame is touched (stack probes)
+/// and costs a page fault in a short run: the rare paths (the whole
+/// definition's parse, `man`, `completions`, the default run) keep their
+/// locals in frames of their own.
+fn run() -> i32 {
     let cli = parse_args();
     let result = match cli.command {
         Some(Command::Topo(args)) => topo::run(&args).map(|()| 0),
@@ -179,16 +251,12 @@ fn main() {
         Some(Command::Boot(args)) => boot::run(&args).map(|()| 0),
         Some(Command::Place(args)) => place::run(&args).map(|()| 0),
         Some(Command::Validate(args)) => validate::run(&args).map(|()| 0),
-        Some(Command::Completions { shell }) => {
-            let mut out = Vec::new();
-            clap_complete::generate(shell, &mut Cli::command(), "manycore", &mut out);
-            stream_stdout(|w| w.write_all(&out)).map(|()| 0)
-        }
+        Some(Command::Completions { shell }) => completions(shell).map(|()| 0),
         Some(Command::Man { dir }) => man(dir.as_deref()).map(|()| 0),
         None => default_run().map(|()| 0),
     };
     match result {
-        Ok(code) => std::process::exit(code),
+        Ok(code) => code,
         Err(e) => {
             // Errors echo input (names, file contents): never raw control
             // characters on the terminal.
@@ -197,7 +265,7 @@ fn main() {
                 "manycore: error: {}",
                 readers::error::escape_controls(&shown)
             );
-            std::process::exit(2);
+            2
         }
     }
 }
