@@ -250,6 +250,18 @@ impl CompactMask {
         self.words().is_subset(other.as_words())
     }
 
+    /// Lowest CPU in both sets, without building the intersection.
+    pub fn first_in(&self, other: &impl AsWords) -> Option<usize> {
+        self.words().first_in(other.as_words())
+    }
+
+    /// Whether every CPU of `self` that is in `within` is in `other`
+    /// (`self ∩ within ⊆ other`), without building the intersection.
+    pub fn is_subset_within(&self, other: &impl AsWords, within: &impl AsWords) -> bool {
+        self.words()
+            .is_subset_within(other.as_words(), within.as_words())
+    }
+
     /// Whether every CPU of `other` is in `self`.
     pub fn is_superset(&self, other: &impl AsWords) -> bool {
         other.as_words().is_subset(self.words())

@@ -193,16 +193,23 @@ impl<'a> Words<'a> {
     /// index, in increasing index. `other`'s words are found by a forward
     /// search, so the cost is `self`'s stored words (times a logarithm when
     /// `other` is sparse), whatever either set spans.
-    fn beside(self, other: Words<'a>) -> impl Iterator<Item = (u64, u64)> + 'a {
+    fn beside(self, other: Words<'a>) -> impl Iterator<Item = (usize, u64, u64)> + 'a {
         let mut at = 0;
-        self.entries().filter(|&(_, a)| a != 0).map(move |(i, a)| {
-            at = other.seek(at, i);
-            let b = match other.words.get(at) {
-                Some(&b) if other.index_of(at) == i => b,
-                _ => 0,
-            };
-            (a, b)
-        })
+        self.entries()
+            .filter(|&(_, a)| a != 0)
+            .map(move |(i, a)| (i, a, other.word_seeking(&mut at, i)))
+    }
+
+    /// Word `index`, searching forward from stored position `*at`, which
+    /// is left at the search's end: increasing indices asked in turn cost
+    /// one pass over the stored words (a logarithm each when sparse).
+    #[inline]
+    fn word_seeking(&self, at: &mut usize, index: usize) -> u64 {
+        *at = self.seek(*at, index);
+        match self.words.get(*at) {
+            Some(&w) if self.index_of(*at) == index => w,
+            _ => 0,
+        }
     }
 
     /// The set without zero words at either end of a run (empty for the
@@ -281,7 +288,7 @@ impl<'a> Words<'a> {
         } else {
             (other, self)
         };
-        small.beside(large).any(|(a, b)| a & b != 0)
+        small.beside(large).any(|(_, a, b)| a & b != 0)
     }
 
     /// Whether every CPU of `self` is in `other`.
@@ -291,7 +298,7 @@ impl<'a> Words<'a> {
             return x.iter().zip(y).all(|(x, y)| x & !y == 0)
                 && Words::outside(a, b).all(|&w| w == 0);
         }
-        self.beside(other).all(|(a, b)| a & !b == 0)
+        self.beside(other).all(|(_, a, b)| a & !b == 0)
     }
 
     /// Number of CPUs in both sets.
@@ -311,8 +318,25 @@ impl<'a> Words<'a> {
         };
         small
             .beside(large)
-            .map(|(a, b)| (a & b).count_ones() as usize)
+            .map(|(_, a, b)| (a & b).count_ones() as usize)
             .sum()
+    }
+
+    /// Lowest CPU in both sets, found without building the intersection:
+    /// the cost is `self`'s stored words up to the first shared one.
+    pub fn first_in(self, other: Words<'_>) -> Option<usize> {
+        self.beside(other)
+            .find(|&(_, a, b)| a & b != 0)
+            .map(|(i, a, b)| i * 64 + (a & b).trailing_zeros() as usize)
+    }
+
+    /// Whether every CPU of `self` that is in `within` is in `other`
+    /// (`self ∩ within ⊆ other`), without building the intersection: the
+    /// cost is `self`'s stored words.
+    pub fn is_subset_within(self, other: Words<'_>, within: Words<'_>) -> bool {
+        let mut at = 0;
+        self.beside(other)
+            .all(|(i, a, b)| a & !b == 0 || a & !b & within.word_seeking(&mut at, i) == 0)
     }
 
     /// Whether the two sets hold the same CPUs.

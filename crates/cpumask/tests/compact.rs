@@ -173,6 +173,23 @@ proptest! {
         m.or_assign(&cb);
         prop_assert_eq!(m, mask(&a.union(&b).copied().collect()));
     }
+
+    #[test]
+    fn narrowed_questions_answer_as_the_set(a in arb_cpus(), b in arb_cpus(), within in arb_cpus()) {
+        let (ca, cb, cw) = (CompactMask::from(&mask(&a)), CompactMask::from(&mask(&b)), CompactMask::from(&mask(&within)));
+        let first_shared = a.intersection(&b).next().copied();
+        let subset_within = a.intersection(&within).all(|c| b.contains(c));
+        // Each operand as either type: the answer is the sets'.
+        prop_assert_eq!(ca.first_in(&cb), first_shared);
+        prop_assert_eq!(ca.first_in(&mask(&b)), first_shared);
+        prop_assert_eq!(ca.is_subset_within(&cb, &cw), subset_within);
+        prop_assert_eq!(ca.is_subset_within(&mask(&b), &mask(&within)), subset_within);
+        prop_assert_eq!(ca.is_subset_within(&cb, &mask(&within)), subset_within);
+        // Within a set holding `b`, a set lies inside `b` exactly when it
+        // is a subset of it.
+        let all = CompactMask::from(&mask(&a.union(&b).copied().collect()));
+        prop_assert_eq!(ca.is_subset_within(&cb, &all), a.is_subset(&b));
+    }
 }
 
 #[test]

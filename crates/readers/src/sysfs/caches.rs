@@ -309,7 +309,7 @@ impl CacheScan<'_> {
             size_bytes,
             line_bytes: line_bytes.filter(|&v| v > 0),
             ways,
-            cpus: cpus.into(),
+            cpus,
         });
         Ok(())
     }
@@ -357,7 +357,7 @@ impl CacheScan<'_> {
     }
 
     /// Whether a cache of `level`, `kind` and `cpus` is kept.
-    fn is_kept(&self, level: u8, kind: CacheKind, cpus: &CpuMask) -> bool {
+    fn is_kept(&self, level: u8, kind: CacheKind, cpus: &CompactMask) -> bool {
         self.seen
             .get(&(level, kind, cpus.first()))
             .is_some_and(|slots| slots.iter().any(|&i| self.caches[i].cpus == *cpus))
@@ -381,16 +381,20 @@ impl CacheScan<'_> {
 /// L2i and L3) the CPU's core (hwloc makes the same assumption); always
 /// `r` itself, and only possible CPUs (kernels size these maps by
 /// NR_CPUS).
-fn sharing_set(r: &RawCpu, shared: &CompactMask, possible: &CpuMask) -> CpuMask {
-    let mut cpus = match shared.is_empty() {
-        false => shared.to_cpumask(),
-        true => r.masks[CORE]
-            .as_deref()
-            .map(CompactMask::to_cpumask)
-            .unwrap_or_default(),
+fn sharing_set(r: &RawCpu, shared: &CompactMask, possible: &CpuMask) -> CompactMask {
+    let empty = CompactMask::new();
+    let cpus = match shared.is_empty() {
+        false => shared,
+        true => r.masks[CORE].as_deref().unwrap_or(&empty),
     };
+    // A map holds its own CPU and only possible ones, as the kernel
+    // writes it: kept as it is, without a 2 KiB mask per cache read.
+    if cpus.contains(r.id as usize) && cpus.is_subset(possible) {
+        return cpus.clone();
+    }
+    let mut cpus = cpus.to_cpumask();
     cpus.set(r.id as usize);
-    cpus.and(possible)
+    cpus.and(possible).into()
 }
 
 /// The optional files of an index directory, as bits of

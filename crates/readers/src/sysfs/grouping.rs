@@ -2,7 +2,6 @@
 //! the kernel's ids where they agree with its sibling masks and from the
 //! masks otherwise, and the checks that the masks describe one grouping.
 
-use std::collections::HashMap;
 use std::rc::Rc;
 
 use cpumask::{CompactMask, CpuMask};
@@ -56,46 +55,19 @@ pub(super) fn group_keys(
         let ids_usable = raws
             .iter()
             .all(|r| r.ids[level].is_some_and(|v| (0..=u32::MAX as i64).contains(&v)));
+        // Grouping the online CPUs by (enclosing keys, id), every online
+        // CPU's mask (on the online CPUs) must be exactly its group.
         let ids_agree = ids_usable && {
-            // Group online CPUs by (enclosing keys, id); every online CPU's
-            // mask (on the online CPUs) must then hold exactly its group. The
-            // groups are kept as member lists, not 2 KiB masks, and a mask
-            // shared (`Rc`) by several members is checked once per group.
-            let mut by_id: HashMap<([Option<u32>; 4], i64), Vec<usize>> = HashMap::new();
-            for (i, (r, k)) in raws.iter().zip(&keys).enumerate() {
-                if online.contains(r.id as usize) {
-                    by_id
-                        .entry((*k, r.ids[level].unwrap_or(-1)))
-                        .or_default()
-                        .push(i);
-                }
-            }
-            by_id.values().all(|members| {
-                let mut checked: Option<&Rc<CompactMask>> = None;
-                members.iter().all(|&i| {
-                    let Some(mask) = raws[i].masks[level].as_ref() else {
-                        return true;
-                    };
-                    if checked.is_some_and(|c| Rc::ptr_eq(c, mask)) {
-                        return true;
-                    }
-                    let holds_exactly = mask.and_weight(&online) == members.len()
-                        && members.iter().all(|&j| mask.contains(raws[j].id as usize));
-                    checked = Some(mask);
-                    holds_exactly
-                })
-            })
+            let groups = Groups::of(raws, &online, |i| (keys[i], raws[i].ids[level]));
+            groups.first_mismatch(raws, level).is_none()
         };
         for (r, k) in raws.iter().zip(keys.iter_mut()) {
             k[level] = Some(if ids_agree {
                 r.ids[level].unwrap_or(0) as u32
             } else {
-                match r.masks[level].as_deref() {
-                    Some(m) => {
-                        let mut m = m.and(&known);
-                        m.set(r.id as usize);
-                        m.first().unwrap_or(r.id as usize) as u32
-                    }
+                // The lowest CPU read of the mask and the CPU itself.
+                match r.masks[level].as_deref().and_then(|m| m.first_in(&known)) {
+                    Some(first) => r.id.min(first as u32),
                     None => r.id,
                 }
             });
@@ -120,62 +92,113 @@ fn masks_agree(
     level: usize,
     online: &CpuMask,
 ) -> Result<(), (u32, String)> {
-    let index_of = |cpu: usize| raws.binary_search_by_key(&cpu, |r| r.id as usize).ok();
-    let mut sizes: HashMap<&[Option<u32>], usize> = HashMap::new();
-    for (r, k) in raws.iter().zip(keys) {
-        if online.contains(r.id as usize) {
-            *sizes.entry(&k[..=level]).or_default() += 1;
-        }
-    }
+    let groups = Groups::of(raws, online, |i| &keys[i][..=level]);
+    let Some((i, j)) = groups.first_mismatch(raws, level) else {
+        return Ok(());
+    };
     let name = ["package", "die", "cluster", "core"][level];
     let on_mask = |i: usize| raws[i].masks[level].as_deref().map(|m| m.and(online));
-    // A mask shared (`Rc`) by a group's CPUs is checked once for the group:
-    // 16384 CPUs' package masks are otherwise 10^8 bit visits.
-    let mut checked: std::collections::HashSet<(*const CompactMask, &[Option<u32>])> =
-        std::collections::HashSet::new();
-    for (r, k) in raws.iter().zip(keys) {
-        let Some(shared) = r.masks[level].as_ref() else {
-            continue;
+    let list = |i: usize| on_mask(i).map_or_else(|| "none".to_string(), |m| m.to_list_string());
+    // Both CPUs' files: the damage may be in either.
+    let file = |i: usize| format!("{CPU_DIR}/cpu{}/topology/{}", raws[i].id, MASK_FILES[level]);
+    Err((
+        raws[i].id,
+        format!(
+            "the {name} sibling masks of CPU {} ({}, {}) and CPU {} ({}, {}) \
+             overlap but differ: the kernel writes every such mask from one relation, \
+             so the dump is damaged",
+            raws[i].id,
+            list(i),
+            file(i),
+            raws[j].id,
+            list(j),
+            file(j),
+        ),
+    ))
+}
+
+/// The online CPUs of one level grouped by a key. Built by sorting the
+/// CPUs by key, not by hashing keys into lists of members, so that a level
+/// of 16384 CPUs costs one sort and three tables.
+struct Groups {
+    /// The index in `raws` of each online CPU read, by CPU number;
+    /// [`Groups::NONE`] for the others.
+    index: Vec<u32>,
+    /// The group of each CPU read, by index in `raws` ([`Groups::NONE`]
+    /// for the offline ones).
+    group: Vec<u32>,
+    sizes: Vec<usize>,
+}
+
+impl Groups {
+    const NONE: u32 = u32::MAX;
+
+    /// The online CPUs of `raws` (sorted by CPU number) grouped by `key`
+    /// of their index: equal keys, one group.
+    fn of<K: Ord>(raws: &[RawCpu], online: &CpuMask, key: impl Fn(usize) -> K) -> Groups {
+        let mut order: Vec<usize> = (0..raws.len())
+            .filter(|&i| online.contains(raws[i].id as usize))
+            .collect();
+        order.sort_by_key(|&i| key(i));
+        let cpus = raws.last().map_or(0, |r| r.id as usize + 1);
+        let mut groups = Groups {
+            index: vec![Groups::NONE; cpus],
+            group: vec![Groups::NONE; raws.len()],
+            sizes: Vec::new(),
         };
-        if !online.contains(r.id as usize) || !checked.insert((Rc::as_ptr(shared), &k[..=level])) {
-            continue;
+        for (n, &i) in order.iter().enumerate() {
+            if n == 0 || key(order[n - 1]) != key(i) {
+                groups.sizes.push(0);
+            }
+            let g = groups.sizes.len() - 1;
+            groups.sizes[g] += 1;
+            groups.group[i] = g as u32;
+            groups.index[raws[i].id as usize] = i as u32;
         }
-        let on = shared.and(online);
-        // A CPU the mask names in another group, or one of this group the
-        // mask leaves out.
-        let named_elsewhere = on
-            .iter()
-            .find_map(|c| index_of(c).filter(|&j| keys[j][..=level] != k[..=level]));
-        let size = sizes.get(&k[..=level]).copied().unwrap_or(0);
-        let left_out = (on.weight() != size)
-            .then(|| {
-                raws.iter().zip(keys).position(|(o, ok)| {
-                    online.contains(o.id as usize)
-                        && ok[..=level] == k[..=level]
-                        && !on.contains(o.id as usize)
-                })
-            })
-            .flatten();
-        if let Some(j) = named_elsewhere.or(left_out) {
-            let theirs = on_mask(j).map_or_else(|| "none".to_string(), |m| m.to_list_string());
-            // Both CPUs' files: the damage may be in either.
-            let file = |cpu: u32| format!("{CPU_DIR}/cpu{cpu}/topology/{}", MASK_FILES[level]);
-            return Err((
-                r.id,
-                format!(
-                    "the {name} sibling masks of CPU {} ({}, {}) and CPU {} ({theirs}, {}) \
-                     overlap but differ: the kernel writes every such mask from one relation, \
-                     so the dump is damaged",
-                    r.id,
-                    on.to_list_string(),
-                    file(r.id),
-                    raws[j].id,
-                    file(raws[j].id),
-                ),
-            ));
+        groups
+    }
+
+    /// The index in `raws` of `cpu`, if it is an online CPU read.
+    fn index_of(&self, cpu: usize) -> Option<usize> {
+        match self.index.get(cpu) {
+            Some(&i) if i != Groups::NONE => Some(i as usize),
+            _ => None,
         }
     }
-    Ok(())
+
+    /// The first online CPU, in CPU order, whose `level` mask on the online
+    /// CPUs is not exactly its group, with the CPU that shows it: the first
+    /// one the mask names in another group, else the first of its group
+    /// the mask leaves out (indices in `raws`). A mask shared (`Rc`) by a
+    /// group's CPUs is checked once for the group: 16384 CPUs' package
+    /// masks are otherwise 10^8 bit visits.
+    fn first_mismatch(&self, raws: &[RawCpu], level: usize) -> Option<(usize, usize)> {
+        let mut checked: Vec<*const CompactMask> = vec![std::ptr::null(); self.sizes.len()];
+        for (i, r) in raws.iter().enumerate() {
+            let g = self.group[i];
+            let Some(mask) = r.masks[level].as_ref().filter(|_| g != Groups::NONE) else {
+                continue;
+            };
+            let g = g as usize;
+            if std::mem::replace(&mut checked[g], Rc::as_ptr(mask)) == Rc::as_ptr(mask) {
+                continue;
+            }
+            let mut inside = 0;
+            for j in mask.iter().filter_map(|c| self.index_of(c)) {
+                if self.group[j] as usize != g {
+                    return Some((i, j));
+                }
+                inside += 1;
+            }
+            if inside != self.sizes[g] {
+                let left_out = (0..raws.len())
+                    .find(|&j| self.group[j] as usize == g && !mask.contains(raws[j].id as usize));
+                // Fewer of the group inside than it holds: one is left out.
+                return Some((i, left_out.unwrap_or(i)));
+            }
+        }
+        None
+    }
 }
 
 /// Whether a die or cluster level carries information: some CPU has a real id
@@ -216,7 +239,9 @@ fn middle_level_is_real(raws: &[RawCpu], level: usize, online: &CpuMask) -> bool
                     (Some(d), Some(p)) => {
                         let pair = (Rc::as_ptr(d), Rc::as_ptr(p));
                         equal.contains(&pair)
-                            || ((Rc::ptr_eq(d, p) || d.and(online) == p.and(online))
+                            || ((Rc::ptr_eq(d, p)
+                                || d.is_subset_within(&**p, online)
+                                    && p.is_subset_within(&**d, online))
                                 && equal.insert(pair))
                     }
                     _ => false,
@@ -225,18 +250,22 @@ fn middle_level_is_real(raws: &[RawCpu], level: usize, online: &CpuMask) -> bool
             return false;
         }
     }
+    // Each (mask, enclosing mask) pair shared (`Rc`) by CPUs is checked
+    // once: a core's threads share both masks, a group's CPUs its mask and
+    // their package's.
+    let mut nested: std::collections::HashSet<(*const CompactMask, *const CompactMask)> =
+        std::collections::HashSet::new();
+    let mut nests = |inner: &Rc<CompactMask>, outer: &Rc<CompactMask>| {
+        let pair = (Rc::as_ptr(inner), Rc::as_ptr(outer));
+        nested.contains(&pair) || (inner.is_subset_within(&**outer, online) && nested.insert(pair))
+    };
     raws.iter()
         .filter(|r| online.contains(r.id as usize))
         .all(|r| {
-            let Some(mid) = r.masks[level].as_deref().map(|m| m.and(online)) else {
+            let Some(mid) = &r.masks[level] else {
                 return true;
             };
-            let inner_ok = r.masks[CORE]
-                .as_deref()
-                .is_none_or(|c| c.and(online).is_subset(&mid));
-            let outer_ok = r.masks[PACKAGE]
-                .as_deref()
-                .is_none_or(|p| mid.is_subset(&p.and(online)));
-            inner_ok && outer_ok
+            let inner_ok = r.masks[CORE].as_ref().is_none_or(|c| nests(c, mid));
+            inner_ok && r.masks[PACKAGE].as_ref().is_none_or(|p| nests(mid, p))
         })
 }
