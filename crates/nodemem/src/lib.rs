@@ -5,12 +5,12 @@
 //! names a preferred node; when that node cannot satisfy it, the allocator tries
 //! the other nodes nearest first by SLIT distance, as Linux's zonelists do, and
 //! reports which node it used. Running out is an [`AllocError`] the caller
-#![forbid(unsafe_code)]
 //! handles — never a panic (seed 004's review).
 //!
 //! The allocator is `no_std` + `alloc`: the bare-metal kernel uses it for every
 //! CPU's stack and per-CPU area, and host code can test it directly.
 #![no_std]
+#![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 extern crate alloc;
