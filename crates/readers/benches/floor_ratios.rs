@@ -10,6 +10,10 @@
 //!   other tasks is not counted: ratio = ours / floor, the goal being ≤ 1.5;
 //!   and ours against the narrower floor of earlier runs (`minimal_files`:
 //!   topology, node and cache files only), by the ratio of the medians;
+//!   and ours against the ABI floor (`abi_floor`: the floor plus the
+//!   directory listings and look-ups of absent files that the sysfs ABI
+//!   leaves to any reader, its rules cited there), in pairs as the floor
+//!   (the median pair);
 //! - the reader on 2 threads against 1 (reading ahead, see
 //!   `readers::sysfs::Threads`), wall clock, on the inputs of
 //!   `PARALLEL_MIN_CPUS` CPUs or more;
@@ -59,7 +63,10 @@ mod machines;
 #[path = "support/sysfs_tree.rs"]
 mod sysfs_tree;
 use machines::thread_cpu;
-use sysfs_tree::{extract, minimal_files, model_files, read_floor, snapshots, write_machine};
+use sysfs_tree::{
+    abi_floor, extract, minimal_files, model_files, read_abi_floor, read_floor, snapshots,
+    write_machine,
+};
 
 /// The corpus as the tests find it (`MANYCORE_CORPUS`, else beside the
 /// repository or a parent: a worktree's checkout too).
@@ -271,6 +278,9 @@ struct Row {
     files: usize,
     /// The narrower floor's file count and median CPU time.
     narrow_floor: (usize, f64),
+    /// The ABI floor's (`abi_floor`) look-ups beyond the file floor
+    /// (files, failed opens and listings), and ours against it in pairs.
+    abi_floor: (usize, Pairs),
     in_process: Pairs,
     threads: Option<Pairs>,
     lstopo: Option<f64>,
@@ -361,6 +371,21 @@ fn measure(name: &str, dir: &Path, n: usize, proc_n: usize, cli: Option<&Path>) 
         })
         .collect();
     let narrow_floor = (narrow.len(), percentile(&mut narrow_times, 0.5));
+    // The floor with the look-ups the sysfs ABI leaves to any reader.
+    // The floor with the look-ups the sysfs ABI leaves to any reader,
+    // in pairs with ours as the file floor is.
+    let abi = abi_floor(dir, &t);
+    let abi_floor = (
+        abi.files.len() - floor.len() + abi.absent.len() + abi.listed.len(),
+        pairs(
+            n,
+            thread_cpu,
+            || drop(sequential(dir).unwrap()),
+            || {
+                std::hint::black_box(read_abi_floor(&abi));
+            },
+        ),
+    );
     let threads = (t.cpus().len() >= readers::sysfs::PARALLEL_MIN_CPUS).then(|| {
         let wall = {
             let start = Instant::now();
@@ -399,6 +424,7 @@ fn measure(name: &str, dir: &Path, n: usize, proc_n: usize, cli: Option<&Path>) 
         cpus: t.cpus().len(),
         files: floor.len(),
         narrow_floor,
+        abi_floor,
         in_process,
         threads,
         lstopo,
@@ -561,22 +587,30 @@ fn print_rows(rows: &[Row], n: usize, proc_n: usize) {
     let ms = |s: f64| format!("{:.3}", s * 1e3);
     let x = |r: Option<f64>| r.map_or("–".to_string(), |v| format!("{v:.2}×"));
     let within = rows.iter().filter(|r| r.in_process.ratio <= 1.5).count();
+    let abi_ratio = |r: &Row| r.abi_floor.1.ratio;
+    let within_abi = rows.iter().filter(|r| abi_ratio(r) <= 1.5).count();
+    let mut by_abi: Vec<&Row> = rows.iter().collect();
+    by_abi.sort_by(|a, b| abi_ratio(b).total_cmp(&abi_ratio(a)));
     println!(
-        "{} inputs, {within} within 1.5× of the floor; in process up to {n} pairs each by thread CPU time \
+        "{} inputs, {within} within 1.5× of the floor, {within_abi} within 1.5× of the ABI floor \
+         (worst {}: {:.2}×); in process up to {n} pairs each by thread CPU time \
          (ours / floor: median pair, 90th percentile pair); whole process {proc_n} pairs by CPU time \
          (theirs / ours, median)",
-        rows.len()
+        rows.len(),
+        by_abi.first().map_or("–", |r| r.name.as_str()),
+        by_abi.first().map_or(0.0, |r| abi_ratio(r)),
     );
     println!(
         "| input | CPUs | floor files | floor ms | ours ms | ours / floor | p90 pair | \
-         narrow floor files | ours / narrow floor | lstopo / ours | lscpu / ours |"
+         narrow floor files | ours / narrow floor | ABI look-ups | ABI floor ms | ours / ABI floor | \
+         lstopo / ours | lscpu / ours |"
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for r in rows {
         let p = &r.in_process;
         let (narrow_files, narrow_time) = r.narrow_floor;
         println!(
-            "| {} | {} | {} | {} | {} | {:.2}× | {:.2}× | {} | {:.2}× | {} | {} |",
+            "| {} | {} | {} | {} | {} | {:.2}× | {:.2}× | {} | {:.2}× | {} | {} | {:.2}× | {} | {} |",
             r.name,
             r.cpus,
             r.files,
@@ -586,6 +620,9 @@ fn print_rows(rows: &[Row], n: usize, proc_n: usize) {
             p.ratio_p90,
             narrow_files,
             p.a / narrow_time,
+            r.abi_floor.0,
+            ms(r.abi_floor.1.b),
+            abi_ratio(r),
             x(r.lstopo),
             x(r.lscpu)
         );

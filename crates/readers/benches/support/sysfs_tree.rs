@@ -301,3 +301,122 @@ pub fn snapshots(corpus: &Path) -> Vec<PathBuf> {
             || dir.starts_with("hwloc/history")
     })
 }
+
+/// The floor plus the look-ups the sysfs ABI leaves to any reader: what the
+/// file floor ([`model_files`]) skips because it is told every name. The
+/// rules come from the kernel's documentation and hwloc's Linux backend
+/// (`look_sysfscpu` and friends in hwloc/topology-linux.c, hwloc commit
+/// 3b37b024), not from any reader's trace:
+///
+/// 1. One listing of `cpu/`: the CPUs are its `cpuN` entries (hwloc opens
+///    the directory and reads every entry; `possible` and `present` are
+///    ranges that say nothing of which directories a dump holds).
+/// 2. One listing of `node/` when it exists: the node numbers may be
+///    sparse (Documentation/ABI/stable/sysfs-devices-node lists `nodeX`
+///    per node; hwloc reads `node/online` for the same purpose).
+/// 3. Without `cpu/online`, every `cpuN`'s own `online`: read where it
+///    exists (offline CPUs' too: they say 0), one failed open where it does
+///    not (Documentation/ABI/testing/sysfs-devices-system-cpu: `cpuX/online`
+///    exists only for CPUs that can be taken offline; hwloc reads it per
+///    CPU when `cpu/online` is missing).
+/// 4. Every `cpuN` without `topology/`: one failed look-up of it (the
+///    kernel removes an offline CPU's topology directory, and kernels
+///    before 2.6.16 wrote none; hwloc checks `cpuN/topology` with
+///    `access()` before placing a CPU).
+/// 5. One listing of the first CPU's `topology/`: which names this kernel
+///    writes (`core_cpus` since 5.6, `thread_siblings` before; `die_*`,
+///    `cluster_*` only on some kernels), where the floor knows them.
+/// 6. Caches: with caches in the model, one listing of the first CPU's
+///    `cache/` (the `indexN` names, which hwloc probes from 0 upward);
+///    without, one failed look-up of it.
+/// 7. Each node of the model without `distance` or `meminfo`: one failed
+///    open each (hwloc reads `nodeN/distance` for every node).
+/// 8. x86 without hybrid kinds: one failed open of `cpu_core/cpus` (hwloc's
+///    `look_sysfscpukinds_by_pmu_sets` reads the Intel PMUs' CPU lists;
+///    every hybrid part has a `cpu_core` PMU).
+#[derive(Default)]
+pub struct AbiFloor {
+    /// Files read as the floor reads them: [`model_files`], then the
+    /// `online` files of rule 3 that the model does not carry.
+    pub files: Vec<PathBuf>,
+    /// Paths opened and found absent.
+    pub absent: Vec<PathBuf>,
+    /// Directories listed.
+    pub listed: Vec<PathBuf>,
+}
+
+pub fn abi_floor(dir: &Path, t: &topology::Topology) -> AbiFloor {
+    let cpu = dir.join("sys/devices/system/cpu");
+    let node = dir.join("sys/devices/system/node");
+    let mut f = AbiFloor {
+        files: model_files(dir, t),
+        ..AbiFloor::default()
+    };
+    let mut seen: std::collections::HashSet<PathBuf> = f.files.iter().cloned().collect();
+    f.listed.push(cpu.clone());
+    if node.is_dir() {
+        f.listed.push(node.clone());
+    }
+    let cpu_dirs: Vec<u32> = std::fs::read_dir(&cpu)
+        .map(|d| {
+            d.flatten()
+                .filter_map(|e| {
+                    let name = e.file_name().into_string().ok()?;
+                    name.strip_prefix("cpu")?.parse().ok()
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let per_cpu_online = !cpu.join("online").is_file();
+    for &n in &cpu_dirs {
+        let d = cpu.join(format!("cpu{n}"));
+        if per_cpu_online {
+            let online = d.join("online");
+            if !online.is_file() {
+                f.absent.push(online);
+            } else if seen.insert(online.clone()) {
+                f.files.push(online);
+            }
+        }
+        if !d.join("topology").is_dir() {
+            f.absent.push(d.join("topology"));
+        }
+    }
+    if let Some(first) = t.cpus().first() {
+        let d = cpu.join(format!("cpu{}", first.id));
+        if d.join("topology").is_dir() {
+            f.listed.push(d.join("topology"));
+        }
+        match d.join("cache").is_dir() && !t.caches().is_empty() {
+            true => f.listed.push(d.join("cache")),
+            false => f.absent.push(d.join("cache")),
+        }
+    }
+    for n in t.nodes() {
+        let d = node.join(format!("node{}", n.id));
+        for name in ["distance", "meminfo"] {
+            if !d.join(name).is_file() {
+                f.absent.push(d.join(name));
+            }
+        }
+    }
+    let x86 = matches!(t.arch(), topology::Arch::X86_64 | topology::Arch::X86);
+    let core_pmu = dir.join("sys/devices/cpu_core/cpus");
+    if x86 && !core_pmu.is_file() {
+        f.absent.push(core_pmu);
+    }
+    f
+}
+
+/// [`read_floor`] of the ABI floor's files, then its failed opens and its
+/// listings (every entry read), each once.
+pub fn read_abi_floor(f: &AbiFloor) -> usize {
+    let mut total = read_floor(&f.files);
+    for p in &f.absent {
+        total += usize::from(std::fs::File::open(p).is_err());
+    }
+    for d in &f.listed {
+        total += std::fs::read_dir(d).map_or(0, |e| e.count());
+    }
+    total
+}
