@@ -4,6 +4,9 @@
 //! decoder behind the reader (APIC-id shifts of 31, sharing counts of 4096,
 //! families past 0xff, leaves that never end).
 
+#[path = "support/cases.rs"]
+mod cases;
+
 use std::sync::OnceLock;
 
 use proptest::prelude::*;
@@ -127,7 +130,7 @@ fn mutate(text: &str, m: &Mutation) -> String {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(512))]
+    #![proptest_config(ProptestConfig::with_cases(cases::fuzz_cases(512)))]
 
     #[test]
     fn mutated_dumps_never_panic(
