@@ -171,17 +171,29 @@ impl Groups {
     /// one the mask names in another group, else the first of its group
     /// the mask leaves out (indices in `raws`). A mask shared (`Rc`) by a
     /// group's CPUs is checked once for the group: 16384 CPUs' package
-    /// masks are otherwise 10^8 bit visits.
+    /// masks are otherwise 10^8 bit visits. The last mask seen per group
+    /// settles the common case (one mask per group); a group whose CPUs
+    /// name several masks (in any order) remembers each one checked.
     fn first_mismatch(&self, raws: &[RawCpu], level: usize) -> Option<(usize, usize)> {
-        let mut checked: Vec<*const CompactMask> = vec![std::ptr::null(); self.sizes.len()];
+        let mut last: Vec<*const CompactMask> = vec![std::ptr::null(); self.sizes.len()];
+        let mut checked: std::collections::HashSet<(usize, *const CompactMask)> =
+            std::collections::HashSet::new();
         for (i, r) in raws.iter().enumerate() {
             let g = self.group[i];
             let Some(mask) = r.masks[level].as_ref().filter(|_| g != Groups::NONE) else {
                 continue;
             };
             let g = g as usize;
-            if std::mem::replace(&mut checked[g], Rc::as_ptr(mask)) == Rc::as_ptr(mask) {
+            let p = Rc::as_ptr(mask);
+            let prev = std::mem::replace(&mut last[g], p);
+            if prev == p {
                 continue;
+            }
+            if !prev.is_null() {
+                checked.insert((g, prev));
+                if !checked.insert((g, p)) {
+                    continue;
+                }
             }
             let mut inside = 0;
             for j in mask.iter().filter_map(|c| self.index_of(c)) {
