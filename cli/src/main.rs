@@ -200,10 +200,10 @@ fn parse_one_subcommand(args: impl IntoIterator<Item = std::ffi::OsString>) -> O
 /// error the writers take as success), a panic's exit status 101, standard
 /// output flushed at exit (`std::process::exit`), and the arguments:
 /// on this target std takes them from the C library's `init_array` call,
-/// before this function runs. Lost: the stack-overflow message (an
-/// overflow is a plain SIGSEGV), the name `main` in a panic's message
-/// (`<unnamed>`), and reopening a closed standard descriptor on
-/// `/dev/null`.
+/// before this function runs, and a closed standard descriptor reopened
+/// on `/dev/null` ([`reopen_closed_standard_fds`]). Lost: the
+/// stack-overflow message (an overflow is a plain SIGSEGV) and the name
+/// `main` in a panic's message (`<unnamed>`).
 #[cfg(all(not(test), target_os = "linux", target_env = "gnu"))]
 #[allow(unsafe_code)] // the C library finds the entry point by this name
 #[no_mangle]
@@ -211,6 +211,7 @@ extern "C" fn main(
     _argc: std::ffi::c_int,
     _argv: *const *const std::ffi::c_char,
 ) -> std::ffi::c_int {
+    reopen_closed_standard_fds();
     ignore_sigpipe();
     let code = std::panic::catch_unwind(run).unwrap_or(101);
     std::process::exit(code)
@@ -219,6 +220,43 @@ extern "C" fn main(
 #[cfg(not(all(not(test), target_os = "linux", target_env = "gnu")))]
 fn main() {
     std::process::exit(run())
+}
+
+/// Standard input, output and error, if closed when the process starts
+/// (`cmd >&-`), reopened on `/dev/null`, as std's start-up does: otherwise
+/// the first file the command opens takes the closed descriptor's number,
+/// and a later print lands in that file. One `poll` finds them (it marks a
+/// closed descriptor `POLLNVAL`); all three open, the usual case, costs
+/// nothing more.
+#[cfg(all(not(test), target_os = "linux", target_env = "gnu"))]
+#[allow(unsafe_code)]
+fn reopen_closed_standard_fds() {
+    let mut fds = [0, 1, 2].map(|fd| libc::pollfd {
+        fd,
+        events: 0,
+        revents: 0,
+    });
+    loop {
+        // SAFETY: `fds` is an array of three initialised `pollfd` that
+        // outlives the call, and the length passed is its length; a zero
+        // timeout never blocks.
+        if unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 0) } >= 0 {
+            break;
+        }
+        if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            return;
+        }
+    }
+    // In order: each open takes the lowest free number, the closed one. Not
+    // close-on-exec, as a standard descriptor; without a `/dev/null` (a
+    // bare chroot) the descriptor stays closed.
+    for _closed in fds.iter().filter(|p| p.revents & libc::POLLNVAL != 0) {
+        // SAFETY: the path is a NUL-terminated literal; the descriptor
+        // returned is owned by the process for its whole life.
+        if unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDWR) } < 0 {
+            return;
+        }
+    }
 }
 
 /// SIGPIPE ignored, as std's start-up does: a write to a closed pipe then
