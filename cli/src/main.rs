@@ -187,90 +187,90 @@ fn parse_one_subcommand(args: impl IntoIterator<Item = std::ffi::OsString>) -> O
     Cli::from_arg_matches(&matches).ok()
 }
 
-/// The process's entry point on Linux with glibc, called by the C
-/// library's start-up in place of std's (`lang_start`). A short run such as
-/// `manycore topo --sysfs DIR` on a small machine is mostly process
-/// start-up, and std's adds system calls this command has no use for: it
-/// reads `/proc/self/maps` to find the main thread's stack guard, maps a
-/// signal stack and installs SIGSEGV/SIGBUS handlers to print a
-/// stack-overflow message, polls the three standard descriptors, and
-/// unmaps the signal stack at exit (BENCHMARKS.md measures the saving).
-///
-/// Kept as std does it: SIGPIPE ignored (a closed pipe is then an
-/// error the writers take as success), a panic's exit status 101, standard
-/// output flushed at exit (`std::process::exit`), and the arguments:
-/// on this target std takes them from the C library's `init_array` call,
-/// before this function runs, and a closed standard descriptor reopened
-/// on `/dev/null` ([`reopen_closed_standard_fds`]). Lost: the
-/// stack-overflow message (an overflow is a plain SIGSEGV) and the name
-/// `main` in a panic's message (`<unnamed>`).
+/// The entry point and what it does in std's place, on Linux with glibc
+/// (elsewhere std's own start calls the `main` below).
 #[cfg(all(not(test), target_os = "linux", target_env = "gnu"))]
-#[allow(unsafe_code)] // the C library finds the entry point by this name
-#[no_mangle]
-extern "C" fn main(
-    _argc: std::ffi::c_int,
-    _argv: *const *const std::ffi::c_char,
-) -> std::ffi::c_int {
-    reopen_closed_standard_fds();
-    ignore_sigpipe();
-    let code = std::panic::catch_unwind(run).unwrap_or(101);
-    std::process::exit(code)
+#[allow(unsafe_code)] // the C library finds the entry point by its name
+mod glibc_start {
+    /// The process's entry point on Linux with glibc, called by the C
+    /// library's start-up in place of std's (`lang_start`). A short run such as
+    /// `manycore topo --sysfs DIR` on a small machine is mostly process
+    /// start-up, and std's adds system calls this command has no use for: it
+    /// reads `/proc/self/maps` to find the main thread's stack guard, maps a
+    /// signal stack and installs SIGSEGV/SIGBUS handlers to print a
+    /// stack-overflow message, polls the three standard descriptors, and
+    /// unmaps the signal stack at exit (BENCHMARKS.md measures the saving).
+    ///
+    /// Kept as std does it: SIGPIPE ignored (a closed pipe is then an
+    /// error the writers take as success), a panic's exit status 101, standard
+    /// output flushed at exit (`std::process::exit`), and the arguments:
+    /// on this target std takes them from the C library's `init_array` call,
+    /// before this function runs, and a closed standard descriptor reopened
+    /// on `/dev/null` ([`reopen_closed_standard_fds`]). Lost: the
+    /// stack-overflow message (an overflow is a plain SIGSEGV) and the name
+    /// `main` in a panic's message (`<unnamed>`).
+    #[no_mangle]
+    extern "C" fn main(
+        _argc: std::ffi::c_int,
+        _argv: *const *const std::ffi::c_char,
+    ) -> std::ffi::c_int {
+        reopen_closed_standard_fds();
+        ignore_sigpipe();
+        let code = std::panic::catch_unwind(super::run).unwrap_or(101);
+        std::process::exit(code)
+    }
+
+    /// Standard input, output and error, if closed when the process starts
+    /// (`cmd >&-`), reopened on `/dev/null`, as std's start-up does: otherwise
+    /// the first file the command opens takes the closed descriptor's number,
+    /// and a later print lands in that file. One `poll` finds them (it marks a
+    /// closed descriptor `POLLNVAL`); all three open, the usual case, costs
+    /// nothing more.
+    fn reopen_closed_standard_fds() {
+        let mut fds = [0, 1, 2].map(|fd| libc::pollfd {
+            fd,
+            events: 0,
+            revents: 0,
+        });
+        loop {
+            // SAFETY: `fds` is an array of three initialised `pollfd` that
+            // outlives the call, and the length passed is its length; a zero
+            // timeout never blocks.
+            if unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 0) } >= 0 {
+                break;
+            }
+            if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+                return;
+            }
+        }
+        // In order: each open takes the lowest free number, the closed one. Not
+        // close-on-exec, as a standard descriptor; without a `/dev/null` (a
+        // bare chroot) the descriptor stays closed.
+        for _closed in fds.iter().filter(|p| p.revents & libc::POLLNVAL != 0) {
+            // SAFETY: the path is a NUL-terminated literal; the descriptor
+            // returned is owned by the process for its whole life.
+            if unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDWR) } < 0 {
+                return;
+            }
+        }
+    }
+
+    /// SIGPIPE ignored, as std's start-up does: a write to a closed pipe then
+    /// fails with `BrokenPipe` (see [`super::stream_stdout`]) instead of killing the
+    /// process. Child processes get the default back (std's `Command` resets
+    /// it).
+    fn ignore_sigpipe() {
+        // SAFETY: SIG_IGN installs no handler code, and no other thread runs
+        // yet to race on the signal disposition.
+        unsafe {
+            libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+        }
+    }
 }
 
 #[cfg(not(all(not(test), target_os = "linux", target_env = "gnu")))]
 fn main() {
     std::process::exit(run())
-}
-
-/// Standard input, output and error, if closed when the process starts
-/// (`cmd >&-`), reopened on `/dev/null`, as std's start-up does: otherwise
-/// the first file the command opens takes the closed descriptor's number,
-/// and a later print lands in that file. One `poll` finds them (it marks a
-/// closed descriptor `POLLNVAL`); all three open, the usual case, costs
-/// nothing more.
-#[cfg(all(not(test), target_os = "linux", target_env = "gnu"))]
-#[allow(unsafe_code)]
-fn reopen_closed_standard_fds() {
-    let mut fds = [0, 1, 2].map(|fd| libc::pollfd {
-        fd,
-        events: 0,
-        revents: 0,
-    });
-    loop {
-        // SAFETY: `fds` is an array of three initialised `pollfd` that
-        // outlives the call, and the length passed is its length; a zero
-        // timeout never blocks.
-        if unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 0) } >= 0 {
-            break;
-        }
-        if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
-            return;
-        }
-    }
-    // In order: each open takes the lowest free number, the closed one. Not
-    // close-on-exec, as a standard descriptor; without a `/dev/null` (a
-    // bare chroot) the descriptor stays closed.
-    for _closed in fds.iter().filter(|p| p.revents & libc::POLLNVAL != 0) {
-        // SAFETY: the path is a NUL-terminated literal; the descriptor
-        // returned is owned by the process for its whole life.
-        if unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDWR) } < 0 {
-            return;
-        }
-    }
-}
-
-/// SIGPIPE ignored, as std's start-up does: a write to a closed pipe then
-/// fails with `BrokenPipe` (see [`stream_stdout`]) instead of killing the
-/// process. Child processes get the default back (std's `Command` resets
-/// it).
-#[cfg(all(not(test), target_os = "linux", target_env = "gnu"))]
-#[allow(unsafe_code)]
-fn ignore_sigpipe() {
-    // SAFETY: SIG_IGN installs no handler code, and no other thread runs
-    // yet to race on the signal disposition.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
-    }
 }
 
 /// The command line's command, run; its exit status. Its frame is below
