@@ -91,37 +91,6 @@ fn calibrate(args: &BootArgs, costs: &CostTable) -> Calibrate {
     args.calibrate.unwrap_or_else(|| costs.default_calibrate())
 }
 
-fn simulate(
-    args: &BootArgs,
-    topo: &topology::Topology,
-    costs: &CostTable,
-    kick: Kick,
-) -> Result<Run> {
-    let strategy = Strategy {
-        kick,
-        calibrate: calibrate(args, costs),
-        masks: args.masks,
-    };
-    let bar = crate::progress::bar(
-        args.quiet,
-        topo.cpus().len() as u64,
-        &format!("simulating {kick} kick"),
-        "CPUs",
-    );
-    let run = sim::simulate_with(
-        topo,
-        costs,
-        &strategy,
-        &Options { seed: args.seed },
-        &mut |done, total| {
-            bar.set_length(total as u64);
-            bar.set_position(done as u64);
-        },
-    )?;
-    bar.finish_and_clear();
-    Ok(run)
-}
-
 fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
     let file = std::fs::File::create(path)
         .with_context(|| format!("{}: cannot create", path.display()))?;
@@ -171,7 +140,6 @@ pub fn run(args: &BootArgs) -> Result<()> {
 struct Setup<'a> {
     args: &'a BootArgs,
     topo: topology::Topology,
-    platform: Platform,
     costs: CostTable,
     /// The machine's name in titles and reports.
     machine: String,
@@ -190,20 +158,44 @@ impl<'a> Setup<'a> {
         Ok(Setup {
             args,
             topo,
-            platform,
             costs,
             machine,
         })
     }
 
+    /// One simulated bring-up with `kick` and the options' calibration,
+    /// masks and seed, behind a progress bar.
     fn simulate(&self, kick: Kick) -> Result<Run> {
-        simulate(self.args, &self.topo, &self.costs, kick)
+        let (args, topo, costs) = (self.args, &self.topo, &self.costs);
+        let strategy = Strategy {
+            kick,
+            calibrate: calibrate(args, costs),
+            masks: args.masks,
+        };
+        let bar = crate::progress::bar(
+            args.quiet,
+            topo.cpus().len() as u64,
+            &format!("simulating {kick} kick"),
+            "CPUs",
+        );
+        let run = sim::simulate_with(
+            topo,
+            costs,
+            &strategy,
+            &Options { seed: args.seed },
+            &mut |done, total| {
+                bar.set_length(total as u64);
+                bar.set_position(done as u64);
+            },
+        )?;
+        bar.finish_and_clear();
+        Ok(run)
     }
 
     /// `--compare A B`: both runs, the picture and JSON files asked for, the
     /// comparison on standard output.
     fn compare(&self, a: Kick, b: Kick) -> Result<()> {
-        let (args, machine, platform) = (self.args, &self.machine, self.platform);
+        let (args, machine, platform) = (self.args, &self.machine, self.costs.platform);
         let run_a = self.simulate(a)?;
         let run_b = self.simulate(b)?;
         if let Some(path) = &args.svg {
@@ -241,7 +233,7 @@ impl<'a> Setup<'a> {
         let (args, machine) = (self.args, &self.machine);
         let run = self.simulate(args.strategy)?;
         if let Some(path) = &args.svg {
-            let title = format!("{machine}: {} ({})", run.strategy, self.platform);
+            let title = format!("{machine}: {} ({})", run.strategy, self.costs.platform);
             crate::write_picture(path, &report::timeline_svg(&run, &title))?;
         }
         if let Some(path) = &args.json {
