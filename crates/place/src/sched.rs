@@ -307,12 +307,15 @@ impl<'m> Sched<'m> {
         task.util_at = self.now;
     }
 
+    /// A queued task's share of its CPU's load and utilisation: its
+    /// utilisation, at least 1 (a task just woken still counts).
+    fn task_load(&self, t: u32) -> u64 {
+        self.task_util(t).max(1)
+    }
+
     /// `cpu_load()`: the loads of its tasks.
     pub fn cpu_load(&self, c: u32) -> u64 {
-        self.rq[c as usize]
-            .iter()
-            .map(|&t| self.task_util(t).max(1))
-            .sum()
+        self.rq[c as usize].iter().map(|&t| self.task_load(t)).sum()
     }
 
     /// `cpu_util_cfs()`: utilisation, at most the capacity.
@@ -322,7 +325,7 @@ impl<'m> Sched<'m> {
         // otherwise cost one read per task each time.
         let mut sum = 0;
         for &t in &self.rq[c as usize] {
-            sum += self.task_util(t).max(1);
+            sum += self.task_load(t);
             if sum >= CAPACITY {
                 return CAPACITY;
             }

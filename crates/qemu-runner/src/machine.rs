@@ -469,6 +469,17 @@ mod tests {
         assert!(matches!(m.validate(), Err(MachineError::Nodes { .. })));
     }
 
+    /// `m` is refused as a count error naming `option` and its `value`.
+    fn assert_refused(m: &Machine, option: &str, value: u32, context: &str) {
+        match m.validate() {
+            Err(MachineError::Count(msg)) => assert!(
+                msg.contains(option) && msg.contains(&value.to_string()),
+                "{msg}"
+            ),
+            other => panic!("{option} {value} {context}: {other:?}"),
+        }
+    }
+
     /// `--memory` 0 would give QEMU `-m 0M`, and a size near `u32::MAX` on
     /// several nodes overflowed when `memory` rounded it up to whole MiB per
     /// node: both are refused naming the option; the largest size that rounds
@@ -481,15 +492,7 @@ mod tests {
                 nodes,
                 ..Machine::new(4)
             };
-            match m.validate() {
-                Err(MachineError::Count(msg)) => {
-                    assert!(
-                        msg.contains("--memory") && msg.contains(&mib.to_string()),
-                        "{msg}"
-                    )
-                }
-                other => panic!("--memory {mib} on {nodes} nodes: {other:?}"),
-            }
+            assert_refused(&m, "--memory", mib, &format!("on {nodes} nodes"));
         }
         for (mib, nodes) in [(1, 1), (2, 2), (u32::MAX, 1), (u32::MAX - 1, 2)] {
             let m = Machine {
@@ -512,15 +515,7 @@ mod tests {
                 max_cpus: Some(bad),
                 ..Machine::new(4)
             };
-            match m.validate() {
-                Err(MachineError::Count(msg)) => {
-                    assert!(
-                        msg.contains("--max-cpus") && msg.contains(&bad.to_string()),
-                        "{msg}"
-                    )
-                }
-                other => panic!("--max-cpus {bad}: {other:?}"),
-            }
+            assert_refused(&m, "--max-cpus", bad, "");
         }
         for good in [4, 8, 4096] {
             let m = Machine {
