@@ -371,10 +371,9 @@ fn measure(name: &str, dir: &Path, n: usize, proc_n: usize, cli: Option<&Path>) 
         })
         .collect();
     let narrow_floor = (narrow.len(), percentile(&mut narrow_times, 0.5));
-    // The floor with the look-ups the sysfs ABI leaves to any reader.
     // The floor with the look-ups the sysfs ABI leaves to any reader,
     // in pairs with ours as the file floor is.
-    let abi = abi_floor(dir, &t);
+    let abi = abi_floor(dir, &t, &floor);
     let abi_floor = (
         abi.files.len() - floor.len() + abi.absent.len() + abi.listed.len(),
         pairs(

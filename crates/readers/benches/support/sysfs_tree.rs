@@ -345,11 +345,12 @@ pub struct AbiFloor {
     pub listed: Vec<PathBuf>,
 }
 
-pub fn abi_floor(dir: &Path, t: &topology::Topology) -> AbiFloor {
+/// The ABI floor of `dir`, read as `t`, whose [`model_files`] are `floor`.
+pub fn abi_floor(dir: &Path, t: &topology::Topology, floor: &[PathBuf]) -> AbiFloor {
     let cpu = dir.join("sys/devices/system/cpu");
     let node = dir.join("sys/devices/system/node");
     let mut f = AbiFloor {
-        files: model_files(dir, t),
+        files: floor.to_vec(),
         ..AbiFloor::default()
     };
     let mut seen: std::collections::HashSet<PathBuf> = f.files.iter().cloned().collect();
