@@ -6,6 +6,10 @@ use std::path::Path;
 
 use readers::{lscpu, sysfs, xml, Error};
 
+// The hostile suite's tree builders; its cases are not run here.
+#[allow(dead_code)]
+mod hostile_support;
+
 /// The longest error, in bytes, a person is shown for one bad token.
 const READABLE: usize = 2048;
 
@@ -30,31 +34,14 @@ fn readable(e: &Error, file: &Path, line: usize, reason: &str) {
     assert!(shown.contains("characters left out"), "{shown}");
 }
 
-fn write(dir: &Path, rel: &str, text: &str) {
-    let p = dir.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, text).unwrap();
-}
-
 #[test]
 fn a_sysfs_core_id_of_half_a_megabyte_is_a_short_error() {
     let dir = tempfile::tempdir().unwrap();
     let cpu = "sys/devices/system/cpu";
-    for f in ["possible", "present", "online"] {
-        write(dir.path(), &format!("{cpu}/{f}"), "0-1\n");
-    }
-    for c in 0..2 {
-        let topo = format!("{cpu}/cpu{c}/topology");
-        write(dir.path(), &format!("{topo}/physical_package_id"), "0\n");
-        write(
-            dir.path(),
-            &format!("{topo}/core_cpus_list"),
-            &format!("{c}\n"),
-        );
-        write(dir.path(), &format!("{topo}/package_cpus_list"), "0-1\n");
-        let id = if c == 1 { token('9') } else { "0".into() };
-        write(dir.path(), &format!("{topo}/core_id"), &format!("{id}\n"));
-    }
+    let mut tree = hostile_support::small_tree(2);
+    let id = format!("{}\n", token('9'));
+    tree.insert(format!("{cpu}/cpu1/topology/core_id"), id.into_bytes());
+    hostile_support::write_tree(dir.path(), &tree);
     let e = sysfs::read_dir(dir.path()).unwrap_err();
     let file = dir.path().join(format!("{cpu}/cpu1/topology/core_id"));
     readable(&e, &file, 1, "expected an integer");
