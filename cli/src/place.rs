@@ -35,7 +35,9 @@ pub struct PlaceArgs {
     /// Tasks to start (1 to 65536).
     #[arg(long)]
     pub threads: u32,
-    /// Virtual seconds to run.
+    /// Virtual seconds to run (0.001 to 3600). A run estimated to take more
+    /// than 30 s of this host's time is refused with the longest duration
+    /// that fits.
     #[arg(long, default_value = "10", allow_hyphen_values = true)]
     pub duration: String,
     /// Seed of every random choice.

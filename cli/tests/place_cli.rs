@@ -22,6 +22,31 @@ fn bad_input_is_refused_with_one_clear_line() {
         &with(&["--threads", "4", "--duration", "1e9"]),
         &["--duration", "3600"],
     );
+    // An hour of 32768 hackbench tasks would be years of simulation: refused
+    // at once with the longest duration that runs within the bound; with 1 µs
+    // bursts not even a millisecond fits, and the tasks are what to change.
+    assert_refused(
+        &with(&[
+            "--threads",
+            "32768",
+            "--workload",
+            "hackbench",
+            "--duration",
+            "3600",
+        ]),
+        &["--duration", "would take about", "at most", "virtual s"],
+    );
+    assert_refused(
+        &with(&[
+            "--threads",
+            "65536",
+            "--workload",
+            "hackbench:1",
+            "--duration",
+            "0.001",
+        ]),
+        &["--threads", "fewer --threads"],
+    );
     assert_refused(
         &with(&["--threads", "4", "--duration", "-1"]),
         &["--duration"],

@@ -28,6 +28,43 @@ pub const MAX_DURATION_S: f64 = 3600.0;
 /// doubling beyond takes about four times as long.
 pub const MAX_THREADS: u32 = 1 << 16;
 
+/// Longest a run may be estimated to take ([`estimated_cost_ns`]) before it
+/// is refused: an extra digit in `--threads` or `--duration` must be one
+/// error at once, not hours of simulation.
+pub const MAX_COST_NS: f64 = 30e9;
+
+/// Host time, in ns, that a tick costs per CPU and per task, a workload
+/// event (a block or wake-up) at least and per task, and the fork of N tasks
+/// per N² ([`MAX_THREADS`]): upper envelopes of user CPU time measured over
+/// x86-2s-16, x86-2n-128, x86-uv-4096 and power10-shared-768 with 64 to 65536
+/// tasks, where `perf` shows the runqueue walks (`cpu_load`, `cpu_util`) as
+/// the cost; checked on other machines and workloads in BENCHMARKS.md
+/// ("place: run cost").
+const TICK_NS_PER_CPU: f64 = 140.0;
+const TICK_NS_PER_TASK: f64 = 55.0;
+const EVENT_NS: f64 = 500.0;
+const EVENT_NS_PER_TASK: f64 = 0.6;
+const FORK_NS_PER_TASK2: f64 = 0.6;
+
+/// An upper estimate of the host time `cfg` takes on `ncpu` CPUs ticking
+/// `hz` times a virtual second, in ns: the forks, then every tick visits
+/// each CPU and its tasks and every workload event walks runqueues that grow
+/// with the task count, both for the whole virtual duration.
+pub fn estimated_cost_ns(ncpu: usize, hz: u32, cfg: &Config) -> f64 {
+    let (fork, per_s) = cost_parts(ncpu, hz, cfg);
+    fork + per_s * cfg.duration_ns as f64 / 1e9
+}
+
+/// [`estimated_cost_ns`] as the forks' cost and the cost of a virtual second.
+fn cost_parts(ncpu: usize, hz: u32, cfg: &Config) -> (f64, f64) {
+    let tasks = cfg.threads as f64;
+    let per_tick = TICK_NS_PER_CPU * ncpu as f64 + TICK_NS_PER_TASK * tasks;
+    let per_event = EVENT_NS + EVENT_NS_PER_TASK * tasks;
+    let events_per_s = tasks * cfg.workload.max_events_per_task_s();
+    let per_s = hz as f64 * per_tick + events_per_s * per_event;
+    (FORK_NS_PER_TASK2 * tasks * tasks, per_s)
+}
+
 /// What to run.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -100,6 +137,16 @@ pub enum RunError {
     TooManyThreads(u32),
     /// Duration not in [1 ms, [`MAX_DURATION_S`]].
     Duration(String),
+    /// The run would take longer than [`MAX_COST_NS`].
+    TooLong {
+        /// What was asked: tasks, workload, CPUs, virtual seconds.
+        run: String,
+        /// The estimated host time of that run (s).
+        cost_s: u64,
+        /// The longest duration accepted with these tasks on this machine
+        /// (virtual µs).
+        max_us: u64,
+    },
     /// `--lpar` on a machine that is not POWER.
     LparNotPower(String),
     /// hackbench needs pairs.
@@ -123,6 +170,25 @@ impl std::fmt::Display for RunError {
                 f,
                 "--duration {s}: must be a number of virtual seconds from 0.001 to {MAX_DURATION_S}"
             ),
+            RunError::TooLong {
+                run,
+                cost_s,
+                max_us,
+            } => {
+                let bound = MAX_COST_NS / 1e9;
+                if *max_us < 1000 {
+                    write!(
+                        f,
+                        "--threads: {run} would take about {cost_s} s; even 1 virtual ms takes more than {bound} s, so fewer --threads (or longer workload times)"
+                    )
+                } else {
+                    write!(
+                        f,
+                        "--duration: {run} would take about {cost_s} s; at most {} virtual s run within {bound} s, or fewer --threads",
+                        *max_us as f64 / 1e6
+                    )
+                }
+            }
             RunError::LparNotPower(a) => write!(
                 f,
                 "--lpar: the machine is {a}, not POWER; only POWER LPARs are shared or dedicated"
@@ -263,6 +329,7 @@ pub fn check_lpar(topo: &Topology, lpar: Lpar) -> Result<(), RunError> {
 /// report over the measured window.
 pub fn run(m: &Machine, cfg: &Config) -> Result<Report, RunError> {
     check_config(cfg)?;
+    check_cost(m, cfg)?;
     let mut s = Sched::new(m, cfg.kernel, cfg.hv, cfg.workload, cfg.seed);
     if m.nodes > 1 {
         s.numa_retry_ns = cfg.numa_retry_ns;
@@ -300,6 +367,28 @@ fn check_config(cfg: &Config) -> Result<(), RunError> {
         )));
     }
     Ok(())
+}
+
+/// Refuses a run estimated to take longer than [`MAX_COST_NS`], naming the
+/// longest duration that would not.
+pub fn check_cost(m: &Machine, cfg: &Config) -> Result<(), RunError> {
+    let cost = estimated_cost_ns(m.ncpu(), m.hz, cfg);
+    if cost <= MAX_COST_NS {
+        return Ok(());
+    }
+    let (fork, per_s) = cost_parts(m.ncpu(), m.hz, cfg);
+    Err(RunError::TooLong {
+        run: format!(
+            "{} {} tasks on {} CPUs for {} virtual s",
+            cfg.threads,
+            cfg.workload.name(),
+            m.ncpu(),
+            cfg.duration_ns as f64 / 1e9
+        ),
+        cost_s: (cost / 1e9).ceil() as u64,
+        // The forks cost less than the bound (MAX_THREADS), so this is positive.
+        max_us: ((MAX_COST_NS - fork) / per_s * 1e6) as u64,
+    })
 }
 
 /// The parent's CPU (index into the machine view): the configured one, or

@@ -129,6 +129,19 @@ impl Workload {
         }
     }
 
+    /// Most events per task per virtual second, every time drawn at its
+    /// shortest: a hackbench pair handles one block per burst (the partner's
+    /// wake-up is part of it), a duty-cycle task one block and one timer
+    /// wake-up per period; spinning tasks have none.
+    pub fn max_events_per_task_s(&self) -> f64 {
+        let per_s = |us: u32| 1e6 / (JITTER_LOW * us as f64);
+        match *self {
+            Workload::Hackbench { burst_us } => per_s(burst_us) / 2.0,
+            Workload::Duty { run_us, sleep_us } => 2.0 * per_s(run_us.saturating_add(sleep_us)),
+            Workload::Spin | Workload::Ebizzy => 0.0,
+        }
+    }
+
     /// The task that `t` wakes when it blocks (hackbench's partner).
     pub fn partner(&self, t: u32) -> Option<u32> {
         match self {
@@ -138,8 +151,11 @@ impl Workload {
     }
 }
 
+/// Shortest share of a nominal time [`us`] draws: 90 %.
+const JITTER_LOW: f64 = 0.9;
+
 /// `us` microseconds ±10 % by `jitter`.
 fn us(us: u32, jitter: f64) -> u64 {
     let base = us as f64 * 1000.0;
-    (base * (0.9 + 0.2 * jitter)).max(1.0) as u64
+    (base * (JITTER_LOW + 0.2 * jitter)).max(1.0) as u64
 }
