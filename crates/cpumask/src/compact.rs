@@ -162,10 +162,10 @@ impl CompactMask {
     /// [`CpuMask`] to zero, scan and copy (a core's map names one or two
     /// words of the 256).
     pub fn parse_hex(text: &str) -> Result<Self, ParseError> {
-        let mut entries: Vec<(usize, u64)> = Vec::new();
-        parse_hex_groups(text, |bit_base, value| {
-            entries.push((bit_base / 64, (value as u64) << (bit_base % 64)));
-        })?;
+        let mut entries =
+            parse_hex_groups(text, |entries: &mut Vec<(usize, u64)>, bit_base, value| {
+                entries.push((bit_base / 64, (value as u64) << (bit_base % 64)));
+            })?;
         // The groups come most significant first (the kernel's form) or
         // last (any other): in word order, two groups to a word.
         entries.sort_unstable_by_key(|e| e.0);

@@ -365,11 +365,9 @@ impl CpuMask {
     /// (the least significant first, so each one's place is known), eight
     /// digits at a time where sysfs wrote eight.
     pub fn parse_hex(text: &str) -> Result<CpuMask, ParseError> {
-        let mut mask = CpuMask::new();
-        parse_hex_groups(text, |bit_base, value| {
+        parse_hex_groups(text, |mask: &mut CpuMask, bit_base, value| {
             mask.words[bit_base / 64] |= (value as u64) << (bit_base % 64);
-        })?;
-        Ok(mask)
+        })
     }
 
     /// [`CpuMask::parse_hex`] of the form the kernel writes, and only that:
@@ -377,18 +375,16 @@ impl CpuMask {
     /// each after a comma. Taken from the left in steps of nine bytes, where
     /// a zero group (most of a big machine's map: one CPU of 16384 is one
     /// non-zero group of 512) costs one comparison. Calls `put(bit_base,
-    /// value)` for each non-zero group, and `None` (having called nothing
-    /// when `check` is set) for any other text or a CPU past [`MAX_CPUS`]:
-    /// the general loop then reads it, or names its fault.
-    fn kernel_hex_groups(s: &[u8], check: bool, put: &mut dyn FnMut(usize, u32)) -> Option<()> {
+    /// value)` for each non-zero group, and `None` for any other text or a
+    /// CPU past [`MAX_CPUS`], possibly after some calls: the caller then
+    /// discards what was put, and the general loop reads the text, or names
+    /// its fault.
+    #[inline]
+    fn kernel_hex_groups(s: &[u8], mut put: impl FnMut(usize, u32)) -> Option<()> {
         const ZEROS: [u8; 8] = *b"00000000";
         let head = s.len() % 9;
         if head == 0 {
             return None;
-        }
-        if check {
-            // Every group checked before any is given out.
-            Self::kernel_hex_groups(s, false, &mut |_, _| {})?;
         }
         // The groups after the first; group `k` from the right holds CPUs
         // 32k to 32k + 31.
@@ -550,14 +546,19 @@ fn parse_stride(bytes: &[u8], pos: usize) -> Result<((u64, u64), usize), ParseEr
     Ok(((used, group), p))
 }
 
-/// Decodes the hex mask `text` (see [`CpuMask::parse_hex`]) group by group,
-/// least significant first, calling `put(bit_base, value)` for each
-/// non-zero 32-bit group below [`MAX_CPUS`]: the one decoder of both
-/// [`CpuMask::parse_hex`] and [`CompactMask::parse_hex`].
-pub(crate) fn parse_hex_groups(
+/// Decodes the hex mask `text` (see [`CpuMask::parse_hex`]) into a state
+/// built from `S::default()`, calling `put(state, bit_base, value)` for
+/// each non-zero 32-bit group below [`MAX_CPUS`], in no fixed order: the one
+/// decoder of both [`CpuMask::parse_hex`] and [`CompactMask::parse_hex`].
+///
+/// The kernel's form is read in one pass by the fast path; when that gives
+/// up midway the state is reset, so the general loop starts from nothing
+/// (one scan of a well-formed map instead of a checking pass and a putting
+/// pass).
+pub(crate) fn parse_hex_groups<S: Default>(
     text: &str,
-    mut put: impl FnMut(usize, u32),
-) -> Result<(), ParseError> {
+    mut put: impl FnMut(&mut S, usize, u32),
+) -> Result<S, ParseError> {
     let s = text.trim();
     if s.is_empty() {
         return Err(ParseError::Syntax {
@@ -566,9 +567,11 @@ pub(crate) fn parse_hex_groups(
         });
     }
     let s = s.strip_prefix("0x").unwrap_or(s).as_bytes();
-    if CpuMask::kernel_hex_groups(s, true, &mut put).is_some() {
-        return Ok(());
+    let mut state = S::default();
+    if CpuMask::kernel_hex_groups(s, |bit_base, value| put(&mut state, bit_base, value)).is_some() {
+        return Ok(state);
     }
+    state = S::default();
     let mut bit_base: usize = 0;
     let mut end = s.len();
     loop {
@@ -597,10 +600,10 @@ pub(crate) fn parse_hex_groups(
                 let top = bit_base as u64 + 31 - value.leading_zeros() as u64;
                 return Err(ParseError::TooLarge { cpu: top });
             }
-            put(bit_base, value);
+            put(&mut state, bit_base, value);
         }
         if start == 0 {
-            return Ok(());
+            return Ok(state);
         }
         end = start - 1;
         bit_base = bit_base.saturating_add(32);
