@@ -30,16 +30,30 @@ impl<'t> Block<'t> {
     }
 }
 
+/// The first `needle` in `haystack`, found with the `memchr` crate's
+/// vector search (a 16384-CPU cpuinfo is tens of megabytes). On x86_64 its
+/// SSE2 searcher, which every x86_64 CPU runs: `memchr::memchr` there picks
+/// AVX2 at run time, and its first call's CPU feature detection (nine
+/// `cpuid`s, each a trap to the hypervisor in a virtual machine) costs more
+/// than a small machine's whole parse. Elsewhere the crate's choice is made
+/// at compile time.
+fn find_byte(needle: u8, haystack: &[u8]) -> Option<usize> {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(sse2) = memchr::arch::x86_64::sse2::memchr::One::new(needle) {
+        return sse2.find(haystack);
+    }
+    memchr::memchr(needle, haystack)
+}
+
 /// The lines of `text` as [`str::lines`] gives them (split at `\n`, a
-/// `\r` before a `\n` dropped, no empty line after a final `\n`), found with
-/// the `memchr` crate: a 16384-CPU cpuinfo is tens of megabytes.
+/// `\r` before a `\n` dropped, no empty line after a final `\n`).
 fn lines(text: &str) -> impl Iterator<Item = &str> {
     let mut rest = text;
     std::iter::from_fn(move || {
         if rest.is_empty() {
             return None;
         }
-        let line = match memchr::memchr(b'\n', rest.as_bytes()) {
+        let line = match find_byte(b'\n', rest.as_bytes()) {
             Some(i) => {
                 let line = &rest[..i];
                 rest = &rest[i + 1..];
@@ -85,10 +99,8 @@ impl<'t> CpuInfo<'t> {
                 }
                 continue;
             }
-            // The first colon, found as `str::split_once` would (the
-            // `memchr` crate's search is several times faster on the long
-            // `flags` lines).
-            let Some(colon) = memchr::memchr(b':', line.as_bytes()) else {
+            // The first colon, found as `str::split_once` would.
+            let Some(colon) = find_byte(b':', line.as_bytes()) else {
                 continue;
             };
             let (key, value) = (&line[..colon], &line[colon + 1..]);
