@@ -38,7 +38,8 @@ pub struct HotplugArgs {
     #[arg(long, default_value_t = Algo::Scoped, value_name = "naive|scoped")]
     pub algo: Algo,
     /// After bring-up, this many random cycles (offline a CPU, online it again).
-    /// At most 1 000 000: each cycle rebuilds masks, and a typo should not run for hours.
+    /// At most 1 000 000, and at most as many as fit about 30 s of mask work
+    /// at the first cycle's count: a typo should not run for hours.
     #[arg(long, default_value_t = 0, value_name = "N",
           value_parser = clap::value_parser!(u64).range(0..=MAX_CYCLES))]
     pub cycles: u64,
@@ -60,6 +61,12 @@ pub struct HotplugArgs {
 
 /// Upper bound of `--cycles`.
 const MAX_CYCLES: u64 = 1_000_000;
+
+/// Most mask work the cycles may be estimated to do, in [`WorkCounts`]
+/// units (CPUs scanned, firmware nodes walked, property look-ups, mask bit
+/// and word operations): at the 2.8 to 4.3 ns of host time a unit measured
+/// (BENCHMARKS.md, "hotplug: cycle cost"), about 30 s.
+const MAX_CYCLE_WORK: u64 = 7_000_000_000;
 
 /// The host: nothing to kick, a real clock to time the mask updates.
 struct HostPlatform {
@@ -168,16 +175,42 @@ fn run_cycles(
     }
     let mut rng = ChaCha8Rng::seed_from_u64(args.seed);
     let bar = crate::progress::bar(args.quiet, args.cycles, "offline/online", "cycles");
-    for _ in 0..args.cycles {
+    for i in 0..args.cycles {
         bar.inc(1);
         let cpu = candidates[(rng.next_u64() % candidates.len() as u64) as usize];
         hp.cpu_down(cpu)
             .with_context(|| format!("cycle: taking CPU {cpu} down"))?;
         hp.cpu_up(cpu)
             .with_context(|| format!("cycle: bringing CPU {cpu} back"))?;
+        if i == 0 {
+            check_cycle_work(args, source, cycle_work(hp.report(), &before))?;
+        }
     }
     bar.finish_and_clear();
     Ok(cycle_delta(hp.report(), &before))
+}
+
+/// Mask work since `before`, offlines included, in [`WorkCounts`] units.
+fn cycle_work(now: &BringupReport, before: &BringupReport) -> u64 {
+    let mut w = now.work - before.work;
+    w += now.offline_work - before.offline_work;
+    w.total().total()
+}
+
+/// Refuses `--cycles` when that many cycles like the first would do more
+/// than [`MAX_CYCLE_WORK`]; every cycle scans the same online set, so the
+/// first one prices the rest.
+fn check_cycle_work(args: &HotplugArgs, source: &str, first: u64) -> Result<()> {
+    let first = first.max(1);
+    let max = MAX_CYCLE_WORK / first;
+    if args.cycles > max {
+        anyhow::bail!(
+            "--cycles {}: one offline/online cycle of {source} with --algo {} does {first} units of mask work (CPUs scanned, firmware look-ups, mask operations); at most {max} cycles fit in {MAX_CYCLE_WORK} units (about 30 s)",
+            args.cycles,
+            args.algo,
+        );
+    }
+    Ok(())
 }
 
 /// What one run did, for the report.

@@ -142,6 +142,53 @@ fn impossible_cycles_are_refused() {
     assert!(out.stdout.is_empty());
 }
 
+/// The number after `word` in `text` (`"does 12 units"` with `"does"`: 12).
+fn number_after(text: &str, word: &str) -> u64 {
+    let rest = &text[text.find(word).unwrap_or_else(|| panic!("{word}: {text}")) + word.len()..];
+    rest.split_whitespace().next().unwrap().parse().unwrap()
+}
+
+/// A million naive cycles of the 1024-CPU LPAR would scan every online CPU
+/// a million times (hours): refused after the first cycle with its work and
+/// the most cycles that fit. That first cycle prices the rest: the per-cycle
+/// work of 20 cycles, from the JSON report's level counters, is within 1 %.
+#[test]
+fn a_million_naive_cycles_are_refused_by_their_work() {
+    let m = [
+        "hotplug",
+        "--machine",
+        "power8-lpar-1024",
+        "--algo",
+        "naive",
+    ];
+    let out = manycore(&[&m[..], &["--cycles", "1000000"]].concat());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(out.stdout.is_empty());
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("--cycles 1000000"), "{stderr}");
+    let first = number_after(&stderr, "does");
+    let bound = number_after(&stderr, "fit in");
+    assert_eq!(number_after(&stderr, "at most"), bound / first, "{stderr}");
+
+    let v = json(&manycore(
+        &[&m[..], &["--cycles", "20", "--format", "json"]].concat(),
+    ));
+    let sum = |key: &str| -> u64 {
+        let levels = v[key].as_array().unwrap();
+        levels
+            .iter()
+            .flat_map(|l| l.as_object().unwrap().values())
+            .filter_map(|x| x.as_u64())
+            .sum()
+    };
+    let per_cycle = (sum("levels") - sum("bringup_levels")) as f64 / 20.0;
+    assert!(
+        (per_cycle / first as f64 - 1.0).abs() < 0.01,
+        "first cycle {first}, mean of 20 {per_cycle}"
+    );
+}
+
 #[test]
 fn bad_source_is_refused_by_name() {
     let path = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("hotplug-empty.xml");
