@@ -181,6 +181,27 @@ else
   echo "skipped RedHatInsights/insights-core: not mirrored under $mirrors" >&2
 fi
 
+# linuxhw/LsCPU: lscpu's summaries from hw-probe reports uploaded to
+# linux-hardware.org (168 thousand: x86 of every era, arm, arm64, VIA;
+# util-linux 2.2x to 2.3x, some localized, some with CPUs off-line), one file
+# per report at VENDOR/PREFIX/MODEL/FAMILY-MODEL-STEPPING/PROBE; the path
+# becomes the name. Read through one `git archive` stream: a `git show` per
+# file would take an hour.
+if g=$(gitdir linuxhw/LsCPU); then
+  git --git-dir="$g" archive HEAD | python3 -c '
+import os, sys, tarfile
+out = sys.argv[1]
+with tarfile.open(fileobj=sys.stdin.buffer, mode="r|") as t:
+    for m in t:
+        if m.isfile() and "/" in m.name:
+            name = "LsCPU_" + m.name.replace("/", "_").replace(" ", "-")
+            with open(os.path.join(out, name), "wb") as f:
+                f.write(t.extractfile(m).read())
+' "$dir/lscpu"
+else
+  echo "skipped linuxhw/LsCPU: not mirrored under $mirrors" >&2
+fi
+
 # Byte-identical copies are kept once (the first name in sort order).
 for kind in xml sysfs; do
   (cd "$dir/$kind" && find . -maxdepth 1 -type f -printf '%f\n' | sort |

@@ -9,9 +9,11 @@
 //! instances)`, sums over instances) and the hierarchic terminal layout
 //! (indented fields, `L1d:` under `Caches (sum of all):`). Hybrid machines
 //! print one block per CPU type; a field that repeats within the current block
-//! starts the next block. Unknown fields are ignored; a malformed value of a
-//! known field, or counts that contradict each other, is an [`Error`] naming
-//! the line.
+//! starts the next block. Unknown fields are ignored, translated ones too
+//! as long as the counts of CPUs, threads and cores are in English; a
+//! malformed value of a known field, or counts that contradict each other
+//! (under both ways util-linux has counted threads per core), is an
+//! [`Error`] naming the line.
 //!
 //! `lscpu -J` and `lscpu -J -e` (JSON, flat or nested as util-linux 2.37+
 //! nests it) are read as the text lscpu prints for the same fields and
@@ -57,7 +59,9 @@
 //!    elsewhere, L4 and beyond per machine. 2.34–2.36 print the sum over
 //!    `cores / cores sharing one instance` instances without the count
 //!    (`L3 cache: 49.5 MiB`): the sharing is the same as before, the count
-//!    is its number of groups. 2.37 and later print the sum with the count
+//!    is its number of groups; with CPUs off-line or cores of unequal
+//!    thread counts that sum is no instance count's, and the size is left
+//!    unknown. 2.37 and later print the sum with the count
 //!    (`L1d cache: 6 MiB (192 instances)`): the sharing is the level whose
 //!    group count equals it (small cores, cores, threads, nodes, sockets, or
 //!    the machine), else equal runs of consecutive cores or CPUs; a line

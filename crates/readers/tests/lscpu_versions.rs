@@ -3,7 +3,9 @@
 //! v2.30 and v2.38 of util-linux, tests/expected/lscpu/; GPL-2.0-or-later).
 //! The truth for each is the `--parse` table lscpu printed for the same
 //! machine in the same file. Each case was refused before the reader knew
-//! the older form. Last, lscpu in another language, which must be refused.
+//! the older form. Then lscpu in another language, which must be refused,
+//! and forms found among linuxhw/LsCPU's hw-probe reports (one translated
+//! label; threads per core rounded down), each with the truth it states.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -156,4 +158,120 @@ fn lscpu_in_another_language_is_one_error_naming_the_line() {
     let e = lscpu::parse(JAPANESE, "ja.lscpu").unwrap_err();
     assert_eq!((e.source.as_str(), e.line), ("ja.lscpu", Some(2)), "{e}");
     assert!(e.message.contains("LC_ALL=C"), "{e}");
+}
+
+/// util-linux 2.2x in a Spanish locale translates one label of its summary,
+/// "Virtualization" (the form of 56 of linuxhw/LsCPU's hw-probe reports, a
+/// 4-core AMD among them; excerpt): every count is in English, so it reads.
+const SPANISH_2_2X: &str = "\
+Architecture:          x86_64
+CPU op-mode(s):        32-bit, 64-bit
+Byte Order:            Little Endian
+CPU(s):                4
+On-line CPU(s) list:   0-3
+Thread(s) per core:    1
+Core(s) per socket:    4
+Socket(s):             1
+NUMA node(s):          1
+Vendor ID:             AuthenticAMD
+Virtualización:       AMD-V
+L1d cache:             32K
+L2 cache:              2048K
+NUMA node0 CPU(s):     0-3
+";
+
+#[test]
+fn lscpu_with_one_translated_label_reads_when_its_counts_are_in_english() {
+    let t = lscpu::parse(SPANISH_2_2X, "es.lscpu").unwrap_or_else(|e| panic!("{e}"));
+    let c = lscpu::counts(&t);
+    assert_eq!((c.online.weight(), c.cores, c.sockets), (4, 4, 1));
+    // The same output with its counts translated is still one error
+    // naming the first translated line.
+    let hidden = SPANISH_2_2X.replace(
+        "Thread(s) per core:",
+        "Hilo(s) de procesamiento por núcleo:",
+    );
+    let e = lscpu::parse(&hidden, "es.lscpu").unwrap_err();
+    assert_eq!(e.line, Some(6), "{e}");
+    assert!(e.message.contains("LC_ALL=C"), "{e}");
+}
+
+/// util-linux 2.34–2.36 print "Thread(s) per core" as on-line CPUs / cores
+/// rounded down (`desc->nthreads / desc->ncores`, lscpu.c before the 2.37
+/// rewrite). A Ryzen 5 3600XT (6 cores, 12 threads) booted with 7 CPUs
+/// prints 1 thread per core, 6 cores (a linuxhw/LsCPU hw-probe report,
+/// excerpt): 7 CPUs on-line is what those counts mean, not a contradiction.
+/// The truth is the model name's 6 cores; the seventh CPU is the second
+/// thread of the first core, as Linux numbers x86 CPUs (all first threads,
+/// then the second ones). The L1d line is lscpu's sum over what it took for
+/// instances (cores / (CPUs sharing one / rounded threads)): 96 KiB for six
+/// 32 KiB caches, so no instance size can be read from it.
+const RYZEN_7_OF_12: &str = "\
+Architecture:                    x86_64
+CPU op-mode(s):                  32-bit, 64-bit
+Byte Order:                      Little Endian
+Address sizes:                   43 bits physical, 48 bits virtual
+CPU(s):                          7
+On-line CPU(s) list:             0-6
+Thread(s) per core:              1
+Core(s) per socket:              6
+Socket(s):                       1
+Vendor ID:                       AuthenticAMD
+CPU family:                      23
+Model:                           113
+Model name:                      AMD Ryzen 5 3600XT 6-Core Processor
+L1d cache:                       96 KiB
+L2 cache:                        1.5 MiB
+L3 cache:                        16 MiB
+";
+
+#[test]
+fn lscpu_2_34_rounded_down_threads_per_core_reads() {
+    let t = lscpu::parse(RYZEN_7_OF_12, "ryzen.lscpu").unwrap_or_else(|e| panic!("{e}"));
+    let c = lscpu::counts(&t);
+    assert_eq!((c.online.weight(), c.cores, c.sockets), (7, 6, 1));
+    let cores = t.level(LevelKind::Core).unwrap();
+    let with_six: Vec<usize> = cores
+        .groups
+        .iter()
+        .find(|g| g.cpus.contains(6))
+        .unwrap()
+        .cpus
+        .iter()
+        .collect();
+    assert_eq!(with_six, [0, 6]);
+    let l1d: Vec<_> = t
+        .caches()
+        .iter()
+        .filter(|c| c.level == 1 && c.kind == CacheKind::Data)
+        .collect();
+    assert_eq!(l1d.len(), 6);
+    assert!(l1d.iter().all(|c| c.size_bytes.is_none()), "{l1d:?}");
+}
+
+/// The same rule gives "Thread(s) per core: 0" when fewer CPUs are on-line
+/// than lscpu counted cores: a 2 × 10-core Xeon E5-2690 v2 with 2 of its 40
+/// CPUs on-line (linuxhw/LsCPU, excerpt). It reads: 2 on-line, 38 off-line.
+const XEON_2_OF_40: &str = "\
+Architecture:                    x86_64
+CPU(s):                          40
+On-line CPU(s) list:             10,33
+Off-line CPU(s) list:            0-9,11-32,34-39
+Thread(s) per core:              0
+Core(s) per socket:              10
+Socket(s):                       2
+NUMA node(s):                    2
+Vendor ID:                       GenuineIntel
+Model name:                      Intel(R) Xeon(R) CPU E5-2690 v2 @ 3.00GHz
+L1d cache:                       320 KiB
+NUMA node0 CPU(s):               0-9,20-29
+NUMA node1 CPU(s):               10-19,30-39
+";
+
+#[test]
+fn lscpu_zero_threads_per_core_with_cpus_off_line_reads() {
+    let t = lscpu::parse(XEON_2_OF_40, "xeon.lscpu").unwrap_or_else(|e| panic!("{e}"));
+    let c = lscpu::counts(&t);
+    assert_eq!(c.online.iter().collect::<Vec<_>>(), [10, 33]);
+    assert_eq!((c.offline.weight(), c.cores), (38, 2));
 }

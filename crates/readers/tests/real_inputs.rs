@@ -242,10 +242,67 @@ fn has_cpu_topology(root: &Path) -> bool {
 /// `Err` refused with the reader's error.
 type Check = fn(&Path) -> Result<Read, String>;
 
+/// An lscpu summary is its own truth for what lscpu counted from sysfs: the
+/// reading, counted again the way lscpu counts, must give the same CPUs,
+/// sockets, cores per socket and threads per core (the most any core has,
+/// as 2.37 and later print it, or on-line CPUs over cores rounded down, as
+/// earlier versions did). Checked where the summary has one CPU-type block
+/// and no CPU off-line (else where off-line CPUs sit is unknown); the
+/// summary's lines are read here, not by the reader.
 fn check_lscpu(path: &Path) -> Result<Read, String> {
-    lscpu::read_path(path)
-        .map(|_| Read::Equal)
-        .map_err(|e| e.to_string())
+    let t = lscpu::read_path(path).map_err(|e| e.to_string())?;
+    let text = fs::read_to_string(path).unwrap_or_default();
+    let Some(said) = summary_counts(&text) else {
+        return Ok(Read::NoTruth(
+            "not one CPU-type block of numeric counts, all CPUs on-line".into(),
+        ));
+    };
+    let c = lscpu::counts(&t);
+    let floor = c.online.weight().checked_div(c.cores).unwrap_or(0);
+    let got = [
+        c.online.weight(),
+        c.sockets,
+        c.cores_per_socket,
+        if said[3] == floor {
+            floor
+        } else {
+            c.threads_per_core
+        },
+    ];
+    assert_eq!(
+        got, said,
+        "on-line CPUs, sockets, cores per socket, threads per core"
+    );
+    Ok(Read::Equal)
+}
+
+/// CPU(s), Socket(s), Core(s) per socket and Thread(s) per core as the
+/// summary prints them, when each is printed once as a number and no CPU is
+/// off-line.
+fn summary_counts(text: &str) -> Option<[usize; 4]> {
+    let field = |label: &str| -> Option<usize> {
+        let mut found = text.lines().filter_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            (k.trim() == label).then(|| v.trim())
+        });
+        let v = found.next()?;
+        if found.next().is_some() {
+            return None;
+        }
+        v.parse().ok()
+    };
+    if text
+        .lines()
+        .any(|l| l.trim_start().starts_with("Off-line CPU(s)"))
+    {
+        return None;
+    }
+    Some([
+        field("CPU(s)")?,
+        field("Socket(s)")?,
+        field("Core(s) per socket")?,
+        field("Thread(s) per core")?,
+    ])
 }
 
 #[test]

@@ -622,15 +622,20 @@ fn type_counts(s: &Scanned) -> Vec<Counts> {
 fn check_counts(types: &[Counts], sizes: &[u128], n: usize, source: &str) -> Result<(), Error> {
     let total: u128 = sizes.iter().fold(0u128, |sum, &n| sum.saturating_add(n));
     if let ([t], Some(c)) = (types, types.first().and_then(|t| t.cores_per_socket)) {
-        // lscpu prints the most threads any core has and divides the
-        // number of cores by the number of sockets, rounding down. So the
-        // machine has between S·C and S·C + S − 1 cores, one of them with
-        // T threads and the others with 1 to T: unequal sockets (POWER
-        // LPAR nodes) and cores (Intel hybrids: 12 cores, 20 CPUs) pass,
-        // counts no machine can have do not.
+        // lscpu divides the number of cores by the number of sockets,
+        // rounding down, so the machine has K cores, S·C ≤ K ≤ S·C + S − 1.
+        // For threads, 2.37 and later print the most any core has: one
+        // core has T, the others 1 to T (Intel hybrids: 12 cores, 20 CPUs).
+        // Up to 2.36 they print on-line CPUs / K rounded down, so T·K to
+        // T·K + K − 1 CPUs (a 6-core Ryzen booted with 7 CPUs: "Thread(s)
+        // per core: 1"; 0 when fewer CPUs are on-line than cores). Counts
+        // no machine can have under either rule are refused.
         let (s_, c_, t_) = (t.sockets as u128, c as u128, t.threads as u128);
-        let least = (s_ * c_).saturating_sub(1) + t_;
-        let most = (s_ * c_ + s_ - 1) * t_;
+        let least = match t_ {
+            0 => 1,
+            _ => (s_ * c_).saturating_sub(1) + t_,
+        };
+        let most = ((t_ + 1) * (s_ * c_ + s_ - 1)).saturating_sub(1);
         if !(least..=most).contains(&(n as u128)) {
             return Err(Error::at_line(
                 source,
@@ -837,11 +842,14 @@ impl SocketPlacement {
     }
 }
 
-/// How many cores `n` CPUs of at most `threads` threads form: lscpu's count
-/// when it is possible, else the fewest.
+/// How many cores `n` CPUs of `threads` threads form: lscpu's count, at
+/// most one per CPU; without it, the fewest. lscpu's count can be below
+/// `n / threads` where its threads are a rounded-down average (up to 2.36;
+/// see `check_counts`): the CPUs past it are further threads of the first
+/// cores, as Linux numbers them on x86.
 fn core_count(n: usize, threads: usize, stated: Option<usize>) -> usize {
     let fewest = n.div_ceil(threads.max(1));
-    stated.map_or(fewest, |c| c.clamp(fewest, n.max(fewest)))
+    stated.map_or(fewest, |c| c.clamp(1, n.max(1)))
 }
 
 /// Turns `width`-thread cores into big cores of two thread groups: the even

@@ -59,6 +59,26 @@ impl Groups<'_> {
         }
     }
 
+    /// Whether every CPU is on-line and every core has as many as any
+    /// other. Only then is a 2.34–2.36 sum (`UncountedSum`) the sum of its
+    /// instances: lscpu computed it as `cores / (CPUs sharing one instance
+    /// / (on-line CPUs / cores))`, counting present CPUs among the sharers
+    /// and rounding the average of threads down (a 4-core i5 with 6 of its
+    /// 8 CPUs on-line prints "L1d cache: 64 KiB" for four 32 KiB
+    /// instances). Otherwise the instances' size is unknown.
+    fn even_cores(&self, s: &Scanned) -> bool {
+        if s.offline.as_ref().is_some_and(|o| !o.value.is_empty()) {
+            return false;
+        }
+        let mut per_core: BTreeMap<u32, usize> = BTreeMap::new();
+        for p in self.places {
+            *per_core.entry(p.core).or_default() += 1;
+        }
+        let mut counts = per_core.values();
+        let first = counts.next();
+        counts.all(|c| Some(c) == first)
+    }
+
     fn count(&self, sharing: Sharing) -> usize {
         if sharing == Sharing::Node {
             return self
@@ -197,6 +217,7 @@ pub(super) fn caches(
             (None, None, _) => Vec::new(),
         };
         let size_bytes = match (line, form) {
+            (Some(_), Some(SizeForm::UncountedSum)) if !groups.even_cores(s) => None,
             (Some(l), Some(f)) => Some(instance_size(l, f, instances.len(), source)?),
             _ => None,
         };

@@ -216,6 +216,7 @@ pub fn scan(text: &str, source: &str) -> Result<Scanned, Error> {
     s.csv = scan_csv(&lines, &mut csv_lines, source)?;
 
     let mut blocks = TypeBlocks::default();
+    let mut foreign = None;
     for (idx, raw) in lines.iter().enumerate() {
         if csv_lines[idx] || raw.trim_start().starts_with('#') {
             continue;
@@ -223,19 +224,11 @@ pub fn scan(text: &str, source: &str) -> Result<Scanned, Error> {
         let Some((label, value)) = split_label(raw) else {
             continue;
         };
-        // Every label lscpu prints in English is ASCII. A translated summary
-        // (`LANG=ja_JP.UTF-8 lscpu`: "コアあたりのスレッド数:1") hides the
-        // counts the placement needs behind labels this reader cannot know,
-        // which would read as one thread per core without a word.
+        // Every label lscpu prints in English is ASCII; a translated one is
+        // a field this reader cannot know (see `check_translated`).
         if !label.is_ascii() {
-            return Err(Error::at_line(
-                source,
-                idx + 1,
-                format!(
-                    "'{label}' is not an lscpu label in English: lscpu printed in another \
-                     language cannot be read; run it as `LC_ALL=C lscpu`"
-                ),
-            ));
+            foreign.get_or_insert((idx + 1, label));
+            continue;
         }
         let f = Field {
             label,
@@ -248,7 +241,38 @@ pub fn scan(text: &str, source: &str) -> Result<Scanned, Error> {
         }
     }
     s.types = blocks.finish();
+    if let Some((line, label)) = foreign {
+        check_translated(&s, line, label, source)?;
+    }
     Ok(s)
+}
+
+/// A summary with a translated label reads only if the counts the placement
+/// needs were printed in English. util-linux 2.2x in a Spanish locale
+/// translates "Virtualization" alone (`Virtualización: VT-x`), which says
+/// nothing the model keeps; a fully translated summary (`LANG=ja_JP.UTF-8
+/// lscpu`: "コアあたりのスレッド数:1") hides the threads and cores behind
+/// labels this reader cannot know, which would read as one thread per core
+/// without a word: one error names the first translated line.
+fn check_translated(s: &Scanned, line: usize, label: &str, source: &str) -> Result<(), Error> {
+    let counted = s.cpus.is_some()
+        && !s.types.is_empty()
+        && s.types.iter().all(|t| {
+            t.threads_per_core.is_some()
+                && (t.cores_per_socket.is_some() || t.cores_per_cluster.is_some())
+        });
+    if counted || s.csv.is_some() {
+        return Ok(());
+    }
+    Err(Error::at_line(
+        source,
+        line,
+        format!(
+            "'{label}' is not an lscpu label in English and the counts of threads and cores \
+             are not in English either: lscpu printed in another language cannot be read; \
+             run it as `LC_ALL=C lscpu`"
+        ),
+    ))
 }
 
 /// Fields said once for the whole machine; false if `f` is not one.
@@ -302,13 +326,10 @@ impl TypeBlocks {
         let line = f.line;
         match f.label {
             "Model name" => self.put(|t| &mut t.model_name, f.value.to_string(), line),
-            "Thread(s) per core" => {
-                let n = f.count()?;
-                if n == 0 {
-                    return Err(Error::at_line(f.source, line, "Thread(s) per core is 0"));
-                }
-                self.put(|t| &mut t.threads_per_core, n, line)
-            }
+            // 0 is what util-linux up to 2.36 prints when fewer CPUs are
+            // on-line than it counted cores (on-line CPUs / cores, rounded
+            // down): kept, and placed as one thread per core.
+            "Thread(s) per core" => self.put(|t| &mut t.threads_per_core, f.count()?, line),
             "Core(s) per socket" => self.put(|t| &mut t.cores_per_socket, f.count()?, line),
             "Core(s) per cluster" => self.put(|t| &mut t.cores_per_cluster, f.count()?, line),
             // util-linux up to 2.19 printed "CPU socket(s)".
