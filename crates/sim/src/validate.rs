@@ -667,7 +667,8 @@ fn row(
     progress: &mut dyn FnMut(&str),
 ) -> Result<(Row, f64), SimError> {
     progress(&c.case);
-    let (costs, mut note, ppc_visits) = case_costs(&mut c, tables)?;
+    let note = std::mem::take(&mut c.note);
+    let (costs, mut note, ppc_visits) = case_costs(&c, note, tables)?;
     let topo = c
         .shape
         .build()
@@ -715,14 +716,14 @@ fn row(
 type PpcVisits = (crate::powerpc::Firmware, crate::powerpc::Kernel, f64, f64);
 
 /// The cost table a case runs on ([`machine_costs`], then the fitted
-/// firmware families), the note saying what the case's own facts chose, and
-/// for powerpc what pricing Linux's walks needs.
+/// firmware families), the case's `note` with what the case's own facts
+/// chose added, and for powerpc what pricing Linux's walks needs.
 fn case_costs(
-    c: &mut Case<'_>,
+    c: &Case<'_>,
+    mut note: String,
     tables: &Tables,
 ) -> Result<(CostTable, String, Option<PpcVisits>), SimError> {
-    let (mut costs, tsc_adjust) = machine_costs(c, tables);
-    let mut note = std::mem::take(&mut c.note);
+    let (mut costs, tsc_adjust) = machine_costs(c, tables, &mut note);
     if c.vendor == Vendor::Amd {
         note = join(&note, &amd_note(tables, tsc_adjust, c.mwaitx));
     }
@@ -768,9 +769,9 @@ fn case_costs(
 /// The platform's table adjusted, in this order, for what the case says of
 /// its machine and kernel: guest, HZ, vendor, TSC_ADJUST, WAITPKG, AMD's TSC
 /// delay, era, the record's own microcode and prepare figures, arm64's
-/// pre-5.7 kthread waits (said in the case's note), `tsc=reliable`, the
-/// serial console. Returns the table and whether the CPU has TSC_ADJUST.
-fn machine_costs(c: &mut Case<'_>, tables: &Tables) -> (CostTable, bool) {
+/// pre-5.7 kthread waits (added to `note`), `tsc=reliable`, the serial
+/// console. Returns the table and whether the CPU has TSC_ADJUST.
+fn machine_costs(c: &Case<'_>, tables: &Tables, note: &mut String) -> (CostTable, bool) {
     let hz = c.hz.unwrap_or(crate::costs::DEFAULT_HZ);
     let mut costs = tables.get(c.platform).clone();
     if c.guest {
@@ -797,8 +798,8 @@ fn machine_costs(c: &mut Case<'_>, tables: &Tables) -> (CostTable, bool) {
     }
     if let Some(p) = crate::arm64::prepare(c.arm64_kernel, c.hz) {
         costs = costs.with_prepare(p.ns, p.source);
-        c.note = join(
-            &c.note,
+        *note = join(
+            note,
             &format!(
                 "a CONFIG_PREEMPT kernel before Linux 5.7: {} one-jiffy sleeps per CPU in \
                  wait_task_inactive(), {:.1} ms",
