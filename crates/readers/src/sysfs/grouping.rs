@@ -237,31 +237,6 @@ fn middle_level_is_real(raws: &[RawCpu], level: usize, online: &CpuMask) -> bool
     if single {
         return false;
     }
-    // A die level whose every die is its package carries nothing either:
-    // x86 kernels since 5.3 write die_cpus equal to package_cpus on
-    // single-die parts, and hwloc merges such a level into the packages.
-    if level == DIE {
-        // Masks shared (`Rc`) by a group's CPUs are compared once per pair.
-        let mut equal: std::collections::HashSet<(*const CompactMask, *const CompactMask)> =
-            std::collections::HashSet::new();
-        let same_as_package =
-            raws.iter()
-                .filter(|r| online.contains(r.id as usize))
-                .all(|r| match (&r.masks[DIE], &r.masks[PACKAGE]) {
-                    (Some(d), Some(p)) => {
-                        let pair = (Rc::as_ptr(d), Rc::as_ptr(p));
-                        equal.contains(&pair)
-                            || ((Rc::ptr_eq(d, p)
-                                || d.is_subset_within(&**p, online)
-                                    && p.is_subset_within(&**d, online))
-                                && equal.insert(pair))
-                    }
-                    _ => false,
-                });
-        if same_as_package {
-            return false;
-        }
-    }
     // Each (mask, enclosing mask) pair shared (`Rc`) by CPUs is checked
     // once: a core's threads share both masks, a group's CPUs its mask and
     // their package's.
@@ -269,8 +244,27 @@ fn middle_level_is_real(raws: &[RawCpu], level: usize, online: &CpuMask) -> bool
         std::collections::HashSet::new();
     let mut nests = |inner: &Rc<CompactMask>, outer: &Rc<CompactMask>| {
         let pair = (Rc::as_ptr(inner), Rc::as_ptr(outer));
-        nested.contains(&pair) || (inner.is_subset_within(&**outer, online) && nested.insert(pair))
+        Rc::ptr_eq(inner, outer)
+            || nested.contains(&pair)
+            || (inner.is_subset_within(&**outer, online) && nested.insert(pair))
     };
+    // A die level whose every die is its package carries nothing either:
+    // x86 kernels since 5.3 write die_cpus equal to package_cpus on
+    // single-die parts, and hwloc merges such a level into the packages.
+    // Equal is nested both ways, so the die-in-package half is the nesting
+    // test below, already answered.
+    if level == DIE {
+        let same_as_package =
+            raws.iter()
+                .filter(|r| online.contains(r.id as usize))
+                .all(|r| match (&r.masks[DIE], &r.masks[PACKAGE]) {
+                    (Some(d), Some(p)) => nests(d, p) && nests(p, d),
+                    _ => false,
+                });
+        if same_as_package {
+            return false;
+        }
+    }
     raws.iter()
         .filter(|r| online.contains(r.id as usize))
         .all(|r| {

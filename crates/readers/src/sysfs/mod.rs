@@ -1220,7 +1220,15 @@ fn read_outer(
             owners.claim(other, raws.len());
         }
     }
-    raw.masks[level] = mask.map(Rc::new);
+    // A die or cluster that is the whole package (x86 since 5.3 writes
+    // `die_cpus` on single-die parts) shares the package's mask, so that
+    // the grouping's equality and nesting tests see one set, not two equal
+    // ones to compare.
+    let package = raw.masks[PACKAGE].as_ref().filter(|_| level != PACKAGE);
+    raw.masks[level] = mask.map(|m| match package {
+        Some(p) if **p == m => p.clone(),
+        _ => Rc::new(m),
+    });
     Ok(())
 }
 
