@@ -26,16 +26,27 @@ pub(crate) fn power64_of_cpu(cpu: &str) -> Arch {
         "POWER3", "POWER4", "POWER5", "POWER6", "POWER7", "RS64", "PPC970", "Cell", "PA6T",
         "e5500", "e6500", "A2",
     ];
-    let cpu = cpu.trim_start();
-    if BIG_ENDIAN_ONLY.iter().any(|p| {
-        // "POWER7+" and "PPC970MP" but not a later "POWER70".
-        cpu.strip_prefix(p)
-            .is_some_and(|rest| !rest.starts_with(|c: char| c.is_ascii_digit()))
-    }) {
+    if BIG_ENDIAN_ONLY.iter().any(|p| names_processor(cpu, p)) {
         Arch::PowerPc64Be
     } else {
         Arch::PowerPc64
     }
+}
+
+/// Whether Linux builds no little-endian kernel at all for the processor
+/// named `cpu`: every big-endian processor of [`power64_of_cpu`] but the
+/// POWER7, for which one can be configured. Its byte order then needs no
+/// other witness, and a reader need not look for one.
+pub(crate) fn power64_never_little_endian(cpu: &str) -> bool {
+    power64_of_cpu(cpu) == Arch::PowerPc64Be && !names_processor(cpu, "POWER7")
+}
+
+/// Whether cpuinfo's `cpu` line names the processor `name`: "POWER7+" and
+/// "PPC970MP" name POWER7 and PPC970, a later "POWER70" does not.
+fn names_processor(cpu: &str, name: &str) -> bool {
+    cpu.trim_start()
+        .strip_prefix(name)
+        .is_some_and(|rest| !rest.starts_with(|c: char| c.is_ascii_digit()))
 }
 
 /// The POWER byte order a `uname -m` name states, as the architecture a
@@ -78,6 +89,12 @@ mod tests {
             "A2 (>= DD2)",
         ] {
             assert_eq!(power64_of_cpu(be), Arch::PowerPc64Be, "{be}");
+            // Kconfig.cputype offers CPU_LITTLE_ENDIAN for POWER7 alone of these.
+            assert_eq!(
+                power64_never_little_endian(be),
+                !be.starts_with("POWER7"),
+                "{be}"
+            );
         }
         for either in [
             "POWER8 (raw), altivec supported",
@@ -87,6 +104,7 @@ mod tests {
             "Power11 (raw), altivec supported",
         ] {
             assert_eq!(power64_of_cpu(either), Arch::PowerPc64, "{either}");
+            assert!(!power64_never_little_endian(either), "{either}");
         }
     }
 }

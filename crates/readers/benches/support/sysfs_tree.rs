@@ -313,7 +313,10 @@ pub fn snapshots(corpus: &Path) -> Vec<PathBuf> {
 ///    ranges that say nothing of which directories a dump holds).
 /// 2. One listing of `node/` when it exists: the node numbers may be
 ///    sparse (Documentation/ABI/stable/sysfs-devices-node lists `nodeX`
-///    per node; hwloc reads `node/online` for the same purpose).
+///    per node; hwloc reads `node/online` for the same purpose). When it
+///    does not, one failed open of it (hwloc's `list_sysfsnode` opens the
+///    directory when `node/online` is absent: a machine without NUMA
+///    support is found out so).
 /// 3. Without `cpu/online`, every `cpuN`'s own `online`: read where it
 ///    exists (offline CPUs' too: they say 0), one failed open where it does
 ///    not (Documentation/ABI/testing/sysfs-devices-system-cpu: `cpuX/online`
@@ -329,11 +332,17 @@ pub fn snapshots(corpus: &Path) -> Vec<PathBuf> {
 /// 6. Caches: with caches in the model, one listing of the first CPU's
 ///    `cache/` (the `indexN` names, which hwloc probes from 0 upward);
 ///    without, one failed look-up of it.
-/// 7. Each node of the model without `distance` or `meminfo`: one failed
-///    open each (hwloc reads `nodeN/distance` for every node).
+/// 7. Each node of the model without `cpumap`, `distance` or `meminfo`:
+///    one failed open each (Documentation/ABI/stable/sysfs-devices-node
+///    lists the three per node; hwloc reads `nodeN/cpumap` and
+///    `nodeN/distance` for every node).
 /// 8. x86 without hybrid kinds: one failed open of `cpu_core/cpus` (hwloc's
 ///    `look_sysfscpukinds_by_pmu_sets` reads the Intel PMUs' CPU lists;
 ///    every hybrid part has a `cpu_core` PMU).
+/// 9. IBM Z without `proc/sysinfo`: one failed open of it (the model
+///    carries the hypervisor as lscpu reports it, and util-linux's
+///    `lscpu_read_virtualization`, sys-utils/lscpu-virt.c @01258182, takes
+///    an IBM machine's hypervisor from `sysinfo`'s `Control Program` line).
 #[derive(Default)]
 pub struct AbiFloor {
     /// Files read as the floor reads them: [`model_files`], then the
@@ -355,8 +364,9 @@ pub fn abi_floor(dir: &Path, t: &topology::Topology, floor: &[PathBuf]) -> AbiFl
     };
     let mut seen: std::collections::HashSet<PathBuf> = f.files.iter().cloned().collect();
     f.listed.push(cpu.clone());
-    if node.is_dir() {
-        f.listed.push(node.clone());
+    match node.is_dir() {
+        true => f.listed.push(node.clone()),
+        false => f.absent.push(node.clone()),
     }
     let cpu_dirs: Vec<u32> = std::fs::read_dir(&cpu)
         .map(|d| {
@@ -395,7 +405,7 @@ pub fn abi_floor(dir: &Path, t: &topology::Topology, floor: &[PathBuf]) -> AbiFl
     }
     for n in t.nodes() {
         let d = node.join(format!("node{}", n.id));
-        for name in ["distance", "meminfo"] {
+        for name in ["cpumap", "distance", "meminfo"] {
             if !d.join(name).is_file() {
                 f.absent.push(d.join(name));
             }
@@ -405,6 +415,10 @@ pub fn abi_floor(dir: &Path, t: &topology::Topology, floor: &[PathBuf]) -> AbiFl
     let core_pmu = dir.join("sys/devices/cpu_core/cpus");
     if x86 && !core_pmu.is_file() {
         f.absent.push(core_pmu);
+    }
+    let sysinfo = dir.join("proc/sysinfo");
+    if matches!(t.arch(), topology::Arch::S390x) && !sysinfo.is_file() {
+        f.absent.push(sysinfo);
     }
     f
 }

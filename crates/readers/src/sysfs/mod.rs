@@ -514,9 +514,12 @@ impl ArchFiles {
 /// the running kernel's (user space runs in the kernel's byte order); in a
 /// dump the `uname -m` that Linux (6.1 and later) writes to
 /// `proc/sys/kernel/arch` or hwloc-gather-topology to
-/// `proc/hwloc-nofile-info`; else the one cpuinfo's processor implies. The
-/// two files are only looked at: unreadable text in them leaves the guess.
-fn power_byte_order(root: &Root, arch: Arch) -> Result<Arch, Error> {
+/// `proc/hwloc-nofile-info`; else the one cpuinfo's processor (`cpu`)
+/// implies. The files are only looked at: unreadable text in them leaves
+/// the guess. Neither is looked for when the processor is one Linux builds
+/// no little-endian kernel for, nor the second when the first answers: a
+/// failed open each saved.
+fn power_byte_order(root: &Root, arch: Arch, cpu: Option<&str>) -> Result<Arch, Error> {
     if !matches!(arch, Arch::PowerPc64 | Arch::PowerPc64Be) {
         return Ok(arch);
     }
@@ -524,23 +527,23 @@ fn power_byte_order(root: &Root, arch: Arch) -> Result<Arch, Error> {
         let own = Arch::of_build();
         return Ok(if own.is_power() { own } else { arch });
     }
+    if cpu.is_some_and(crate::power::power64_never_little_endian) {
+        return Ok(Arch::PowerPc64Be);
+    }
     let text = |path| -> Result<Option<String>, Error> {
         Ok(root
             .read(path)?
             .and_then(|b| std::str::from_utf8(&b).ok().map(str::to_string)))
     };
     let kernel = text("proc/sys/kernel/arch")?;
+    if let Some(said) = kernel.as_deref().and_then(crate::power::power64_of_uname) {
+        return Ok(said);
+    }
     let hwloc = text("proc/hwloc-nofile-info")?;
-    let said = kernel
+    let said = hwloc
         .as_deref()
-        .and_then(crate::power::power64_of_uname)
-        .or_else(|| {
-            hwloc
-                .as_deref()?
-                .lines()
-                .find_map(|l| l.strip_prefix("Architecture: "))
-                .and_then(crate::power::power64_of_uname)
-        });
+        .and_then(|t| t.lines().find_map(|l| l.strip_prefix("Architecture: ")))
+        .and_then(crate::power::power64_of_uname);
     Ok(said.unwrap_or(arch))
 }
 
@@ -583,7 +586,7 @@ fn read_root(root: &Root, threads: Threads) -> Result<Topology, Error> {
         None if root.is_live() => Arch::of_build(),
         None => arch_signs::arch_of_sysfs(root, &cpu_entries)?,
     };
-    let arch = power_byte_order(root, arch)?;
+    let arch = power_byte_order(root, arch, cpuinfo.first("cpu"))?;
     let arch_files = ArchFiles::of(&arch);
     let by_processor = cpuinfo.by_processor();
     let ahead = ReadAhead::new(root, threads, cpu_ids.len());
