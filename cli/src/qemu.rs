@@ -5,6 +5,7 @@
 
 use anyhow::{bail, Context, Result};
 use bootproto::cmdline::{Bringup, Calibrate, KERNEL_CALIBRATE};
+use bootproto::strategy::Kick;
 use clap::{Args, ValueEnum};
 use qemu_runner::{
     build_kernel, run_linux, run_manycore, KernelResult, Machine, RunOptions, Timeline,
@@ -149,6 +150,29 @@ fn name<T: ValueEnum>(v: &T) -> String {
         .unwrap_or_default()
 }
 
+/// Refuses an `--init-delay-us` that alone outlasts `--timeout`: the
+/// kernel waits it after each INIT, so once per AP in a serial bring-up and
+/// once for all of them otherwise.
+fn check_init_delay(args: &QemuArgs) -> Result<()> {
+    let Some(us) = args.init_delay_us else {
+        return Ok(());
+    };
+    for b in &args.bringup {
+        let inits = match b {
+            Bringup::Kick(Kick::Serial) => u64::from(args.cpus.saturating_sub(1)),
+            _ => 1,
+        };
+        let waits_s = inits as f64 * us as f64 / 1e6;
+        if waits_s > args.timeout as f64 {
+            bail!(
+                "--init-delay-us {us}: a {b} bring-up waits it {inits} times, {waits_s} s, longer than --timeout {}",
+                args.timeout
+            );
+        }
+    }
+    Ok(())
+}
+
 /// Runs the subcommand; the exit code is 0 when every CPU came up everywhere,
 /// 1 when some CPU failed to come online.
 pub fn run(args: &QemuArgs) -> Result<i32> {
@@ -170,6 +194,7 @@ pub fn run(args: &QemuArgs) -> Result<i32> {
         max_cpus: args.max_cpus,
     };
     machine.validate()?;
+    check_init_delay(args)?;
     qemu_runner::qemu_version()?;
     let mut opts = RunOptions {
         timeout: Duration::from_secs(args.timeout),

@@ -27,3 +27,45 @@ fn memory_that_cannot_be_split_is_refused() {
         );
     }
 }
+
+/// An INIT delay the kernel would wait longer than the time-out (once per
+/// AP in a serial bring-up, once in all in a parallel one) is refused before
+/// QEMU starts, instead of a boot that can only time out.
+#[test]
+fn an_init_delay_beyond_the_timeout_is_refused() {
+    assert_refused(
+        &[
+            "qemu",
+            "--cpus",
+            "2",
+            "--init-delay-us",
+            "18446744073709551615",
+        ],
+        &["--init-delay-us 18446744073709551615", "--timeout 900"],
+    );
+    assert_refused(
+        &[
+            "qemu",
+            "--cpus",
+            "301",
+            "--bringup",
+            "parallel,serial",
+            "--init-delay-us",
+            "4000000",
+        ],
+        &["--init-delay-us 4000000", "serial", "300 times"],
+    );
+    // The parallel kick waits it once: 4 s against a 3 s time-out.
+    assert_refused(
+        &[
+            "qemu",
+            "--cpus",
+            "301",
+            "--init-delay-us",
+            "4000000",
+            "--timeout",
+            "3",
+        ],
+        &["--init-delay-us 4000000", "parallel", "1 times, 4 s"],
+    );
+}
