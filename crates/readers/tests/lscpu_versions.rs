@@ -275,3 +275,37 @@ fn lscpu_zero_threads_per_core_with_cpus_off_line_reads() {
     assert_eq!(c.online.iter().collect::<Vec<_>>(), [10, 33]);
     assert_eq!((c.offline.weight(), c.cores), (38, 2));
 }
+
+/// The rounded-down reading above is only for counts that the most threads
+/// any core has cannot explain. A 2-socket x86 guest whose sockets (NUMA
+/// nodes) have 8 and 4 cores of 2 threads: util-linux 2.37+ counts 12
+/// cores, prints 12 / 2 = 6 cores per socket and 2 threads (the most any
+/// core has), and numbers the first threads 0-11, then the second ones
+/// 12-23. Node 0's 16 CPUs are 8 cores, not 6 cores of 2 or 3 threads.
+/// (Node 1 is not checked: the reader takes the average, 6, as each
+/// socket's count where it is possible, so node 1's 8 CPUs become 6 cores.)
+const UNEQUAL_SOCKETS: &str = "\
+Architecture:            x86_64
+CPU(s):                  24
+On-line CPU(s) list:     0-23
+Vendor ID:               GenuineIntel
+Model name:              Intel Xeon Processor (Icelake)
+Thread(s) per core:      2
+Core(s) per socket:      6
+Socket(s):               2
+NUMA node(s):            2
+NUMA node0 CPU(s):       0-7,12-19
+NUMA node1 CPU(s):       8-11,20-23
+";
+
+#[test]
+fn lscpu_unequal_sockets_keep_the_most_threads_reading() {
+    let t = lscpu::parse(UNEQUAL_SOCKETS, "guest.lscpu").unwrap_or_else(|e| panic!("{e}"));
+    let c = lscpu::counts(&t);
+    assert_eq!((c.sockets, c.threads_per_core), (2, 2));
+    let cores = t.level(LevelKind::Core).unwrap();
+    for cpu in 0..8 {
+        let g = cores.groups.iter().find(|g| g.cpus.contains(cpu)).unwrap();
+        assert_eq!(g.cpus.iter().collect::<Vec<_>>(), [cpu, cpu + 12]);
+    }
+}

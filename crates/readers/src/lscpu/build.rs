@@ -701,7 +701,8 @@ impl TypePlacement<'_> {
             == cpus.len();
         let sockets = self.t.sockets.max(1) as usize;
         if covered && !node_parts.is_empty() && node_parts.len().is_multiple_of(sockets) {
-            self.by_whole_nodes(&node_parts, next_core, out);
+            let rounded = self.threads_rounded_down(cpus.len());
+            self.by_whole_nodes(&node_parts, rounded, next_core, out);
         } else if self.threads_last {
             self.threads_last_across(cpus, next_core, out);
         } else {
@@ -713,8 +714,26 @@ impl TypePlacement<'_> {
         self.t.threads.max(1) as usize
     }
 
+    /// Whether `n` CPUs are more than cores of at most "Thread(s) per
+    /// core" threads can hold (`check_counts`): then the threads are
+    /// util-linux's rounded-down average (up to 2.36), not the most any
+    /// core has, and the stated cores are the cores.
+    fn threads_rounded_down(&self, n: usize) -> bool {
+        let Some(c) = self.t.cores_per_socket else {
+            return false;
+        };
+        let (s, c, t) = (self.t.sockets as u128, c as u128, self.t.threads as u128);
+        n as u128 > t * (s * c + s - 1)
+    }
+
     /// Rule 1: each socket is made of whole NUMA nodes, in node order.
-    fn by_whole_nodes(&self, node_parts: &[CpuMask], next_core: &mut u32, out: &mut Vec<Place>) {
+    fn by_whole_nodes(
+        &self,
+        node_parts: &[CpuMask],
+        rounded: bool,
+        next_core: &mut u32,
+        out: &mut Vec<Place>,
+    ) {
         let sockets = self.t.sockets.max(1) as usize;
         let per = node_parts.len() / sockets;
         for (s, parts) in node_parts.chunks(per).enumerate() {
@@ -729,6 +748,7 @@ impl TypePlacement<'_> {
                 package: s as u32,
                 threads: self.threads(),
                 cores,
+                rounded,
                 threads_last: self.threads_last,
                 kind: self.kind,
             };
@@ -744,6 +764,7 @@ impl TypePlacement<'_> {
             cpus.len(),
             self.threads(),
             self.t.cores_per_socket.map(|c| c as usize * sockets),
+            self.threads_rounded_down(cpus.len()),
         );
         let per_socket = self
             .t
@@ -798,6 +819,7 @@ impl TypePlacement<'_> {
                 package: s.min(sockets - 1) as u32,
                 threads: self.threads(),
                 cores: None,
+                rounded: false,
                 threads_last: false,
                 kind: self.kind,
             };
@@ -811,6 +833,8 @@ struct SocketPlacement {
     package: u32,
     threads: usize,
     cores: Option<usize>,
+    /// `threads` is a rounded-down average (see [`core_count`]).
+    rounded: bool,
     threads_last: bool,
     kind: Option<u16>,
 }
@@ -818,7 +842,7 @@ struct SocketPlacement {
 impl SocketPlacement {
     fn place(&self, members: &[u32], next_core: &mut u32, out: &mut Vec<Place>) {
         let cores_here = if self.threads_last {
-            core_count(members.len(), self.threads, self.cores)
+            core_count(members.len(), self.threads, self.cores, self.rounded)
         } else {
             members.len().div_ceil(self.threads)
         };
@@ -842,14 +866,18 @@ impl SocketPlacement {
     }
 }
 
-/// How many cores `n` CPUs of `threads` threads form: lscpu's count, at
-/// most one per CPU; without it, the fewest. lscpu's count can be below
-/// `n / threads` where its threads are a rounded-down average (up to 2.36;
-/// see `check_counts`): the CPUs past it are further threads of the first
-/// cores, as Linux numbers them on x86.
-fn core_count(n: usize, threads: usize, stated: Option<usize>) -> usize {
+/// How many cores `n` CPUs of at most `threads` threads form: lscpu's count
+/// when it is possible, else the fewest. Where `threads` is a rounded-down
+/// average (`TypePlacement::threads_rounded_down`) lscpu's count stands
+/// even below `n / threads`: the CPUs past it are further threads of the
+/// first cores, as Linux numbers them on x86.
+fn core_count(n: usize, threads: usize, stated: Option<usize>, rounded: bool) -> usize {
     let fewest = n.div_ceil(threads.max(1));
-    stated.map_or(fewest, |c| c.clamp(1, n.max(1)))
+    match stated {
+        Some(c) if rounded => c.clamp(1, n.max(1)),
+        Some(c) => c.clamp(fewest, n.max(fewest)),
+        None => fewest,
+    }
 }
 
 /// Turns `width`-thread cores into big cores of two thread groups: the even
