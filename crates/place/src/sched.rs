@@ -335,9 +335,9 @@ impl<'m> Sched<'m> {
 
     /// Puts `t` on `c`'s runqueue.
     pub fn enqueue(&mut self, t: u32, c: u32) {
-        let before = self.cpu_part(c);
+        let parts = self.parts_around(c, t, true);
         self.rq[c as usize].push(t);
-        self.sums_shift(c, before);
+        self.sums_shift(c, parts);
         let n = self.rq[c as usize].len();
         if n == 1 {
             self.tasks[t as usize].exec_start = self.now;
@@ -356,14 +356,14 @@ impl<'m> Sched<'m> {
     /// Takes `t` off its runqueue.
     pub fn dequeue(&mut self, t: u32) {
         let c = self.tasks[t as usize].cpu;
-        let before = self.cpu_part(c);
+        let parts = self.parts_around(c, t, false);
         let q = &mut self.rq[c as usize];
         let pos = q
             .iter()
             .position(|&x| x == t)
             .expect("task on its runqueue");
         q.remove(pos);
-        self.sums_shift(c, before);
+        self.sums_shift(c, parts);
         let n = self.rq[c as usize].len();
         if n == 0 {
             self.cpu_became_idle(c);
@@ -384,11 +384,35 @@ impl<'m> Sched<'m> {
         }
     }
 
-    /// `c`'s runqueue changed from `before`: the cached sums follow, and
-    /// so do the standings of its groups in the idlest-group trees.
-    fn sums_shift(&self, c: u32, before: CpuPart) {
-        if self.cache_group_sums {
-            let after = self.cpu_part(c);
+    /// `c`'s runqueue before and after `t` joins or leaves it, read before
+    /// the change: one walk of the runqueue (the cost of a run with long
+    /// runqueues), the other side by `t`'s own load, which the change does
+    /// not alter. `None` without cached sums, which need neither.
+    fn parts_around(&self, c: u32, t: u32, joins: bool) -> Option<(CpuPart, CpuPart)> {
+        if !self.cache_group_sums {
+            return None;
+        }
+        let now = self.cpu_part(c);
+        let load = self.task_load(t);
+        let moved = if joins {
+            CpuPart {
+                nr: now.nr + 1,
+                load: now.load + load,
+            }
+        } else {
+            CpuPart {
+                nr: now.nr - 1,
+                load: now.load - load,
+            }
+        };
+        Some((now, moved))
+    }
+
+    /// `c`'s runqueue changed from `before` to `after` ([`Self::parts_around`]):
+    /// the cached sums follow, and so do the standings of its groups in the
+    /// idlest-group trees.
+    fn sums_shift(&self, c: u32, parts: Option<(CpuPart, CpuPart)>) {
+        if let Some((before, after)) = parts {
             let groups = &self.m.cpu_groups[c as usize];
             self.sums.shift(groups, self.now, before, after);
             for &g in groups {
