@@ -276,6 +276,23 @@ fn lscpu_zero_threads_per_core_with_cpus_off_line_reads() {
     assert_eq!((c.offline.weight(), c.cores), (38, 2));
 }
 
+/// With every CPU on-line (no off-line list), K cores hold at least K
+/// CPUs, so no util-linux version prints "Thread(s) per core: 0": the
+/// summary is refused at that block's line.
+#[test]
+fn lscpu_zero_threads_per_core_with_every_cpu_on_line_is_refused() {
+    let text = XEON_2_OF_40
+        .replace(
+            "CPU(s):                          40",
+            "CPU(s):                          2",
+        )
+        .replace("Off-line CPU(s) list:            0-9,11-32,34-39\n", "");
+    assert!(!text.contains("Off-line"));
+    let e = lscpu::parse(&text, "xeon.lscpu").expect_err("0 threads with every CPU on-line");
+    assert!(e.to_string().contains("xeon.lscpu"), "{e}");
+    assert!(e.to_string().contains("Thread(s) per core 0"), "{e}");
+}
+
 /// The rounded-down reading above is only for counts that the most threads
 /// any core has cannot explain. A 2-socket x86 guest whose sockets (NUMA
 /// nodes) have 8 and 4 cores of 2 threads: util-linux 2.37+ counts 12

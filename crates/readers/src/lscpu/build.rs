@@ -628,11 +628,12 @@ fn check_counts(types: &[Counts], sizes: &[u128], n: usize, source: &str) -> Res
         // core has T, the others 1 to T (Intel hybrids: 12 cores, 20 CPUs).
         // Up to 2.36 they print on-line CPUs / K rounded down, so T·K to
         // T·K + K − 1 CPUs (a 6-core Ryzen booted with 7 CPUs: "Thread(s)
-        // per core: 1"; 0 when fewer CPUs are on-line than cores). Counts
-        // no machine can have under either rule are refused.
+        // per core: 1"; 0 only when fewer CPUs are on-line than cores, so
+        // never here, where no CPU is off-line). Counts no machine can have
+        // under either rule are refused.
         let (s_, c_, t_) = (t.sockets as u128, c as u128, t.threads as u128);
         let least = match t_ {
-            0 => 1,
+            0 => u128::MAX,
             _ => (s_ * c_).saturating_sub(1) + t_,
         };
         let most = ((t_ + 1) * (s_ * c_ + s_ - 1)).saturating_sub(1);
