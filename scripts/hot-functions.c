@@ -3,7 +3,12 @@
  * the name of each function the command enters, once, in the order first
  * entered. The functions come from SYMBOLS, `nm -n` of the command's binary
  * (its text symbols). Each breakpoint is taken out when hit, so a function
- * costs one trap. Threads are followed. Used by scripts/hot-functions.sh:
+ * costs one trap. Threads are followed: a thread that hit a breakpoint
+ * another thread had just taken out is rewound onto the restored
+ * instruction. Exits non-zero when no breakpoint could be set (a
+ * position-independent binary: `nm` gives offsets, not addresses) or the
+ * command did not exit with status 0, so a failed run never passes for a
+ * short list. Used by scripts/hot-functions.sh:
  * unlike a run under valgrind, the command runs natively, so the functions
  * listed are the ones it takes on this CPU and kernel (glibc's string
  * variants, the openat2 path that valgrind does not know).
@@ -85,17 +90,29 @@ int main(int argc, char **argv)
         return 1;
     ptrace(PTRACE_SETOPTIONS, child, 0, PTRACE_O_TRACECLONE | PTRACE_O_EXITKILL);
     /* One breakpoint per address (aliases share one). */
+    size_t armed = 0;
     for (size_t i = 0; i < n; i++)
         if ((i == 0 || syms[i].addr != syms[i - 1].addr) &&
-            poke_byte(child, syms[i].addr, 0xcc, &syms[i].saved) == 0)
+            poke_byte(child, syms[i].addr, 0xcc, &syms[i].saved) == 0) {
             syms[i].armed = 1;
+            armed++;
+        }
+    if (armed == 0) {
+        fprintf(stderr, "%s: no breakpoint could be set (a position-independent binary?)\n", argv[2]);
+        kill(child, SIGKILL);
+        return 1;
+    }
+    int command_status = -1;
     ptrace(PTRACE_CONT, child, 0, 0);
     for (;;) {
         pid_t pid = waitpid(-1, &status, __WALL);
         if (pid < 0)
             break;
-        if (!WIFSTOPPED(status))
-            continue; /* a thread or the command ended */
+        if (!WIFSTOPPED(status)) {
+            if (pid == child)
+                command_status = status; /* the command ended */
+            continue;                    /* or one of its threads */
+        }
         int sig = WSTOPSIG(status), pass = 0;
         if (sig == SIGTRAP && (status >> 16) == 0) {
             struct user_regs_struct regs;
@@ -113,6 +130,10 @@ int main(int argc, char **argv)
                 regs.rip -= 1;
                 ptrace(PTRACE_SETREGS, pid, 0, &regs);
                 puts(syms[lo].name);
+            } else if (syms[lo].addr == regs.rip - 1 && syms[lo].saved != 0xcc) {
+                /* Another thread took this breakpoint out first. */
+                regs.rip -= 1;
+                ptrace(PTRACE_SETREGS, pid, 0, &regs);
             } else {
                 pass = sig;
             }
@@ -120,6 +141,10 @@ int main(int argc, char **argv)
             pass = sig;
         }
         ptrace(PTRACE_CONT, pid, 0, pass);
+    }
+    if (!WIFEXITED(command_status) || WEXITSTATUS(command_status) != 0) {
+        fprintf(stderr, "%s: the traced command failed (wait status %#x)\n", argv[2], command_status);
+        return 1;
     }
     return 0;
 }
