@@ -562,8 +562,7 @@ fn places_from_counts(
             None => u128::MAX,
         })
         .collect();
-    let no_offline = s.offline.as_ref().is_none_or(|o| o.value.is_empty());
-    if no_offline && !types.iter().any(|t| t.s390_books) {
+    if !s.any_offline() && !types.iter().any(|t| t.s390_books) {
         check_counts(&types, &sizes, cpus.len(), source)?;
     }
 

@@ -67,7 +67,7 @@ impl Groups<'_> {
     /// 8 CPUs on-line prints "L1d cache: 64 KiB" for four 32 KiB
     /// instances). Otherwise the instances' size is unknown.
     fn even_cores(&self, s: &Scanned) -> bool {
-        if s.offline.as_ref().is_some_and(|o| !o.value.is_empty()) {
+        if s.any_offline() {
             return false;
         }
         let mut per_core: BTreeMap<u32, usize> = BTreeMap::new();

@@ -275,6 +275,14 @@ fn check_translated(s: &Scanned, line: usize, label: &str, source: &str) -> Resu
     ))
 }
 
+impl Scanned {
+    /// Whether the summary lists a CPU off-line (lscpu prints the list only
+    /// when one is): the counts then no longer describe every CPU.
+    pub(super) fn any_offline(&self) -> bool {
+        self.offline.as_ref().is_some_and(|o| !o.value.is_empty())
+    }
+}
+
 /// Fields said once for the whole machine; false if `f` is not one.
 fn machine_field(s: &mut Scanned, f: &Field) -> Result<bool, Error> {
     let (label, value, line, source) = (f.label, f.value, f.line, f.source);
