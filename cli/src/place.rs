@@ -35,9 +35,9 @@ pub struct PlaceArgs {
     /// Tasks to start (1 to 65536).
     #[arg(long)]
     pub threads: u32,
-    /// Virtual seconds to run (0.001 to 3600). A run estimated to take more
-    /// than 30 s of this host's time is refused with the longest duration
-    /// that fits.
+    /// Virtual seconds to run (0.001 to 3600). A command estimated to take
+    /// more than 30 s of this host's time (both runs together with
+    /// --compare) is refused with the longest duration that fits.
     #[arg(long, default_value = "10", allow_hyphen_values = true)]
     pub duration: String,
     /// Seed of every random choice.
@@ -109,11 +109,16 @@ pub fn run(args: &PlaceArgs) -> Result<()> {
         );
     }
     let options = machine_options(args)?;
+    let runs = sides
+        .iter()
+        .map(|side| prepare_side(args, &topo, *side, &options, workload, seconds))
+        .collect::<Result<Vec<_>>>()?;
+    // One bound for the whole command: both sides of --compare together.
+    let priced: Vec<(&place::Machine, &Config)> = runs.iter().map(|(m, c)| (m, c)).collect();
+    run::check_total_cost(&priced)?;
     let mut reports = Vec::new();
-    for side in &sides {
-        reports.push(simulate_side(
-            args, &topo, *side, &options, workload, seconds,
-        )?);
+    for (m, cfg) in &runs {
+        reports.push(simulate(args, m, cfg)?);
     }
     if let Some(path) = &args.svg {
         let runs: Vec<(&Report, usize)> = reports.iter().map(|(r, t)| (r, *t)).collect();
@@ -204,26 +209,31 @@ fn partition(args: &PlaceArgs, side: Side, vps: usize) -> Result<HvParams> {
     Ok(hv)
 }
 
-/// One side's run: its domains and machine view, its partition, the
-/// simulation; with the threads per VP the SVG draws.
-fn simulate_side(
+/// One side's run, not yet simulated: its domains and machine view, its
+/// partition and configuration.
+fn prepare_side(
     args: &PlaceArgs,
     topo: &topology::Topology,
     side: Side,
     options: &MachineOptions,
     workload: Workload,
     seconds: f64,
-) -> Result<(Report, usize)> {
+) -> Result<(place::Machine, Config)> {
     let m = machine_for(topo, side.kernel, side.lpar == Lpar::Shared, options)
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     let hv = partition(args, side, m.vp_cpus.len())?;
     let mut cfg = Config::new(side.kernel, hv, workload, args.threads, seconds);
     cfg.seed = args.seed;
     cfg.trace = args.svg.is_some();
+    Ok((m, cfg))
+}
+
+/// One side's simulation, with the threads per VP the SVG draws.
+fn simulate(args: &PlaceArgs, m: &place::Machine, cfg: &Config) -> Result<(Report, usize)> {
     // Thousands of tasks over seconds of virtual time take a while: a
     // spinner says the run is alive.
-    let spinner = crate::progress::spinner(args.quiet, &format!("placing on {}", side.kernel));
-    let r = run::run(&m, &cfg);
+    let spinner = crate::progress::spinner(args.quiet, &format!("placing on {}", cfg.kernel));
+    let r = run::run(m, cfg);
     spinner.finish_and_clear();
     let tpv = m.vp_cpus.iter().map(|v| v.len()).max().unwrap_or(1);
     Ok((r?, tpv))

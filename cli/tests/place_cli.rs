@@ -135,6 +135,41 @@ fn bad_input_is_refused_with_one_clear_line() {
 /// `--itmt` reaches the engine: two spinning tasks settle on the two
 /// favoured cores of x86-2s-16 (7 and 15; one per package, as fork balancing
 /// spreads them over the nodes), read back from the occupancy picture's cells.
+/// `--compare` runs two simulations under one bound: at three quarters of
+/// the longest duration a single run is allowed, the pair is refused at once
+/// with a duration that fits both, about half the single run's.
+#[test]
+fn a_compare_pair_is_bounded_as_one_command() {
+    let base = [
+        "place",
+        "--machine",
+        "x86-2n-128",
+        "--kernel",
+        "6.8",
+        "--workload",
+        "spin",
+        "--threads",
+        "16384",
+        "--duration",
+    ];
+    let at_most = |args: &[&str]| -> f64 {
+        let out = manycore(args);
+        let err = String::from_utf8_lossy(&out.stderr).to_string();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        let tail = err.split("at most ").nth(1).expect("a bound named");
+        tail.split(' ').next().unwrap().parse().expect("a number")
+    };
+    let single = at_most(&[&base[..], &["3600"]].concat());
+    let three_quarters = format!("{}", single * 0.75);
+    let args = [&base[..], &[&three_quarters, "--compare", "6.8", "6.12"]].concat();
+    assert_refused(&args, &["--duration", "twice (--compare)", "at most"]);
+    let pair = at_most(&args);
+    assert!(
+        pair < single / 2.0 && pair > single * 0.4,
+        "pair {pair} s, single {single} s"
+    );
+}
+
 #[test]
 fn itmt_priorities_steer_the_tasks() {
     let svg = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("place-itmt.svg");

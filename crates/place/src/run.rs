@@ -372,22 +372,41 @@ fn check_config(cfg: &Config) -> Result<(), RunError> {
 /// Refuses a run estimated to take longer than [`MAX_COST_NS`], naming the
 /// longest duration that would not.
 pub fn check_cost(m: &Machine, cfg: &Config) -> Result<(), RunError> {
-    let cost = estimated_cost_ns(m.ncpu(), m.hz, cfg);
+    check_total_cost(&[(m, cfg)])
+}
+
+/// Refuses runs made by one command (`--compare` makes two) whose estimated
+/// costs together exceed [`MAX_COST_NS`], naming the longest duration at
+/// which all of them fit. The runs share their duration, so the bound is the
+/// budget left after every fork, over the sum of their costs per virtual
+/// second.
+pub fn check_total_cost(runs: &[(&Machine, &Config)]) -> Result<(), RunError> {
+    let (mut cost, mut fork, mut per_s) = (0.0, 0.0, 0.0);
+    for (m, cfg) in runs {
+        cost += estimated_cost_ns(m.ncpu(), m.hz, cfg);
+        let (f, p) = cost_parts(m.ncpu(), m.hz, cfg);
+        fork += f;
+        per_s += p;
+    }
     if cost <= MAX_COST_NS {
         return Ok(());
     }
-    let (fork, per_s) = cost_parts(m.ncpu(), m.hz, cfg);
+    let (m, cfg) = runs[0];
+    let times = match runs.len() {
+        1 => String::new(),
+        2 => ", twice (--compare)".to_string(),
+        n => format!(", {n} times"),
+    };
     Err(RunError::TooLong {
         run: format!(
-            "{} {} tasks on {} CPUs for {} virtual s",
+            "{} {} tasks on {} CPUs for {} virtual s{times}",
             cfg.threads,
             cfg.workload.name(),
             m.ncpu(),
             cfg.duration_ns as f64 / 1e9
         ),
         cost_s: (cost / 1e9).ceil() as u64,
-        // The forks cost less than the bound (MAX_THREADS), so this is positive.
-        max_us: ((MAX_COST_NS - fork) / per_s * 1e6) as u64,
+        max_us: ((MAX_COST_NS - fork).max(0.0) / per_s * 1e6) as u64,
     })
 }
 

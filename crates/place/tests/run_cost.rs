@@ -3,7 +3,7 @@
 //! the runs README.md shows are accepted.
 mod support;
 
-use place::run::{check_cost, run, Config, RunError};
+use place::run::{check_cost, check_total_cost, run, Config, RunError};
 use place::{Kernel, Lpar, Machine, Workload};
 use support::catalogue_machine;
 
@@ -131,4 +131,32 @@ fn the_readme_runs_are_accepted() {
             "{name} {w:?} {threads} x {secs} s"
         );
     }
+}
+
+/// Two runs of one command share the bound: each side of a `--compare`
+/// pair alone fits at three quarters of the single run's bound, together
+/// they do not, and the duration the pair's refusal names is the pair's
+/// bound (accepted there, refused 1 % above), half the single one's but for
+/// the forks.
+#[test]
+fn a_compare_pair_shares_one_bound() {
+    let m = catalogue_machine("x86-2n-128", Kernel::V6_8, Lpar::None);
+    let at = |us: u64| config(&m, Lpar::None, Workload::Spin, 16384, us as f64 / 1e6);
+    let single = named_bound(&m, &at(3_600_000_000));
+    let three_quarters = at(single * 3 / 4);
+    assert_eq!(check_cost(&m, &three_quarters), Ok(()));
+    let pair = |cfg: &Config| check_total_cost(&[(&m, cfg), (&m, cfg)]);
+    let max_us = match pair(&three_quarters) {
+        Err(RunError::TooLong { max_us, run, .. }) => {
+            assert!(run.ends_with("twice (--compare)"), "{run}");
+            max_us
+        }
+        other => panic!("expected the pair refused, got {other:?}"),
+    };
+    assert!(
+        max_us < single / 2 && max_us > single * 2 / 5,
+        "pair {max_us} µs, single {single} µs"
+    );
+    assert_eq!(pair(&at(max_us)), Ok(()));
+    assert!(pair(&at(max_us + max_us / 100 + 1)).is_err());
 }
