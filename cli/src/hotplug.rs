@@ -38,8 +38,9 @@ pub struct HotplugArgs {
     #[arg(long, default_value_t = Algo::Scoped, value_name = "naive|scoped")]
     pub algo: Algo,
     /// After bring-up, this many random cycles (offline a CPU, online it again).
-    /// At most 1 000 000, and at most as many as fit about 30 s of mask work
-    /// at the first cycle's count: a typo should not run for hours.
+    /// At most 1 000 000, and with the bring-up at most about 30 s of mask
+    /// work (naive: priced before anything runs; scoped: at the first
+    /// cycle's count): a typo should not run for hours.
     #[arg(long, default_value_t = 0, value_name = "N",
           value_parser = clap::value_parser!(u64).range(0..=MAX_CYCLES))]
     pub cycles: u64,
@@ -62,11 +63,12 @@ pub struct HotplugArgs {
 /// Upper bound of `--cycles`.
 const MAX_CYCLES: u64 = 1_000_000;
 
-/// Most mask work the cycles may be estimated to do, in [`WorkCounts`]
-/// units (CPUs scanned, firmware nodes walked, property look-ups, mask bit
-/// and word operations): at the 2.8 to 4.3 ns of host time a unit measured
-/// (BENCHMARKS.md, "hotplug: cycle cost"), about 30 s.
-const MAX_CYCLE_WORK: u64 = 7_000_000_000;
+/// Most mask work one command may be priced at, bring-up and cycles
+/// together, in [`WorkCounts`] units (CPUs scanned, firmware nodes walked,
+/// property look-ups, mask bit and word operations): at the 2.8 to 4.3 ns
+/// of host time a unit measured (BENCHMARKS.md, "hotplug: cycle cost",
+/// "hotplug: the naive run priced"), about 30 s.
+const MAX_WORK: u64 = 7_000_000_000;
 
 /// The host: nothing to kick, a real clock to time the mask updates.
 struct HostPlatform {
@@ -113,6 +115,7 @@ pub fn run(args: &HotplugArgs) -> Result<()> {
         .with_context(|| format!("{}: cannot maintain hotplug masks", topo.source()))?;
     let setup_ns = setup_start.elapsed().as_nanos() as u64;
     let setup_work = *engine.setup_work();
+    check_naive_price(args, &engine, topo.source())?;
     let mut hp = Hotplug::new(
         HostPlatform {
             start: Instant::now(),
@@ -128,7 +131,8 @@ pub fn run(args: &HotplugArgs) -> Result<()> {
         anyhow::bail!("CPU {cpu} failed to come online: {e}");
     }
     let after_bringup = hp.engine().verify();
-    let cycles = run_cycles(&mut hp, args, topo.source())?;
+    let left = MAX_WORK.saturating_sub(bringup.work.total().total());
+    let cycles = run_cycles(&mut hp, args, topo.source(), left)?;
     let mismatch = after_bringup
         .err()
         .or_else(|| hp.engine().verify().err())
@@ -153,12 +157,42 @@ pub fn run(args: &HotplugArgs) -> Result<()> {
     Ok(())
 }
 
-/// Offlines a random non-boot CPU and onlines it again, `--cycles` times;
-/// returns what the cycles added to the report.
+/// Refuses a naive run priced above [`MAX_WORK`] before any CPU comes
+/// online: the bring-up alone (naming --algo), or with `--cycles` of the
+/// dearest cycle (naming the most cycles that fit).
+fn check_naive_price(args: &HotplugArgs, engine: &MaskEngine, source: &str) -> Result<()> {
+    let Some(price) = engine.naive_price() else {
+        return Ok(());
+    };
+    let seconds = |units: u64| (units as f64 * 4.3e-9).ceil();
+    if price.bringup > MAX_WORK {
+        anyhow::bail!(
+            "--algo naive: onlining the {} CPUs of {source} does {} units of mask work (CPUs scanned, firmware look-ups, mask operations), about {} s; at most {MAX_WORK} units (about 30 s) are run: --algo scoped",
+            engine.present().weight(),
+            price.bringup,
+            seconds(price.bringup),
+        );
+    }
+    let max = (MAX_WORK - price.bringup) / price.cycle.max(1);
+    if args.cycles > max {
+        anyhow::bail!(
+            "--cycles {}: after the naive bring-up's {} units of mask work, one offline/online cycle of {source} does up to {} units; at most {max} cycles fit in {MAX_WORK} units (about 30 s)",
+            args.cycles,
+            price.bringup,
+            price.cycle,
+        );
+    }
+    Ok(())
+}
+
+/// Offlines a random non-boot CPU and onlines it again, `--cycles` times,
+/// within `budget` units of mask work; returns what the cycles added to the
+/// report.
 fn run_cycles(
     hp: &mut Hotplug<HostPlatform>,
     args: &HotplugArgs,
     source: &str,
+    budget: u64,
 ) -> Result<BringupReport> {
     let before = hp.report().clone();
     let candidates: Vec<usize> = hp
@@ -183,7 +217,7 @@ fn run_cycles(
         hp.cpu_up(cpu)
             .with_context(|| format!("cycle: bringing CPU {cpu} back"))?;
         if i == 0 {
-            check_cycle_work(args, source, cycle_work(hp.report(), &before))?;
+            check_cycle_work(args, source, cycle_work(hp.report(), &before), budget)?;
         }
     }
     bar.finish_and_clear();
@@ -198,14 +232,14 @@ fn cycle_work(now: &BringupReport, before: &BringupReport) -> u64 {
 }
 
 /// Refuses `--cycles` when that many cycles like the first would do more
-/// than [`MAX_CYCLE_WORK`]; every cycle scans the same online set, so the
-/// first one prices the rest.
-fn check_cycle_work(args: &HotplugArgs, source: &str, first: u64) -> Result<()> {
+/// than the `budget` the bring-up left of [`MAX_WORK`]; every cycle scans
+/// the same online set, so the first one prices the rest.
+fn check_cycle_work(args: &HotplugArgs, source: &str, first: u64, budget: u64) -> Result<()> {
     let first = first.max(1);
-    let max = MAX_CYCLE_WORK / first;
+    let max = budget / first;
     if args.cycles > max {
         anyhow::bail!(
-            "--cycles {}: one offline/online cycle of {source} with --algo {} does {first} units of mask work (CPUs scanned, firmware look-ups, mask operations); at most {max} cycles fit in {MAX_CYCLE_WORK} units (about 30 s)",
+            "--cycles {}: one offline/online cycle of {source} with --algo {} does {first} units of mask work (CPUs scanned, firmware look-ups, mask operations); at most {max} cycles fit in the {budget} units the bring-up left of {MAX_WORK} (about 30 s)",
             args.cycles,
             args.algo,
         );

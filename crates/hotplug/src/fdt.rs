@@ -448,6 +448,40 @@ impl FirmwareTree {
         of_cpu
     }
 
+    /// What [`FirmwareTree::of_get_cpu_node`] costs for each logical CPU,
+    /// found in one pass over `/cpus` instead of one walk per CPU: the walk
+    /// stops at the first node listing the CPU's hard id, so its cost is the
+    /// running count up to that node (the whole walk for a CPU no node
+    /// lists, nothing for a CPU without a hard id). Prices the naive
+    /// algorithm without running it.
+    pub fn cpu_node_walks(&self) -> Vec<LevelWork> {
+        let mut walked = LevelWork::default();
+        let mut found: Vec<Option<LevelWork>> = vec![None; self.hard_id.len()];
+        for &child in &self.nodes[self.cpus_node as usize].children {
+            walked.fdt_nodes_visited += 1;
+            if self.get_property(child, "device_type", &mut walked) != Some(b"cpu\0") {
+                continue;
+            }
+            let mut at = walked;
+            if let Some(servers) = self.get_property(child, "ibm,ppc-interrupt-server#s", &mut at) {
+                for b in servers.chunks_exact(4) {
+                    let hard = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+                    if let Some(cpu) = self.logical_of(hard) {
+                        found[cpu].get_or_insert(at);
+                    }
+                }
+            }
+            walked = at;
+        }
+        (0..self.hard_id.len())
+            .map(|cpu| match (self.hard_id(cpu), found[cpu]) {
+                (None, _) => LevelWork::default(),
+                (Some(_), Some(w)) => w,
+                (Some(_), None) => walked,
+            })
+            .collect()
+    }
+
     /// Logical CPU with the given hard id (binary search of the paca table).
     pub fn logical_of(&self, hard: u32) -> Option<usize> {
         self.logical_of_hard

@@ -78,6 +78,6 @@ pub use counts::{LevelWork, WorkCounts};
 pub use cpuhp::{BringupReport, Callback, Hotplug, Platform, Stage};
 pub use error::HotplugError;
 pub use fdt::{FirmwareTree, NodeId};
-pub use masks::{MaskEngine, Mismatch, RebuiltMasks};
+pub use masks::{MaskEngine, Mismatch, NaivePrice, RebuiltMasks};
 pub use vocab::{CpuState, MaskLevel};
 pub use x86::{X86Cpu, X86Description};

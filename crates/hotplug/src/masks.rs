@@ -879,6 +879,13 @@ impl MaskEngine {
         (lo, hi)
     }
 
+    /// What [`Algo::Naive`] would cost, in [`WorkCounts`] units, priced from
+    /// each CPU's firmware walk and ids without onlining anything; `None`
+    /// for [`Algo::Scoped`]. See [`NaivePrice`].
+    pub fn naive_price(&self) -> Option<NaivePrice> {
+        (self.algo == Algo::Naive).then(|| NaivePricing::new(self).price())
+    }
+
     /// Recomputes every CPU's masks from the topology model alone for the
     /// current online set: the reference the incremental masks must equal.
     pub fn rebuild_from_scratch(&self) -> RebuiltMasks {
@@ -921,6 +928,194 @@ impl MaskEngine {
             }
         }
         Ok(())
+    }
+}
+
+/// The mask work, in [`WorkCounts`] units (the sum of every counter), of
+/// [`Algo::Naive`] on one engine, for refusing a run before it starts: the
+/// naive online walks `/cpus` once per online CPU per level, so onlining
+/// thousands of CPUs is minutes of work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NaivePrice {
+    /// Onlining every present offline CPU in ascending order, as both
+    /// bring-up orders do.
+    pub bringup: u64,
+    /// The dearest offline/online cycle of one non-boot CPU once every
+    /// present CPU is online (0 when there is none to cycle).
+    pub cycle: u64,
+}
+
+/// The inputs of [`NaivePrice`]: per present CPU, what finding its firmware
+/// node costs, and per stored level its key and what reading the key costs.
+/// Every term of the sums below is one counter increment of
+/// `online_naive`, `offline` or `relate`, so the price is those functions'
+/// count, not an estimate of it (tests/naive_price.rs holds it to real runs).
+struct NaivePricing<'a> {
+    engine: &'a MaskEngine,
+    /// Per CPU: the node walk's units.
+    walk: Vec<u64>,
+    /// Per CPU and stored level: (key, units of reading it after the walk).
+    keys: Vec<Vec<(u64, u64)>>,
+    /// Per CPU: units of listing its node's threads, and how many it lists.
+    threads: Vec<(u64, u64)>,
+}
+
+impl<'a> NaivePricing<'a> {
+    fn new(engine: &'a MaskEngine) -> Self {
+        let walks = match &engine.source {
+            Source::Tree(t) => t.cpu_node_walks(),
+            Source::X86(_) => Vec::new(),
+        };
+        let mut walk = vec![0; engine.nr];
+        let mut keys = vec![Vec::new(); engine.nr];
+        let mut threads = vec![(0, 0); engine.nr];
+        for cpu in engine.present.iter() {
+            walk[cpu] = walks.get(cpu).map_or(0, |w| w.total());
+            let node = engine.cpu_node[cpu];
+            keys[cpu] = engine
+                .order
+                .iter()
+                .map(|&level| {
+                    let mut w = LevelWork::default();
+                    let key = engine.source.key(node, level, &mut w).unwrap_or(NO_KEY);
+                    (key, w.total())
+                })
+                .collect();
+            let mut w = LevelWork::default();
+            let n = engine.source.threads(node, &mut w).len() as u64;
+            threads[cpu] = (w.total(), n);
+        }
+        NaivePricing {
+            engine,
+            walk,
+            keys,
+            threads,
+        }
+    }
+
+    /// A CPU's group at stored level `li` (index into `order`).
+    fn group(&self, cpu: usize, li: usize) -> u64 {
+        self.keys[cpu][li].0
+    }
+
+    /// What onlining `cpu` costs at level `li` beyond the scan of the other
+    /// online CPUs: its own walk and id (or thread list), and the bit
+    /// writes, one per online CPU of its group plus one.
+    fn own(&self, cpu: usize, li: usize, related: u64) -> u64 {
+        let reading = if self.engine.order[li] == MaskLevel::Smt {
+            self.threads[cpu].0 + self.threads[cpu].1
+        } else {
+            self.keys[cpu][li].1
+        };
+        self.walk[cpu] + reading + related + 1
+    }
+
+    /// What each online CPU costs the scan of level `li` (one scan, its walk
+    /// and its id; the SMT level scans the thread list instead).
+    fn scanned(&self, cpu: usize, li: usize) -> u64 {
+        if self.engine.order[li] == MaskLevel::Smt {
+            0
+        } else {
+            1 + self.walk[cpu] + self.keys[cpu][li].1
+        }
+    }
+
+    fn price(&self) -> NaivePrice {
+        let e = self.engine;
+        let levels = e.order.len();
+        let mut scan = vec![0u64; levels];
+        let mut online: Vec<BTreeMap<u64, u64>> = vec![BTreeMap::new(); levels];
+        let add = |cpu: usize, scan: &mut [u64], online: &mut [BTreeMap<u64, u64>]| {
+            for li in 0..levels {
+                scan[li] += self.scanned(cpu, li);
+                *online[li].entry(self.group(cpu, li)).or_default() += 1;
+            }
+        };
+        for cpu in e.online.iter() {
+            add(cpu, &mut scan, &mut online);
+        }
+        let mut bringup = 0;
+        for cpu in e.present.iter().filter(|&c| !e.online.contains(c)) {
+            for li in 0..levels {
+                let related = online[li].get(&self.group(cpu, li)).copied().unwrap_or(0);
+                bringup += scan[li] + self.own(cpu, li, related);
+            }
+            bringup += 1;
+            add(cpu, &mut scan, &mut online);
+        }
+        let all = Groups::new(self);
+        let cycle = e
+            .present
+            .iter()
+            .filter(|&c| c != e.boot_cpu)
+            .map(|c| self.cycle(c, &scan, &online, &all))
+            .max()
+            .unwrap_or(0);
+        NaivePrice { bringup, cycle }
+    }
+
+    /// One offline/online cycle of `cpu` with every present CPU online
+    /// (`scan` and `online` cover all of them).
+    fn cycle(&self, cpu: usize, scan: &[u64], online: &[BTreeMap<u64, u64>], all: &Groups) -> u64 {
+        let levels = self.engine.order.len();
+        let package = all.package_of(self, cpu);
+        // Offline: every CPU of the package at every level, two bit writes
+        // for each that shares the level's group; then each level's slot
+        // left (one bit, its span's words) and the online bit.
+        let mut down = 1 + all.package_size[&package] * levels as u64;
+        for li in 0..levels {
+            let group = self.group(cpu, li);
+            down += 2 * all.in_package[&(package, li, group)];
+            let (lo, hi) = all.span[li][&group];
+            down += 1 + (hi + 1 - lo) as u64;
+        }
+        // Online again: the scan of every other CPU, then its own part.
+        let mut up = 1;
+        for li in 0..levels {
+            let related = online[li][&self.group(cpu, li)] - 1;
+            up += scan[li] - self.scanned(cpu, li) + self.own(cpu, li, related);
+        }
+        down + up
+    }
+}
+
+/// The groups of every present CPU, for pricing a cycle: the package's
+/// size, each level group's CPUs inside each package, each group's span of
+/// mask words.
+struct Groups {
+    package: Option<usize>,
+    package_size: BTreeMap<u64, u64>,
+    in_package: BTreeMap<(u64, usize, u64), u64>,
+    span: Vec<BTreeMap<u64, (usize, usize)>>,
+}
+
+impl Groups {
+    fn new(p: &NaivePricing) -> Groups {
+        let e = p.engine;
+        let levels = e.order.len();
+        let mut g = Groups {
+            package: e.order.iter().position(|&l| l == MaskLevel::Package),
+            package_size: BTreeMap::new(),
+            in_package: BTreeMap::new(),
+            span: vec![BTreeMap::new(); levels],
+        };
+        for cpu in e.present.iter() {
+            let package = g.package_of(p, cpu);
+            *g.package_size.entry(package).or_default() += 1;
+            for li in 0..levels {
+                let group = p.group(cpu, li);
+                *g.in_package.entry((package, li, group)).or_default() += 1;
+                let word = cpu / 64;
+                let span = g.span[li].entry(group).or_insert((word, word));
+                *span = (span.0.min(word), span.1.max(word));
+            }
+        }
+        g
+    }
+
+    /// `cpu`'s package key (one package for all when no level is one).
+    fn package_of(&self, p: &NaivePricing, cpu: usize) -> u64 {
+        self.package.map_or(0, |li| p.group(cpu, li))
     }
 }
 
