@@ -648,6 +648,7 @@ struct CpuSets {
 /// each of these files, and never an online CPU that is not possible:
 /// anything else is a damaged dump, which would otherwise read as "CPU 0
 /// offline" or as phantom CPUs.
+#[inline(never)] // its masks stay out of `read_root`'s frame, below the files' reads
 fn read_cpu_sets(files: &Files) -> Result<CpuSets, Error> {
     let root = files.root;
     let sets = CpuSets {

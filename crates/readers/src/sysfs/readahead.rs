@@ -303,13 +303,32 @@ impl<'a> ReadAhead<'a> {
         f: impl FnOnce(&Started<'_>) -> R,
     ) -> R {
         let chunks: Vec<&[u32]> = ids.chunks(CHUNK).collect();
-        let Some(fetcher) = self.fetcher else {
-            return f(&Started {
+        match self.fetcher {
+            None => f(&Started {
                 ids,
                 chunks: &chunks,
                 ahead: None,
-            });
-        };
+            }),
+            Some(fetcher) => {
+                self.start_workers(fetcher, ids, &chunks, per_cpu_online, arch_files, f)
+            }
+        }
+    }
+
+    /// [`ReadAhead::start`] with workers. Kept out of it: what the workers
+    /// share (the plans' masks, the queues, `f`'s result) takes pages of
+    /// stack that a one-thread read, the usual short run, would otherwise
+    /// touch below the files' reads (stack probes: each page a fault).
+    #[inline(never)]
+    fn start_workers<R>(
+        &self,
+        fetcher: Fetcher<'_>,
+        ids: &[u32],
+        chunks: &[&[u32]],
+        per_cpu_online: bool,
+        arch_files: ArchFiles,
+        f: impl FnOnce(&Started<'_>) -> R,
+    ) -> R {
         let learnt = Learnt::default();
         let topology = |part: &[u32], out: &mut Fetched| {
             fetch_cpus(&fetcher, part, per_cpu_online, arch_files, &learnt, out)
@@ -319,7 +338,7 @@ impl<'a> ReadAhead<'a> {
         std::thread::scope(|s| {
             let _stop = (StopOnDrop(&cpus_shared), StopOnDrop(&caches_shared));
             for _ in 1..self.threads.min(chunks.len()) {
-                let (chunks, topology, caches) = (&chunks, &topology, &caches);
+                let (topology, caches) = (&topology, &caches);
                 let (cpus_shared, caches_shared) = (&cpus_shared, &caches_shared);
                 s.spawn(move || {
                     // SAFETY: a worker opens and closes its own files and
@@ -336,7 +355,7 @@ impl<'a> ReadAhead<'a> {
             }
             f(&Started {
                 ids,
-                chunks: &chunks,
+                chunks,
                 ahead: Some([(&cpus_shared, &topology), (&caches_shared, &caches)]),
             })
         })

@@ -885,7 +885,6 @@ mod in_root {
     use rustix::fs::{openat2, FileType, Mode, OFlags, RawDir, ResolveFlags};
     use rustix::io::Errno;
     use std::io;
-    use std::mem::MaybeUninit;
     use std::path::Path;
     use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -1169,10 +1168,14 @@ mod in_root {
     }
 
     /// The entry names of an open directory, read from its current position
-    /// through a buffer on the stack (no allocation per entry but its name).
+    /// through one buffer (no allocation per entry but its name). The buffer
+    /// is on the heap, uninitialised: the kernel writes only what it returns,
+    /// so a small directory touches a few hundred bytes of it, where 8 KiB on
+    /// the stack cost two page faults of stack probes in every short run, on
+    /// top of the reader's deepest frames (BENCHMARKS.md).
     fn names(fd: impl AsFd) -> io::Result<Vec<String>> {
-        let mut buf = [MaybeUninit::<u8>::uninit(); 8192];
-        let mut entries = RawDir::new(fd, &mut buf);
+        let mut buf = Vec::<u8>::with_capacity(8192);
+        let mut entries = RawDir::new(fd, buf.spare_capacity_mut());
         let mut names = Vec::new();
         while let Some(entry) = entries.next() {
             let entry = entry?;
