@@ -63,7 +63,7 @@ pub struct BootArgs {
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
     /// Jitter seed: the same seed gives bit-identical output.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 1)]
     pub seed: u64,
     /// No progress display.
     #[arg(long)]

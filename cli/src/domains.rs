@@ -66,7 +66,7 @@ pub struct DomainsArgs {
     pub lpar: Option<LparMode>,
     /// Reproduce the rebuild Linux ran while taking this (now offline) CPU
     /// offline: it still counts in the topology masks, so intervals include it.
-    #[arg(long, value_name = "CPU")]
+    #[arg(long, allow_negative_numbers = true, value_name = "CPU")]
     pub deactivating: Option<u32>,
     /// The kernel's .config (or a fragment): CONFIG_SCHED_SMT, CONFIG_SCHED_CLUSTER
     /// and CONFIG_SCHED_MC decide which levels exist; an option the file does not
@@ -75,7 +75,7 @@ pub struct DomainsArgs {
     #[arg(long, value_name = "FILE")]
     pub kernel_config: Option<PathBuf>,
     /// Show only this CPU.
-    #[arg(long, conflicts_with = "all")]
+    #[arg(long, allow_negative_numbers = true, conflicts_with = "all")]
     pub cpu: Option<u32>,
     /// Show every online CPU (the default).
     #[arg(long)]
@@ -110,7 +110,10 @@ pub fn run(args: &DomainsArgs) -> Result<i32> {
         deactivating: args.deactivating,
         config: kernel_config(args)?,
     };
-    let doms = domains::build_with(&topo, args.kernel, &options)?;
+    let doms = domains::build_with(&topo, args.kernel, &options).map_err(|e| match e {
+        domains::Error::NotDeactivating(c) => anyhow::anyhow!("--deactivating {c}: {e}"),
+        e => e.into(),
+    })?;
     if let Some(dir) = &args.compare {
         return compare_with_dump(&doms, dir, args.kernel);
     }

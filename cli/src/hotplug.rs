@@ -41,11 +41,16 @@ pub struct HotplugArgs {
     /// At most 1 000 000, and with the bring-up at most about 30 s of mask
     /// work (naive: priced before anything runs; scoped: at the first
     /// cycle's count): a typo should not run for hours.
-    #[arg(long, default_value_t = 0, value_name = "N",
+    #[arg(long, allow_negative_numbers = true, default_value_t = 0, value_name = "N",
           value_parser = clap::value_parser!(u64).range(0..=MAX_CYCLES))]
     pub cycles: u64,
     /// Seed of the random cycle sequence.
-    #[arg(long, default_value_t = 1, value_name = "S")]
+    #[arg(
+        long,
+        allow_negative_numbers = true,
+        default_value_t = 1,
+        value_name = "S"
+    )]
     pub seed: u64,
     /// Bring-up order: serial brings each CPU fully up before kicking the
     /// next; parallel kicks every CPU, then completes each (Linux 6.5).

@@ -45,12 +45,21 @@ pub struct IrqArgs {
     /// 0; DeviceID decimal or 0x hex). Repeatable, in probe order: each gets its
     /// ITT, and a second-level device-table page when its slot has none yet,
     /// on the ITS's node, as Linux's its_create_device allocates them.
-    #[arg(long = "device", value_name = "[ITS/]ID:VECTORS")]
+    #[arg(
+        long = "device",
+        value_name = "[ITS/]ID:VECTORS",
+        allow_hyphen_values = true
+    )]
     pub devices: Vec<String>,
     /// Cost model: nanoseconds of one memory read at SLIT distance 10; a read
     /// at distance d takes d/10 of that.
-    #[arg(long, value_name = "NS", default_value_t = 90.0)]
-    pub local_ns: f64,
+    #[arg(
+        long,
+        value_name = "NS",
+        default_value = "90",
+        allow_hyphen_values = true
+    )]
+    pub local_ns: String,
     /// Output format.
     #[arg(long, value_enum, default_value_t = IrqFormat::Text)]
     pub format: IrqFormat,
@@ -70,7 +79,8 @@ const NO_ITS: &str = "manycore reads GICv3 ITSes (MADT GIC ITS entries, arm,gic-
 
 /// Runs `manycore irq`.
 pub fn run(args: &IrqArgs) -> Result<()> {
-    if !(args.local_ns.is_finite() && args.local_ns > 0.0 && args.local_ns < 1e6) {
+    let local_ns = crate::given::number("--local-ns", &args.local_ns, "nanoseconds")?;
+    if !(local_ns.is_finite() && local_ns > 0.0 && local_ns < 1e6) {
         bail!(
             "--local-ns {}: must be a positive number of nanoseconds below 1e6",
             args.local_ns
@@ -87,16 +97,20 @@ pub fn run(args: &IrqArgs) -> Result<()> {
         src.notes = vec![NO_ITS.to_string()];
         Vec::new()
     } else {
-        irq::place::place_with_devices(&src.platform, &QEMU_ITS, &devices)
-            .context("placing the ITS tables")?
+        irq::place::place_with_devices(&src.platform, &QEMU_ITS, &devices).context(
+            if devices.is_empty() {
+                "placing the ITS tables"
+            } else {
+                "placing the ITS tables and those of each --device"
+            },
+        )?
     };
-    let seed = (args.source.machine.as_deref() == Some("arm64-d06"))
-        .then(|| seed_check(&src, args.local_ns));
+    let seed =
+        (args.source.machine.as_deref() == Some("arm64-d06")).then(|| seed_check(&src, local_ns));
     let out = match args.format {
-        IrqFormat::Text => text(&src, &placed, args.local_ns, seed.as_ref()),
+        IrqFormat::Text => text(&src, &placed, local_ns, seed.as_ref()),
         IrqFormat::Json => {
-            serde_json::to_string_pretty(&to_json(&src, &placed, args.local_ns, seed.as_ref()))?
-                + "\n"
+            serde_json::to_string_pretty(&to_json(&src, &placed, local_ns, seed.as_ref()))? + "\n"
         }
     };
     crate::write_stdout(&out)

@@ -8,6 +8,7 @@
 
 mod boot;
 mod domains;
+mod given;
 mod hotplug;
 mod irq;
 mod place;

@@ -33,7 +33,7 @@ pub struct PlaceArgs {
     #[arg(long, default_value = "ebizzy")]
     pub workload: String,
     /// Tasks to start (1 to 65536).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub threads: u32,
     /// Virtual seconds to run (0.001 to 3600). A command estimated to take
     /// more than 30 s of this host's time (both runs together with
@@ -41,19 +41,19 @@ pub struct PlaceArgs {
     #[arg(long, default_value = "10", allow_hyphen_values = true)]
     pub duration: String,
     /// Seed of every random choice.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 1)]
     pub seed: u64,
     /// Shared LPAR only: physical cores of the shared pool the partition can
     /// draw from (lparstat's physc + app). Default: one per virtual
     /// processor, so the pool never holds the partition back and only the
     /// placement decides physc.
-    #[arg(long)]
-    pub pool: Option<f64>,
+    #[arg(long, value_name = "CORES", allow_hyphen_values = true)]
+    pub pool: Option<String>,
     /// Shared LPAR only: entitled capacity in cores (lparstat -i `ent`), at
     /// most one per virtual processor and at most the pool. Default: the
     /// smaller of the two. Only %entc and --capped read it.
-    #[arg(long)]
-    pub entitlement: Option<f64>,
+    #[arg(long, value_name = "CORES", allow_hyphen_values = true)]
+    pub entitlement: Option<String>,
     /// Shared LPAR only: a capped partition never exceeds its entitlement.
     #[arg(long)]
     pub capped: bool,
@@ -130,10 +130,7 @@ pub fn run(args: &PlaceArgs) -> Result<()> {
 /// The run's duration (virtual seconds), kernel and workload, each checked
 /// before the machine is loaded so bad input fails fast with its own flag.
 fn parse_run_args(args: &PlaceArgs) -> Result<(f64, Kernel, Workload)> {
-    let seconds: f64 =
-        args.duration.trim().parse().map_err(|_| {
-            anyhow::anyhow!("--duration {}: not a number of seconds", args.duration)
-        })?;
+    let seconds = crate::given::number("--duration", &args.duration, "seconds")?;
     // The error names the text given (1e400 parses as infinity).
     check_duration(seconds).map_err(|_| run::RunError::Duration(args.duration.clone()))?;
     let kernel: Kernel = args
@@ -186,21 +183,23 @@ fn partition(args: &PlaceArgs, side: Side, vps: usize) -> Result<HvParams> {
     if side.lpar != Lpar::Shared {
         return Ok(hv);
     }
-    if let Some(p) = args.pool {
-        if !(p.is_finite() && p > 0.0) {
-            bail!("--pool {p}: must be a positive number of cores");
+    let cores = |option: &str, text: &str| -> Result<f64> {
+        let n = crate::given::number(option, text, "cores")?;
+        if !(n.is_finite() && n > 0.0) {
+            bail!("{option} {text}: must be a positive number of cores");
         }
-        hv.pool = p;
+        Ok(n)
+    };
+    if let Some(text) = &args.pool {
+        hv.pool = cores("--pool", text)?;
     }
     hv.entitlement = hv.entitlement.min(hv.pool);
-    if let Some(e) = args.entitlement {
-        if !(e.is_finite() && e > 0.0) {
-            bail!("--entitlement {e}: must be a positive number of cores");
-        }
+    if let Some(text) = &args.entitlement {
+        let e = cores("--entitlement", text)?;
         if e > vps as f64 || e > hv.pool {
+            let pool = args.pool.clone().unwrap_or_else(|| hv.pool.to_string());
             bail!(
-                "--entitlement {e}: at most one core per virtual processor ({vps}) and at most the pool ({})",
-                hv.pool
+                "--entitlement {text}: at most one core per virtual processor ({vps}) and at most the pool ({pool})"
             );
         }
         hv.entitlement = e;

@@ -18,25 +18,25 @@ use std::time::Duration;
 #[derive(Args, Debug, Clone)]
 pub struct QemuArgs {
     /// Number of vCPUs (q35 allows up to 4096).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub cpus: u32,
     /// Possible CPUs (`-smp N,maxcpus=M`): M - N MADT entries are disabled.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub max_cpus: Option<u32>,
     /// NUMA nodes (CPUs and memory split evenly; a SRAT and SLIT are generated).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 1)]
     pub nodes: u32,
     /// Sockets (with --cores and --threads; their product must equal --cpus, or --max-cpus).
-    #[arg(long, requires_all = ["cores", "threads"])]
+    #[arg(long, allow_negative_numbers = true, requires_all = ["cores", "threads"])]
     pub sockets: Option<u32>,
     /// Cores per socket.
-    #[arg(long, requires_all = ["sockets", "threads"])]
+    #[arg(long, allow_negative_numbers = true, requires_all = ["sockets", "threads"])]
     pub cores: Option<u32>,
     /// Threads per core.
-    #[arg(long, requires_all = ["sockets", "cores"])]
+    #[arg(long, allow_negative_numbers = true, requires_all = ["sockets", "cores"])]
     pub threads: Option<u32>,
     /// Guest memory in MiB (default: 256 MiB per node, at least 512).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub memory: Option<u32>,
     /// Bring-up strategies to run, comma-separated.
     #[arg(
@@ -50,11 +50,14 @@ pub struct QemuArgs {
     #[arg(long, default_value = "parallel", value_parser = kernel_calibrate,
           value_name = "serial|parallel|skip")]
     pub calibrate: Calibrate,
-    /// Loops per jiffy to use instead of calibrating (passed as lpj= to both kernels).
-    #[arg(long)]
+    /// Loops per jiffy to use instead of calibrating (passed as lpj= to both
+    /// kernels), 1 to 69273666: x86 Linux's udelay multiplies it by HZ/4 in
+    /// 32 bits.
+    #[arg(long, allow_negative_numbers = true,
+          value_parser = clap::value_parser!(u64).range(1..=bootproto::strategy::MAX_LPJ))]
     pub lpj: Option<u64>,
     /// Delay after INIT in microseconds (MP spec: 10000).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub init_delay_us: Option<u64>,
     /// x2APIC on the vCPUs and in the kernel (default: on when APIC ids exceed 254).
     #[arg(long, value_enum)]
@@ -63,7 +66,7 @@ pub struct QemuArgs {
     #[arg(long, default_value = "")]
     pub append: String,
     /// Kill QEMU after this many seconds (1 to 86400).
-    #[arg(long, default_value_t = 900)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 900)]
     pub timeout: u64,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]

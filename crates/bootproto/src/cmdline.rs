@@ -165,10 +165,7 @@ pub fn parse<'a>(text: &'a str, mut bad: impl FnMut(BadWord<'a>)) -> Options {
                 "off" => set(&mut o.x2apic, Some(false)),
                 _ => false,
             },
-            "lpj" => value
-                .parse()
-                .ok()
-                .filter(|&v| v > 0)
+            "lpj" => crate::strategy::parse_lpj(value)
                 .map(|v| o.lpj = Some(v))
                 .is_some(),
             "init_delay_us" => value.parse().map(|v| o.init_delay_us = v).is_ok(),

@@ -109,7 +109,20 @@ impl Algo {
 impl Calibrate {
     /// The accepted spellings, for error messages and help text.
     pub const EXPECTED: &'static str =
-        "serial, parallel, once-per-package, skip, lpj=N (N a positive integer)";
+        "serial, parallel, once-per-package, skip, lpj=N (N from 1 to 69273666)";
+}
+
+/// Largest loops-per-jiffy value accepted (`lpj=N` on the kernel command
+/// line, `--calibrate lpj=N`, `qemu --lpj`): x86 Linux's `__const_udelay`
+/// multiplies lpj by HZ/4 in a 32-bit register (`mull`), so beyond
+/// (2^32 - 1) / (HZ/4) a guest's delays no longer follow lpj. With the HZ of
+/// 250 that Debian's kernels and the manycore kernel use, that is 69273666,
+/// the delay loop of a 17 GHz TSC.
+pub const MAX_LPJ: u64 = 0xffff_ffff / (250 / 4);
+
+/// The N of `lpj=N`: a whole number from 1 to [`MAX_LPJ`].
+pub fn parse_lpj(s: &str) -> Option<u64> {
+    s.parse().ok().filter(|n| (1..=MAX_LPJ).contains(n))
 }
 
 /// The word of `all` whose name is `s`.
@@ -155,10 +168,9 @@ impl FromStr for Calibrate {
             "parallel" => Ok(Calibrate::Parallel),
             "once-per-package" => Ok(Calibrate::OncePerPackage),
             "skip" => Ok(Calibrate::Skip),
-            _ => match s.strip_prefix("lpj=").ok_or_else(err)?.parse::<u64>() {
-                Ok(n) if n > 0 => Ok(Calibrate::Lpj(n)),
-                _ => Err(err()),
-            },
+            _ => parse_lpj(s.strip_prefix("lpj=").ok_or_else(err)?)
+                .map(Calibrate::Lpj)
+                .ok_or_else(err),
         }
     }
 }
@@ -212,6 +224,26 @@ mod tests {
         }
     }
 
+    /// The bound is the largest lpj whose product with HZ/4 (62 at HZ 250)
+    /// fits the 32 bits `mull` multiplies, and the help text names it.
+    #[test]
+    fn the_lpj_bound_is_the_largest_that_fits_32_bits() {
+        assert!(MAX_LPJ * 62 <= u32::MAX as u64);
+        assert!((MAX_LPJ + 1) * 62 > u32::MAX as u64);
+        assert!(Calibrate::EXPECTED.contains(&format!("to {MAX_LPJ})")));
+        assert_eq!(parse_lpj("69273666"), Some(MAX_LPJ));
+        for bad in [
+            "0",
+            "69273667",
+            "4294967296",
+            "18446744073709551615",
+            "-1",
+            "1.5",
+        ] {
+            assert_eq!(parse_lpj(bad), None, "{bad}");
+        }
+    }
+
     #[test]
     fn bad_words_list_the_accepted_ones() {
         let e = "lpj=0".parse::<Calibrate>().unwrap_err();
@@ -250,8 +282,15 @@ mod tests {
         }
 
         #[test]
-        fn lpj_values_parse(n in 1u64..u64::MAX) {
+        fn lpj_values_parse(n in 1u64..=MAX_LPJ) {
             prop_assert_eq!(format!("lpj={n}").parse::<Calibrate>().unwrap(), Calibrate::Lpj(n));
+        }
+
+        /// Past MAX_LPJ, x86 Linux's delays wrap: refused, up to u64::MAX.
+        #[test]
+        fn lpj_values_past_the_bound_are_refused(n in MAX_LPJ + 1..=u64::MAX) {
+            let text = format!("lpj={n}");
+            prop_assert!(text.parse::<Calibrate>().is_err(), "{} accepted", text);
         }
     }
 }

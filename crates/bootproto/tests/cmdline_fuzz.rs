@@ -33,6 +33,8 @@ fn word() -> impl Strategy<Value = Word> {
         "[a-z]{1,5}z(=[a-z0-9]{0,4})?",
         Just("lpj=0".to_string()),
         "lpj=-[0-9]{1,3}",
+        // Past MAX_LPJ (69273666): x86 Linux's udelay would wrap.
+        "lpj=(69273667|4294967296|18446744073709551615)",
         "bringup=(fast|Serial|)",
         "calibrate=(on|off|once-per-package|lpj=[1-9]|)",
         "x2apic=(yes|1|)",
@@ -45,7 +47,7 @@ fn word() -> impl Strategy<Value = Word> {
         proptest::sample::select(&Bringup::ALL[..]).prop_map(Word::Bringup),
         proptest::sample::select(&KERNEL_CALIBRATE[..]).prop_map(Word::Calibrate),
         any::<bool>().prop_map(Word::X2apic),
-        (1u64..).prop_map(Word::Lpj),
+        (1u64..=bootproto::strategy::MAX_LPJ).prop_map(Word::Lpj),
         any::<u64>().prop_map(Word::InitDelay),
         any::<u64>().prop_map(Word::SipiDelay),
         any::<u64>().prop_map(Word::Callin),

@@ -146,10 +146,15 @@ pub fn parse_itmt<'a>(
             return Err(format!("{item:?}: expected CPULIST=PRIORITY, e.g. 0-3=70"));
         };
         let cpus = CpuMask::parse_list(list).map_err(|e| format!("{item:?}: {e}"))?;
-        let p: i64 = p
-            .trim()
-            .parse()
-            .map_err(|_| format!("{item:?}: priority {:?} is not an integer", p.trim()))?;
+        // `sched_set_itmt_core_prio()` takes an int.
+        let p: i64 = p.trim().parse::<i32>().map(i64::from).map_err(|_| {
+            format!(
+                "{item:?}: priority {:?} is not an integer from {} to {} (Linux keeps it in an int)",
+                p.trim(),
+                i32::MIN,
+                i32::MAX
+            )
+        })?;
         if cpus.is_empty() {
             return Err(format!("{item:?}: no CPU named"));
         }

@@ -85,12 +85,21 @@ fn refusals_name_the_item() {
     for (bad, says) in [
         ("0-3", "CPULIST=PRIORITY"),
         ("0-3=high", "not an integer"),
+        (
+            "0-3=2147483648",
+            "not an integer from -2147483648 to 2147483647",
+        ),
+        ("0-3=18446744073709551615", "(Linux keeps it in an int)"),
         ("3-1=5", "3-1"),
         ("=5", "no CPU"),
     ] {
         let e = parse_itmt([bad]).unwrap_err();
         assert!(e.contains(bad) && e.contains(says), "{bad}: {e}");
     }
+    assert_eq!(
+        parse_itmt(["0=-2147483648", "1=2147483647"]).unwrap(),
+        [Some(i32::MIN as i64), Some(i32::MAX as i64)]
+    );
     let e = parse_itmt(["0-3=5", "3=6"]).unwrap_err();
     assert!(e.contains("CPU 3 already has priority 5"), "{e}");
     let topo = readers::catalogue::machine("x86-2s-16").unwrap();
