@@ -35,6 +35,7 @@ pub(super) fn read_caches(
         names: Vec::new(),
         first_asked: false,
         no_sparc_files: false,
+        sparc_found: false,
     };
     // The first CPUs are read directly until one shows cache entries: a
     // machine without any is found out on its first CPUs.
@@ -66,6 +67,8 @@ struct CacheScan<'a> {
     first_asked: bool,
     /// Whether an online CPU lacked sparc64's cache files.
     no_sparc_files: bool,
+    /// Whether a CPU had sparc64's cache files.
+    sparc_found: bool,
 }
 
 /// What the scan has learnt of one `indexN` name.
@@ -104,10 +107,22 @@ impl CacheScan<'_> {
         if self.read_known(r, &dir)? {
             return Ok(true);
         }
-        let indices = self.index_names(&dir)?;
+        // A kernel that wrote sparc64's files wrote no `cache/`: sparc64
+        // has no cacheinfo code (no arch/sparc cacheinfo.c), so
+        // drivers/base/cacheinfo.c's weak `init_cache_level` says -ENOENT
+        // and no CPU gets the directory. Once one CPU had those files, the
+        // others are not listed (a failed open each); a dump holding both
+        // kinds reads the first CPU's kind only.
+        let indices = match self.sparc_found {
+            true => Vec::new(),
+            false => self.index_names(&dir)?,
+        };
         if indices.is_empty() && sparc_files && !self.no_sparc_files {
             match sparc_caches(self.files, r.id)? {
-                Some(caches) => caches.into_iter().for_each(|c| self.keep(c)),
+                Some(caches) => {
+                    self.sparc_found = true;
+                    caches.into_iter().for_each(|c| self.keep(c));
+                }
                 // sparc64 gives every online CPU these files (and takes
                 // them from a CPU going offline): an online CPU without
                 // them says that no CPU has them.
@@ -459,6 +474,46 @@ fn parse_size(text: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// sparc64 writes its per-CPU cache files and never a `cache/`
+    /// (it has no cacheinfo code): once a CPU had those files, later CPUs'
+    /// `cache/` is not listed. A dump holding both kinds (CPU 1 here) reads
+    /// the kind of the first CPU read, on every CPU.
+    #[test]
+    fn after_sparc64_cache_files_no_cache_directory_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |path: String, text: &str| {
+            let p = dir.path().join(path);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        };
+        for f in ["possible", "present", "online"] {
+            write(format!("{CPU_DIR}/{f}"), "0-1\n");
+        }
+        for c in 0..2 {
+            let topo = format!("{CPU_DIR}/cpu{c}/topology");
+            write(format!("{topo}/physical_package_id"), "0\n");
+            write(format!("{topo}/core_id"), &format!("{c}\n"));
+            write(format!("{topo}/thread_siblings_list"), &format!("{c}\n"));
+            write(format!("{topo}/core_siblings_list"), "0-1\n");
+            for (f, v) in [("l1_dcache_size", "8192"), ("l1_dcache_line_size", "16")] {
+                write(format!("{CPU_DIR}/cpu{c}/{f}"), &format!("{v}\n"));
+            }
+        }
+        let idx = format!("{CPU_DIR}/cpu1/cache/index0");
+        for (f, v) in [("level", "1"), ("type", "Data"), ("size", "64K")] {
+            write(format!("{idx}/{f}"), &format!("{v}\n"));
+        }
+        write(format!("{idx}/shared_cpu_list"), "1\n");
+        let t = crate::sysfs::read_dir(dir.path()).unwrap();
+        let l1: Vec<(String, Option<u64>)> = t
+            .caches()
+            .iter()
+            .map(|c| (c.cpus.to_list_string(), c.size_bytes))
+            .collect();
+        let want = [("0", Some(8192)), ("1", Some(8192))].map(|(c, s)| (c.to_string(), s));
+        assert_eq!(l1, want);
+    }
 
     #[test]
     fn cache_sizes_use_binary_units() {

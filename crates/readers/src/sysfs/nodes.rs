@@ -45,24 +45,31 @@ pub(super) fn read_nodes(
     // The nodes left out: (id, CPU file, CPUs), for the error below.
     let mut left_out: Vec<(u32, String, CpuMask)> = Vec::new();
     let mut rows: Vec<Option<(String, Vec<u32>)>> = Vec::with_capacity(ids.len());
+    let (mut distance, mut meminfo) = (EveryNode::new("distance"), EveryNode::new("meminfo"));
     for (i, &id) in ids.iter().enumerate() {
         let dir = format!("{NODE_DIR}/node{id}");
         let (mask, mask_path) = node_cpus(files, &dir)?;
         // A node's CPUs are possible CPUs by the kernel's definition, even when a
         // trimmed dump lacks their directories or its `possible` file.
         possible.or_assign(&mask);
-        if ids.len() > MAX_DISTANCE_NODES {
-            refuse_distances(files, &dir, ids.len())?;
-            rows.push(None);
-        } else {
-            rows.push(distance_row(files, &dir)?);
-        }
+        let row = match (distance.asked, ids.len() > MAX_DISTANCE_NODES) {
+            (false, _) => None,
+            (true, true) => refuse_distances(files, &dir, ids.len())?,
+            (true, false) => distance_row(files, &dir)?,
+        };
+        distance.seen(files, &ids, row.is_some())?;
+        rows.push(row);
         if mask.intersects(&in_nodes) {
             left_out.push((id, mask_path, mask));
             continue;
         }
         in_nodes.or_assign(&mask);
-        builder.add_node(id, mask, node_memory(files, &dir)?);
+        let memory = match meminfo.asked {
+            true => node_memory(files, &dir)?,
+            false => None,
+        };
+        meminfo.seen(files, &ids, memory.is_some())?;
+        builder.add_node(id, mask, memory.flatten());
         kept.push(i);
     }
     if let Some(matrix) = node_distances(files.root, &ids, rows)? {
@@ -97,6 +104,47 @@ pub(super) fn read_nodes(
             ),
         ),
     })
+}
+
+/// A file the kernel writes for every node or for none (`distance`,
+/// `meminfo`): it registers every node device with the same attribute
+/// groups (drivers/base/node.c, `register_node`: `node_dev_groups`, no
+/// `is_visible` for these two). When the first node lacks the file and
+/// the last lacks it too, the nodes between are not asked: a failed open
+/// each saved (util-linux's dumps keep only `cpumap`, for up to 128
+/// nodes). When only the first lacks it, every node is asked, so that such
+/// damage is still the error naming the file; a dump holding the file
+/// only on nodes between the first and the last reads as having none.
+struct EveryNode {
+    name: &'static str,
+    /// Whether the next node is asked for the file.
+    asked: bool,
+    /// Whether a node was asked already.
+    first_seen: bool,
+}
+
+impl EveryNode {
+    fn new(name: &'static str) -> EveryNode {
+        EveryNode {
+            name,
+            asked: true,
+            first_seen: false,
+        }
+    }
+
+    /// After a node was asked (`found`: whether it had the file): on the
+    /// first node without it, whether the others are asked.
+    fn seen(&mut self, files: &Files, ids: &[u32], found: bool) -> Result<(), Error> {
+        if std::mem::replace(&mut self.first_seen, true) || found {
+            return Ok(());
+        }
+        let last = ids[ids.len() - 1];
+        self.asked = ids.len() > 1
+            && files
+                .root
+                .exists(&format!("{NODE_DIR}/node{last}/{}", self.name))?;
+        Ok(())
+    }
 }
 
 /// A node `node/possible` names that has no directory: an offline node, the
@@ -166,21 +214,26 @@ fn node_cpus(files: &Files, dir: &str) -> Result<(CpuMask, String), Error> {
     Ok((m, dir.to_string()))
 }
 
-/// A node's memory in bytes, from its `meminfo`.
-fn node_memory(files: &Files, dir: &str) -> Result<Option<u64>, Error> {
+/// A node's memory in bytes, from its `meminfo`; `None` without the file.
+fn node_memory(files: &Files, dir: &str) -> Result<Option<Option<u64>>, Error> {
     let path = format!("{dir}/meminfo");
     match files.text(&path)? {
-        Some(text) => parse_node_memtotal(&text, &files.root.describe(&path)),
+        Some(text) => parse_node_memtotal(&text, &files.root.describe(&path)).map(Some),
         None => Ok(None),
     }
 }
 
 /// With more nodes than the model keeps distances for, a node's `distance`
-/// file is an error naming it, found before any row is kept.
-fn refuse_distances(files: &Files, dir: &str, nodes: usize) -> Result<(), Error> {
+/// file is an error naming it, found before any row is kept; `None` when
+/// the node has none.
+fn refuse_distances(
+    files: &Files,
+    dir: &str,
+    nodes: usize,
+) -> Result<Option<(String, Vec<u32>)>, Error> {
     let path = format!("{dir}/distance");
     if files.text(&path)?.is_none() {
-        return Ok(());
+        return Ok(None);
     }
     Err(Error::new(
         files.root.describe(&path),
@@ -320,6 +373,75 @@ fn parse_node_memtotal(text: &str, source: &str) -> Result<Option<u64>, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Three single-thread cores (CPUs 0-2), one per node 0-2, each
+    /// node's `distance` and `meminfo` written where `has` says (node by
+    /// node); `Err` is the reader's error and the path it names.
+    fn read_nodes_of(has: [(bool, bool); 3]) -> Result<topology::Topology, (String, String)> {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |path: &str, text: &str| {
+            let p = dir.path().join(path);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        };
+        let cpu = super::super::CPU_DIR;
+        for f in ["possible", "present", "online"] {
+            write(&format!("{cpu}/{f}"), "0-2\n");
+        }
+        for (c, &(distance, meminfo)) in has.iter().enumerate() {
+            let topo = format!("{cpu}/cpu{c}/topology");
+            write(&format!("{topo}/physical_package_id"), "0\n");
+            write(&format!("{topo}/core_id"), &format!("{c}\n"));
+            write(&format!("{topo}/core_cpus_list"), &format!("{c}\n"));
+            write(&format!("{topo}/package_cpus_list"), "0-2\n");
+            let node = format!("{NODE_DIR}/node{c}");
+            write(&format!("{node}/cpulist"), &format!("{c}\n"));
+            if distance {
+                let row: Vec<&str> = (0..3).map(|o| if o == c { "10" } else { "20" }).collect();
+                write(&format!("{node}/distance"), &format!("{}\n", row.join(" ")));
+            }
+            if meminfo {
+                let kb = (c + 1) * 1024;
+                write(
+                    &format!("{node}/meminfo"),
+                    &format!("Node {c} MemTotal: {kb} kB\n"),
+                );
+            }
+        }
+        let root = dir.path().display().to_string();
+        crate::sysfs::read_dir(dir.path()).map_err(|e| (e.source.replace(&root, ""), e.message))
+    }
+
+    fn memory(t: &topology::Topology) -> Vec<Option<u64>> {
+        t.nodes().iter().map(|n| n.memory_bytes).collect()
+    }
+
+    /// The kernel writes `distance` and `meminfo` for every node or for
+    /// none: a dump that lacks them on the first node and the last is read
+    /// without them, and the nodes between are not asked (a file only
+    /// node 1 holds is not seen).
+    #[test]
+    fn files_the_first_and_last_node_lack_are_not_asked_of_the_others() {
+        let t = read_nodes_of([(false, false), (true, true), (false, false)]).unwrap();
+        assert!(t.distances().is_empty());
+        assert_eq!(memory(&t), [None, None, None]);
+        let all = read_nodes_of([(true, true); 3]).unwrap();
+        assert_eq!(memory(&all), [Some(1 << 20), Some(2 << 20), Some(3 << 20)]);
+        assert_eq!(all.distances(), [10, 20, 20, 20, 10, 20, 20, 20, 10]);
+    }
+
+    /// Only the first node lacking them is damage, not a kernel that
+    /// writes none: every node is asked, a missing row is still the error
+    /// naming it, and the other nodes' memory is read.
+    #[test]
+    fn files_only_the_first_node_lacks_are_asked_of_every_node() {
+        let (file, message) =
+            read_nodes_of([(false, true), (true, true), (true, true)]).unwrap_err();
+        assert!(file.ends_with("node/node0/distance"), "{file}");
+        assert!(message.contains("missing"), "{message}");
+        let t = read_nodes_of([(true, false), (true, true), (true, true)]).unwrap();
+        assert_eq!(memory(&t), [None, Some(2 << 20), Some(3 << 20)]);
+    }
 
     #[test]
     fn node_memtotal_is_read_in_bytes() {

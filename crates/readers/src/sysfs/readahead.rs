@@ -333,7 +333,8 @@ impl<'a> ReadAhead<'a> {
         let topology = |part: &[u32], out: &mut Fetched| {
             fetch_cpus(&fetcher, part, per_cpu_online, arch_files, &learnt, out)
         };
-        let caches = |part: &[u32], out: &mut Fetched| fetch_caches(&fetcher, part, &learnt, out);
+        let caches =
+            |part: &[u32], out: &mut Fetched| fetch_caches(&fetcher, part, ids, &learnt, out);
         let (cpus_shared, caches_shared) = (Shared::new(chunks.len()), Shared::new(chunks.len()));
         std::thread::scope(|s| {
             let _stop = (StopOnDrop(&cpus_shared), StopOnDrop(&caches_shared));
@@ -375,6 +376,11 @@ struct Learnt {
     /// The index names of the first `cache/` listing, and the last index's
     /// number (see `CacheScan::read_known`).
     names: OnceLock<(Vec<String>, u64)>,
+    /// Once a CPU's `cache/` showed no index, whether the last CPU's
+    /// showed none either: then, as the reader concludes
+    /// (`CacheScan::nobody_has_caches`), no CPU has caches, and no other
+    /// `cache/` is listed.
+    no_caches: OnceLock<bool>,
 }
 
 /// The first phase's plan for the CPUs `ids` (see [`ReadAhead::start`]).
@@ -443,13 +449,41 @@ fn fetch_cpus(
 }
 
 /// The second phase's plan for the CPUs `ids`: the caches of each CPU
-/// neither listed by an earlier CPU's core mask nor found without one.
-fn fetch_caches(fetcher: &Fetcher, ids: &[u32], learnt: &Learnt, out: &mut Fetched) {
+/// neither listed by an earlier CPU's core mask nor found without one;
+/// none once no CPU is found to have any (`all` are the read's CPUs).
+fn fetch_caches(fetcher: &Fetcher, ids: &[u32], all: &[u32], learnt: &Learnt, out: &mut Fetched) {
     let mut chunk = ChunkCaches::default();
     let skip = |id: u32| learnt.listed.has(id) || learnt.absent.has(id);
     for &id in ids.iter().filter(|&&id| !skip(id)) {
-        fetch_cpu_caches(fetcher, id, &learnt.names, &mut chunk, out);
+        if learnt.no_caches.get() == Some(&true) {
+            return;
+        }
+        if !fetch_cpu_caches(fetcher, id, &learnt.names, &mut chunk, out)
+            && learnt.no_caches.get().is_none()
+        {
+            // The reader's rule: a CPU without caches and the last CPU
+            // found with a core mask, without caches too, say that nobody
+            // has any (see `CacheScan::nobody_has_caches`).
+            let last = all
+                .iter()
+                .rev()
+                .find(|&&c| c != id && !learnt.absent.has(c));
+            let none = !last.is_some_and(|&l| has_index(&out.list(fetcher, &cache_dir(l))));
+            let _ = learnt.no_caches.set(none);
+        }
     }
+}
+
+/// A CPU's `cache/` directory.
+fn cache_dir(id: u32) -> String {
+    format!("{CPU_DIR}/cpu{id}/cache")
+}
+
+/// Whether a `cache/` listing names an `indexN` entry.
+fn has_index(names: &[String]) -> bool {
+    names
+        .iter()
+        .any(|n| matches!(numbered(n, "index"), Some(Ok(_))))
 }
 
 /// What fetches one chunk's files.
@@ -617,15 +651,16 @@ const ALWAYS: [&str; 2] = ["level", "type"];
 
 /// One CPU's cache files, as [`ReadAhead::start`] describes; `names` are
 /// the index names of the first listing (and the highest index number),
-/// `chunk` what the chunk's earlier CPUs fetched.
+/// `chunk` what the chunk's earlier CPUs fetched. `false` when the CPU was
+/// listed and showed no index.
 fn fetch_cpu_caches(
     fetcher: &Fetcher,
     id: u32,
     names: &OnceLock<(Vec<String>, u64)>,
     chunk: &mut ChunkCaches,
     out: &mut Fetched,
-) {
-    let dir = format!("{CPU_DIR}/cpu{id}/cache");
+) -> bool {
+    let dir = cache_dir(id);
     let (names, last) = match names.get() {
         Some((names, last)) => (names, *last),
         None => {
@@ -637,7 +672,7 @@ fn fetch_cpu_caches(
             // In index order, as the reader asks for them.
             listed.sort_unstable();
             let Some(&(last, _)) = listed.last() else {
-                return;
+                return false;
             };
             let listed = listed.into_iter().map(|(_, n)| n).collect();
             let (names, last) = names.get_or_init(|| (listed, last));
@@ -674,6 +709,7 @@ fn fetch_cpu_caches(
         fetcher,
         joined(&mut chunk.path, format_args!("{dir}/index{past}")),
     );
+    true
 }
 
 /// The files of index directory `idx` besides its map, leaving out the
@@ -866,7 +902,7 @@ mod tests {
         let mut out = Fetched::default();
         fetch_cpus(&fetcher, &[0, 1, 2], false, arch, &learnt, &mut out);
         out.clear();
-        fetch_caches(&fetcher, &[1, 2], &learnt, &mut out);
+        fetch_caches(&fetcher, &[1, 2], &[0, 1, 2], &learnt, &mut out);
         let paths = out.paths();
         std::fs::remove_dir_all(&base).unwrap();
         let absent = &learnt.absent;
@@ -878,6 +914,44 @@ mod tests {
                 .any(|p| p.ends_with("cpu2/cache/index0/shared_cpu_map")),
             "{paths:?}"
         );
+    }
+
+    /// On a machine without caches (no CPU has a `cache/`, as ia64
+    /// kernels before cacheinfo), the workers list the first CPU's and the
+    /// last CPU's `cache/` and no other, as the reader asks those two
+    /// (`CacheScan::nobody_has_caches`); with caches on the last CPU they
+    /// go on listing.
+    #[test]
+    fn workers_stop_listing_caches_once_the_first_and_last_cpu_have_none() {
+        let listed = |last_has_caches: bool| {
+            let base = tempfile::tempdir().unwrap();
+            let cpu = |id: u32| base.path().join(format!("{CPU_DIR}/cpu{id}"));
+            for id in 0..5u32 {
+                std::fs::create_dir_all(cpu(id).join("topology")).unwrap();
+                let map = format!("{:x}", 1 << id);
+                std::fs::write(cpu(id).join("topology/core_cpus"), map).unwrap();
+            }
+            if last_has_caches {
+                std::fs::create_dir_all(cpu(4).join("cache/index0")).unwrap();
+            }
+            let root = Root::dir(base.path(), false);
+            let fetcher = root.fetcher().expect("a directory root fetches");
+            let learnt = Learnt::default();
+            let arch = ArchFiles::of(&Arch::X86_64);
+            let ids = [0, 1, 2, 3, 4];
+            let mut out = Fetched::default();
+            fetch_cpus(&fetcher, &ids, false, arch, &learnt, &mut out);
+            out.clear();
+            fetch_caches(&fetcher, &ids[..4], &ids, &learnt, &mut out);
+            let paths: Vec<String> = out.paths().into_iter().map(str::to_string).collect();
+            paths
+                .into_iter()
+                .filter_map(|p| p.strip_suffix("/cache").map(str::to_string))
+                .collect::<Vec<String>>()
+        };
+        let cpu = |id: u32| format!("{CPU_DIR}/cpu{id}");
+        assert_eq!(listed(false), [cpu(0), cpu(4)]);
+        assert_eq!(listed(true), [cpu(0), cpu(4), cpu(1), cpu(2), cpu(3)]);
     }
 
     /// A threads-last core (CPUs 5 and 8197 of 16384) marks its second
