@@ -25,6 +25,30 @@ const ABSURD: [&str; 5] = [
     "1.5",
 ];
 
+/// A short placement on x86, and one on a shared-processor LPAR.
+const PLACE: [&str; 8] = [
+    "place",
+    "--machine",
+    "x86-2s-16",
+    "--threads",
+    "2",
+    "--duration",
+    "0.01",
+    "--quiet",
+];
+const SHARED: [&str; 10] = [
+    "place",
+    "--machine",
+    "power10-shared-320",
+    "--lpar",
+    "shared",
+    "--threads",
+    "2",
+    "--duration",
+    "0.01",
+    "--quiet",
+];
+
 /// Runs `args` with `option WORD`, WORD being `template` with `{}` replaced
 /// by `value` (values inside a word: `lpj={}`), and checks the answer.
 fn check(args: &[&str], option: &str, template: &str, value: &str, may_run: bool) {
@@ -103,94 +127,12 @@ fn simulating_subcommands_answer_or_name_the_option() {
             "--duration",
             "{}",
         ),
-        (
-            &[
-                "place",
-                "--machine",
-                "x86-2s-16",
-                "--threads",
-                "2",
-                "--duration",
-                "0.01",
-                "--quiet",
-            ],
-            "--seed",
-            "{}",
-        ),
-        (
-            &[
-                "place",
-                "--machine",
-                "power10-shared-320",
-                "--lpar",
-                "shared",
-                "--threads",
-                "2",
-                "--duration",
-                "0.01",
-                "--quiet",
-            ],
-            "--pool",
-            "{}",
-        ),
-        (
-            &[
-                "place",
-                "--machine",
-                "power10-shared-320",
-                "--lpar",
-                "shared",
-                "--threads",
-                "2",
-                "--duration",
-                "0.01",
-                "--quiet",
-            ],
-            "--entitlement",
-            "{}",
-        ),
-        (
-            &[
-                "place",
-                "--machine",
-                "x86-2s-16",
-                "--threads",
-                "2",
-                "--duration",
-                "0.01",
-                "--quiet",
-            ],
-            "--itmt",
-            "0-15={}",
-        ),
-        (
-            &[
-                "place",
-                "--machine",
-                "x86-2s-16",
-                "--threads",
-                "2",
-                "--duration",
-                "0.01",
-                "--quiet",
-            ],
-            "--workload",
-            "hackbench:{}",
-        ),
-        (
-            &[
-                "place",
-                "--machine",
-                "x86-2s-16",
-                "--threads",
-                "2",
-                "--duration",
-                "0.01",
-                "--quiet",
-            ],
-            "--workload",
-            "duty:1:{}",
-        ),
+        (&PLACE, "--seed", "{}"),
+        (&SHARED, "--pool", "{}"),
+        (&SHARED, "--entitlement", "{}"),
+        (&PLACE, "--itmt", "0-15={}"),
+        (&PLACE, "--workload", "hackbench:{}"),
+        (&PLACE, "--workload", "duty:1:{}"),
     ];
     for (args, option, template) in cases {
         for value in ALL {
