@@ -9,8 +9,9 @@
 //! instances)`, sums over instances) and the hierarchic terminal layout
 //! (indented fields, `L1d:` under `Caches (sum of all):`). Hybrid machines
 //! print one block per CPU type; a field that repeats within the current block
-//! starts the next block. Unknown fields are ignored, translated ones too
-//! as long as the counts of CPUs, threads and cores are in English; a
+//! starts the next block. Unknown fields are ignored (a translated one
+//! too when it is none of the fields read, as long as the counts of CPUs,
+//! threads and cores are in English); a
 //! malformed value of a known field, or counts that contradict each other
 //! (under both ways util-linux has counted threads per core), is an
 //! [`Error`] naming the line.
@@ -44,7 +45,15 @@
 //!    on a 2 × 8 × 2 machine). So within a socket of `n` CPUs, the CPUs at
 //!    positions `i` and `i + n / threads` are siblings; without node boundaries
 //!    the same rule runs across the whole machine. **This is an assumption**
-//!    (BIOSes may differ); the parsable form overrides it. Everywhere else
+//!    (BIOSes may differ); the parsable form overrides it. "Core(s) per
+//!    socket" is the machine's cores over its sockets, rounded down: where
+//!    whole nodes make sockets of unequal size (no CPU off-line), each
+//!    socket has the fewest cores of "Thread(s) per core" threads that
+//!    hold its CPUs, provided they add up to lscpu's core count; if they
+//!    do not, which socket holds the cores of fewer threads is unknown and
+//!    the summary is refused at its block. Without node lists unequal
+//!    sockets cannot be seen: sockets are runs of "Core(s) per socket"
+//!    cores, the last one taking the rest (an approximation). Everywhere else
 //!    (POWER, arm64, RISC-V, s390, LoongArch...) siblings are adjacent: each
 //!    run of `threads` consecutive CPUs within a socket is one core.
 //! 3. **POWER big cores.** On POWER with 8 threads per core, when the model is
@@ -83,8 +92,12 @@
 //! 7. **Architecture.** util-linux's test outputs drop the "Architecture:"
 //!    line; it is then guessed from the vendor, model name, ISA or flags.
 //!
-//! lscpu printed in another language is refused at its first non-ASCII label
-//! (every English label is ASCII): its counts cannot be read.
+//! lscpu printed in another language is refused, one error naming the first
+//! line whose label is a translation util-linux's po files hold of a label
+//! read here (German's "Thread(s) pro Kern" is ASCII, and read as an unknown
+//! field it would leave one thread per core without a word), or else the
+//! first non-ASCII label (every English label is ASCII) when the counts of
+//! CPUs, threads and cores are not all in English.
 //!
 //! Counts are checked against the on-line CPUs when none is off-line. lscpu
 //! prints the most threads any core has and `cores / sockets` rounded down,
@@ -110,6 +123,7 @@ mod caches;
 mod format;
 mod json;
 mod scan;
+mod translated;
 
 use cpumask::CpuMask;
 use topology::{CacheKind, LevelKind, Topology};

@@ -196,6 +196,122 @@ fn lscpu_with_one_translated_label_reads_when_its_counts_are_in_english() {
     assert!(e.message.contains("LC_ALL=C"), "{e}");
 }
 
+/// lscpu in German, every label as util-linux 2.38's po/de.po translates
+/// it (for a 4-core, 8-thread Core i7): its count labels are all ASCII
+/// ("Thread(s) pro Kern", "Kern(e) pro Sockel", "Sockel"), and "CPU(s)" is
+/// left as it is, so read as unknown fields they would give 8 cores of one
+/// thread without a word. One error names the first translated line and
+/// says how to run lscpu instead.
+const GERMAN: &str = "\
+Architektur:                     x86_64
+CPU Operationsmodus:             32-bit, 64-bit
+Byte-Reihenfolge:                Little Endian
+CPU(s):                          8
+Liste der Online-CPU(s):         0-7
+Anbieterkennung:                 GenuineIntel
+Modellname:                      Intel(R) Core(TM) i7-4770 CPU @ 3.40GHz
+Thread(s) pro Kern:              2
+Kern(e) pro Sockel:              4
+Sockel:                          1
+L1d Cache:                       128 KiB (4 Instanzen)
+NUMA-Knoten:                     1
+NUMA-Knoten0 CPU(s):             0-7
+";
+
+/// The line of `text` whose label starts with `label`.
+fn line_of(text: &str, label: &str) -> usize {
+    1 + text
+        .lines()
+        .position(|l| l.starts_with(label))
+        .unwrap_or_else(|| panic!("no {label} line"))
+}
+
+#[test]
+fn lscpu_translated_with_ascii_labels_is_refused_at_the_first_translated_line() {
+    let e = lscpu::parse(GERMAN, "de.lscpu").unwrap_err();
+    assert_eq!((e.source.as_str(), e.line), ("de.lscpu", Some(1)), "{e}");
+    assert!(e.message.contains("'Architecture'"), "{e}");
+    assert!(e.message.contains("LC_ALL=C"), "{e}");
+    // Only the counts translated (the English lines the reader knows put
+    // back above them): refused at the threads line.
+    let english = GERMAN
+        .replace("Architektur:    ", "Architecture:   ")
+        .replace("Liste der Online-CPU(s):", "On-line CPU(s) list:    ");
+    let english: String = english
+        .lines()
+        .filter(|l| {
+            !["CPU Op", "Byte-", "Anbieter", "Modell"]
+                .iter()
+                .any(|p| l.starts_with(p))
+        })
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let e = lscpu::parse(&english, "de.lscpu").unwrap_err();
+    assert_eq!(e.line, Some(line_of(&english, "Thread(s) pro Kern")), "{e}");
+    assert!(e.message.contains("'Thread(s) per core'"), "{e}");
+    // A node list and a cache name in another language are refused too.
+    for (label, english) in [
+        ("NUMA-Knoten0 CPU(s)", "NUMA node%d CPU(s)"),
+        ("L1d Cache", "%s cache"),
+    ] {
+        let only: String = GERMAN
+            .lines()
+            .filter(|l| !l.contains(':') || l.starts_with(label))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let text = format!("{}{only}", &SPANISH_2_2X);
+        let e = lscpu::parse(&text, "de.lscpu").unwrap_err();
+        assert_eq!(e.line, Some(line_of(&text, label)), "{e}");
+        assert!(e.message.contains(english), "{e}");
+    }
+}
+
+/// Dutch (util-linux 2.38's po/nl.po) translates "CPU(s)" as "CPU's", and
+/// French (po/fr.po) ends every label with a no-break space before the
+/// colon: each is refused at its first translated line, not as output
+/// without a CPU count.
+#[test]
+fn lscpu_in_dutch_or_french_is_refused_at_the_first_translated_line() {
+    let dutch = "\
+Architectuur:                    x86_64
+CPU's:                           8
+Online CPU's-lijst:              0-7
+Draden per kern:                 2
+Kernen per voet:                 4
+CPU-voeten:                      1
+";
+    let e = lscpu::parse(dutch, "nl.lscpu").unwrap_err();
+    assert_eq!(e.line, Some(1), "{e}");
+    let without_arch = &dutch[dutch.find('\n').unwrap() + 1..];
+    let e = lscpu::parse(without_arch, "nl.lscpu").unwrap_err();
+    assert_eq!(e.line, Some(1), "{e}");
+    assert!(e.message.contains("'CPU(s)'"), "{e}");
+    let french = "\
+Architecture\u{a0}:                    x86_64
+Processeur(s)\u{a0}:                   8
+Liste de processeur(s) en ligne\u{a0}: 0-7
+Thread(s) par cœur\u{a0}:              2
+Cœur(s) par socket\u{a0}:              4
+Socket(s)\u{a0}:                       1
+";
+    let e = lscpu::parse(french, "fr.lscpu").unwrap_err();
+    assert_eq!(e.line, Some(2), "{e}");
+    assert!(e.message.contains("'CPU(s)'"), "{e}");
+}
+
+/// Chinese translations end labels with a full-width colon (po/zh_CN.po:
+/// "每个核的线程数："): such a line is a translated field, not text without
+/// a label.
+#[test]
+fn lscpu_label_with_a_full_width_colon_is_a_translated_field() {
+    let text = SPANISH_2_2X
+        .replace("Virtualización:       AMD-V\n", "")
+        .replace("Thread(s) per core:    1", "每个核的线程数：        2");
+    let e = lscpu::parse(&text, "zh.lscpu").unwrap_err();
+    assert_eq!(e.line, Some(line_of(&text, "每个核")), "{e}");
+    assert!(e.message.contains("'Thread(s) per core'"), "{e}");
+}
+
 /// util-linux 2.34–2.36 print "Thread(s) per core" as on-line CPUs / cores
 /// rounded down (`desc->nthreads / desc->ncores`, lscpu.c before the 2.37
 /// rewrite). A Ryzen 5 3600XT (6 cores, 12 threads) booted with 7 CPUs
@@ -298,9 +414,9 @@ fn lscpu_zero_threads_per_core_with_every_cpu_on_line_is_refused() {
 /// nodes) have 8 and 4 cores of 2 threads: util-linux 2.37+ counts 12
 /// cores, prints 12 / 2 = 6 cores per socket and 2 threads (the most any
 /// core has), and numbers the first threads 0-11, then the second ones
-/// 12-23. Node 0's 16 CPUs are 8 cores, not 6 cores of 2 or 3 threads.
-/// (Node 1 is not checked: the reader takes the average, 6, as each
-/// socket's count where it is possible, so node 1's 8 CPUs become 6 cores.)
+/// 12-23. Node 0's 16 CPUs are 8 cores, not 6 cores of 2 or 3 threads,
+/// and node 1's 8 CPUs 4 cores: "Core(s) per socket" is an average, and
+/// the cores of 2 threads that hold each node's CPUs add up to lscpu's 12.
 const UNEQUAL_SOCKETS: &str = "\
 Architecture:            x86_64
 CPU(s):                  24
@@ -321,8 +437,23 @@ fn lscpu_unequal_sockets_keep_the_most_threads_reading() {
     let c = lscpu::counts(&t);
     assert_eq!((c.sockets, c.threads_per_core), (2, 2));
     let cores = t.level(LevelKind::Core).unwrap();
-    for cpu in 0..8 {
+    for cpu in 0..12 {
         let g = cores.groups.iter().find(|g| g.cpus.contains(cpu)).unwrap();
         assert_eq!(g.cpus.iter().collect::<Vec<_>>(), [cpu, cpu + 12]);
     }
+    assert_eq!(c.cores, 12);
+}
+
+/// Sockets of unequal size whose cores of "Thread(s) per core" threads do
+/// not add up to lscpu's core count: the same guest's summary claiming 7
+/// cores per socket (14 to 15 cores) where the nodes' 16 and 8 CPUs fill
+/// 12 cores of 2 threads. Some cores then have one thread, and whether they
+/// sit in socket 0 or 1 the summary does not say: one error at the
+/// block's line, naming the sizes, rather than a guess.
+#[test]
+fn lscpu_unequal_sockets_with_cores_of_fewer_threads_are_refused() {
+    let text = UNEQUAL_SOCKETS.replace("Core(s) per socket:      6", "Core(s) per socket:      7");
+    let e = lscpu::parse(&text, "guest.lscpu").expect_err("unknown socket of the short cores");
+    assert_eq!(e.line, Some(8), "{e}");
+    assert!(e.message.contains("16, 8"), "{e}");
 }

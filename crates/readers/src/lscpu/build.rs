@@ -584,8 +584,10 @@ fn places_from_counts(
             nodes,
             threads_last,
             kind,
+            all_online: !s.any_offline(),
+            source,
         };
-        how.place(slice, &mut next_core, &mut places);
+        how.place(slice, &mut next_core, &mut places)?;
     }
     places.sort_by_key(|p| p.cpu);
 
@@ -621,10 +623,9 @@ fn type_counts(s: &Scanned) -> Vec<Counts> {
 fn check_counts(types: &[Counts], sizes: &[u128], n: usize, source: &str) -> Result<(), Error> {
     let total: u128 = sizes.iter().fold(0u128, |sum, &n| sum.saturating_add(n));
     if let ([t], Some(c)) = (types, types.first().and_then(|t| t.cores_per_socket)) {
-        // lscpu divides the number of cores by the number of sockets,
-        // rounding down, so the machine has K cores, S·C ≤ K ≤ S·C + S − 1.
-        // For threads, 2.37 and later print the most any core has: one
-        // core has T, the others 1 to T (Intel hybrids: 12 cores, 20 CPUs).
+        // The machine has K cores, S·C ≤ K ≤ `most_cores`. For threads,
+        // 2.37 and later print the most any core has: one core has T, the
+        // others 1 to T (Intel hybrids: 12 cores, 20 CPUs).
         // Up to 2.36 they print on-line CPUs / K rounded down, so T·K to
         // T·K + K − 1 CPUs (a 6-core Ryzen booted with 7 CPUs: "Thread(s)
         // per core: 1"; 0 only when fewer CPUs are on-line than cores, so
@@ -635,7 +636,7 @@ fn check_counts(types: &[Counts], sizes: &[u128], n: usize, source: &str) -> Res
             0 => u128::MAX,
             _ => (s_ * c_).saturating_sub(1) + t_,
         };
-        let most = ((t_ + 1) * (s_ * c_ + s_ - 1)).saturating_sub(1);
+        let most = ((t_ + 1) * most_cores(t.sockets, c)).saturating_sub(1);
         if !(least..=most).contains(&(n as u128)) {
             return Err(Error::at_line(
                 source,
@@ -671,21 +672,32 @@ fn check_counts(types: &[Counts], sizes: &[u128], n: usize, source: &str) -> Res
     Ok(())
 }
 
+/// The most cores a summary of `sockets` sockets and `cores_per_socket`
+/// cores per socket can describe: lscpu divides its core count by the
+/// sockets rounding down, so the machine has `S·C` to `S·C + S − 1` cores.
+fn most_cores(sockets: u32, cores_per_socket: u32) -> u128 {
+    let s = u128::from(sockets.max(1));
+    s * u128::from(cores_per_socket) + s - 1
+}
+
 /// How one CPU type's on-line CPUs are placed into sockets, cores and threads.
 struct TypePlacement<'a> {
     t: &'a Counts,
     nodes: &'a [(u32, CpuMask, usize)],
     threads_last: bool,
     kind: Option<u16>,
+    /// No CPU is off-line, so the counts describe the on-line CPUs.
+    all_online: bool,
+    source: &'a str,
 }
 
 impl TypePlacement<'_> {
     /// Rule 1 when whole nodes make up each socket, else rule 2 (module
     /// documentation): threads last across the machine, or adjacent
     /// siblings in runs ordered by node.
-    fn place(&self, cpus: &[u32], next_core: &mut u32, out: &mut Vec<Place>) {
+    fn place(&self, cpus: &[u32], next_core: &mut u32, out: &mut Vec<Place>) -> Result<(), Error> {
         if cpus.is_empty() {
-            return;
+            return Ok(());
         }
         let mine: CpuMask = cpus.iter().map(|&c| c as usize).collect();
         let node_parts: Vec<CpuMask> = self
@@ -702,12 +714,13 @@ impl TypePlacement<'_> {
         let sockets = self.t.sockets.max(1) as usize;
         if covered && !node_parts.is_empty() && node_parts.len().is_multiple_of(sockets) {
             let rounded = self.threads_rounded_down(cpus.len());
-            self.by_whole_nodes(&node_parts, rounded, next_core, out);
+            self.by_whole_nodes(&node_parts, rounded, next_core, out)?;
         } else if self.threads_last {
             self.threads_last_across(cpus, next_core, out);
         } else {
             self.adjacent_runs(cpus, &node_parts, next_core, out);
         }
+        Ok(())
     }
 
     fn threads(&self) -> usize {
@@ -722,8 +735,7 @@ impl TypePlacement<'_> {
         let Some(c) = self.t.cores_per_socket else {
             return false;
         };
-        let (s, c, t) = (self.t.sockets as u128, c as u128, self.t.threads as u128);
-        n as u128 > t * (s * c + s - 1)
+        n as u128 > self.t.threads as u128 * most_cores(self.t.sockets, c)
     }
 
     /// Rule 1: each socket is made of whole NUMA nodes, in node order.
@@ -733,17 +745,18 @@ impl TypePlacement<'_> {
         rounded: bool,
         next_core: &mut u32,
         out: &mut Vec<Place>,
-    ) {
+    ) -> Result<(), Error> {
         let sockets = self.t.sockets.max(1) as usize;
         let per = node_parts.len() / sockets;
-        for (s, parts) in node_parts.chunks(per).enumerate() {
-            let members: Vec<u32> = parts
-                .iter()
-                .fold(CpuMask::new(), |acc, m| acc.or(m))
-                .iter()
-                .map(|c| c as u32)
-                .collect();
-            let cores = self.t.cores_per_socket.map(|c| c as usize);
+        let members: Vec<Vec<u32>> = node_parts
+            .chunks(per)
+            .map(|parts| {
+                let all = parts.iter().fold(CpuMask::new(), |acc, m| acc.or(m));
+                all.iter().map(|c| c as u32).collect()
+            })
+            .collect();
+        let cores = self.cores_of_sockets(&members, rounded)?;
+        for (s, members) in members.iter().enumerate() {
             let socket = SocketPlacement {
                 package: s as u32,
                 threads: self.threads(),
@@ -752,8 +765,56 @@ impl TypePlacement<'_> {
                 threads_last: self.threads_last,
                 kind: self.kind,
             };
-            socket.place(&members, next_core, out);
+            socket.place(members, next_core, out);
         }
+        Ok(())
+    }
+
+    /// Each socket's core count for the x86 threads-last rule. "Core(s)
+    /// per socket" is the machine's cores over its sockets rounded down:
+    /// it is each socket's count only where the sockets (their NUMA
+    /// nodes) hold equal numbers of CPUs. Where they do not and no CPU is
+    /// off-line, each socket has the fewest cores of "Thread(s) per core"
+    /// threads that hold its CPUs (`None`), if those add up to lscpu's
+    /// core count; if they do not, some cores have fewer threads and which
+    /// sockets hold them is unknown: an error at the block's line. With
+    /// CPUs off-line, or threads a rounded-down average, the stated count
+    /// stands for every socket.
+    fn cores_of_sockets(
+        &self,
+        members: &[Vec<u32>],
+        rounded: bool,
+    ) -> Result<Option<usize>, Error> {
+        let Some(c) = self.t.cores_per_socket else {
+            return Ok(None);
+        };
+        let unequal = members.iter().any(|m| m.len() != members[0].len());
+        if !(unequal && self.threads_last && self.all_online && !rounded) {
+            return Ok(Some(c as usize));
+        }
+        let fewest: u128 = members
+            .iter()
+            .map(|m| m.len().div_ceil(self.threads()) as u128)
+            .sum();
+        let stated = u128::from(self.t.sockets.max(1)) * u128::from(c);
+        if (stated..=most_cores(self.t.sockets, c)).contains(&fewest) {
+            return Ok(None);
+        }
+        let sizes: Vec<String> = members.iter().map(|m| m.len().to_string()).collect();
+        Err(Error::at_line(
+            self.source,
+            self.t.line,
+            format!(
+                "sockets of unequal size ({} on-line CPUs by their NUMA nodes) hold {fewest} \
+                 cores of {} threads, but {} Socket(s) × {c} Core(s) per socket means {stated} \
+                 to {} cores: which sockets hold the cores of fewer threads is unknown; \
+                 `lscpu -p` prints each CPU's core",
+                sizes.join(", "),
+                self.threads(),
+                self.t.sockets,
+                most_cores(self.t.sockets, c)
+            ),
+        ))
     }
 
     /// Rule 2 on x86: all first threads, then all second threads, across

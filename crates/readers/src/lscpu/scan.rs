@@ -154,9 +154,13 @@ fn set_once<T: PartialEq + std::fmt::Debug>(
     }
 }
 
-/// Splits `Label: value`; labels never contain a colon, values may.
+/// Splits `Label: value`; labels never contain a colon, values may. The
+/// colon is also the full-width one Chinese translations end labels with
+/// (`每个核的线程数：`), so such a line is seen as a translated field.
 fn split_label(line: &str) -> Option<(&str, &str)> {
-    let (label, value) = line.split_once(':')?;
+    let at = line.find([':', '\u{ff1a}'])?;
+    let colon = line[at..].chars().next()?;
+    let (label, value) = (&line[..at], &line[at + colon.len_utf8()..]);
     let label = label.trim();
     if label.is_empty() || label.contains(',') {
         return None;
@@ -185,6 +189,34 @@ fn cache_label(label: &str) -> Option<(u8, &str)> {
 /// `NUMA node3 CPU(s)` → 3.
 fn node_label(label: &str) -> Option<&str> {
     label.strip_prefix("NUMA node")?.strip_suffix(" CPU(s)")
+}
+
+/// If `label` is a translation util-linux shipped of a label this reader
+/// reads: its languages and the English label.
+fn translation_of(label: &str) -> Option<(&'static str, &'static str)> {
+    super::translated::TRANSLATIONS
+        .iter()
+        .find(|(_, _, t)| is_translation(label, t))
+        .map(|(languages, english, _)| (*languages, *english))
+}
+
+/// Whether `label` is the translated label `t`, whose `%d` stands for a
+/// node number and `%s` for a cache name.
+fn is_translation(label: &str, t: &str) -> bool {
+    let filled = |hole: &str, fits: fn(&str) -> bool| {
+        let (before, after) = t.split_once(hole)?;
+        let middle = label.strip_prefix(before)?.strip_suffix(after)?;
+        Some(fits(middle))
+    };
+    if t.contains("%d") {
+        filled("%d", |n| {
+            !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())
+        }) == Some(true)
+    } else if t.contains("%s") {
+        filled("%s", |name| cache_label(name).is_some()) == Some(true)
+    } else {
+        label == t
+    }
 }
 
 /// One `Label: value` line of the summary.
@@ -224,20 +256,33 @@ pub fn scan(text: &str, source: &str) -> Result<Scanned, Error> {
         let Some((label, value)) = split_label(raw) else {
             continue;
         };
-        // Every label lscpu prints in English is ASCII; a translated one is
-        // a field this reader cannot know (see `check_translated`).
-        if !label.is_ascii() {
-            foreign.get_or_insert((idx + 1, label));
-            continue;
-        }
         let f = Field {
             label,
             value,
             line: idx + 1,
             source,
         };
-        if !machine_field(&mut s, &f)? && !blocks.field(&f)? {
-            node_or_cache_field(&mut s, &f)?;
+        // Every label lscpu prints in English is ASCII.
+        if label.is_ascii()
+            && (machine_field(&mut s, &f)? || blocks.field(&f)? || node_or_cache_field(&mut s, &f)?)
+        {
+            continue;
+        }
+        if let Some((languages, english)) = translation_of(label) {
+            return Err(Error::at_line(
+                source,
+                idx + 1,
+                format!(
+                    "'{label}' is util-linux's translation ({languages}) of '{english}': lscpu \
+                     printed in another language is not read, as the lines it translates \
+                     would be lost without a word; run it as `LC_ALL=C lscpu`"
+                ),
+            ));
+        }
+        // A translation util-linux's po files do not hold (see
+        // `check_translated`).
+        if !label.is_ascii() {
+            foreign.get_or_insert((idx + 1, label));
         }
     }
     s.types = blocks.finish();
@@ -367,9 +412,9 @@ impl TypeBlocks {
     }
 }
 
-/// A `NUMA nodeN CPU(s)` list or an `Lx cache` line; anything else is a
-/// field the model has no place for.
-fn node_or_cache_field(s: &mut Scanned, f: &Field) -> Result<(), Error> {
+/// A `NUMA nodeN CPU(s)` list or an `Lx cache` line; false for anything
+/// else, a field the model has no place for.
+fn node_or_cache_field(s: &mut Scanned, f: &Field) -> Result<bool, Error> {
     let (label, line, source) = (f.label, f.line, f.source);
     if let Some(id) = node_label(label) {
         let id = number(id, "NUMA node number", source, line)?;
@@ -387,16 +432,16 @@ fn node_or_cache_field(s: &mut Scanned, f: &Field) -> Result<(), Error> {
             value: (id, m),
             line,
         });
-        return Ok(());
+        return Ok(true);
     }
     let Some((level, suffix)) = cache_label(label) else {
-        return Ok(());
+        return Ok(false);
     };
     // lscpu 2.24 to 2.30 print "unknown size" for a cache whose size the
     // kernel does not give (QEMU's PowerPC 750): the line says nothing the
     // model keeps.
     if f.value.is_empty() || f.value.trim() == "unknown size" {
-        return Ok(()); // also a hierarchic section header
+        return Ok(true); // also a hierarchic section header
     }
     let size =
         parse_size(f.value).map_err(|e| Error::at_line(source, line, format!("{label}: {e}")))?;
@@ -410,7 +455,7 @@ fn node_or_cache_field(s: &mut Scanned, f: &Field) -> Result<(), Error> {
                 prev.line
             ),
         )),
-        Some(_) => Ok(()),
+        Some(_) => Ok(true),
         None => {
             s.caches.push(CacheLine {
                 name,
@@ -418,7 +463,7 @@ fn node_or_cache_field(s: &mut Scanned, f: &Field) -> Result<(), Error> {
                 size,
                 line,
             });
-            Ok(())
+            Ok(true)
         }
     }
 }
