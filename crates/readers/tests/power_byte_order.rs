@@ -178,6 +178,46 @@ fn a_dump_saying_its_kernel_is_big_endian_reads_big_endian() {
     assert!(read(), "proc/sys/kernel/arch says ppc64");
 }
 
+/// A dump whose kernel says it is little-endian on a processor Linux
+/// builds no little-endian kernel for (arch/powerpc/platforms/Kconfig.cputype
+/// offers CPU_LITTLE_ENDIAN only with POWER7 and later): the PPC970MP
+/// dump given a `ppc64le` kernel.arch, then a `ppc64le` hwloc-nofile-info.
+/// The files cannot both be this machine's: one error names the file and
+/// the processor, instead of either answer silently winning. The same
+/// files saying `ppc64` read as before.
+#[test]
+fn a_little_endian_kernel_on_a_big_endian_only_processor_is_an_error() {
+    let Some(archive) = dump("hwloc/history/56e01f01c-parent/tests/hwloc/linux/4ppc-4c.tar.bz2")
+    else {
+        return;
+    };
+    let tmp = extract::extract(&archive);
+    let root = extract::top_dir(&tmp);
+    fs::create_dir_all(root.join("proc/sys/kernel")).unwrap();
+    let arch = root.join("proc/sys/kernel/arch");
+    let nofile = root.join("proc/hwloc-nofile-info");
+    for (file, text, good) in [
+        (&arch, "ppc64le\n", false),
+        (&arch, "ppc64\n", true),
+        (&nofile, "Architecture: ppc64le\n", false),
+        (&nofile, "Architecture: ppc64\n", true),
+    ] {
+        let _ = fs::remove_file(&arch);
+        let _ = fs::remove_file(&nofile);
+        fs::write(file, text).unwrap();
+        let got = sysfs::read_path(&root);
+        let name = file.strip_prefix(&root).unwrap().display().to_string();
+        if good {
+            let t = got.unwrap_or_else(|e| panic!("{name} {text}: {e}"));
+            assert_eq!(*t.arch(), Arch::PowerPc64Be, "{name}");
+        } else {
+            let e = got.expect_err("ppc64le on a PPC970MP");
+            assert!(e.source.ends_with(&name), "{e}");
+            assert!(e.message.contains("PPC970MP"), "{e}");
+        }
+    }
+}
+
 #[test]
 fn hwloc_xml_of_a_big_endian_machine_reads_big_endian() {
     // The installed lstopo reading the POWER7 dump as its big-endian kernel

@@ -516,9 +516,9 @@ impl ArchFiles {
 /// `proc/sys/kernel/arch` or hwloc-gather-topology to
 /// `proc/hwloc-nofile-info`; else the one cpuinfo's processor (`cpu`)
 /// implies. The files are only looked at: unreadable text in them leaves
-/// the guess. Neither is looked for when the processor is one Linux builds
-/// no little-endian kernel for, nor the second when the first answers: a
-/// failed open each saved.
+/// the guess; the second is not looked for when the first answers. A
+/// little-endian answer for a processor Linux builds no little-endian
+/// kernel for is an error naming the file.
 fn power_byte_order(root: &Root, arch: Arch, cpu: Option<&str>) -> Result<Arch, Error> {
     if !matches!(arch, Arch::PowerPc64 | Arch::PowerPc64Be) {
         return Ok(arch);
@@ -527,24 +527,69 @@ fn power_byte_order(root: &Root, arch: Arch, cpu: Option<&str>) -> Result<Arch, 
         let own = Arch::of_build();
         return Ok(if own.is_power() { own } else { arch });
     }
-    if cpu.is_some_and(crate::power::power64_never_little_endian) {
-        return Ok(Arch::PowerPc64Be);
-    }
     let text = |path| -> Result<Option<String>, Error> {
         Ok(root
             .read(path)?
             .and_then(|b| std::str::from_utf8(&b).ok().map(str::to_string)))
     };
-    let kernel = text("proc/sys/kernel/arch")?;
-    if let Some(said) = kernel.as_deref().and_then(crate::power::power64_of_uname) {
-        return Ok(said);
-    }
-    let hwloc = text("proc/hwloc-nofile-info")?;
-    let said = hwloc
+    const KERNEL: &str = "proc/sys/kernel/arch";
+    const HWLOC: &str = "proc/hwloc-nofile-info";
+    let (file, said) = match text(KERNEL)?
         .as_deref()
-        .and_then(|t| t.lines().find_map(|l| l.strip_prefix("Architecture: ")))
-        .and_then(crate::power::power64_of_uname);
-    Ok(said.unwrap_or(arch))
+        .and_then(crate::power::power64_of_uname)
+    {
+        Some(said) => (KERNEL, Some(said)),
+        None => {
+            let hwloc = text(HWLOC)?;
+            let said = hwloc
+                .as_deref()
+                .and_then(|t| t.lines().find_map(|l| l.strip_prefix("Architecture: ")))
+                .and_then(crate::power::power64_of_uname);
+            (HWLOC, said)
+        }
+    };
+    let never_le = cpu.filter(|c| crate::power::power64_never_little_endian(c));
+    match (said, never_le) {
+        // Both come from the one kernel: a little-endian one on such a
+        // processor means the dump joins two machines' files (or was
+        // edited), and neither can be believed over the other.
+        (Some(Arch::PowerPc64), Some(cpu)) => Err(Error::new(
+            root.describe(file),
+            format!(
+                "says a little-endian kernel (ppc64le) ran, but proc/cpuinfo's cpu line \
+                 names '{}', a processor Linux builds no little-endian kernel for: the \
+                 dump is inconsistent",
+                cpu.trim()
+            ),
+        )),
+        (Some(said), _) => Ok(said),
+        (None, Some(_)) => Ok(Arch::PowerPc64Be),
+        (None, None) => Ok(arch),
+    }
+}
+
+/// cpuinfo's records by CPU number, if they are numbered as this root's
+/// CPUs. Linux's /proc/cpuinfo holds one record per on-line CPU under its
+/// own number (x86's and powerpc's `c_start` walk `cpu_online_mask`,
+/// arm64's `c_show` each online CPU); lxcfs shows a container the records
+/// of its cpuset renumbered from 0 (`proc_cpuinfo_read`), which matched by
+/// number would give CPUs other CPUs' firmware ids and core kinds. Records
+/// naming a CPU that is not on-line while an on-line CPU has none are such:
+/// none is matched to a CPU.
+fn numbered_as_sysfs<'b, 't>(
+    records: BTreeMap<u32, &'b cpuinfo::Block<'t>>,
+    online: Option<&CpuMask>,
+) -> BTreeMap<u32, &'b cpuinfo::Block<'t>> {
+    let Some(online) = online else {
+        return records;
+    };
+    let unrecorded = online.iter().any(|c| !records.contains_key(&(c as u32)));
+    let stray = records.keys().any(|&c| !online.contains(c as usize));
+    if unrecorded && stray {
+        BTreeMap::new()
+    } else {
+        records
+    }
 }
 
 /// The phases of reading a sysfs root, in order: the CPU sets, the CPU
@@ -588,7 +633,7 @@ fn read_root(root: &Root, threads: Threads) -> Result<Topology, Error> {
     };
     let arch = power_byte_order(root, arch, cpuinfo.first("cpu"))?;
     let arch_files = ArchFiles::of(&arch);
-    let by_processor = cpuinfo.by_processor();
+    let by_processor = numbered_as_sysfs(cpuinfo.by_processor(), sets.online.as_ref());
     let ahead = ReadAhead::new(root, threads, cpu_ids.len());
     // The workers fetch the CPUs' files, then their caches: what the reader
     // does between the two (the sets, the grouping, the nodes) is done
@@ -1176,7 +1221,13 @@ impl<'a> CpuReader<'a> {
             raw.hw_id = id.and_then(|v| u64::try_from(v).ok());
         }
         if let Some(b) = block {
+            // x86 prints `physical id` and `core id` from the values sysfs
+            // shows; a record whose ids differ is another CPU's (lxcfs's
+            // renumbered records under its CPU view), and so is its apicid.
+            let ids = x86_cpuinfo_ids(b);
+            let own = ids == [None, None] || ids == [raw.ids[PACKAGE], raw.ids[CORE]];
             let hw = match self.arch {
+                Arch::X86_64 | Arch::X86 if !own => None,
                 Arch::X86_64 | Arch::X86 => b.get("apicid").or(b.get("initial apicid")),
                 Arch::RiscV64 => b.get("hart"),
                 _ => None,
