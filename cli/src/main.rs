@@ -269,6 +269,48 @@ mod glibc_start {
     }
 }
 
+/// liblzma's CRC-64 (the check `xz` writes by default), defined in the
+/// binary. Linked statically, liblzma's own `lzma_crc64` comes with a C
+/// constructor that runs `cpuid` twice to pick a CLMUL version, in every run,
+/// though most runs never read a `.tar.xz`; each `cpuid` is a VM exit on a
+/// guest (about 7 µs here: BENCHMARKS.md). With the symbol defined here the
+/// linker takes no member of the archive for it, so neither the constructor
+/// nor its `cpuid` is in the binary. Linked dynamically, liblzma keeps its
+/// own. The pure-Rust xz decoders were measured instead and are 2.8–6.5×
+/// slower on the repository's `.tar.xz` files (BENCHMARKS.md).
+#[allow(unsafe_code)] // the C ABI: liblzma calls it with a pointer and a length
+mod lzma_crc64 {
+    /// CRC-64/XZ (ECMA-182 polynomial, reflected): slicing by 16 bytes,
+    /// its 32 KiB of tables computed at build time.
+    const XZ: crc::Crc<u64, crc::Table<16>> = crc::Crc::<u64, crc::Table<16>>::new(&crc::CRC_64_XZ);
+
+    /// `crc` (a finished CRC-64/XZ, 0 to start) continued over `bytes`.
+    pub(crate) fn continued(crc: u64, bytes: &[u8]) -> u64 {
+        // The finished value is the register inverted; the crate takes an
+        // initial value in the unreflected order.
+        let mut digest = XZ.digest_with_initial((!crc).reverse_bits());
+        digest.update(bytes);
+        digest.finalize()
+    }
+
+    /// liblzma's `uint64_t lzma_crc64(const uint8_t *buf, size_t size, uint64_t crc)`.
+    ///
+    /// # Safety
+    ///
+    /// `buf` points to `size` readable bytes (or `size` is 0), as liblzma's
+    /// API requires of its callers.
+    #[no_mangle]
+    pub unsafe extern "C" fn lzma_crc64(buf: *const u8, size: usize, crc: u64) -> u64 {
+        let bytes = if size == 0 {
+            &[][..]
+        } else {
+            // SAFETY: the caller passes `size` readable bytes at `buf`.
+            unsafe { std::slice::from_raw_parts(buf, size) }
+        };
+        continued(crc, bytes)
+    }
+}
+
 #[cfg(not(all(not(test), target_os = "linux", target_env = "gnu")))]
 fn main() {
     std::process::exit(run())
@@ -446,6 +488,32 @@ mod tests {
         listed.sort_unstable();
         named.sort_unstable();
         assert_eq!(listed, named);
+    }
+
+    /// CRC-64/XZ's check value, the CRC of "123456789" as Greg Cook's
+    /// catalogue of parametrised CRC algorithms gives it; and a CRC continued
+    /// in pieces, as liblzma calls it block by block, equal to the CRC of the
+    /// whole.
+    #[test]
+    #[allow(unsafe_code)] // the C entry point itself
+    fn lzma_crc64_is_crc64_xz_and_continues() {
+        assert_eq!(
+            lzma_crc64::continued(0, b"123456789"),
+            0x995d_c9bb_df19_39fa
+        );
+        assert_eq!(lzma_crc64::continued(0, b""), 0);
+        let whole: Vec<u8> = (0..=255u8).cycle().take(1000).collect();
+        let mut crc = 0;
+        for piece in whole.chunks(37) {
+            crc = lzma_crc64::continued(crc, piece);
+        }
+        assert_eq!(crc, lzma_crc64::continued(0, &whole));
+        // SAFETY: a valid slice's pointer and length, and a null pointer with
+        // no bytes.
+        unsafe {
+            assert_eq!(lzma_crc64::lzma_crc64(whole.as_ptr(), whole.len(), 0), crc);
+            assert_eq!(lzma_crc64::lzma_crc64(std::ptr::null(), 0, crc), crc);
+        }
     }
 
     #[test]

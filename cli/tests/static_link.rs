@@ -41,3 +41,36 @@ fn the_binary_is_linked_as_build_rs_decided() {
     let has_loader = segments.contains(&PT_INTERP) || segments.contains(&PT_DYNAMIC);
     assert_eq!(has_loader, decided != "static", "{decided}: {segments:?}");
 }
+
+/// A `.tar.xz` snapshot (its blocks checked by CRC-64, as `xz` writes by
+/// default) reads through the binary, whose CRC-64 is its own
+/// (`main.rs`: `lzma_crc64`), as this test process reads it through
+/// liblzma's: the same machine, so every block's check agreed.
+#[test]
+fn a_tar_xz_snapshot_reads_through_the_binarys_crc64_as_through_liblzmas() {
+    let capture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../crates/readers/tests/data/captures/nexus9.tar.xz");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_manycore"))
+        .args(["topo", "--format", "synthetic", "--sysfs"])
+        .arg(&capture)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{}: {stderr}", capture.display());
+    let topo = readers::sysfs::read_path(&capture).unwrap();
+    let expected = readers::synthetic::write(&topo).unwrap() + "\n";
+    assert_eq!(String::from_utf8_lossy(&out.stdout), expected);
+}
+
+/// Linked statically, the binary holds no liblzma CRC-64 of its own, so
+/// not its constructor, which runs `cpuid` in every run.
+#[test]
+fn a_static_binary_holds_no_liblzma_crc64_constructor() {
+    if env!("MANYCORE_LINK") != "static" {
+        eprintln!("SKIPPED: manycore is linked {}", env!("MANYCORE_LINK"));
+        return;
+    }
+    let bytes = std::fs::read(env!("CARGO_BIN_EXE_manycore")).unwrap();
+    let name = b"crc64_set_func\0";
+    assert!(!bytes.windows(name.len()).any(|w| w == name));
+}
