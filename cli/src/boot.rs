@@ -136,6 +136,25 @@ pub fn run(args: &BootArgs) -> Result<()> {
     }
 }
 
+/// Refuses `--masks naive` when the simulated bring-ups (two with
+/// `--compare`) would run more naive mask work than `manycore hotplug`
+/// accepts: the simulator onlines every CPU through the real engine. Priced
+/// for ascending order; a machine the engine refuses is left to the
+/// simulator's own error.
+fn check_naive_masks(args: &BootArgs, topo: &topology::Topology) -> Result<()> {
+    if args.masks != Algo::Naive {
+        return Ok(());
+    }
+    let Ok(engine) = hotplug::MaskEngine::new(topo, Algo::Naive) else {
+        return Ok(());
+    };
+    let Some(price) = engine.naive_price() else {
+        return Ok(());
+    };
+    let runs = if args.compare.is_some() { 2 } else { 1 };
+    crate::hotplug::check_naive_bringup("--masks", &engine, price.bringup, runs, topo.source())
+}
+
 /// What every simulated run of one `manycore boot` shares.
 struct Setup<'a> {
     args: &'a BootArgs,
@@ -150,6 +169,7 @@ impl<'a> Setup<'a> {
         let topo = args.source.load()?;
         let platform = platform_for(args, &topo)?;
         let costs = CostTable::for_platform(platform, &sim::fit::fitted()?).for_era(args.linux);
+        check_naive_masks(args, &topo)?;
         let machine = if topo.source().is_empty() {
             "machine".to_string()
         } else {

@@ -73,7 +73,12 @@ const MAX_CYCLES: u64 = 1_000_000;
 /// property look-ups, mask bit and word operations): at the 2.8 to 4.3 ns
 /// of host time a unit measured (BENCHMARKS.md, "hotplug: cycle cost",
 /// "hotplug: the naive run priced"), about 30 s.
-const MAX_WORK: u64 = 7_000_000_000;
+pub(crate) const MAX_WORK: u64 = 7_000_000_000;
+
+/// Host time of a unit of naive mask work, an upper envelope of the CPU
+/// measured (BENCHMARKS.md, "hotplug and place, seventeenth session"), for
+/// the refusal's "about N s".
+const NS_PER_UNIT: f64 = 4.3;
 
 /// The host: nothing to kick, a real clock to time the mask updates.
 struct HostPlatform {
@@ -169,15 +174,7 @@ fn check_naive_price(args: &HotplugArgs, engine: &MaskEngine, source: &str) -> R
     let Some(price) = engine.naive_price() else {
         return Ok(());
     };
-    let seconds = |units: u64| (units as f64 * 4.3e-9).ceil();
-    if price.bringup > MAX_WORK {
-        anyhow::bail!(
-            "--algo naive: onlining the {} CPUs of {source} does {} units of mask work (CPUs scanned, firmware look-ups, mask operations), about {} s; at most {MAX_WORK} units (about 30 s) are run: --algo scoped",
-            engine.present().weight(),
-            price.bringup,
-            seconds(price.bringup),
-        );
-    }
+    check_naive_bringup("--algo", engine, price.bringup, 1, source)?;
     let max = (MAX_WORK - price.bringup) / price.cycle.max(1);
     if args.cycles > max {
         anyhow::bail!(
@@ -188,6 +185,28 @@ fn check_naive_price(args: &HotplugArgs, engine: &MaskEngine, source: &str) -> R
         );
     }
     Ok(())
+}
+
+/// Refuses `runs` naive bring-ups of `bringup` units each above
+/// [`MAX_WORK`], naming `option` (the one that chose naive) and its other
+/// value; `boot --masks naive` runs the same engine.
+pub(crate) fn check_naive_bringup(
+    option: &str,
+    engine: &MaskEngine,
+    bringup: u64,
+    runs: u64,
+    source: &str,
+) -> Result<()> {
+    let units = bringup.saturating_mul(runs);
+    if units <= MAX_WORK {
+        return Ok(());
+    }
+    let times = if runs == 2 { ", twice (--compare)" } else { "" };
+    anyhow::bail!(
+        "{option} naive: onlining the {} CPUs of {source} does {bringup} units of mask work (CPUs scanned, firmware look-ups, mask operations){times}, about {} s at {NS_PER_UNIT} ns a unit; at most {MAX_WORK} units (about 30 s) are run: {option} scoped",
+        engine.present().weight(),
+        (units as f64 * NS_PER_UNIT * 1e-9).ceil(),
+    );
 }
 
 /// Offlines a random non-boot CPU and onlines it again, `--cycles` times,

@@ -1,4 +1,6 @@
 //! End-to-end tests of `manycore boot` and `manycore validate` (crates/sim).
+mod common;
+
 use std::process::Command;
 
 fn manycore(args: &[&str]) -> (bool, String, String) {
@@ -233,4 +235,81 @@ fn validate_json_has_the_table() {
     for r in uv {
         assert!(r["error_pct"].as_f64().unwrap().abs() <= 25.0, "{r}");
     }
+}
+
+/// `boot --masks naive` onlines every CPU through the real naive engine,
+/// so it is priced as `hotplug --algo naive` is: the 4096-CPU UV (86e9
+/// units, minutes) is refused before any simulation, naming --masks, and a
+/// 2048-CPU machine whose one run fits the 7e9 units is refused with
+/// --compare, which runs it twice. The price is the simulator's own count:
+/// on power8-lpar-1024 the mask work the report prints sums to the
+/// bring-up price `hotplug` names.
+#[test]
+fn naive_masks_are_priced_before_the_simulation() {
+    let refused = |args: &[&str], needles: &[&str]| {
+        let out = common::manycore(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        for n in needles {
+            assert!(stderr.contains(n), "{args:?}: {n:?} missing from {stderr}");
+        }
+        stderr.to_string()
+    };
+    refused(
+        &[
+            "boot",
+            "--machine",
+            "x86-uv-4096",
+            "--masks",
+            "naive",
+            "--quiet",
+        ],
+        &["--masks naive", "4096 CPUs", "--masks scoped"],
+    );
+    let m = "package:4 numa:2 core:64 pu:4";
+    let price = |machine: &[&str]| -> u64 {
+        let args = [
+            &["hotplug"],
+            machine,
+            &["--algo", "naive", "--cycles", "1000000"],
+        ]
+        .concat();
+        let e = refused(&args, &["bring-up's"]);
+        let tail = e.split("bring-up's ").nth(1).unwrap();
+        tail.split(' ').next().unwrap().parse().unwrap()
+    };
+    let once = price(&["--synthetic", m]);
+    assert!(once <= 7_000_000_000 && 2 * once > 7_000_000_000, "{once}");
+    refused(
+        &[
+            "boot",
+            "--synthetic",
+            m,
+            "--masks",
+            "naive",
+            "--compare",
+            "serial",
+            "parallel",
+            "--quiet",
+        ],
+        &["--masks naive", "twice (--compare)"],
+    );
+    let text = common::stdout(&[
+        "boot",
+        "--machine",
+        "power8-lpar-1024",
+        "--masks",
+        "naive",
+        "--quiet",
+    ]);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("mask work (real code, naive masks):"))
+        .expect("a mask work line");
+    let counted: u64 = line
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|w| w.parse::<u64>().ok())
+        .sum();
+    assert_eq!(counted, price(&["--machine", "power8-lpar-1024"]), "{line}");
 }
