@@ -155,13 +155,18 @@ fn qemu_refuses_absurd_numbers_before_booting() {
         "--init-delay-us",
         "--timeout",
     ] {
-        let args: &[&str] = if option == "--cpus" {
-            &["qemu", "--quiet"]
-        } else {
-            &["qemu", "--cpus", "2", "--quiet"]
-        };
+        // A regression that let a value through would boot QEMU: a short
+        // --timeout keeps such a run to seconds (except where --timeout is
+        // the option under test).
+        let mut args = vec!["qemu", "--quiet"];
+        if option != "--cpus" {
+            args.extend(["--cpus", "2"]);
+        }
+        if option != "--timeout" {
+            args.extend(["--timeout", "5"]);
+        }
         for value in ABSURD {
-            check(args, option, "{}", value, false);
+            check(&args, option, "{}", value, false);
         }
     }
     for (option, others) in [
@@ -169,7 +174,7 @@ fn qemu_refuses_absurd_numbers_before_booting() {
         ("--cores", ["--sockets", "1", "--threads", "1"]),
         ("--threads", ["--sockets", "1", "--cores", "1"]),
     ] {
-        let mut args = vec!["qemu", "--cpus", "1", "--quiet"];
+        let mut args = vec!["qemu", "--cpus", "1", "--quiet", "--timeout", "5"];
         args.extend(others);
         for value in ABSURD {
             check(&args, option, "{}", value, false);

@@ -132,9 +132,6 @@ fn bad_input_is_refused_with_one_clear_line() {
     );
 }
 
-/// `--itmt` reaches the engine: two spinning tasks settle on the two
-/// favoured cores of x86-2s-16 (7 and 15; one per package, as fork balancing
-/// spreads them over the nodes), read back from the occupancy picture's cells.
 /// `--compare` runs two simulations under one bound: at three quarters of
 /// the longest duration a single run is allowed, the pair is refused at once
 /// with a duration that fits both, about half the single run's.
@@ -170,6 +167,9 @@ fn a_compare_pair_is_bounded_as_one_command() {
     );
 }
 
+/// `--itmt` reaches the engine: two spinning tasks settle on the two
+/// favoured cores of x86-2s-16 (7 and 15; one per package, as fork balancing
+/// spreads them over the nodes), read back from the occupancy picture's cells.
 #[test]
 fn itmt_priorities_steer_the_tasks() {
     let svg = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("place-itmt.svg");
