@@ -1,12 +1,14 @@
 //! Caches: one [`Cache`] per distinct (level, type, sharing set), from the
 //! CPUs' `cache/indexM/` directories (or sparc64's per-CPU size files).
 //!
-//! The phases, per CPU in order: skip it when every index name seen so far
-//! already covers it ([`CacheScan::covered_for_all`]); list its `indexM`
-//! names ([`CacheScan::index_names`]), stopping at once when the first
-//! online CPU and the last have none ([`CacheScan::nobody_has_caches`]);
-//! read each index not yet covered ([`CacheScan::read_index`]); keep the
-//! caches not already kept ([`CacheScan::keep`]).
+//! The phases, per CPU in order: skip it when every index name of the
+//! common layout (the first CPU's with any) already covers it
+//! ([`CacheScan::covered_for_all`]); list its `indexM` names
+//! ([`CacheScan::index_names`]), stopping at once when the first online
+//! CPU and the last have none ([`CacheScan::nobody_has_caches`]); read
+//! each index not yet covered, or every index of a CPU of another layout
+//! ([`CacheScan::read_index`]); keep the caches not already kept
+//! ([`CacheScan::keep`]).
 
 use std::collections::{HashMap, HashSet};
 
@@ -60,8 +62,9 @@ struct CacheScan<'a> {
     /// Caches kept so far, indexed by (level, kind, first CPU) so that
     /// duplicates are found without hashing 2 KiB masks.
     seen: HashMap<(u8, CacheKind, Option<usize>), Vec<usize>>,
-    /// Every `indexN` name met so far, by number: a few per machine,
-    /// looked up by position or number, not hashed, several times per CPU.
+    /// The `indexN` names of the first CPU with any (the common layout),
+    /// by number: a few per machine, looked up by position or number, not
+    /// hashed, several times per CPU.
     names: Vec<IndexName>,
     /// Whether [`CacheScan::nobody_has_caches`] was asked.
     first_asked: bool,
@@ -83,7 +86,7 @@ struct IndexName {
     /// first CPU read in full (`None` before). The kernel shows each of
     /// them per cache leaf when the leaf's value is known (cacheinfo's
     /// `is_visible`: size, line size, and ways with the size), and one
-    /// index number of every CPU is the same level and type of cache,
+    /// index number of every CPU of the layout is the same level and type of cache,
     /// whose values the same firmware tables or CPUID leaf give: a file one
     /// CPU lacks, the others lack too, and asking them is a failed open
     /// each (old kernels and most dumps lack one or two of these).
@@ -138,43 +141,55 @@ impl CacheScan<'_> {
             }
             self.first_asked = true;
         }
-        let numbers: Vec<u64> = indices.iter().map(|&(n, _)| n).collect();
-        for (number, name) in indices {
-            if let Err(at) = self.names.binary_search_by_key(&number, |n| n.number) {
-                self.names.insert(
-                    at,
-                    IndexName {
-                        name,
-                        number,
-                        covered: CpuMask::new(),
-                        lacking: None,
-                        read: HashSet::new(),
-                    },
-                );
+        if self.names.is_empty() {
+            // The first CPU with indices sets the common layout.
+            self.names = indices
+                .into_iter()
+                .map(|(number, name)| IndexName {
+                    name,
+                    number,
+                    covered: CpuMask::new(),
+                    lacking: None,
+                    read: HashSet::new(),
+                })
+                .collect();
+        } else if !self.has_common_layout(&indices) {
+            for (_, name) in indices {
+                let idx = join(&dir, &name);
+                let map = self.map(&idx)?;
+                self.read_index(r, &idx, None, map)?;
             }
+            return Ok(true);
         }
-        for number in numbers {
-            let Ok(k) = self.names.binary_search_by_key(&number, |n| n.number) else {
-                continue;
-            };
+        for k in 0..self.names.len() {
             if !self.names[k].covered.contains(r.id as usize) {
                 let idx = join(&dir, &self.names[k].name);
                 let map = self.map(&idx)?;
-                self.read_index(r, &idx, k, map)?;
+                self.read_index(r, &idx, Some(k), map)?;
             }
         }
         Ok(true)
     }
 
-    /// Reads the caches of CPU `r` from the index names seen on
-    /// earlier CPUs, without listing its `cache/` (four system calls): the
-    /// kernel numbers a CPU's indices from 0 without gaps, so a CPU has
-    /// exactly the names seen when each of those it is not yet covered for
-    /// has a sharing map and the next number is absent. `false` when that
-    /// does not hold (a CPU with fewer or more caches, an index without a
-    /// map): the CPU is then listed and read as the listing says; what was
-    /// read here is read again without effect (a cache already kept is not
-    /// kept twice).
+    /// Whether a CPU's `indexN` entries are the common layout's (the first
+    /// CPU's with any): the same numbers.
+    fn has_common_layout(&self, indices: &[(u64, String)]) -> bool {
+        indices.len() == self.names.len()
+            && indices
+                .iter()
+                .zip(&self.names)
+                .all(|(&(n, _), name)| n == name.number)
+    }
+
+    /// Reads the caches of CPU `r` from the common layout's index names,
+    /// without listing its `cache/` (four system calls): the kernel
+    /// numbers a CPU's indices from 0 without gaps, so a CPU has exactly
+    /// those names when each of those it is not yet covered for has a
+    /// sharing map and the next number is absent. `false` when that does
+    /// not hold (a CPU with more caches, an index without a map): the CPU
+    /// is then listed and read as the listing says; what was read here is
+    /// read again without effect (a cache already kept is not kept
+    /// twice).
     fn read_known(&mut self, r: &RawCpu, dir: &str) -> Result<bool, Error> {
         let Some(last) = self.names.last().map(|n| n.number) else {
             return Ok(false);
@@ -187,7 +202,7 @@ impl CacheScan<'_> {
             let Some(map) = self.map(&idx)? else {
                 return Ok(false);
             };
-            self.read_index(r, &idx, k, Some(map))?;
+            self.read_index(r, &idx, Some(k), Some(map))?;
         }
         // After the largest number there is none to ask for: the CPU is
         // listed.
@@ -204,11 +219,12 @@ impl CacheScan<'_> {
         self.files.mask(idx, "shared_cpu_list", "shared_cpu_map")
     }
 
-    /// Whether `cpu` is covered for every index name seen so far (SMT
-    /// siblings, once their core's first thread was read): it is then skipped
-    /// without even listing its `cache/`, as it could only add an index name
-    /// no earlier CPU has, which kernels do not produce for a sibling (CPUs
-    /// with fewer caches, as in hwloc's asymcaches test, are still listed).
+    /// Whether `cpu` is covered for every index name of the common layout
+    /// (SMT siblings, once their core's first thread was read): it is then
+    /// skipped without even listing its `cache/`, as it could only add an
+    /// index name the layout lacks, which kernels do not produce for a
+    /// sibling (the threads of a core share its caches; CPUs with fewer
+    /// caches, as in hwloc's asymcaches test, are still listed).
     fn covered_for_all(&self, cpu: u32) -> bool {
         !self.names.is_empty() && self.names.iter().all(|n| n.covered.contains(cpu as usize))
     }
@@ -247,24 +263,37 @@ impl CacheScan<'_> {
             .any(|n| matches!(numbered(n, "index"), Some(Ok(_)))))
     }
 
-    /// Reads one `indexN` of CPU `r` and keeps its cache. Every CPU sharing a
-    /// cache lists the same `indexN` with the same sharing map: only the
-    /// first one needs reading in full (hwloc reads them the same way), which
-    /// saves most file reads on big machines. The map is read once, both as
-    /// the key that recognises a cache already read and as its sharing set.
-    /// `k` is the index name's place in [`CacheScan::names`].
+    /// Reads one `indexN` of CPU `r` and keeps its cache. The kernel builds
+    /// the sharing maps in pairs: x86 sets the same index of both CPUs
+    /// (arch/x86/kernel/cpu/cacheinfo.c, `__cache_cpumap_setup`), and
+    /// drivers/base/cacheinfo.c (`cache_shared_cpu_map_setup`) the leaf
+    /// of the same index before Linux 6.3, and since (commit 198102c9103f)
+    /// the leaf of the same level and type, wherever it is. So the CPUs a
+    /// map names hold that very cache, at the same index when they have
+    /// the same indices; on CPUs of the common layout only the first of a
+    /// cache needs reading in full (hwloc reads them the same way), which
+    /// saves most file reads on big machines. The map is read once, both
+    /// as the key that recognises a cache already read and as its sharing
+    /// set. `k` is the index name's place in [`CacheScan::names`], `None`
+    /// for a CPU of another layout (a core without an L2 beside cores
+    /// with one: its L3 is at another index), which is read whole and
+    /// says nothing of the others. A dump whose maps disagree (CPU 1 in
+    /// CPU 0's map, but another cache at that index of CPU 1) reads the
+    /// cache of the CPU first read, every time.
     fn read_index(
         &mut self,
         r: &RawCpu,
         idx: &str,
-        k: usize,
+        k: Option<usize>,
         map: Option<CompactMask>,
     ) -> Result<(), Error> {
         let shared_mask = map.unwrap_or_default();
         // An all-zero map (ia64) means "the core", which differs per CPU;
         // a map this index name showed before is a cache counted.
-        if !shared_mask.is_empty() && !self.names[k].read.insert(shared_mask.clone()) {
-            return Ok(());
+        if let Some(k) = k {
+            if !shared_mask.is_empty() && !self.names[k].read.insert(shared_mask.clone()) {
+                return Ok(());
+            }
         }
         let Some((level, kind)) = self.level_and_kind(idx)? else {
             return Ok(());
@@ -274,7 +303,9 @@ impl CacheScan<'_> {
         // named them or an all-zero map meant the core: each would read
         // the same set from its own `indexN` (a core's threads have one
         // core mask, as the kernel builds it for both), a cache kept.
-        self.names[k].covered.or_assign(&cpus);
+        if let Some(k) = k {
+            self.names[k].covered.or_assign(&cpus);
+        }
         if self.is_kept(level, kind, &cpus) {
             // A second index of the same level, type and CPUs (VirtualBox
             // reports the L1i as a second L1d) is one cache, which `keep`
@@ -284,8 +315,9 @@ impl CacheScan<'_> {
         let files = self.files;
         // The optional files this index name lacked on the CPU first read
         // are not asked of later CPUs (see `IndexName::lacking`).
-        let first_read = self.names[k].lacking.is_none();
-        let lacking = self.names[k].lacking.unwrap_or(0);
+        let state = k.map(|k| self.names[k].lacking);
+        let first_read = state.is_some_and(|l| l.is_none());
+        let lacking = state.flatten().unwrap_or(0);
         let wanted = |bit: u8| lacking & bit == 0;
         let size_path = join(idx, "size");
         let size_text = match wanted(SIZE) {
@@ -310,7 +342,7 @@ impl CacheScan<'_> {
             true => files.uint(&join(idx, "ways_of_associativity"))?,
             false => None,
         };
-        if first_read {
+        if let (Some(k), true) = (k, first_read) {
             let lacks = [(size_bytes.is_none(), SIZE), (line_bytes.is_none(), LINE)]
                 .into_iter()
                 .chain([(ways.is_none(), WAYS)])
@@ -513,6 +545,62 @@ mod tests {
             .collect();
         let want = [("0", Some(8192)), ("1", Some(8192))].map(|(c, s)| (c.to_string(), s));
         assert_eq!(l1, want);
+    }
+
+    /// Since Linux 6.3 (commit 198102c9103f, "cacheinfo: Fix
+    /// shared_cpu_map to handle shared caches at different levels"),
+    /// drivers/base/cacheinfo.c matches a CPU's leaf with any leaf of the
+    /// same level and type of another CPU, not the leaf of the same index:
+    /// a little core without an L2 (L1d, L1i, L3) and a big core with one
+    /// (L1d, L1i, L2, L3) share the L3 at index 2 of one and index 3 of the
+    /// other. Each big core's L2 is read, in every order of the two kinds.
+    #[test]
+    fn cores_with_other_cache_indices_keep_their_own_caches() {
+        for bigs in [
+            [false, false, true, true],
+            [true, true, false, false],
+            [false, true, true, false],
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let write = |path: String, text: &str| {
+                let p = dir.path().join(path);
+                std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+                std::fs::write(p, text).unwrap();
+            };
+            for f in ["possible", "present", "online"] {
+                write(format!("{CPU_DIR}/{f}"), "0-3\n");
+            }
+            for (c, &big) in bigs.iter().enumerate() {
+                let topo = format!("{CPU_DIR}/cpu{c}/topology");
+                write(format!("{topo}/physical_package_id"), "0\n");
+                write(format!("{topo}/core_id"), &format!("{c}\n"));
+                write(format!("{topo}/core_cpus_list"), &format!("{c}\n"));
+                write(format!("{topo}/package_cpus_list"), "0-3\n");
+                let own = format!("{c}");
+                let mut leaves = vec![(1, "Data", own.as_str()), (1, "Instruction", &own)];
+                if big {
+                    leaves.push((2, "Unified", &own));
+                }
+                leaves.push((3, "Unified", "0-3"));
+                for (i, (level, kind, cpus)) in leaves.into_iter().enumerate() {
+                    let idx = format!("{CPU_DIR}/cpu{c}/cache/index{i}");
+                    write(format!("{idx}/level"), &format!("{level}\n"));
+                    write(format!("{idx}/type"), &format!("{kind}\n"));
+                    write(format!("{idx}/size"), &format!("{}K\n", 32 << level));
+                    write(format!("{idx}/shared_cpu_list"), &format!("{cpus}\n"));
+                }
+            }
+            let t = crate::sysfs::read_dir(dir.path()).unwrap();
+            let of_level = |level: u8| -> Vec<String> {
+                let cpus = t.caches().iter().filter(|c| c.level == level);
+                cpus.map(|c| c.cpus.to_list_string()).collect()
+            };
+            let big_cpus: Vec<String> =
+                (0..4).filter(|&c| bigs[c]).map(|c| c.to_string()).collect();
+            assert_eq!(of_level(2), big_cpus, "bigs {bigs:?}");
+            assert_eq!(of_level(3), ["0-3"], "bigs {bigs:?}");
+            assert_eq!(of_level(1).len(), 8, "bigs {bigs:?}");
+        }
     }
 
     #[test]
