@@ -335,7 +335,11 @@ pub fn snapshots(corpus: &Path) -> Vec<PathBuf> {
 /// 7. Each node of the model without `cpumap`, `distance` or `meminfo`:
 ///    one failed open each (Documentation/ABI/stable/sysfs-devices-node
 ///    lists the three per node; hwloc reads `nodeN/cpumap` and
-///    `nodeN/distance` for every node).
+///    `nodeN/distance` for every node). But `distance` and `meminfo`
+///    the kernel writes for every node or for none (drivers/base/node.c,
+///    `register_node`: every node device gets `node_dev_groups`): when
+///    the first node and the last both lack one, it is two failed opens in
+///    all (one with a single node), not one per node.
 /// 8. x86 without hybrid kinds: one failed open of `cpu_core/cpus` (hwloc's
 ///    `look_sysfscpukinds_by_pmu_sets` reads the Intel PMUs' CPU lists;
 ///    every hybrid part has a `cpu_core` PMU).
@@ -403,13 +407,23 @@ pub fn abi_floor(dir: &Path, t: &topology::Topology, floor: &[PathBuf]) -> AbiFl
             false => f.absent.push(d.join("cache")),
         }
     }
-    for n in t.nodes() {
-        let d = node.join(format!("node{}", n.id));
-        for name in ["cpumap", "distance", "meminfo"] {
-            if !d.join(name).is_file() {
-                f.absent.push(d.join(name));
-            }
-        }
+    let nodes = t.nodes();
+    let node_file = |i: usize, name: &str| node.join(format!("node{}/{name}", nodes[i].id));
+    for name in ["cpumap", "distance", "meminfo"] {
+        let lacking = |i: usize| !node_file(i, name).is_file();
+        let every_node_or_none = name != "cpumap";
+        let none = !nodes.is_empty() && lacking(0) && lacking(nodes.len() - 1);
+        let mut asked: Vec<usize> = match every_node_or_none && none {
+            true => vec![0, nodes.len() - 1],
+            false => (0..nodes.len()).collect(),
+        };
+        asked.dedup();
+        f.absent.extend(
+            asked
+                .into_iter()
+                .filter(|&i| lacking(i))
+                .map(|i| node_file(i, name)),
+        );
     }
     let x86 = matches!(t.arch(), topology::Arch::X86_64 | topology::Arch::X86);
     let core_pmu = dir.join("sys/devices/cpu_core/cpus");
