@@ -451,7 +451,9 @@ pub(crate) fn budget_error(name: &str, limits: &ArchiveLimits, stop: Stop) -> Op
              (at most {MAX_META_RECORD} accepted)"
         ),
         Stop::SparseMember => "GNU sparse members are not accepted in a sysfs snapshot".into(),
-        Stop::Truncated => "the archive ends inside a member: truncated".into(),
+        Stop::Truncated => {
+            "the archive ends inside a member or before its end-of-archive block: truncated".into()
+        }
     };
     Some(Error::new(name, why))
 }
