@@ -10,6 +10,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use bootproto::cmdline::{Bringup, Calibrate, Kick};
 use bootproto::report::BspTime;
+use bootproto::strategy::HZ;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use spin::Once;
 
@@ -209,10 +210,6 @@ pub fn register(area: &'static PerCpu, stack: Stack) -> Result<(), boot::SlotOut
 pub fn configure(config: ApConfig) {
     AP_CONFIG.call_once(|| config);
 }
-
-/// The kernel's clock tick, as Debian's kernels (CONFIG_HZ=250): `lpj=` means
-/// the same here as on their command line.
-pub const HZ: u64 = 250;
 
 /// Measures loops per jiffy: doubles the loop count until one run takes at
 /// least a jiffy of TSC time, then scales. Linux does the same against the

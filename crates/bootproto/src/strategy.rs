@@ -112,13 +112,17 @@ impl Calibrate {
         "serial, parallel, once-per-package, skip, lpj=N (N from 1 to 69273666)";
 }
 
+/// The guests' clock tick: Debian's kernels are built with CONFIG_HZ=250,
+/// and the manycore kernel uses the same so that `lpj=` means the same on
+/// both command lines.
+pub const HZ: u64 = 250;
+
 /// Largest loops-per-jiffy value accepted (`lpj=N` on the kernel command
 /// line, `--calibrate lpj=N`, `qemu --lpj`): x86 Linux's `__const_udelay`
 /// multiplies lpj by HZ/4 in a 32-bit register (`mull`), so beyond
-/// (2^32 - 1) / (HZ/4) a guest's delays no longer follow lpj. With the HZ of
-/// 250 that Debian's kernels and the manycore kernel use, that is 69273666,
-/// the delay loop of a 17 GHz TSC.
-pub const MAX_LPJ: u64 = 0xffff_ffff / (250 / 4);
+/// (2^32 - 1) / (HZ/4) a guest's delays no longer follow lpj. At [`HZ`]
+/// that is 69273666, the delay loop of a 17 GHz TSC.
+pub const MAX_LPJ: u64 = 0xffff_ffff / (HZ / 4);
 
 /// The N of `lpj=N`: a whole number from 1 to [`MAX_LPJ`].
 pub fn parse_lpj(s: &str) -> Option<u64> {
@@ -224,10 +228,14 @@ mod tests {
         }
     }
 
-    /// The bound is the largest lpj whose product with HZ/4 (62 at HZ 250)
-    /// fits the 32 bits `mull` multiplies, and the help text names it.
+    /// The bound is the largest lpj whose product with Linux's factor fits
+    /// the 32 bits `mull` multiplies, and the help text names it. The factor
+    /// is Linux's, not ours: arch/x86/lib/delay.c `__const_udelay` takes
+    /// `loops_per_jiffy * (HZ/4)` as a u32, and HZ/4 is 62 in C's integer
+    /// division under CONFIG_HZ_250.
     #[test]
     fn the_lpj_bound_is_the_largest_that_fits_32_bits() {
+        assert_eq!(HZ / 4, 62, "HZ is no longer Debian's CONFIG_HZ_250");
         assert!(MAX_LPJ * 62 <= u32::MAX as u64);
         assert!((MAX_LPJ + 1) * 62 > u32::MAX as u64);
         assert!(Calibrate::EXPECTED.contains(&format!("to {MAX_LPJ})")));

@@ -475,6 +475,9 @@ pub const X86_NOMINAL_MHZ: f64 = 2600.0;
 /// INIT assert, INIT deassert, two STARTUP), each a VM exit in a guest.
 pub const WAKEUP_ICR_WRITES: f64 = 4.0;
 /// HZ when a kernel's configuration is not known: Kconfig's default (`HZ_250`).
+/// A model input for any simulated kernel, cited from Kconfig; it equals
+/// `bootproto::strategy::HZ` (the manycore guests' tick) but is not the same
+/// fact, so it is not taken from there.
 pub const DEFAULT_HZ: u32 = 250;
 
 const NS_PER_MS: f64 = 1e6;
