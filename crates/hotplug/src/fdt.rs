@@ -29,6 +29,7 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
+use core::ops::ControlFlow;
 
 use topology::{CacheKind, LevelKind, Topology};
 
@@ -403,48 +404,61 @@ impl FirmwareTree {
         cell_at(self.get_property(node, name, work)?, index)
     }
 
-    /// `of_get_cpu_node`: walks the children of `/cpus`, and for each node of
-    /// `device_type = "cpu"` scans its `ibm,ppc-interrupt-server#s` for the
-    /// CPU's hard id. Cost grows with the number of cores — the walk that made
-    /// pre-5.10 powerpc bring-up quadratic per CPU.
-    pub fn of_get_cpu_node(&self, cpu: usize, work: &mut LevelWork) -> Option<NodeId> {
-        let hard = self.hard_id(cpu)?;
+    /// The walk `of_get_cpu_node` makes: every child of `/cpus` is visited
+    /// and its `device_type` looked up; a CPU node's
+    /// `ibm,ppc-interrupt-server#s` is read too, and `each` is given the
+    /// node, each hard id it lists and the work counted so far. The walk
+    /// stops at the first `Break`, whose value it returns.
+    fn walk_cpu_nodes<B>(
+        &self,
+        work: &mut LevelWork,
+        mut each: impl FnMut(NodeId, u32, &LevelWork) -> ControlFlow<B>,
+    ) -> Option<B> {
         for &child in &self.nodes[self.cpus_node as usize].children {
             work.fdt_nodes_visited += 1;
             if self.get_property(child, "device_type", work) != Some(b"cpu\0") {
                 continue;
             }
-            if let Some(servers) = self.get_property(child, "ibm,ppc-interrupt-server#s", work) {
-                if servers
-                    .chunks_exact(4)
-                    .any(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]) == hard)
-                {
-                    return Some(child);
+            let Some(servers) = self.get_property(child, "ibm,ppc-interrupt-server#s", work) else {
+                continue;
+            };
+            for b in servers.chunks_exact(4) {
+                let hard = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+                if let ControlFlow::Break(found) = each(child, hard, work) {
+                    return Some(found);
                 }
             }
         }
         None
     }
 
+    /// `of_get_cpu_node`: walks the children of `/cpus` until a node of
+    /// `device_type = "cpu"` lists the CPU's hard id in its
+    /// `ibm,ppc-interrupt-server#s`. Cost grows with the number of cores —
+    /// the walk that made pre-5.10 powerpc bring-up quadratic per CPU.
+    pub fn of_get_cpu_node(&self, cpu: usize, work: &mut LevelWork) -> Option<NodeId> {
+        let hard = self.hard_id(cpu)?;
+        self.walk_cpu_nodes(work, |node, id, _| {
+            if id == hard {
+                ControlFlow::Break(node)
+            } else {
+                ControlFlow::Continue(())
+            }
+        })
+    }
+
     /// One pass over `/cpus` mapping every logical CPU to its node, like the
     /// `cpu_dev->of_node` pointers Linux sets once at `topology_init`; lets
-    /// later lookups skip the walk. Returns `NO_ID` for CPUs without a node.
+    /// later lookups skip the walk. Returns `NO_ID` for CPUs without a node;
+    /// a CPU listed by two nodes gets the last.
     pub fn index_cpu_nodes(&self, work: &mut LevelWork) -> Vec<NodeId> {
         let mut of_cpu = vec![NO_ID; self.hard_id.len()];
-        for &child in &self.nodes[self.cpus_node as usize].children {
-            work.fdt_nodes_visited += 1;
-            if self.get_property(child, "device_type", work) != Some(b"cpu\0") {
-                continue;
+        self.walk_cpu_nodes::<()>(work, |node, hard, _| {
+            if let Some(cpu) = self.logical_of(hard) {
+                of_cpu[cpu] = node;
             }
-            if let Some(servers) = self.get_property(child, "ibm,ppc-interrupt-server#s", work) {
-                for b in servers.chunks_exact(4) {
-                    let hard = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
-                    if let Some(cpu) = self.logical_of(hard) {
-                        of_cpu[cpu] = child;
-                    }
-                }
-            }
-        }
+            ControlFlow::Continue(())
+        });
         of_cpu
     }
 
@@ -457,22 +471,12 @@ impl FirmwareTree {
     pub fn cpu_node_walks(&self) -> Vec<LevelWork> {
         let mut walked = LevelWork::default();
         let mut found: Vec<Option<LevelWork>> = vec![None; self.hard_id.len()];
-        for &child in &self.nodes[self.cpus_node as usize].children {
-            walked.fdt_nodes_visited += 1;
-            if self.get_property(child, "device_type", &mut walked) != Some(b"cpu\0") {
-                continue;
+        self.walk_cpu_nodes::<()>(&mut walked, |_, hard, at| {
+            if let Some(cpu) = self.logical_of(hard) {
+                found[cpu].get_or_insert(*at);
             }
-            let mut at = walked;
-            if let Some(servers) = self.get_property(child, "ibm,ppc-interrupt-server#s", &mut at) {
-                for b in servers.chunks_exact(4) {
-                    let hard = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
-                    if let Some(cpu) = self.logical_of(hard) {
-                        found[cpu].get_or_insert(at);
-                    }
-                }
-            }
-            walked = at;
-        }
+            ControlFlow::Continue(())
+        });
         (0..self.hard_id.len())
             .map(|cpu| match (self.hard_id(cpu), found[cpu]) {
                 (None, _) => LevelWork::default(),
