@@ -381,6 +381,11 @@ struct Learnt {
     /// (`CacheScan::nobody_has_caches`), no CPU has caches, and no other
     /// `cache/` is listed.
     no_caches: OnceLock<bool>,
+    /// How many CPUs the first phase has fetched. A worker goes on to the
+    /// caches while others still fetch the last CPUs, so `absent` is final
+    /// (and the last CPU with a core mask known) only once this counts
+    /// every CPU of the read.
+    cpus_fetched: AtomicUsize,
 }
 
 /// The first phase's plan for the CPUs `ids` (see [`ReadAhead::start`]).
@@ -446,6 +451,8 @@ fn fetch_cpus(
         }
     }
     pair.store(first, Ordering::Relaxed);
+    // Publishes this chunk's `absent` marks with the count.
+    learnt.cpus_fetched.fetch_add(ids.len(), Ordering::Release);
 }
 
 /// The second phase's plan for the CPUs `ids`: the caches of each CPU
@@ -460,10 +467,13 @@ fn fetch_caches(fetcher: &Fetcher, ids: &[u32], all: &[u32], learnt: &Learnt, ou
         }
         if !fetch_cpu_caches(fetcher, id, &learnt.names, &mut chunk, out)
             && learnt.no_caches.get().is_none()
+            && learnt.cpus_fetched.load(Ordering::Acquire) >= all.len()
         {
             // The reader's rule: a CPU without caches and the last CPU
             // found with a core mask, without caches too, say that nobody
-            // has any (see `CacheScan::nobody_has_caches`).
+            // has any (see `CacheScan::nobody_has_caches`). Decided only
+            // once every CPU's first phase is in: before that the last CPU
+            // not yet known absent may be an offline one without `cache/`.
             let last = all
                 .iter()
                 .rev()
@@ -952,6 +962,43 @@ mod tests {
         let cpu = |id: u32| format!("{CPU_DIR}/cpu{id}");
         assert_eq!(listed(false), [cpu(0), cpu(4)]);
         assert_eq!(listed(true), [cpu(0), cpu(4), cpu(1), cpu(2), cpu(3)]);
+    }
+
+    /// Whether nobody has caches waits for the first phase to finish:
+    /// while the last CPU (offline: no `topology/`, no `cache/`) is not yet
+    /// fetched, a CPU without `cache/` does not stop the listing of the
+    /// others, which have caches.
+    #[test]
+    fn no_caches_waits_for_every_cpu_of_the_first_phase() {
+        let base = tempfile::tempdir().unwrap();
+        let cpu = |id: u32| base.path().join(format!("{CPU_DIR}/cpu{id}"));
+        for id in 0..4u32 {
+            std::fs::create_dir_all(cpu(id).join("topology")).unwrap();
+            let map = format!("{:x}", 1 << id);
+            std::fs::write(cpu(id).join("topology/core_cpus"), map).unwrap();
+            if id != 1 {
+                std::fs::create_dir_all(cpu(id).join("cache/index0")).unwrap();
+            }
+        }
+        std::fs::create_dir_all(cpu(4)).unwrap();
+        let root = Root::dir(base.path(), false);
+        let fetcher = root.fetcher().expect("a directory root fetches");
+        let learnt = Learnt::default();
+        let arch = ArchFiles::of(&Arch::X86_64);
+        let ids = [0, 1, 2, 3, 4];
+        let mut out = Fetched::default();
+        // Another worker still has CPU 4's chunk of the first phase.
+        fetch_cpus(&fetcher, &ids[..4], false, arch, &learnt, &mut out);
+        out.clear();
+        fetch_caches(&fetcher, &ids[1..4], &ids, &learnt, &mut out);
+        let listed: Vec<String> = out
+            .paths()
+            .into_iter()
+            .filter_map(|p| p.strip_suffix("/cache").map(str::to_string))
+            .collect();
+        let cpu = |id: u32| format!("{CPU_DIR}/cpu{id}");
+        assert_eq!(listed, [cpu(1), cpu(2)]);
+        assert_eq!(learnt.no_caches.get(), None);
     }
 
     /// A threads-last core (CPUs 5 and 8197 of 16384) marks its second
