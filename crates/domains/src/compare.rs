@@ -15,7 +15,7 @@ use crate::dumpfs::{
     read_capped, read_file, DUMP_FILE_LIMIT, DUMP_KEPT_LIMIT, DUMP_MEMBER_LIMIT, DUMP_STREAM_LIMIT,
 };
 use crate::render::{domain_files, Layout};
-use readers::tar_stream::{Stop, Watched, MAX_LONG_NAME, MAX_META_RECORD};
+use readers::tar_stream::{Stop, Watched, MAX_LONG_NAME, MAX_META_RECORD, TRUNCATED};
 
 /// A dump that could not be read; names the file and what is wrong.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -287,7 +287,7 @@ fn stopped(why: Stop) -> String {
             format!("a pax record of {size} bytes (at most {MAX_META_RECORD} accepted)")
         }
         Stop::SparseMember => "GNU sparse members are not accepted in a domains dump".into(),
-        Stop::Truncated => "the archive ends inside a member: truncated".into(),
+        Stop::Truncated => TRUNCATED.into(),
         Stop::None => String::from("archive read failed"),
     }
 }

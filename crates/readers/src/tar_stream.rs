@@ -37,6 +37,10 @@ pub enum Stop {
     Truncated,
 }
 
+/// [`Stop::Truncated`] in an error's words, for every reader of archives.
+pub const TRUNCATED: &str =
+    "the archive ends inside a member or before its end-of-archive block: truncated";
+
 /// The decompressed stream, counted and watched header by header: it refuses
 /// to run past the stream budget or the member budget, and refuses a GNU
 /// long name past [`MAX_LONG_NAME`] or a pax record past [`MAX_META_RECORD`]

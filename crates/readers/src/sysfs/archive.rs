@@ -23,7 +23,7 @@ use std::rc::Rc;
 
 use super::NO_CPU_DIR;
 use crate::limits::{ArchiveLimits, SYSFS_FILE_LIMIT};
-use crate::tar_stream::{Stop, Watched, MAX_LONG_NAME, MAX_META_RECORD};
+use crate::tar_stream::{Stop, Watched, MAX_LONG_NAME, MAX_META_RECORD, TRUNCATED};
 use crate::Error;
 
 /// An archive's contents keyed by normalized path relative to the detected root.
@@ -451,9 +451,7 @@ pub(crate) fn budget_error(name: &str, limits: &ArchiveLimits, stop: Stop) -> Op
              (at most {MAX_META_RECORD} accepted)"
         ),
         Stop::SparseMember => "GNU sparse members are not accepted in a sysfs snapshot".into(),
-        Stop::Truncated => {
-            "the archive ends inside a member or before its end-of-archive block: truncated".into()
-        }
+        Stop::Truncated => TRUNCATED.into(),
     };
     Some(Error::new(name, why))
 }
