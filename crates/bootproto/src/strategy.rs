@@ -119,9 +119,10 @@ pub const HZ: u64 = 250;
 
 /// Largest loops-per-jiffy value accepted (`lpj=N` on the kernel command
 /// line, `--calibrate lpj=N`, `qemu --lpj`): x86 Linux's `__const_udelay`
-/// multiplies lpj by HZ/4 in a 32-bit register (`mull`), so beyond
-/// (2^32 - 1) / (HZ/4) a guest's delays no longer follow lpj. At [`HZ`]
-/// that is 69273666, the delay loop of a 17 GHz TSC.
+/// multiplies lpj by HZ/4 in a 32-bit register (`mull`), so above
+/// (2^32 - 1) / (HZ/4) the product wraps and a guest's delays stop
+/// following lpj. At [`HZ`] that is 69273666, the delay loop of a 17 GHz
+/// TSC.
 pub const MAX_LPJ: u64 = 0xffff_ffff / (HZ / 4);
 
 /// The N of `lpj=N`: a whole number from 1 to [`MAX_LPJ`].

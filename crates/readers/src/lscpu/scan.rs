@@ -322,7 +322,7 @@ fn check_translated(s: &Scanned, line: usize, label: &str, source: &str) -> Resu
 
 impl Scanned {
     /// Whether the summary lists a CPU off-line (lscpu prints the list only
-    /// when one is): the counts then no longer describe every CPU.
+    /// when one is): the counts then do not describe every CPU.
     pub(super) fn any_offline(&self) -> bool {
         self.offline.as_ref().is_some_and(|o| !o.value.is_empty())
     }

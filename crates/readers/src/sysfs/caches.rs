@@ -106,7 +106,7 @@ impl CacheScan<'_> {
         if self.covered_for_all(r.id) {
             return Ok(true);
         }
-        let dir = format!("{CPU_DIR}/cpu{}/cache", r.id);
+        let dir = cache_dir(r.id);
         if self.read_known(r, &dir)? {
             return Ok(true);
         }
@@ -254,13 +254,7 @@ impl CacheScan<'_> {
         let Some(last) = raws.iter().rev().find(|l| l.online && l.id != first) else {
             return Ok(true);
         };
-        let names = self
-            .files
-            .root
-            .list(&format!("{CPU_DIR}/cpu{}/cache", last.id))?;
-        Ok(!names
-            .iter()
-            .any(|n| matches!(numbered(n, "index"), Some(Ok(_)))))
+        Ok(!has_index(&self.files.root.list(&cache_dir(last.id))?))
     }
 
     /// Reads one `indexN` of CPU `r` and keeps its cache. The kernel builds
@@ -442,6 +436,18 @@ fn sharing_set(r: &RawCpu, shared: &CompactMask, possible: &CpuMask) -> CompactM
     let mut cpus = cpus.to_cpumask();
     cpus.set(r.id as usize);
     cpus.and(possible).into()
+}
+
+/// A CPU's `cache/` directory.
+pub(super) fn cache_dir(id: u32) -> String {
+    format!("{CPU_DIR}/cpu{id}/cache")
+}
+
+/// Whether a `cache/` listing names an `indexN` entry.
+pub(super) fn has_index(names: &[String]) -> bool {
+    names
+        .iter()
+        .any(|n| matches!(numbered(n, "index"), Some(Ok(_))))
 }
 
 /// The optional files of an index directory, as bits of

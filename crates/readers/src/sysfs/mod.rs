@@ -1221,14 +1221,17 @@ impl<'a> CpuReader<'a> {
             raw.hw_id = id.and_then(|v| u64::try_from(v).ok());
         }
         if let Some(b) = block {
-            // x86 prints `physical id` and `core id` from the values sysfs
-            // shows; a record whose ids differ is another CPU's (lxcfs's
-            // renumbered records under its CPU view), and so is its apicid.
-            let ids = x86_cpuinfo_ids(b);
-            let own = ids == [None, None] || ids == [raw.ids[PACKAGE], raw.ids[CORE]];
             let hw = match self.arch {
-                Arch::X86_64 | Arch::X86 if !own => None,
-                Arch::X86_64 | Arch::X86 => b.get("apicid").or(b.get("initial apicid")),
+                // x86 prints `physical id` and `core id` from the values
+                // sysfs shows; a record whose ids differ is another CPU's
+                // (lxcfs's renumbered records under its CPU view), and so
+                // is its apicid.
+                Arch::X86_64 | Arch::X86 => {
+                    let ids = x86_cpuinfo_ids(b);
+                    let own = ids == [None, None] || ids == [raw.ids[PACKAGE], raw.ids[CORE]];
+                    own.then(|| b.get("apicid").or(b.get("initial apicid")))
+                        .flatten()
+                }
                 Arch::RiscV64 => b.get("hart"),
                 _ => None,
             };

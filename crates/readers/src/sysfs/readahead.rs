@@ -45,7 +45,7 @@ use cpumask::MAX_CPUS;
 #[cfg(target_os = "linux")]
 mod own_fds;
 
-use super::caches::OPTIONAL;
+use super::caches::{cache_dir, has_index, OPTIONAL};
 use super::vfs::{Fetched, Fetcher, Root};
 use super::{numbered, ArchFiles, RawCpu, CORE_MASK_NAMES, CPU_DIR};
 
@@ -482,18 +482,6 @@ fn fetch_caches(fetcher: &Fetcher, ids: &[u32], all: &[u32], learnt: &Learnt, ou
             let _ = learnt.no_caches.set(none);
         }
     }
-}
-
-/// A CPU's `cache/` directory.
-fn cache_dir(id: u32) -> String {
-    format!("{CPU_DIR}/cpu{id}/cache")
-}
-
-/// Whether a `cache/` listing names an `indexN` entry.
-fn has_index(names: &[String]) -> bool {
-    names
-        .iter()
-        .any(|n| matches!(numbered(n, "index"), Some(Ok(_))))
 }
 
 /// What fetches one chunk's files.
